@@ -1,0 +1,48 @@
+/* hs_rng.h: seeded random streams, one per (master seed, entity id, purpose).
+ *
+ * A stream's draws depend only on those three numbers, never on creation order,
+ * so adding a device does not change any other device's draws. The key is mixed
+ * with the splitmix64 finaliser and expanded by splitmix64 into the 256-bit state
+ * of xoshiro256** (Blackman & Vigna), which is the generator itself.
+ *
+ * hs_rng is a small open value type: embed it, initialise it with hs_rng_init.
+ * GSL's gsl_ran_* distributions can draw from a stream through the adapter below. */
+#ifndef HS_RNG_H
+#define HS_RNG_H
+
+#include <stdint.h>
+
+#include <gsl/gsl_rng.h>
+
+typedef struct hs_rng {
+  uint64_t s[4];
+} hs_rng;
+
+/* Well-known purposes; any other 64-bit value is fine too. */
+enum {
+  HS_RNG_COMPUTE = 1,  /* per-round compute-time noise of a device */
+  HS_RNG_TELEMETRY,    /* measurement noise on reported telemetry */
+  HS_RNG_POPULATION,   /* drawing per-device spread in large populations */
+  HS_RNG_POLICY,       /* randomised policies (oort exploration) */
+  HS_RNG_NETWORK,      /* link jitter */
+  HS_RNG_BENCH         /* benchmarks and tests */
+};
+
+/* The splitmix64 step: advances *x and returns the next output. */
+uint64_t hs_splitmix64(uint64_t *x);
+
+void hs_rng_init(hs_rng *r, uint64_t seed, uint64_t entity, uint64_t purpose);
+uint64_t hs_rng_next(hs_rng *r);          /* 64 uniform bits */
+double hs_rng_uniform(hs_rng *r);         /* [0, 1), 53-bit resolution */
+double hs_rng_uniform_pos(hs_rng *r);     /* (0, 1) */
+uint64_t hs_rng_below(hs_rng *r, uint64_t n); /* uniform in [0, n), unbiased; n > 0 */
+double hs_rng_exponential(hs_rng *r, double mean);
+
+/* A gsl_rng whose draws come from *r (r must outlive it). gsl_rng_set() on it
+ * reseeds an internal stream (seed, 0, 0) instead. Free with hs_rng_gsl_destroy. */
+gsl_rng *hs_rng_gsl_create(hs_rng *r);
+void hs_rng_gsl_destroy(gsl_rng *g);
+/* The gsl_rng_type behind the adapter ("hetsim-xoshiro256**"). */
+extern const gsl_rng_type *hs_rng_gsl_type;
+
+#endif

@@ -1,0 +1,54 @@
+/* hs_ledger.h: the energy ledger.
+ *
+ * Each device is in exactly one power state at a time; each state has a constant
+ * power in watts for that device. Energy is integrated exactly at every state
+ * change: E[state] += P(state) * (t - t_last). Totals per device and state, per
+ * state over all devices, and the instantaneous power are readable at any time t
+ * (reads at t include the open interval since the last change, without closing it).
+ *
+ * Time must not go backwards for a device (asserted). A device starts OFF at time
+ * 0 unless hs_ledger_switch is called; OFF has power 0 unless set otherwise. */
+#ifndef HS_LEDGER_H
+#define HS_LEDGER_H
+
+#include <stddef.h>
+
+typedef enum hs_power_state {
+  HS_POWER_BUSY = 0, /* training (compute) */
+  HS_POWER_COMM,     /* sending or receiving */
+  HS_POWER_IDLE,     /* on, waiting */
+  HS_POWER_OFF,      /* switched off */
+  HS_POWER_NSTATES
+} hs_power_state;
+
+const char *hs_power_state_name(hs_power_state st); /* "busy", "comm", "idle", "off" */
+
+typedef struct hs_ledger hs_ledger;
+
+hs_ledger *hs_ledger_create(size_t ndevices);
+void hs_ledger_destroy(hs_ledger *l);
+size_t hs_ledger_devices(const hs_ledger *l);
+
+/* Power of `dev` in state `st`. Changing it while the device is in that state
+ * first closes the interval at time t at the old power. */
+void hs_ledger_set_power(hs_ledger *l, size_t dev, hs_power_state st, double watts, double t);
+double hs_ledger_get_power_of(const hs_ledger *l, size_t dev, hs_power_state st);
+
+/* Switch `dev` to `st` at time t (>= its last change). Switching to the same
+ * state is allowed and just closes the interval. */
+void hs_ledger_switch(hs_ledger *l, size_t dev, hs_power_state st, double t);
+hs_power_state hs_ledger_state(const hs_ledger *l, size_t dev);
+
+double hs_ledger_power(const hs_ledger *l, size_t dev); /* instantaneous W */
+double hs_ledger_total_power(const hs_ledger *l);       /* sum over devices, W */
+
+/* Joules of `dev` in `st` up to time t (t >= last change of dev). */
+double hs_ledger_energy(const hs_ledger *l, size_t dev, hs_power_state st, double t);
+/* Joules of `dev` over all states up to t. */
+double hs_ledger_device_energy(const hs_ledger *l, size_t dev, double t);
+/* Joules in `st` over all devices up to t. */
+double hs_ledger_state_energy(const hs_ledger *l, hs_power_state st, double t);
+/* Seconds `dev` has spent in `st` up to t. */
+double hs_ledger_time_in(const hs_ledger *l, size_t dev, hs_power_state st, double t);
+
+#endif
