@@ -1,0 +1,22 @@
+/* commands.h: the subcommands of `hetsim`, one file each (cli/cmd_<name>.c),
+ * listed in one table in commands.c. Adding a command is a file and a line.
+ *
+ * Every command: returns the process exit status (0 ok, 1 runtime failure,
+ * HS_EXIT_BADINPUT = 2 for bad input or usage, with one line on stderr). */
+#ifndef HS_CLI_COMMANDS_H
+#define HS_CLI_COMMANDS_H
+
+#include <stddef.h>
+
+typedef struct hs_command {
+  const char *name;
+  const char *summary; /* one line for `hetsim --help` */
+  int (*main)(int argc, char **argv); /* argv[0] is the command name */
+} hs_command;
+
+extern const hs_command hs_commands[];
+extern const size_t hs_ncommands;
+
+int hs_cmd_version(int argc, char **argv);
+
+#endif

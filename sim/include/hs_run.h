@@ -1,0 +1,35 @@
+/* hs_run.h: run one scenario to completion and (optionally) write its outputs.
+ *
+ * hs_run is re-entrant: no globals, so a sweep may run several scenarios at once
+ * on different threads. Same scenario (incl. seed) => byte-identical outputs. */
+#ifndef HS_RUN_H
+#define HS_RUN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hs_scenario.h"
+#include "hs_status.h"
+
+typedef struct hs_run_opts {
+  const char *out_dir;   /* NULL: write nothing; else summary.json, rounds.csv, devices.csv */
+  bool trace;            /* also trace.json (Chrome trace event format) */
+  bool measure_overhead; /* time the controller with the wall clock (output then not reproducible) */
+} hs_run_opts;
+
+typedef struct hs_summary {
+  uint32_t rounds;
+  uint64_t samples;            /* samples trained in total */
+  double makespan_s;
+  double energy_j;             /* total = compute + comm + idle */
+  double compute_j;
+  double comm_j;
+  double idle_j;               /* idle-wait while on */
+  double compute_cv;           /* mean over rounds of the CV of per-device compute time */
+  double wait_fraction;        /* idle-wait seconds / (devices * makespan) */
+  double controller_overhead_fraction; /* NAN unless measured */
+} hs_summary;
+
+hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out, hs_error *err);
+
+#endif
