@@ -1,0 +1,648 @@
+/* profile.c: device profiles: strict loading, lookup on a search path, and the
+ * per-round compute-time sampler.
+ *
+ * Data structure: one hs_profile owns every string and array reachable from it;
+ * tasks are a flat array in file order (a board carries a handful of tasks, so
+ * hs_profile_task is a linear scan with strcmp: cheaper and simpler than a hash
+ * for n < 10, and it keeps file order for free). The cJSON tree lives only
+ * during parsing; nothing in a loaded profile points into it.
+ *
+ * Invariants of a loaded profile (asserted on use, enforced at load): every
+ * number is finite and in its documented range, task names are unique, loss
+ * curves have samples strictly ascending, and a task that claims
+ * energy_measured has a provenance that is not "estimated".
+ *
+ * Validation walks each object twice: once over its members against the list of
+ * allowed keys (unknown and duplicate keys are errors: cJSON keeps duplicates,
+ * and "last one wins" would silently ignore a figure), then once per expected
+ * key. Objects have at most a dozen keys, so the O(k^2) walk costs nothing.
+ * Rejected: a schema interpreter (more code than the handful of field shapes
+ * here), and cJSON_Minify to allow comments (the probe writes plain JSON, and a
+ * hand-edited comment would shift every line number in parse errors).
+ *
+ * devices/ must not depend on traces/, so the file is read here with stdio. */
+#include "hs_profile.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cjson/cJSON.h>
+#include <gsl/gsl_cdf.h>
+
+#include "hs_alloc.h"
+
+#ifndef HS_PROFILE_DIR
+#error "HS_PROFILE_DIR must be defined by the build (devices/src/CMakeLists.txt)"
+#endif
+
+#define DEV_PATH_MAX 256            /* JSON paths in messages; longer ones are truncated */
+#define DEV_FILE_MAX (16u << 20)    /* a profile is a few KiB; refuse anything absurd */
+#define DEV_TAU_CV_MAX 10.0         /* beyond this the lognormal has no useful meaning */
+#define DEV_WATTS_MAX 100000.0      /* 100 kW: a rack, not a board; catches mW/W mix-ups */
+#define DEV_SECONDS_MAX 86400.0     /* per-sample time or per-round overhead above a day is a units error */
+
+typedef struct dev_task {
+  char *name;
+  char *prov_kind; /* NULL: the profile's kind applies */
+  double *loss_samples;
+  double *loss_values;
+} dev_task;
+
+struct hs_profile {
+  char *origin;
+  char *name;
+  char *board;
+  char *arch;
+  char *cpu;
+  char *prov_kind;
+  double idle_w;
+  double comm_w;
+  hs_task_profile *tasks; /* public records; strings/arrays point into own[] */
+  dev_task *own;
+  size_t ntasks;
+};
+
+/* Validation context: the origin for messages and the error record. */
+typedef struct dev_ctx {
+  const char *origin;
+  hs_error *err;
+} dev_ctx;
+
+static hs_status fail(const dev_ctx *c, hs_status st, const char *path, const char *reason) {
+  if (path && path[0]) return hs_error_set(c->err, st, "%s: %s: %s", c->origin, path, reason);
+  return hs_error_set(c->err, st, "%s: %s", c->origin, reason);
+}
+
+/* JSON paths longer than DEV_PATH_MAX are cut (and marked with "...") rather
+ * than overflowed: a message with a shortened path beats no message. */
+static void mark_cut(char *out, int len) {
+  if (len < 0 || len >= DEV_PATH_MAX) memcpy(out + DEV_PATH_MAX - 4, "...", 4);
+}
+
+static void join(char *out, const char *parent, const char *key) {
+  int len = parent[0] ? snprintf(out, DEV_PATH_MAX, "%s.%s", parent, key)
+                      : snprintf(out, DEV_PATH_MAX, "%s", key);
+  mark_cut(out, len);
+}
+
+static void join_index(char *out, const char *parent, size_t i) {
+  mark_cut(out, snprintf(out, DEV_PATH_MAX, "%s[%zu]", parent, i));
+}
+
+/* Members of obj must be in allowed (NULL-terminated) and appear once. */
+static hs_status check_keys(const dev_ctx *c, const cJSON *obj, const char *path,
+                            const char *const *allowed) {
+  char sub[DEV_PATH_MAX];
+  for (const cJSON *m = obj->child; m; m = m->next) {
+    bool ok = false;
+    for (const char *const *a = allowed; *a; a++)
+      if (strcmp(m->string, *a) == 0) ok = true;
+    join(sub, path, m->string);
+    if (!ok) {
+      char reason[DEV_PATH_MAX + 32];
+      size_t len = (size_t)snprintf(reason, sizeof reason, "unknown key (expected one of");
+      for (const char *const *a = allowed; *a && len < sizeof reason; a++)
+        len += (size_t)snprintf(reason + len, sizeof reason - len, "%s %s", a == allowed ? "" : ",", *a);
+      if (len < sizeof reason) snprintf(reason + len, sizeof reason - len, ")");
+      return fail(c, HS_EKEY, sub, reason);
+    }
+    for (const cJSON *n = obj->child; n != m; n = n->next)
+      if (strcmp(n->string, m->string) == 0) return fail(c, HS_EKEY, sub, "duplicate key");
+  }
+  return HS_OK;
+}
+
+static const cJSON *member(const cJSON *obj, const char *key) {
+  for (const cJSON *m = obj->child; m; m = m->next)
+    if (strcmp(m->string, key) == 0) return m;
+  return NULL;
+}
+
+/* A required (or optional, when *out may stay untouched) member of a type. */
+static hs_status get(const dev_ctx *c, const cJSON *obj, const char *path, const char *key,
+                     bool required, const cJSON **out) {
+  *out = member(obj, key);
+  if (!*out && required) {
+    char sub[DEV_PATH_MAX];
+    join(sub, path, key);
+    return fail(c, HS_EMISSING, sub, "missing required field");
+  }
+  return HS_OK;
+}
+
+static hs_status want_string(const dev_ctx *c, const cJSON *v, const char *path, char **out) {
+  if (!cJSON_IsString(v)) return fail(c, HS_ETYPE, path, "must be a string");
+  if (!v->valuestring[0]) return fail(c, HS_EINVAL, path, "must not be empty");
+  *out = hs_strdup(v->valuestring);
+  return HS_OK;
+}
+
+enum { RANGE_GT0, RANGE_GE0, RANGE_CV };
+
+static hs_status want_number(const dev_ctx *c, const cJSON *v, const char *path, int range,
+                             double max, double *out) {
+  static const char *const what[] = {"> 0", ">= 0", "in [0, 10]"};
+  char reason[96];
+  snprintf(reason, sizeof reason, "must be a finite number %s", what[range]);
+  if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble)) return fail(c, HS_ETYPE, path, reason);
+  double x = v->valuedouble;
+  bool ok = range == RANGE_GT0 ? x > 0 : x >= 0;
+  if (!ok) return fail(c, HS_ERANGE, path, reason);
+  if (x > max) {
+    if (range != RANGE_CV) snprintf(reason, sizeof reason, "must be at most %g (check the units)", max);
+    return fail(c, HS_ERANGE, path, reason);
+  }
+  *out = x;
+  return HS_OK;
+}
+
+static hs_status want_count(const dev_ctx *c, const cJSON *v, const char *path, uint32_t *out) {
+  if (!cJSON_IsNumber(v)) return fail(c, HS_ETYPE, path, "must be an integer >= 1");
+  double x = v->valuedouble;
+  if (!isfinite(x) || x != floor(x) || x < 1 || x > (double)UINT32_MAX)
+    return fail(c, HS_ERANGE, path, "must be an integer >= 1");
+  *out = (uint32_t)x;
+  return HS_OK;
+}
+
+static bool name_ok(const char *s) {
+  if (!s[0] || s[0] == '.') return false;
+  for (const char *q = s; *q; q++)
+    if (!((*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9') || *q == '.' || *q == '_' ||
+          *q == '-'))
+      return false;
+  return true;
+}
+
+static bool arch_ok(const char *s) {
+  for (const char *q = s; *q; q++)
+    if (!((*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9') || *q == '_')) return false;
+  return s[0] != '\0';
+}
+
+static bool date_ok(const char *s) {
+  /* YYYY-MM-DD with a plausible month and day; no calendar arithmetic. */
+  if (strlen(s) != 10 || s[4] != '-' || s[7] != '-') return false;
+  for (int i = 0; i < 10; i++)
+    if (i != 4 && i != 7 && (s[i] < '0' || s[i] > '9')) return false;
+  int mo = (s[5] - '0') * 10 + (s[6] - '0');
+  int d = (s[8] - '0') * 10 + (s[9] - '0');
+  return mo >= 1 && mo <= 12 && d >= 1 && d <= 31;
+}
+
+static const char *const prov_kinds[] = {"estimated", "measured", "mixed", NULL};
+
+/* Validate a provenance object; *kind_out receives a static kind string. */
+static hs_status check_provenance(const dev_ctx *c, const cJSON *v, const char *path,
+                                  const char **kind_out) {
+  static const char *const keys[] = {"kind",  "sources", "sensor", "covers", "sample_hz",
+                                     "runs",  "date",    "kernel", "notes",  NULL};
+  char sub[DEV_PATH_MAX];
+  hs_status st;
+  const cJSON *m;
+  if (!cJSON_IsObject(v)) return fail(c, HS_ETYPE, path, "must be an object");
+  if ((st = check_keys(c, v, path, keys))) return st;
+
+  if ((st = get(c, v, path, "kind", true, &m))) return st;
+  join(sub, path, "kind");
+  if (!cJSON_IsString(m)) return fail(c, HS_ETYPE, sub, "must be a string");
+  const char *kind = NULL;
+  for (const char *const *k = prov_kinds; *k; k++)
+    if (strcmp(m->valuestring, *k) == 0) kind = *k;
+  if (!kind) return fail(c, HS_EINVAL, sub, "must be one of estimated, measured, mixed");
+  bool measured = strcmp(kind, "measured") == 0;
+
+  if ((st = get(c, v, path, "sources", !measured, &m))) return st;
+  if (m) {
+    join(sub, path, "sources");
+    if (!cJSON_IsArray(m)) return fail(c, HS_ETYPE, sub, "must be an array of strings");
+    if (!m->child && !measured)
+      return fail(c, HS_EINVAL, sub, "must name at least one public figure for an estimate");
+    size_t i = 0;
+    for (const cJSON *s = m->child; s; s = s->next, i++) {
+      char el[DEV_PATH_MAX];
+      join_index(el, sub, i);
+      if (!cJSON_IsString(s)) return fail(c, HS_ETYPE, el, "must be a string");
+      if (!s->valuestring[0]) return fail(c, HS_EINVAL, el, "must not be empty");
+    }
+  }
+
+  if ((st = get(c, v, path, "sensor", measured, &m))) return st;
+  if (m) {
+    join(sub, path, "sensor");
+    if (!cJSON_IsString(m)) return fail(c, HS_ETYPE, sub, "must be a string");
+    if (!m->valuestring[0]) return fail(c, HS_EINVAL, sub, "must not be empty");
+    if (strcmp(kind, "estimated") == 0)
+      return fail(c, HS_EINVAL, sub, "an estimated profile has no sensor (use kind mixed or measured)");
+  }
+  static const char *const strings[] = {"covers", "kernel", "notes", NULL};
+  for (const char *const *k = strings; *k; k++) {
+    if ((st = get(c, v, path, *k, false, &m))) return st;
+    join(sub, path, *k);
+    if (m && !cJSON_IsString(m)) return fail(c, HS_ETYPE, sub, "must be a string");
+  }
+  if ((st = get(c, v, path, "date", false, &m))) return st;
+  if (m) {
+    join(sub, path, "date");
+    if (!cJSON_IsString(m)) return fail(c, HS_ETYPE, sub, "must be a string");
+    if (!date_ok(m->valuestring)) return fail(c, HS_EINVAL, sub, "must be a date YYYY-MM-DD");
+  }
+  if ((st = get(c, v, path, "sample_hz", false, &m))) return st;
+  if (m) {
+    double hz;
+    join(sub, path, "sample_hz");
+    if ((st = want_number(c, m, sub, RANGE_GT0, 1e9, &hz))) return st;
+  }
+  if ((st = get(c, v, path, "runs", false, &m))) return st;
+  if (m) {
+    uint32_t runs;
+    join(sub, path, "runs");
+    if ((st = want_count(c, m, sub, &runs))) return st;
+  }
+  *kind_out = kind;
+  return HS_OK;
+}
+
+static hs_status check_loss_curve(const dev_ctx *c, const cJSON *v, const char *path,
+                                  dev_task *own, hs_task_profile *t) {
+  if (!cJSON_IsArray(v)) return fail(c, HS_ETYPE, path, "must be an array of [samples, loss] pairs");
+  size_t n = (size_t)cJSON_GetArraySize(v);
+  if (n == 0) return fail(c, HS_EINVAL, path, "must have at least one point (or be left out)");
+  own->loss_samples = hs_reallocarray(NULL, n, sizeof(double));
+  own->loss_values = hs_reallocarray(NULL, n, sizeof(double));
+  size_t i = 0;
+  char el[DEV_PATH_MAX], sub[DEV_PATH_MAX];
+  for (const cJSON *p = v->child; p; p = p->next, i++) {
+    join_index(el, path, i);
+    if (!cJSON_IsArray(p) || cJSON_GetArraySize(p) != 2)
+      return fail(c, HS_ETYPE, el, "must be a [samples, loss] pair");
+    const cJSON *s = p->child, *l = p->child->next;
+    join_index(sub, el, 0);
+    if (!cJSON_IsNumber(s) || !isfinite(s->valuedouble) || s->valuedouble < 0)
+      return fail(c, HS_ERANGE, sub, "samples must be a finite number >= 0");
+    if (i > 0 && !(s->valuedouble > own->loss_samples[i - 1]))
+      return fail(c, HS_EINVAL, sub, "samples must be strictly ascending along the curve");
+    join_index(sub, el, 1);
+    if (!cJSON_IsNumber(l) || !isfinite(l->valuedouble))
+      return fail(c, HS_ETYPE, sub, "loss must be a finite number");
+    own->loss_samples[i] = s->valuedouble;
+    own->loss_values[i] = l->valuedouble;
+  }
+  t->loss_points = n;
+  t->loss_samples = own->loss_samples;
+  t->loss_values = own->loss_values;
+  return HS_OK;
+}
+
+static hs_status check_task(const dev_ctx *c, const cJSON *v, const char *path, double idle_w,
+                            const char *profile_kind, dev_task *own, hs_task_profile *t) {
+  static const char *const keys[] = {"tau_s",     "tau_cv",          "busy_w",     "overhead_s",
+                                     "batch_size", "threads",        "energy_measured",
+                                     "loss_curve", "provenance",      NULL};
+  char sub[DEV_PATH_MAX];
+  hs_status st;
+  const cJSON *m;
+  if (!cJSON_IsObject(v)) return fail(c, HS_ETYPE, path, "must be an object");
+  if ((st = check_keys(c, v, path, keys))) return st;
+
+  struct {
+    const char *key;
+    int range;
+    double max;
+    double *out;
+  } nums[] = {{"tau_s", RANGE_GT0, DEV_SECONDS_MAX, &t->tau_s},
+              {"tau_cv", RANGE_CV, DEV_TAU_CV_MAX, &t->tau_cv},
+              {"busy_w", RANGE_GT0, DEV_WATTS_MAX, &t->busy_w},
+              {"overhead_s", RANGE_GE0, DEV_SECONDS_MAX, &t->overhead_s}};
+  for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) {
+    if ((st = get(c, v, path, nums[i].key, true, &m))) return st;
+    join(sub, path, nums[i].key);
+    if ((st = want_number(c, m, sub, nums[i].range, nums[i].max, nums[i].out))) return st;
+  }
+  if (t->busy_w < idle_w) {
+    /* Training below idle power is a units or field mix-up, and the energy
+     * model (busy, comm and idle as whole-device power states) would then
+     * reward work. */
+    join(sub, path, "busy_w");
+    char reason[128];
+    snprintf(reason, sizeof reason, "must be >= idle_w (%g W): training cannot draw less than idling",
+             idle_w);
+    return fail(c, HS_ERANGE, sub, reason);
+  }
+  if ((st = get(c, v, path, "batch_size", false, &m))) return st;
+  join(sub, path, "batch_size");
+  if (m && (st = want_count(c, m, sub, &t->batch_size))) return st;
+  if ((st = get(c, v, path, "threads", false, &m))) return st;
+  join(sub, path, "threads");
+  if (m && (st = want_count(c, m, sub, &t->threads))) return st;
+
+  const char *kind = profile_kind;
+  if ((st = get(c, v, path, "provenance", false, &m))) return st;
+  if (m) {
+    join(sub, path, "provenance");
+    if ((st = check_provenance(c, m, sub, &kind))) return st;
+    own->prov_kind = hs_strdup(kind);
+  }
+  if ((st = get(c, v, path, "energy_measured", false, &m))) return st;
+  if (m) {
+    join(sub, path, "energy_measured");
+    if (!cJSON_IsBool(m)) return fail(c, HS_ETYPE, sub, "must be true or false");
+    t->energy_measured = cJSON_IsTrue(m);
+    if (t->energy_measured && strcmp(kind, "estimated") == 0)
+      return fail(c, HS_EINVAL, sub, "is true but the provenance in force is \"estimated\"");
+  }
+  if ((st = get(c, v, path, "loss_curve", false, &m))) return st;
+  if (m) {
+    join(sub, path, "loss_curve");
+    if ((st = check_loss_curve(c, m, sub, own, t))) return st;
+  }
+  return HS_OK;
+}
+
+static hs_status check_profile(const dev_ctx *c, const cJSON *root, hs_profile *p) {
+  static const char *const keys[] = {"format", "name",   "board",      "arch", "cpu",
+                                     "idle_w", "comm_w", "provenance", "tasks", NULL};
+  hs_status st;
+  const cJSON *m;
+  if (!cJSON_IsObject(root)) return fail(c, HS_ETYPE, "(top level)", "must be an object");
+  if ((st = check_keys(c, root, "", keys))) return st;
+
+  if ((st = get(c, root, "", "format", true, &m))) return st;
+  if (!cJSON_IsString(m)) return fail(c, HS_ETYPE, "format", "must be a string");
+  if (strcmp(m->valuestring, HS_PROFILE_FORMAT) != 0)
+    return fail(c, HS_EUNSUP, "format", "must be \"" HS_PROFILE_FORMAT "\"");
+
+  if ((st = get(c, root, "", "name", true, &m))) return st;
+  if ((st = want_string(c, m, "name", &p->name))) return st;
+  if (!name_ok(p->name)) return fail(c, HS_EINVAL, "name", "must match [a-z0-9._-]+ and not start with '.'");
+  if ((st = get(c, root, "", "board", true, &m))) return st;
+  if ((st = want_string(c, m, "board", &p->board))) return st;
+  if ((st = get(c, root, "", "arch", true, &m))) return st;
+  if ((st = want_string(c, m, "arch", &p->arch))) return st;
+  if (!arch_ok(p->arch)) return fail(c, HS_EINVAL, "arch", "must be a uname -m name such as aarch64, riscv64, x86_64");
+  if ((st = get(c, root, "", "cpu", true, &m))) return st;
+  if ((st = want_string(c, m, "cpu", &p->cpu))) return st;
+  if ((st = get(c, root, "", "idle_w", true, &m))) return st;
+  if ((st = want_number(c, m, "idle_w", RANGE_GT0, DEV_WATTS_MAX, &p->idle_w))) return st;
+  if ((st = get(c, root, "", "comm_w", true, &m))) return st;
+  if ((st = want_number(c, m, "comm_w", RANGE_GT0, DEV_WATTS_MAX, &p->comm_w))) return st;
+
+  const char *kind = NULL;
+  if ((st = get(c, root, "", "provenance", true, &m))) return st;
+  if ((st = check_provenance(c, m, "provenance", &kind))) return st;
+  p->prov_kind = hs_strdup(kind);
+
+  if ((st = get(c, root, "", "tasks", true, &m))) return st;
+  if (!cJSON_IsObject(m)) return fail(c, HS_ETYPE, "tasks", "must be an object {task: {...}}");
+  size_t n = (size_t)cJSON_GetArraySize(m);
+  if (n == 0) return fail(c, HS_EMISSING, "tasks", "must hold at least one task");
+  p->tasks = hs_calloc(n, sizeof *p->tasks);
+  p->own = hs_calloc(n, sizeof *p->own);
+  p->ntasks = n;
+  size_t i = 0;
+  char sub[DEV_PATH_MAX];
+  for (const cJSON *t = m->child; t; t = t->next, i++) {
+    join(sub, "tasks", t->string);
+    if (!t->string[0]) return fail(c, HS_EINVAL, sub, "task name must not be empty");
+    for (const cJSON *u = m->child; u != t; u = u->next)
+      if (strcmp(u->string, t->string) == 0) return fail(c, HS_EKEY, sub, "duplicate task");
+    p->own[i].name = hs_strdup(t->string);
+    p->tasks[i].task = p->own[i].name;
+    if ((st = check_task(c, t, sub, p->idle_w, p->prov_kind, &p->own[i], &p->tasks[i]))) return st;
+  }
+  return HS_OK;
+}
+
+/* Line and column (1-based) of byte offset `at` in text, for parse errors. */
+static void line_col(const char *text, const char *at, size_t *line, size_t *col) {
+  *line = 1;
+  *col = 1;
+  for (const char *q = text; q < at && *q; q++) {
+    if (*q == '\n') {
+      (*line)++;
+      *col = 1;
+    } else {
+      (*col)++;
+    }
+  }
+}
+
+hs_profile *hs_profile_parse(const char *json_text, const char *origin, hs_error *err) {
+  assert(json_text && origin);
+  dev_ctx c = {origin, err};
+  const char *end = NULL;
+  cJSON *root = cJSON_ParseWithOpts(json_text, &end, 1);
+  if (!root) {
+    size_t line, col;
+    line_col(json_text, end ? end : json_text, &line, &col);
+    hs_error_set(err, HS_EPARSE, "%s: line %zu, column %zu: malformed JSON", origin, line, col);
+    return NULL;
+  }
+  hs_profile *p = hs_calloc(1, sizeof *p);
+  p->origin = hs_strdup(origin);
+  if (check_profile(&c, root, p) != HS_OK) goto fail;
+  cJSON_Delete(root);
+  return p;
+fail:
+  cJSON_Delete(root);
+  hs_profile_destroy(p);
+  return NULL;
+}
+
+/* Whole file into a NUL-terminated heap buffer. */
+static char *read_all(const char *path, hs_error *err) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    hs_status st = errno == ENOENT ? HS_ENOENT : errno == EACCES ? HS_EPERM : HS_EIO;
+    hs_error_set(err, st, "%s: cannot open: %s", path, strerror(errno));
+    return NULL;
+  }
+  size_t cap = 4096, len = 0;
+  char *buf = hs_malloc(cap);
+  for (;;) {
+    if (len + 1 >= cap) {
+      if (cap >= DEV_FILE_MAX) {
+        hs_error_set(err, HS_ERANGE, "%s: larger than %u bytes: not a profile", path, DEV_FILE_MAX);
+        goto fail;
+      }
+      cap *= 2;
+      buf = hs_realloc(buf, cap);
+    }
+    size_t got = fread(buf + len, 1, cap - len - 1, f);
+    len += got;
+    if (got == 0) break;
+  }
+  if (ferror(f)) {
+    hs_error_set(err, HS_EIO, "%s: read error", path);
+    goto fail;
+  }
+  fclose(f);
+  buf[len] = '\0';
+  if (strlen(buf) != len) {
+    hs_error_set(err, HS_EPARSE, "%s: contains a NUL byte: not a JSON text", path);
+    hs_free(buf);
+    return NULL;
+  }
+  return buf;
+fail:
+  fclose(f);
+  hs_free(buf);
+  return NULL;
+}
+
+hs_profile *hs_profile_load(const char *path, hs_error *err) {
+  assert(path);
+  char *text = read_all(path, err);
+  if (!text) return NULL;
+  hs_profile *p = hs_profile_parse(text, path, err);
+  hs_free(text);
+  return p;
+}
+
+void hs_profile_destroy(hs_profile *p) {
+  if (!p) return;
+  for (size_t i = 0; i < p->ntasks; i++) {
+    hs_free(p->own[i].name);
+    hs_free(p->own[i].prov_kind);
+    hs_free(p->own[i].loss_samples);
+    hs_free(p->own[i].loss_values);
+  }
+  hs_free(p->own);
+  hs_free(p->tasks);
+  hs_free(p->origin);
+  hs_free(p->name);
+  hs_free(p->board);
+  hs_free(p->arch);
+  hs_free(p->cpu);
+  hs_free(p->prov_kind);
+  hs_free(p);
+}
+
+const char *hs_profile_name(const hs_profile *p) { return p->name; }
+const char *hs_profile_board(const hs_profile *p) { return p->board; }
+const char *hs_profile_arch(const hs_profile *p) { return p->arch; }
+const char *hs_profile_cpu(const hs_profile *p) { return p->cpu; }
+const char *hs_profile_origin(const hs_profile *p) { return p->origin; }
+const char *hs_profile_provenance_kind(const hs_profile *p) { return p->prov_kind; }
+double hs_profile_idle_w(const hs_profile *p) { return p->idle_w; }
+double hs_profile_comm_w(const hs_profile *p) { return p->comm_w; }
+size_t hs_profile_task_count(const hs_profile *p) { return p->ntasks; }
+
+const hs_task_profile *hs_profile_task_at(const hs_profile *p, size_t i) {
+  assert(i < p->ntasks);
+  return &p->tasks[i];
+}
+
+const hs_task_profile *hs_profile_task(const hs_profile *p, const char *task) {
+  for (size_t i = 0; i < p->ntasks; i++)
+    if (strcmp(p->tasks[i].task, task) == 0) return &p->tasks[i];
+  return NULL;
+}
+
+const char *hs_profile_task_provenance_kind(const hs_profile *p, const char *task) {
+  for (size_t i = 0; i < p->ntasks; i++)
+    if (strcmp(p->tasks[i].task, task) == 0)
+      return p->own[i].prov_kind ? p->own[i].prov_kind : p->prov_kind;
+  return NULL;
+}
+
+/* --- lookup ---------------------------------------------------------------- */
+
+const char *hs_profile_builtin_dir(void) { return HS_PROFILE_DIR; }
+
+static bool is_file(const char *path) {
+  struct stat sb;
+  return stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
+static char *join_path(const char *dir, size_t dirlen, const char *name, const char *ext) {
+  size_t nl = strlen(name), el = strlen(ext);
+  char *s = hs_malloc(dirlen + 1 + nl + el + 1);
+  memcpy(s, dir, dirlen);
+  size_t k = dirlen;
+  if (k > 0 && s[k - 1] != '/') s[k++] = '/';
+  memcpy(s + k, name, nl);
+  memcpy(s + k + nl, ext, el + 1);
+  return s;
+}
+
+static bool ends_with(const char *s, const char *suffix) {
+  size_t a = strlen(s), b = strlen(suffix);
+  return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+char *hs_profile_find(const char *name, const char *base_dir, hs_error *err) {
+  assert(name);
+  if (strchr(name, '/') || ends_with(name, ".json")) {
+    char *path = (name[0] != '/' && base_dir && base_dir[0])
+                     ? join_path(base_dir, strlen(base_dir), name, "")
+                     : hs_strdup(name);
+    if (is_file(path)) return path;
+    hs_error_set(err, HS_ENOENT, "no profile file \"%s\"", path);
+    hs_free(path);
+    return NULL;
+  }
+  if (!name_ok(name)) {
+    hs_error_set(err, HS_EINVAL,
+                 "\"%s\" is neither a path nor a profile name ([a-z0-9._-]+, not starting with '.')",
+                 name);
+    return NULL;
+  }
+  /* Where we looked, for the message: built as we go, truncated if huge. */
+  char looked[HS_ERROR_MSG_MAX / 2];
+  size_t ll = 0;
+  looked[0] = '\0';
+  const char *env = getenv(HS_PROFILE_PATH_ENV);
+  if (env) {
+    const char *s = env;
+    for (;;) {
+      const char *e = strchr(s, ':');
+      size_t len = e ? (size_t)(e - s) : strlen(s);
+      if (len > 0) {
+        char *path = join_path(s, len, name, ".json");
+        if (is_file(path)) return path;
+        if (ll < sizeof looked)
+          ll += (size_t)snprintf(looked + ll, sizeof looked - ll, "%s%.*s", ll ? ", " : "", (int)len, s);
+        hs_free(path);
+      }
+      if (!e) break;
+      s = e + 1;
+    }
+  }
+  char *path = join_path(HS_PROFILE_DIR, strlen(HS_PROFILE_DIR), name, ".json");
+  if (is_file(path)) return path;
+  hs_free(path);
+  if (ll < sizeof looked)
+    snprintf(looked + ll, sizeof looked - ll, "%s%s", ll ? ", " : "", HS_PROFILE_DIR);
+  hs_error_set(err, HS_ENOENT, "no profile \"%s\" (searched %s%s)", name,
+               env ? "$" HS_PROFILE_PATH_ENV " then " : "", looked);
+  return NULL;
+}
+
+hs_profile *hs_profile_open(const char *name, const char *base_dir, hs_error *err) {
+  char *path = hs_profile_find(name, base_dir, err);
+  if (!path) return NULL;
+  hs_profile *p = hs_profile_load(path, err);
+  hs_free(path);
+  return p;
+}
+
+/* --- sampling -------------------------------------------------------------- */
+
+double hs_task_compute_time(const hs_task_profile *t, uint64_t samples, hs_rng *r) {
+  assert(t && r && t->tau_s > 0 && t->tau_cv >= 0 && t->overhead_s >= 0);
+  /* One 64-bit draw, centred in its 2^-53 cell: never 0 or 1, so the inverse
+   * CDF is finite and no rejection loop can consume a second draw. */
+  double u = ((double)(hs_rng_next(r) >> 11) + 0.5) * 0x1.0p-53;
+  double f = 1.0;
+  if (t->tau_cv > 0) {
+    double s2 = log1p(t->tau_cv * t->tau_cv);
+    f = exp(sqrt(s2) * gsl_cdf_ugaussian_Pinv(u) - 0.5 * s2);
+  }
+  return t->overhead_s + (double)samples * t->tau_s * f;
+}
