@@ -41,7 +41,15 @@ void hs_error_prefix(hs_error *err, const char *fmt, ...) {
   va_end(ap);
   char old[HS_ERROR_MSG_MAX];
   memcpy(old, err->msg, sizeof old);
-  snprintf(err->msg, sizeof err->msg, "%s: %s", prefix, old);
+  size_t n = strlen(prefix);
+  if (n > sizeof err->msg - 3) n = sizeof err->msg - 3;
+  memcpy(err->msg, prefix, n);
+  err->msg[n] = ':';
+  err->msg[n + 1] = ' ';
+  size_t room = sizeof err->msg - n - 2;
+  size_t m = strnlen(old, room - 1);
+  memcpy(err->msg + n + 2, old, m);
+  err->msg[n + 2 + m] = '\0';
 }
 
 void hs_error_clear(hs_error *err) {

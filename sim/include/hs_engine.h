@@ -10,7 +10,9 @@
  * Handles: hs_engine_schedule returns an hs_event_id (never 0) that stays valid
  * until the event fires or is cancelled; afterwards it is stale and cancel /
  * reschedule on it return false (slots carry a generation, so a stale id never
- * names a newer event). Cancel and reschedule are O(log n).
+ * names a newer event). Cancel is O(1) (lazy: the entry is dropped when it
+ * reaches the top, or by an O(n) compaction when dead entries outnumber live
+ * ones); reschedule is O(log n); schedule and dispatch are O(log n).
  *
  * Scheduling before now() is a programming error and asserts.
  * The engine never reads the wall clock. It owns nothing of the subjects. */
@@ -48,8 +50,9 @@ bool hs_engine_cancel(hs_engine *eng, hs_event_id id);
 bool hs_engine_reschedule(hs_engine *eng, hs_event_id id, double new_time);
 /* Time of a pending event; NAN when stale. */
 double hs_engine_event_time(const hs_engine *eng, hs_event_id id);
-/* Time of the earliest pending event; INFINITY when none. */
-double hs_engine_peek_time(const hs_engine *eng);
+/* Time of the earliest pending event; INFINITY when none. (Not const: it may
+ * drop cancelled entries from the top of the queue.) */
+double hs_engine_peek_time(hs_engine *eng);
 
 /* Dispatch events until none is pending or a handler calls hs_engine_stop.
  * Returns the number dispatched by this call. */

@@ -1,0 +1,223 @@
+/* engine.c: the discrete-event engine.
+ *
+ * Data: a slot pool (handler, subject, argument, time, live seq, generation)
+ * and the pending set (evq.c: a 4-ary heap keyed by time, priority, insertion
+ * sequence). An event id packs (generation << 32 | slot + 1); a fired or
+ * cancelled event bumps its slot's generation, so its id goes stale and never
+ * names a newer event that reuses the slot.
+ *
+ * Cancel is lazy and O(1): the slot is released and its heap entry becomes
+ * garbage, recognised at pop time because the entry's seq no longer equals its
+ * slot's live_seq (seqs are unique, so a reused slot never revives an old
+ * entry). Reschedule is O(log n): the old entry becomes garbage and a new one
+ * is pushed with a fresh seq, the id unchanged. When garbage exceeds the live
+ * events (and a minimum), the heap is compacted in O(n), so memory stays within
+ * a constant factor of the pending count. Rejected: a handle-to-position map
+ * (exact removal, but one cache miss per heap level at 10^6 pending: the hold
+ * benchmark fell from 2.2M to 1.5M events/s with it).
+ *
+ * Invariants: a slot is pending iff live_seq != NONE; the clock never goes
+ * backwards (scheduling in the past asserts); ties are resolved only by
+ * (time, priority, seq), never by addresses. */
+#include "hs_engine.h"
+
+#include <math.h>
+
+#include "evq.h"
+#include "hs_alloc.h"
+#include "hs_assert.h"
+
+#define NONE UINT64_MAX
+#define NO_SLOT UINT32_MAX
+#define COMPACT_MIN 1024
+
+typedef struct slot {
+  hs_event_fn fn;
+  void *subject;
+  uint64_t arg;
+  double time;
+  uint64_t live_seq; /* seq of the heap entry that is this event; NONE when free */
+  uint32_t gen;
+  union {
+    uint32_t next_free; /* while free */
+    int32_t prio;       /* while pending */
+  } u;
+} slot;
+
+struct hs_engine {
+  sim_evq q;
+  slot *slots;
+  size_t nslots, cap;
+  uint32_t free_head; /* NO_SLOT when empty */
+  size_t live;        /* pending events (heap size minus garbage) */
+  uint64_t seq;
+  uint64_t fired;
+  double now;
+  int stop;
+};
+
+hs_engine *hs_engine_create(size_t capacity_hint) {
+  hs_engine *e = hs_calloc(1, sizeof *e);
+  e->cap = capacity_hint ? capacity_hint : 64;
+  sim_evq_init(&e->q, e->cap);
+  e->slots = hs_malloc(e->cap * sizeof *e->slots);
+  e->free_head = NO_SLOT;
+  return e;
+}
+
+void hs_engine_destroy(hs_engine *e) {
+  if (!e) return;
+  sim_evq_fini(&e->q);
+  hs_free(e->slots);
+  hs_free(e);
+}
+
+double hs_engine_now(const hs_engine *e) { return e->now; }
+size_t hs_engine_pending(const hs_engine *e) { return e->live; }
+uint64_t hs_engine_fired(const hs_engine *e) { return e->fired; }
+
+static uint32_t slot_alloc(hs_engine *e) {
+  if (e->free_head != NO_SLOT) {
+    uint32_t s = e->free_head;
+    e->free_head = e->slots[s].u.next_free;
+    return s;
+  }
+  if (e->nslots == e->cap) {
+    HS_ASSERT(e->cap < NO_SLOT / 2, "too many pending events");
+    e->cap *= 2;
+    e->slots = hs_reallocarray(e->slots, e->cap, sizeof *e->slots);
+  }
+  uint32_t s = (uint32_t)e->nslots++;
+  e->slots[s].gen = 1;
+  return s;
+}
+
+static void slot_release(hs_engine *e, uint32_t s) {
+  slot *sl = &e->slots[s];
+  sl->gen++;
+  sl->live_seq = NONE;
+  sl->u.next_free = e->free_head;
+  e->free_head = s;
+  e->live--;
+}
+
+static inline hs_event_id make_id(const hs_engine *e, uint32_t s) {
+  return ((uint64_t)e->slots[s].gen << 32) | ((uint64_t)s + 1);
+}
+
+/* Slot of a pending event, or NO_SLOT when the id is 0 or stale. */
+static uint32_t lookup(const hs_engine *e, hs_event_id id) {
+  uint64_t low = id & 0xffffffffu;
+  if (low == 0 || low > e->nslots) return NO_SLOT;
+  uint32_t s = (uint32_t)(low - 1);
+  if (e->slots[s].gen != (uint32_t)(id >> 32) || e->slots[s].live_seq == NONE) return NO_SLOT;
+  return s;
+}
+
+static inline bool entry_live(const hs_engine *e, const sim_evq_entry *en) {
+  return e->slots[en->slot].live_seq == en->seq;
+}
+
+static bool keep_live(const sim_evq_entry *en, const void *ctx) { return entry_live(ctx, en); }
+
+static void maybe_compact(hs_engine *e) {
+  size_t garbage = e->q.size - e->live;
+  if (garbage > COMPACT_MIN && garbage > e->live) sim_evq_compact(&e->q, keep_live, e);
+}
+
+static void push(hs_engine *e, uint32_t s) {
+  slot *sl = &e->slots[s];
+  sl->live_seq = e->seq++;
+  sim_evq_push(&e->q, (sim_evq_entry){sl->time, sl->u.prio, s, sl->live_seq});
+}
+
+hs_event_id hs_engine_schedule(hs_engine *e, double time, int priority, hs_event_fn fn,
+                               void *subject, uint64_t arg) {
+  HS_ASSERT(fn != NULL, "event without handler");
+  HS_ASSERT(!isnan(time) && time >= e->now, "event scheduled in the past");
+  uint32_t s = slot_alloc(e);
+  slot *sl = &e->slots[s];
+  sl->fn = fn;
+  sl->subject = subject;
+  sl->arg = arg;
+  sl->time = time;
+  sl->u.prio = priority;
+  e->live++;
+  push(e, s);
+  return make_id(e, s);
+}
+
+hs_event_id hs_engine_schedule_in(hs_engine *e, double delay, int priority, hs_event_fn fn,
+                                  void *subject, uint64_t arg) {
+  HS_ASSERT(delay >= 0, "negative delay");
+  return hs_engine_schedule(e, e->now + delay, priority, fn, subject, arg);
+}
+
+bool hs_engine_cancel(hs_engine *e, hs_event_id id) {
+  uint32_t s = lookup(e, id);
+  if (s == NO_SLOT) return false;
+  slot_release(e, s);
+  maybe_compact(e);
+  return true;
+}
+
+bool hs_engine_reschedule(hs_engine *e, hs_event_id id, double new_time) {
+  uint32_t s = lookup(e, id);
+  if (s == NO_SLOT) return false;
+  HS_ASSERT(!isnan(new_time) && new_time >= e->now, "event rescheduled into the past");
+  e->slots[s].time = new_time;
+  push(e, s);
+  maybe_compact(e);
+  return true;
+}
+
+double hs_engine_event_time(const hs_engine *e, hs_event_id id) {
+  uint32_t s = lookup(e, id);
+  return s == NO_SLOT ? NAN : e->slots[s].time;
+}
+
+/* Pop garbage off the top so that the top, if any, is live. */
+static const sim_evq_entry *live_top(hs_engine *e) {
+  const sim_evq_entry *top;
+  while ((top = sim_evq_top(&e->q)) && !entry_live(e, top)) sim_evq_pop(&e->q);
+  return top;
+}
+
+double hs_engine_peek_time(hs_engine *e) {
+  const sim_evq_entry *top = live_top(e);
+  return top ? top->time : INFINITY;
+}
+
+static void dispatch(hs_engine *e) {
+  sim_evq_entry top = sim_evq_pop(&e->q);
+  slot sl = e->slots[top.slot];
+  slot_release(e, top.slot); /* before the call: the handler may reuse the slot */
+  e->now = top.time;
+  e->fired++;
+  sl.fn(e, sl.subject, sl.arg);
+}
+
+bool hs_engine_step(hs_engine *e) {
+  if (!live_top(e)) return false;
+  dispatch(e);
+  return true;
+}
+
+uint64_t hs_engine_run(hs_engine *e) {
+  uint64_t before = e->fired;
+  e->stop = 0;
+  while (!e->stop && live_top(e)) dispatch(e);
+  return e->fired - before;
+}
+
+uint64_t hs_engine_run_until(hs_engine *e, double t_end) {
+  uint64_t before = e->fired;
+  const sim_evq_entry *top;
+  e->stop = 0;
+  while (!e->stop && (top = live_top(e)) && top->time <= t_end) dispatch(e);
+  if (!e->stop && isfinite(t_end) && t_end > e->now) e->now = t_end;
+  return e->fired - before;
+}
+
+void hs_engine_stop(hs_engine *e) { e->stop = 1; }
+bool hs_engine_stopped(const hs_engine *e) { return e->stop != 0; }

@@ -1,0 +1,99 @@
+/* test_ledger.c: energy integrals against hand computation. */
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <math.h>
+
+#include "hs_ledger.h"
+
+#define EPS 1e-9
+
+static hs_ledger *one_device(void) {
+  hs_ledger *l = hs_ledger_create(1);
+  hs_ledger_set_power(l, 0, HS_POWER_BUSY, 6.0, 0);
+  hs_ledger_set_power(l, 0, HS_POWER_COMM, 3.5, 0);
+  hs_ledger_set_power(l, 0, HS_POWER_IDLE, 2.0, 0);
+  return l;
+}
+
+Test(ledger, hand_computed_integral) {
+  hs_ledger *l = one_device();
+  hs_ledger_switch(l, 0, HS_POWER_IDLE, 0.0);
+  hs_ledger_switch(l, 0, HS_POWER_BUSY, 1.0);  /* idle 1 s  -> 2 J */
+  hs_ledger_switch(l, 0, HS_POWER_COMM, 4.0);  /* busy 3 s  -> 18 J */
+  hs_ledger_switch(l, 0, HS_POWER_IDLE, 4.5);  /* comm .5 s -> 1.75 J */
+  hs_ledger_switch(l, 0, HS_POWER_OFF, 10.0);  /* idle 5.5 s -> 11 J */
+  double t = 20.0;                             /* off: 0 W */
+  cr_assert_float_eq(hs_ledger_energy(l, 0, HS_POWER_IDLE, t), 13.0, EPS);
+  cr_assert_float_eq(hs_ledger_energy(l, 0, HS_POWER_BUSY, t), 18.0, EPS);
+  cr_assert_float_eq(hs_ledger_energy(l, 0, HS_POWER_COMM, t), 1.75, EPS);
+  cr_assert_float_eq(hs_ledger_energy(l, 0, HS_POWER_OFF, t), 0.0, EPS);
+  cr_assert_float_eq(hs_ledger_device_energy(l, 0, t), 32.75, EPS);
+  cr_assert_float_eq(hs_ledger_time_in(l, 0, HS_POWER_OFF, t), 10.0, EPS);
+  cr_assert_float_eq(hs_ledger_time_in(l, 0, HS_POWER_IDLE, t), 6.5, EPS);
+  hs_ledger_destroy(l);
+}
+
+Test(ledger, reads_include_the_open_interval_without_closing_it) {
+  hs_ledger *l = one_device();
+  hs_ledger_switch(l, 0, HS_POWER_BUSY, 2.0);
+  cr_assert_float_eq(hs_ledger_energy(l, 0, HS_POWER_BUSY, 3.0), 6.0, EPS);
+  cr_assert_float_eq(hs_ledger_energy(l, 0, HS_POWER_BUSY, 5.0), 18.0, EPS);
+  cr_assert_float_eq(hs_ledger_power(l, 0), 6.0, EPS);
+  hs_ledger_switch(l, 0, HS_POWER_IDLE, 4.0);
+  cr_assert_float_eq(hs_ledger_energy(l, 0, HS_POWER_BUSY, 9.0), 12.0, EPS);
+  cr_assert_float_eq(hs_ledger_power(l, 0), 2.0, EPS);
+  hs_ledger_destroy(l);
+}
+
+Test(ledger, zero_length_intervals_add_nothing) {
+  hs_ledger *l = one_device();
+  hs_ledger_switch(l, 0, HS_POWER_BUSY, 1.0);
+  hs_ledger_switch(l, 0, HS_POWER_COMM, 1.0);
+  hs_ledger_switch(l, 0, HS_POWER_BUSY, 1.0);
+  hs_ledger_switch(l, 0, HS_POWER_BUSY, 1.0);
+  hs_ledger_switch(l, 0, HS_POWER_IDLE, 2.0);
+  cr_assert_float_eq(hs_ledger_energy(l, 0, HS_POWER_COMM, 2.0), 0.0, EPS);
+  cr_assert_float_eq(hs_ledger_energy(l, 0, HS_POWER_BUSY, 2.0), 6.0, EPS);
+  cr_assert_float_eq(hs_ledger_energy(l, 0, HS_POWER_OFF, 2.0), 0.0, EPS);
+  hs_ledger_destroy(l);
+}
+
+Test(ledger, many_alternations_match_closed_form) {
+  /* 100000 cycles of busy 0.01 s then comm 0.005 s: E = N*(6*0.01 + 3.5*0.005). */
+  hs_ledger *l = one_device();
+  const int n = 100000;
+  for (int i = 0; i < n; i++) {
+    hs_ledger_switch(l, 0, HS_POWER_BUSY, i * 0.015);
+    hs_ledger_switch(l, 0, HS_POWER_COMM, i * 0.015 + 0.01);
+  }
+  double end = n * 0.015;
+  double want = n * (6.0 * 0.01 + 3.5 * 0.005);
+  cr_assert_float_eq(hs_ledger_device_energy(l, 0, end), want, 1e-6 * want);
+  hs_ledger_destroy(l);
+}
+
+Test(ledger, power_change_inside_a_state_closes_the_interval) {
+  hs_ledger *l = one_device();
+  hs_ledger_switch(l, 0, HS_POWER_BUSY, 0.0);
+  hs_ledger_set_power(l, 0, HS_POWER_BUSY, 10.0, 2.0); /* 2 s at 6 W, then 10 W */
+  cr_assert_float_eq(hs_ledger_energy(l, 0, HS_POWER_BUSY, 3.0), 22.0, EPS);
+  hs_ledger_destroy(l);
+}
+
+Test(ledger, totals_over_devices) {
+  hs_ledger *l = hs_ledger_create(3);
+  for (size_t d = 0; d < 3; d++) {
+    hs_ledger_set_power(l, d, HS_POWER_IDLE, (double)(d + 1), 0);
+    hs_ledger_switch(l, d, HS_POWER_IDLE, 0.0);
+  }
+  cr_assert_float_eq(hs_ledger_total_power(l), 6.0, EPS);
+  cr_assert_float_eq(hs_ledger_state_energy(l, HS_POWER_IDLE, 2.0), 12.0, EPS);
+  cr_assert_str_eq(hs_power_state_name(HS_POWER_COMM), "comm");
+  hs_ledger_destroy(l);
+}
+
+Test(ledger, time_going_backwards_asserts, .signal = SIGABRT) {
+  hs_ledger *l = one_device();
+  hs_ledger_switch(l, 0, HS_POWER_BUSY, 5.0);
+  hs_ledger_switch(l, 0, HS_POWER_IDLE, 4.0);
+}
