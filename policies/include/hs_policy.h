@@ -1,11 +1,63 @@
 /* hs_policy.h: the controller library. Telemetry in, allocation out.
  *
  * This is the code a training script on a real board links (libc + GSL only).
- * The simulator drives it through exactly this API.
+ * The simulator drives it through exactly this API; `hetsim replay` and the
+ * stdin/stdout bridge (policies/examples) drive it from recorded or live
+ * telemetry.
  *
- * (Contract sketch written first; the controller work fills in and documents
- * the rules: EMA, median by selection, largest remainder with floor, deadband,
- * groups, presets, baselines.) */
+ * Lifecycle:
+ *   hs_policy_config cfg;
+ *   hs_policy_config_init(&cfg, "balanced", &err);        // defaults for a kind
+ *   hs_policy_config_set(&cfg, "deadband", "0.02", &err);  // options by name
+ *   hs_controller *c = hs_controller_create(&cfg, n, NULL, budget, &err);
+ *   for each round:
+ *     run hs_controller_allocation(c)[i] samples on participant i,
+ *     hs_controller_update(c, telemetry, n, &err);
+ *   hs_controller_destroy(c);
+ *
+ * THE RULES (every policy)
+ * - Before any telemetry the allocation is the equal split. With groups, the
+ *   budget is first split across groups in proportion to group size (largest
+ *   remainder, ties to the smaller group id), then each group's budget is
+ *   conserved forever: samples never move between groups (HFL-DDP silos).
+ * - Integers: every split is exact largest-remainder apportionment. The budget
+ *   (of each group) is conserved exactly; ties between equal remainders go to
+ *   the lower participant index. Nothing depends on pointers or the clock.
+ * - Telemetry: time_s and energy_j finite and >= 0, samples >= 0, and
+ *   time_s > 0 whenever samples > 0. A participant that ran 0 samples (oort's
+ *   unselected) reports 0/0/0 and keeps its last estimates. Any bad record makes
+ *   hs_controller_update return an error naming the participant and the field,
+ *   and leaves the controller exactly as it was.
+ *
+ * THE ADAPTIVE CONTROLLER (adaptive, time-only, low-energy, balanced, energy-only)
+ * - Per-sample costs tau_i = t_i/n_i, eps_i = e_i/n_i, smoothed with
+ *   x <- ema*x + (1-ema)*obs; the first observation is taken as is.
+ * - c_i = w_t*tau_i/median(tau) + w_e*eps_i/median(eps), w_t = 1 - w_e; the
+ *   medians run over the participants of i's group that have an estimate (the
+ *   mean of the two middle values for an even count, found by selection). A
+ *   median of 0 (e.g. no energy meter) drops its term. A participant without
+ *   any estimate yet gets the neutral cost c = 1. c is clamped to >= 1e-12.
+ * - Shares proportional to 1/c_i with a per-participant floor min_samples
+ *   (water-filling: floored participants get exactly min_samples and the rest
+ *   is shared in proportion among the others), then largest remainder.
+ * - Deadband: let d = max over i with n_old_i > 0 of |n_new_i - n_old_i| /
+ *   n_old_i (infinite if some n_old_i = 0 would get samples). If d <= deadband
+ *   the current allocation stays and hs_controller_reallocated() is false.
+ *   The smoothed estimates are updated either way.
+ * - Presets fix w_e: time-only 0, low-energy 0.25, balanced 0.5, energy-only 1.
+ *
+ * BASELINES
+ * - equal: the equal split, always (telemetry is validated and ignored).
+ * - static: after the first update that carries a sample, the time-only split
+ *   of that round's measurements (ema and deadband do not apply), frozen.
+ * - oort: Oort-style selection (FedScale); see the oort_* fields and
+ *   policies/src/oort.c. Each update selects K participants; the budget is split
+ *   equally over them (floor min_samples) and the others get 0. Randomness comes
+ *   from hs_rng streams keyed by (seed, round, HS_RNG_POLICY). No groups.
+ * - ema-batch: DDP step-level throughput batch sizing; see hs_controller_step_*.
+ *
+ * Nothing here reads the wall clock, the environment or global state: two
+ * controllers fed the same telemetry produce the same allocations. */
 #ifndef HS_POLICY_H
 #define HS_POLICY_H
 
@@ -19,33 +71,67 @@
 
 /* Everything a policy can be configured with. Defaults come from
  * hs_policy_config_init; keys are set by name with hs_policy_config_set so that
- * scenario files, --set options and telemetry replay share one vocabulary. */
+ * scenario files, --set options and telemetry replay share one vocabulary. The
+ * key of each field is its name (flat: "w_e", "oort_k", "ema_batch_beta"). */
 typedef struct hs_policy_config {
   char kind[HS_POLICY_NAME_MAX]; /* equal | static | adaptive | time-only | low-energy |
                                     balanced | energy-only | oort | ema-batch */
-  double w_e;                    /* energy weight in [0,1]; w_t = 1 - w_e */
-  double ema;                    /* smoothing factor in [0,1): x <- ema*x + (1-ema)*obs */
-  double deadband;               /* >= 0: keep the split when max relative change <= this */
-  uint64_t min_samples;          /* per-participant floor */
+  double w_e;                    /* energy weight in [0,1]; w_t = 1 - w_e (default 0.25) */
+  double ema;                    /* smoothing in [0,1): x <- ema*x + (1-ema)*obs (0.5) */
+  double deadband;               /* >= 0: keep the split when max relative change <= this (0.05) */
+  uint64_t min_samples;          /* per-participant floor (1; oort: per selected) */
   /* oort (FedScale-style participant selection) */
-  uint32_t oort_k;               /* participants per round (0: half, at least 1) */
-  double oort_alpha;             /* straggler penalty exponent */
-  double oort_explore;           /* initial exploration factor in [0,1] */
-  double oort_explore_decay;     /* multiplicative decay per round */
-  double oort_explore_min;       /* floor of the exploration factor */
-  double oort_pacer_step;        /* seconds T_pref moves when utility stalls */
-  uint32_t oort_pacer_window;    /* rounds per pacer decision */
+  uint32_t oort_k;               /* participants per round (0: half of n, at least 1) */
+  double oort_alpha;             /* straggler penalty exponent (2) */
+  double oort_explore;           /* initial exploration factor in [0,1] (0.9) */
+  double oort_explore_decay;     /* multiplicative decay per round, in (0,1] (0.98) */
+  double oort_explore_min;       /* floor of the exploration factor, in [0,1] (0.3) */
+  double oort_pacer_step;        /* seconds T_pref moves when utility stalls (0: auto,
+                                    a tenth of the first T_pref) */
+  uint32_t oort_pacer_window;    /* rounds per pacer decision, >= 1 (20) */
   /* ema-batch (DDP step-level throughput batch sizing) */
-  double ema_batch_beta;         /* EMA factor on per-rank throughput */
-  uint64_t seed;                 /* for randomised policies */
+  double ema_batch_beta;         /* EMA factor in [0,1) on per-rank throughput (0.5) */
+  uint64_t seed;                 /* for randomised policies (accepted by every kind) */
+  uint32_t steps_per_round;      /* DDP optimiser steps S per round, >= 1 (1); accepted by
+                                    every kind, set by the simulator from the regime */
 } hs_policy_config;
 
-/* Defaults for `kind`; HS_ENOENT for an unknown policy name. */
+/* --- policy names ----------------------------------------------------------- */
+
+/* Number of policies and the i-th name / one-line summary (static strings), in
+ * registry order; NULL when i is out of range. */
+size_t hs_policy_count(void);
+const char *hs_policy_name(size_t i);
+const char *hs_policy_summary(size_t i);
+
+/* --- configuration ---------------------------------------------------------- */
+
+/* Defaults for `kind`; HS_ENOENT (message lists the names) for an unknown one.
+ * cfg is fully written either way (zeroed on error). */
 hs_status hs_policy_config_init(hs_policy_config *cfg, const char *kind, hs_error *err);
-/* Set one option by key ("w_e", "ema", "deadband", "min_samples", "oort.k", ...)
- * from its text value; errors name the key and the reason. */
+
+/* Set one option by key from its text value (a JSON number or a bare number).
+ * Errors (HS_EKEY, HS_EINVAL, HS_ERANGE) start with the key: "w_e: ...".
+ * Rejected: unknown keys; keys that do not apply to cfg->kind (e.g. oort_k on
+ * equal); on a preset, a w_e other than the preset's own (use kind adaptive);
+ * values that do not parse or lie outside the documented range. On error cfg
+ * is unchanged. "kind" itself is not a key here: call hs_policy_config_init. */
 hs_status hs_policy_config_set(hs_policy_config *cfg, const char *key, const char *value,
                                hs_error *err);
+
+/* Calls fn(key, value_text, userdata) for every key that applies to cfg->kind,
+ * in a fixed order, with the current value as text that hs_policy_config_set
+ * accepts back (doubles printed with %.17g, trimmed). value_text is valid only
+ * during the call. Returns the number of keys visited. */
+typedef void (*hs_policy_key_fn)(const char *key, const char *value_text, void *userdata);
+size_t hs_policy_config_foreach(const hs_policy_config *cfg, hs_policy_key_fn fn,
+                                void *userdata);
+
+/* Whole-config check (ranges, preset w_e, known kind); hs_controller_create
+ * calls it. */
+hs_status hs_policy_config_check(const hs_policy_config *cfg, hs_error *err);
+
+/* --- the controller --------------------------------------------------------- */
 
 /* One participant's report for one round: what a meter on that board sees. */
 typedef struct hs_telemetry {
@@ -56,17 +142,67 @@ typedef struct hs_telemetry {
 
 typedef struct hs_controller hs_controller;
 
-/* n participants; groups[i] is participant i's group (silo) or NULL for one
- * group; budget is the samples per round (per the whole population). */
+/* n >= 1 participants; groups is NULL (one group) or n group ids (any uint32
+ * values; equal ids form a group); budget is the samples per round for the
+ * whole population. Errors: bad config, n = 0, a budget below the floor
+ * (n*min_samples overall and per group; oort: K*min_samples), groups with oort.
+ * The caller owns the returned controller (hs_controller_destroy); cfg and
+ * groups are copied. */
 hs_controller *hs_controller_create(const hs_policy_config *cfg, size_t n,
                                     const uint32_t *groups, uint64_t budget, hs_error *err);
 void hs_controller_destroy(hs_controller *c);
 
-/* Current allocation (n counts, owned by the controller). */
+/* Current allocation (n counts summing to the budget), owned by the controller
+ * and valid until the next update or destroy. For oort, 0 means "not selected
+ * this round". For ema-batch: the samples each rank trains over the next round
+ * if the current throughput estimates hold (the sum of the planned per-step
+ * batches). */
 const uint64_t *hs_controller_allocation(const hs_controller *c);
-/* Feed one round of telemetry (n records); on error the allocation is unchanged. */
+
+/* Feed one round of telemetry (n records, participant order). On error the
+ * controller is unchanged. */
 hs_status hs_controller_update(hs_controller *c, const hs_telemetry *t, size_t n, hs_error *err);
+
 /* True when the last successful update changed the allocation. */
 bool hs_controller_reallocated(const hs_controller *c);
+
+size_t hs_controller_size(const hs_controller *c);       /* n */
+uint64_t hs_controller_budget(const hs_controller *c);   /* samples per round */
+const hs_policy_config *hs_controller_config(const hs_controller *c); /* its copy */
+uint64_t hs_controller_rounds(const hs_controller *c);   /* successful updates so far */
+
+/* --- DDP: per-step batches ---------------------------------------------------- */
+
+/* The DDP batch schedule for one round: n[i] samples for rank i over `steps`
+ * optimiser steps. Fills b[i*steps + s] with b_{i,s} = floor(n_i/S) + (s < n_i mod S):
+ * sum_s b_{i,s} = n_i, every step gets >= 1 sample when n_i >= S, and no two
+ * steps of a rank differ by more than one sample. No padding, no dummy batches.
+ * b has ranks*steps entries (caller-owned). steps >= 1. */
+void hs_ddp_schedule(const uint64_t *n, size_t ranks, uint32_t steps, uint64_t *b);
+
+/* Gradient weights that keep the sample-mean gradient: w[i*S+s] =
+ * b_{i,s} / sum_j b_{j,s} (0 for a step in which no rank has a sample).
+ * For every step with samples, sum_i w = 1. */
+void hs_ddp_grad_weights(const uint64_t *b, size_t ranks, uint32_t steps, double *w);
+
+/* ema-batch, step level (only for kind "ema-batch"; asserts otherwise).
+ * The global batch of step s of a round (s = 0..S-1) is budget/S plus one for
+ * s < budget mod S, so every round trains exactly the budget (per group when
+ * groups are given: the group budget is spread the same way). Within a step the
+ * global batch is split in proportion to each rank's smoothed throughput
+ * (samples/s, EMA with ema_batch_beta, first observation as is), floor 1 when
+ * the step's batch is at least the rank count, largest remainder.
+ *
+ * hs_controller_step_batches: per-rank batches of the next step (n counts,
+ * owned by the controller, valid until the next step update).
+ * hs_controller_step_update: the measured step times (n values, finite, >= 0;
+ * > 0 for ranks with a non-zero batch); advances to the next step. A rank with
+ * batch 0 keeps its estimate. After S step updates the round is complete; the
+ * following hs_controller_update (round telemetry) is then validated but does
+ * not feed the throughput estimate. Without step updates, round telemetry feeds
+ * it (throughput n_i/t_i), which is what replay uses. */
+const uint64_t *hs_controller_step_batches(const hs_controller *c);
+hs_status hs_controller_step_update(hs_controller *c, const double *step_time_s, size_t n,
+                                    hs_error *err);
 
 #endif

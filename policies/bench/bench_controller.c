@@ -1,0 +1,119 @@
+/* bench_controller.c: hs-bench-controller, the cost of one controller update
+ * for 11, 10^3, 10^5 and 10^6 participants (the target: 10^6 in <= 50 ms).
+ *
+ * For each size: a controller with budget 100 samples per participant, then
+ * `reps` rounds of synthetic telemetry (per-sample time uniform in [5, 25] ms,
+ * power uniform in [5, 15] W, 5 % noise per round, drawn from hs_rng streams so
+ * the workload is the same on every run). Only hs_controller_update is timed
+ * (CLOCK_MONOTONIC); the telemetry is built outside the timed region. The median
+ * is reported because the first rounds (EMA warm-up, bigger reallocation) and
+ * page faults make the mean misleading. The wall clock is read here, in the
+ * benchmark, never in the library. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <gsl/gsl_errno.h>
+
+#include "hs_alloc.h"
+#include "hs_policy.h"
+#include "hs_rng.h"
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_d(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static void usage(FILE *out) {
+  fputs("usage: hs-bench-controller [--policy NAME] [--max-participants N]\n"
+        "\n"
+        "Times one controller update (hs_controller_update) for 11, 10^3, 10^5 and\n"
+        "10^6 participants and prints one row per size: participants, rounds timed,\n"
+        "median/min/max update time in ms, median ns per participant, and the median\n"
+        "as a fraction of a 60 s round. Default policy: balanced.\n"
+        "\n"
+        "example:\n"
+        "  hs-bench-controller --policy time-only\n",
+        out);
+}
+
+int main(int argc, char **argv) {
+  gsl_set_error_handler_off();
+  const char *policy = "balanced";
+  size_t maxn = 1000000;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      usage(stdout);
+      return 0;
+    } else if (!strcmp(argv[i], "--policy") && i + 1 < argc) {
+      policy = argv[++i];
+    } else if (!strcmp(argv[i], "--max-participants") && i + 1 < argc) {
+      maxn = strtoull(argv[++i], NULL, 10);
+    } else {
+      fprintf(stderr, "hs-bench-controller: %s: unknown option (see --help)\n", argv[i]);
+      return 2;
+    }
+  }
+  const size_t sizes[] = {11, 1000, 100000, 1000000};
+  const int reps[] = {2001, 501, 41, 21};
+  printf("policy %s\n", policy);
+  printf("%12s %6s %16s %13s %13s %22s %24s\n", "participants", "rounds", "update_median_ms",
+         "update_min_ms", "update_max_ms", "median_ns_per_participant", "median_fraction_of_60s_round");
+  for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+    size_t n = sizes[s];
+    if (n > maxn) break;
+    hs_error err = {0};
+    hs_policy_config cfg;
+    if (hs_policy_config_init(&cfg, policy, &err) != HS_OK) {
+      fprintf(stderr, "hs-bench-controller: --policy: %s\n", err.msg);
+      return 2;
+    }
+    hs_controller *c = hs_controller_create(&cfg, n, NULL, 100 * (uint64_t)n, &err);
+    if (!c) {
+      fprintf(stderr, "hs-bench-controller: %s\n", err.msg);
+      return 2;
+    }
+    double *tau = hs_calloc(n, sizeof *tau), *pw = hs_calloc(n, sizeof *pw);
+    hs_rng r;
+    hs_rng_init(&r, 42, 0, HS_RNG_BENCH);
+    for (size_t i = 0; i < n; i++) {
+      tau[i] = 0.005 + 0.020 * hs_rng_uniform(&r);
+      pw[i] = 5.0 + 10.0 * hs_rng_uniform(&r);
+    }
+    hs_telemetry *t = hs_calloc(n, sizeof *t);
+    double *dt = hs_calloc((size_t)reps[s], sizeof *dt);
+    for (int k = 0; k < reps[s]; k++) {
+      const uint64_t *a = hs_controller_allocation(c);
+      for (size_t i = 0; i < n; i++) {
+        double noise = 1.0 + 0.05 * (2.0 * hs_rng_uniform(&r) - 1.0);
+        t[i].samples = (int64_t)a[i];
+        t[i].time_s = a[i] ? (double)a[i] * tau[i] * noise : 0.0;
+        t[i].energy_j = t[i].time_s * pw[i];
+      }
+      double t0 = now_s();
+      if (hs_controller_update(c, t, n, &err) != HS_OK) {
+        fprintf(stderr, "hs-bench-controller: %s\n", err.msg);
+        return 1;
+      }
+      dt[k] = now_s() - t0;
+    }
+    qsort(dt, (size_t)reps[s], sizeof *dt, cmp_d);
+    double med = dt[reps[s] / 2];
+    printf("%12zu %6d %16.4f %13.4f %13.4f %22.1f %24.3e\n", n, reps[s], 1e3 * med, 1e3 * dt[0],
+           1e3 * dt[reps[s] - 1], 1e9 * med / (double)n, med / 60.0);
+    fflush(stdout);
+    hs_free(dt);
+    hs_free(t);
+    hs_free(tau);
+    hs_free(pw);
+    hs_controller_destroy(c);
+  }
+  return 0;
+}

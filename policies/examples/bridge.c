@@ -1,0 +1,205 @@
+/* bridge.c: hs-policy-bridge, the controller behind a pipe, for a training loop
+ * written in Python or shell on a real board.
+ *
+ * Protocol (text, one line per round): the bridge first prints the initial
+ * allocation (N integers), then reads one telemetry line per round,
+ * "t_0 e_0 n_0 t_1 e_1 n_1 ..." (time_s, energy_j, samples per participant;
+ * blanks or commas between numbers), and answers with the next allocation.
+ * Lines that are empty or start with '#' are skipped. stdout is flushed after
+ * every line so the trainer can read the answer at once.
+ *
+ * It links hetsim::policies and nothing else of hetsim: this file is the proof
+ * that the controller runs outside the simulator unchanged. The line buffer
+ * grows with the input (getline); numbers are parsed with strtod/strtoll and
+ * rejected unless the whole token is consumed. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_errno.h>
+
+#include "hs_alloc.h"
+#include "hs_policy.h"
+#include "hs_status.h"
+
+static void usage(FILE *out) {
+  fputs("usage: hs-policy-bridge --policy NAME --participants N --budget SAMPLES\n"
+        "                        [--set KEY=VALUE ...]\n"
+        "\n"
+        "Runs the hetsim controller behind a pipe. Prints the initial allocation\n"
+        "(N sample counts), then for every telemetry line read on stdin,\n"
+        "  time_s energy_j samples   (repeated for each of the N participants)\n"
+        "prints the allocation for the next round. Bad input: one line on stderr,\n"
+        "exit status 2.\n"
+        "\n"
+        "example (3 boards, 300 samples per round, time-only):\n"
+        "  printf '1.0 5 100 2.0 6 100 4.0 9 100\\n' |\n"
+        "    hs-policy-bridge --policy time-only --participants 3 --budget 300\n"
+        "  100 100 100\n"
+        "  172 85 43\n"
+        "\n"
+        "policies:",
+        out);
+  for (size_t i = 0; i < hs_policy_count(); i++) fprintf(out, " %s", hs_policy_name(i));
+  fputs("\n", out);
+}
+
+static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int bad(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("hs-policy-bridge: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  return HS_EXIT_BADINPUT;
+}
+
+static int parse_u64(const char *s, unsigned long long *out) {
+  char *end;
+  errno = 0;
+  if (!s || !*s || *s == '-') return -1;
+  *out = strtoull(s, &end, 10);
+  return (*end || errno) ? -1 : 0;
+}
+
+static void print_alloc(const hs_controller *c) {
+  const uint64_t *a = hs_controller_allocation(c);
+  size_t n = hs_controller_size(c);
+  for (size_t i = 0; i < n; i++) printf("%s%llu", i ? " " : "", (unsigned long long)a[i]);
+  putchar('\n');
+  fflush(stdout);
+}
+
+int main(int argc, char **argv) {
+  gsl_set_error_handler_off();
+  const char *policy = NULL;
+  unsigned long long n = 0, budget = 0;
+  int nset = 0;
+  char **sets = hs_calloc((size_t)argc, sizeof *sets);
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      usage(stdout);
+      hs_free(sets);
+      return 0;
+    }
+    if (i + 1 >= argc) {
+      hs_free(sets);
+      return bad("%s: missing value (see --help)%s", a, "");
+    }
+    const char *v = argv[++i];
+    if (!strcmp(a, "--policy")) {
+      policy = v;
+    } else if (!strcmp(a, "--participants")) {
+      if (parse_u64(v, &n) || n == 0) {
+        hs_free(sets);
+        return bad("--participants: \"%s\" is not a positive integer%s", v, "");
+      }
+    } else if (!strcmp(a, "--budget")) {
+      if (parse_u64(v, &budget)) {
+        hs_free(sets);
+        return bad("--budget: \"%s\" is not a non-negative integer%s", v, "");
+      }
+    } else if (!strcmp(a, "--set")) {
+      sets[nset++] = argv[i];
+    } else {
+      hs_free(sets);
+      return bad("%s: unknown option (see --help)%s", a, "");
+    }
+  }
+  if (!policy || !n) {
+    hs_free(sets);
+    return bad("--policy and --participants are required (see --help)%s%s", "", "");
+  }
+  hs_error err = {0};
+  hs_policy_config cfg;
+  if (hs_policy_config_init(&cfg, policy, &err) != HS_OK) {
+    hs_free(sets);
+    return bad("--policy: %s%s", err.msg, "");
+  }
+  for (int k = 0; k < nset; k++) {
+    char *eq = strchr(sets[k], '=');
+    if (!eq) {
+      int rc = bad("--set %s: expected KEY=VALUE%s", sets[k], "");
+      hs_free(sets);
+      return rc;
+    }
+    *eq = '\0';
+    if (hs_policy_config_set(&cfg, sets[k], eq + 1, &err) != HS_OK) {
+      hs_free(sets);
+      return bad("--set: %s%s", err.msg, "");
+    }
+  }
+  hs_free(sets);
+  hs_controller *c = hs_controller_create(&cfg, (size_t)n, NULL, budget, &err);
+  if (!c) return bad("%s%s", err.msg, "");
+  print_alloc(c);
+
+  hs_telemetry *t = hs_calloc((size_t)n, sizeof *t);
+  char *line = NULL;
+  size_t cap = 0;
+  unsigned long lineno = 0;
+  int rc = 0;
+  while (getline(&line, &cap, stdin) >= 0) {
+    lineno++;
+    char *p = line;
+    while (*p == ' ' || *p == '\t') p++;
+    if (*p == '\n' || *p == '\r' || *p == '\0' || *p == '#') continue;
+    char where[64];
+    snprintf(where, sizeof where, "stdin: line %lu", lineno);
+    size_t field = 0;
+    const char *delim = " \t,\r\n";
+    for (char *tok = strtok(p, delim); tok; tok = strtok(NULL, delim), field++) {
+      if (field >= 3 * n) {
+        rc = bad("%s: more than %s numbers", where, "3 per participant");
+        goto done;
+      }
+      size_t i = field / 3;
+      char *end;
+      errno = 0;
+      if (field % 3 == 2) {
+        long long v = strtoll(tok, &end, 10);
+        if (*end || errno) {
+          fprintf(stderr, "hs-policy-bridge: %s: participant %zu: samples: \"%s\" is not an integer\n",
+                  where, i, tok);
+          rc = HS_EXIT_BADINPUT;
+          goto done;
+        }
+        t[i].samples = v;
+      } else {
+        double v = strtod(tok, &end);
+        if (*end || errno) {
+          fprintf(stderr, "hs-policy-bridge: %s: participant %zu: %s: \"%s\" is not a number\n",
+                  where, i, field % 3 ? "energy_j" : "time_s", tok);
+          rc = HS_EXIT_BADINPUT;
+          goto done;
+        }
+        if (field % 3)
+          t[i].energy_j = v;
+        else
+          t[i].time_s = v;
+      }
+    }
+    if (field != 3 * n) {
+      fprintf(stderr, "hs-policy-bridge: %s: %zu numbers, expected %llu (time_s energy_j samples "
+                      "per participant)\n",
+              where, field, 3 * n);
+      rc = HS_EXIT_BADINPUT;
+      goto done;
+    }
+    if (hs_controller_update(c, t, (size_t)n, &err) != HS_OK) {
+      fprintf(stderr, "hs-policy-bridge: %s: %s\n", where, err.msg);
+      rc = HS_EXIT_BADINPUT;
+      goto done;
+    }
+    print_alloc(c);
+  }
+done:
+  free(line);
+  hs_free(t);
+  hs_controller_destroy(c);
+  return rc;
+}

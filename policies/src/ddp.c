@@ -1,0 +1,167 @@
+/* ddp.c: the DDP per-step batch schedule and gradient weights, and the
+ * ema-batch baseline (step-level throughput batch sizing).
+ *
+ * Schedule: b_{i,s} = floor(n_i/S) + (s < n_i mod S). The extras sit on the
+ * first steps of every rank, so Σ_s b_{i,s} = n_i, max-min <= 1 per rank, and
+ * every step has >= 1 sample when n_i >= S; O(ranks*S). Rejected: padding short
+ * ranks to a common batch (dummy samples change the gradient) and one batch size
+ * for all steps (cannot sum to n_i). The sample-mean gradient over the round's
+ * step s is Σ_i (b_{i,s}/Σ_j b_{j,s}) g_{i,s} where g_{i,s} is rank i's mean
+ * gradient over its batch; those weights are what hs_ddp_grad_weights returns.
+ *
+ * ema-batch state: a smoothed throughput (samples/s) per rank, the step index
+ * within the round, and the per-rank batch of the next step. The global batch
+ * of step s (per group) is G_s = B_g/S + (s < B_g mod S), so the steps of a
+ * round train exactly B_g. Each step's split is pol_apportion over the group
+ * (O(n) expected); the round-level allocation is the same apportionment of the
+ * whole group budget, which can differ from the realised Σ_s b_{i,s} by less
+ * than S samples per rank (rounding happens per step). Rejected: deriving steps
+ * from the round plan with hs_ddp_schedule (per-step global batches would then
+ * vary with the remainders, which ema-batch promises not to do). */
+#include <assert.h>
+#include <math.h>
+#include <string.h>
+
+#include "hs_alloc.h"
+#include "pol_internal.h"
+
+void hs_ddp_schedule(const uint64_t *n, size_t ranks, uint32_t steps, uint64_t *b) {
+  assert(steps >= 1);
+  for (size_t i = 0; i < ranks; i++) {
+    uint64_t each = n[i] / steps, extra = n[i] % steps;
+    for (uint32_t s = 0; s < steps; s++) b[i * steps + s] = each + (s < extra ? 1 : 0);
+  }
+}
+
+void hs_ddp_grad_weights(const uint64_t *b, size_t ranks, uint32_t steps, double *w) {
+  assert(steps >= 1);
+  for (uint32_t s = 0; s < steps; s++) {
+    uint64_t total = 0;
+    for (size_t i = 0; i < ranks; i++) total += b[i * steps + s];
+    for (size_t i = 0; i < ranks; i++)
+      w[i * steps + s] = total ? (double)b[i * steps + s] / (double)total : 0.0;
+  }
+}
+
+/* --- ema-batch ---------------------------------------------------------------- */
+
+struct pol_ebatch {
+  double *thr;          /* smoothed samples/s */
+  unsigned char *have;  /* thr[i] valid */
+  uint64_t *step;       /* per-rank batch of the next step */
+  uint32_t s;           /* index of the next step within the round */
+  uint32_t steps_seen;  /* step updates since the last round update */
+};
+
+/* Weights for a group: throughput; unmeasured ranks get the group median of the
+ * measured ones (1 when none is measured, i.e. the equal split). */
+static void ebatch_weights(hs_controller *c, const uint32_t *idx, size_t m) {
+  pol_ebatch *e = c->eb;
+  size_t k = 0;
+  for (size_t j = 0; j < m; j++)
+    if (e->have[idx[j]]) c->sd[k++] = e->thr[idx[j]];
+  double neutral = k ? pol_median(c->sd, k) : 1.0;
+  if (!(neutral > 0)) neutral = 1.0;
+  for (size_t j = 0; j < m; j++) {
+    uint32_t i = idx[j];
+    double v = e->have[i] ? e->thr[i] : neutral;
+    c->w[i] = v > 1e-300 ? v : 1e-300;
+  }
+}
+
+static uint64_t step_global(uint64_t group_budget, uint32_t steps, uint32_t s) {
+  return group_budget / steps + (s < group_budget % steps ? 1 : 0);
+}
+
+static void plan_step(hs_controller *c) {
+  pol_ebatch *e = c->eb;
+  uint32_t steps = c->cfg.steps_per_round;
+  for (size_t g = 0; g < c->ngroups; g++) {
+    const uint32_t *idx = c->order + c->gstart[g];
+    size_t m = c->gstart[g + 1] - c->gstart[g];
+    uint64_t gs = step_global(c->gbudget[g], steps, e->s);
+    ebatch_weights(c, idx, m);
+    pol_apportion(idx, m, c->w, gs, gs >= m ? 1 : 0, e->step, &c->scratch);
+  }
+}
+
+void pol_ebatch_plan(hs_controller *c, uint64_t *out) {
+  for (size_t g = 0; g < c->ngroups; g++) {
+    const uint32_t *idx = c->order + c->gstart[g];
+    size_t m = c->gstart[g + 1] - c->gstart[g];
+    ebatch_weights(c, idx, m);
+    uint64_t fl = c->gbudget[g] >= m ? 1 : 0;
+    pol_apportion(idx, m, c->w, c->gbudget[g], fl, out, &c->scratch);
+  }
+}
+
+void pol_ebatch_create(hs_controller *c) {
+  pol_ebatch *e = hs_calloc(1, sizeof *e);
+  e->thr = hs_calloc(c->n, sizeof *e->thr);
+  e->have = hs_calloc(c->n, sizeof *e->have);
+  e->step = hs_calloc(c->n, sizeof *e->step);
+  c->eb = e;
+  plan_step(c);
+}
+
+void pol_ebatch_destroy(hs_controller *c) {
+  pol_ebatch *e = c->eb;
+  if (!e) return;
+  hs_free(e->thr);
+  hs_free(e->have);
+  hs_free(e->step);
+  hs_free(e);
+  c->eb = NULL;
+}
+
+static void observe_thr(pol_ebatch *e, size_t i, double thr, double beta) {
+  if (!e->have[i]) {
+    e->thr[i] = thr;
+    e->have[i] = 1;
+  } else {
+    e->thr[i] = beta * e->thr[i] + (1.0 - beta) * thr;
+  }
+}
+
+void pol_ebatch_update(hs_controller *c, const hs_telemetry *t) {
+  pol_ebatch *e = c->eb;
+  if (e->steps_seen == 0)
+    for (size_t i = 0; i < c->n; i++)
+      if (t[i].samples > 0)
+        observe_thr(e, i, (double)t[i].samples / t[i].time_s, c->cfg.ema_batch_beta);
+  e->steps_seen = 0;
+  e->s = 0;
+  pol_ebatch_plan(c, c->next);
+  plan_step(c);
+}
+
+const uint64_t *hs_controller_step_batches(const hs_controller *c) {
+  assert(c->eb && "hs_controller_step_batches: policy is not ema-batch");
+  return c->eb->step;
+}
+
+hs_status hs_controller_step_update(hs_controller *c, const double *step_time_s, size_t n,
+                                    hs_error *err) {
+  assert(c->eb && "hs_controller_step_update: policy is not ema-batch");
+  pol_ebatch *e = c->eb;
+  if (n != c->n)
+    return hs_error_set(err, HS_EINVAL, "step times: %zu values for %zu ranks", n, c->n);
+  if (!step_time_s) return hs_error_set(err, HS_EINVAL, "step times: no values");
+  for (size_t i = 0; i < n; i++) {
+    double t = step_time_s[i];
+    if (!isfinite(t) || t < 0)
+      return hs_error_set(err, HS_EINVAL, "rank %zu: step_time_s: %g is not a finite number >= 0",
+                          i, t);
+    if (e->step[i] > 0 && t == 0)
+      return hs_error_set(err, HS_EINVAL,
+                          "rank %zu: step_time_s: 0 for a batch of %llu (must be > 0)", i,
+                          (unsigned long long)e->step[i]);
+  }
+  for (size_t i = 0; i < n; i++)
+    if (e->step[i] > 0)
+      observe_thr(e, i, (double)e->step[i] / step_time_s[i], c->cfg.ema_batch_beta);
+  e->steps_seen++;
+  e->s = (e->s + 1) % c->cfg.steps_per_round;
+  plan_step(c);
+  return HS_OK;
+}

@@ -1,0 +1,210 @@
+/* oort.c: Oort-style participant selection (Lai et al., OSDI'21), shaped after
+ * FedScale's selector, on the telemetry a meter sees.
+ *
+ * Per participant: the statistical utility of its last run (|B_i| times the
+ * root-mean-square loss in Oort; a time/energy meter has no loss, so the
+ * utility here is the sample count it trained), the round it last ran, and the
+ * smoothed per-sample time tau (pol_observe). Each update (round r):
+ *   1. expected duration if selected: d_i = tau_i * budget/K;
+ *   2. T_pref starts as the K-th smallest d (the round K participants can
+ *      finish); every `oort_pacer_window` W rounds the pacer compares the
+ *      exploitation utility of the last W rounds with the W before: flat
+ *      (change <= 10 %) relaxes T_pref by `oort_pacer_step`, a jump (>= 5x)
+ *      tightens it;
+ *   3. score_i = util_i/mean(util) + sqrt(0.1 ln(r+1) / last_i), times
+ *      (T_pref/d_i)^alpha when d_i > T_pref (the straggler penalty);
+ *   4. exploration factor eps <- max(eps*decay, eps_min); exploit
+ *      L = min(floor(K(1-eps)), explored) participants: take the top scores
+ *      down to 95 % of the L-th (at least 10L+1 of them, as FedScale does) and
+ *      sample L of them without replacement with probability proportional to
+ *      score (Efraimidis-Spirakis keys ln(u)/score);
+ *   5. explore the other K-L slots: never-measured participants first, then
+ *      the rest, uniformly at random;
+ *   6. the budget is split equally over the K selected; the others get 0.
+ * Random numbers: one hs_rng stream per round keyed (seed, round,
+ * HS_RNG_POLICY), drawn in participant order, so a run is a pure function of
+ * (seed, telemetry). Selections use pol_top_k (expected O(n)), never a sort.
+ * Rejected: FedScale's blacklist of over-selected clients and its
+ * wall-clock-based staleness (not measurable from round telemetry). */
+#include <assert.h>
+#include <math.h>
+#include <string.h>
+
+#include "hs_alloc.h"
+#include "hs_rng.h"
+#include "pol_internal.h"
+
+struct pol_oort {
+  uint32_t k;
+  double explore;
+  double t_pref;       /* seconds; 0 until the first measurement */
+  double pacer_step;   /* seconds (resolved from auto) */
+  uint64_t round;
+  double *util;
+  uint64_t *last;      /* round last run, 0: never */
+  unsigned char *exploited; /* picked by exploitation in the last selection */
+  unsigned char *picked;
+  double *score;
+  double *hist;        /* exploitation utility per round, ring of 2W */
+  pol_rem *cand;
+};
+
+hs_status pol_oort_create(hs_controller *c, hs_error *err) {
+  uint64_t k = c->cfg.oort_k ? c->cfg.oort_k : c->n / 2;
+  if (k == 0) k = 1;
+  if (k > c->n) k = c->n;
+  if (c->cfg.min_samples > 0 && c->budget / c->cfg.min_samples < k)
+    return hs_error_set(err, HS_ERANGE,
+                        "budget: %llu samples is below K = %llu selected x min_samples %llu",
+                        (unsigned long long)c->budget, (unsigned long long)k,
+                        (unsigned long long)c->cfg.min_samples);
+  pol_oort *o = hs_calloc(1, sizeof *o);
+  o->k = (uint32_t)k;
+  o->explore = c->cfg.oort_explore;
+  o->util = hs_calloc(c->n, sizeof *o->util);
+  o->last = hs_calloc(c->n, sizeof *o->last);
+  o->exploited = hs_calloc(c->n, sizeof *o->exploited);
+  o->picked = hs_calloc(c->n, sizeof *o->picked);
+  o->score = hs_calloc(c->n, sizeof *o->score);
+  o->hist = hs_calloc(2 * (size_t)c->cfg.oort_pacer_window, sizeof *o->hist);
+  o->cand = hs_calloc(c->n, sizeof *o->cand);
+  c->oort = o;
+  return HS_OK;
+}
+
+void pol_oort_destroy(hs_controller *c) {
+  pol_oort *o = c->oort;
+  if (!o) return;
+  hs_free(o->util);
+  hs_free(o->last);
+  hs_free(o->exploited);
+  hs_free(o->picked);
+  hs_free(o->score);
+  hs_free(o->hist);
+  hs_free(o->cand);
+  hs_free(o);
+  c->oort = NULL;
+}
+
+static void pacer(hs_controller *c, pol_oort *o) {
+  uint64_t w = c->cfg.oort_pacer_window, r = o->round;
+  if (r < 2 * w || r % w != 0 || o->t_pref <= 0) return;
+  double prev = 0, cur = 0;
+  for (uint64_t j = r - 2 * w; j < r - w; j++) prev += o->hist[j % (2 * w)];
+  for (uint64_t j = r - w; j < r; j++) cur += o->hist[j % (2 * w)];
+  double change = fabs(cur - prev);
+  if (change <= 0.1 * prev)
+    o->t_pref += o->pacer_step;
+  else if (change >= 5.0 * prev)
+    o->t_pref = fmax(o->pacer_step, o->t_pref - o->pacer_step);
+}
+
+void pol_oort_update(hs_controller *c, const hs_telemetry *t) {
+  pol_oort *o = c->oort;
+  size_t n = c->n;
+  o->round++;
+  uint64_t r = o->round, w = c->cfg.oort_pacer_window;
+  pol_observe(c, t, c->cfg.ema);
+  double exploit_util = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (t[i].samples <= 0) continue;
+    o->util[i] = (double)t[i].samples;
+    o->last[i] = r;
+    if (o->exploited[i]) exploit_util += o->util[i];
+  }
+  o->hist[(r - 1) % (2 * w)] = exploit_util;
+
+  /* expected durations (in score[] for now) and T_pref */
+  double share = (double)c->budget / (double)o->k;
+  size_t nexp = 0;
+  double usum = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (!c->have[i]) continue;
+    o->score[i] = c->tau[i] * share;
+    c->sd[nexp++] = o->score[i];
+    usum += o->util[i];
+  }
+  if (o->t_pref <= 0 && nexp > 0) {
+    size_t kk = o->k <= nexp ? o->k - 1 : nexp - 1;
+    o->t_pref = pol_select(c->sd, nexp, kk);
+    o->pacer_step = c->cfg.oort_pacer_step > 0 ? c->cfg.oort_pacer_step : 0.1 * o->t_pref;
+  }
+  pacer(c, o);
+
+  /* scores of the explored */
+  double umean = nexp ? usum / (double)nexp : 1.0;
+  if (!(umean > 0)) umean = 1.0;
+  double lr = log((double)r + 1.0);
+  for (size_t i = 0; i < n; i++) {
+    if (!c->have[i]) continue;
+    double d = o->score[i];
+    double sc = o->util[i] / umean + sqrt(0.1 * lr / (double)(o->last[i] ? o->last[i] : 1));
+    if (o->t_pref > 0 && d > o->t_pref) sc *= pow(o->t_pref / d, c->cfg.oort_alpha);
+    o->score[i] = sc > 1e-300 ? sc : 1e-300;
+  }
+
+  o->explore = fmax(o->explore * c->cfg.oort_explore_decay, c->cfg.oort_explore_min);
+  size_t k = o->k;
+  size_t nexploit = (size_t)floor((double)k * (1.0 - o->explore));
+  if (nexploit > nexp) nexploit = nexp;
+
+  /* one stream per round; two uniforms per participant, in index order */
+  hs_rng rng;
+  hs_rng_init(&rng, c->cfg.seed, r, HS_RNG_POLICY);
+  double *u_exploit = c->w; /* scratch: n doubles */
+  for (size_t i = 0; i < n; i++) {
+    u_exploit[i] = hs_rng_uniform_pos(&rng);
+    c->sd[i] = hs_rng_uniform(&rng); /* exploration */
+  }
+  memset(o->picked, 0, n);
+  memset(o->exploited, 0, n);
+
+  if (nexploit > 0) {
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+      if (c->have[i]) o->cand[m++] = (pol_rem){o->score[i], (uint32_t)i};
+    pol_top_k(o->cand, m, nexploit);
+    double lth = o->cand[0].frac;
+    for (size_t j = 1; j < nexploit; j++)
+      if (o->cand[j].frac < lth) lth = o->cand[j].frac;
+    double cut = 0.95 * lth;
+    size_t above = 0;
+    for (size_t j = 0; j < m; j++) above += o->cand[j].frac >= cut;
+    size_t want = 10 * nexploit + 1;
+    size_t mm = above > want ? above : (want < m ? want : m);
+    pol_top_k(o->cand, m, mm);
+    for (size_t j = 0; j < mm; j++) {
+      uint32_t i = o->cand[j].idx;
+      o->cand[j].frac = log(u_exploit[i]) / o->score[i];
+    }
+    pol_top_k(o->cand, mm, nexploit);
+    for (size_t j = 0; j < nexploit; j++) {
+      o->picked[o->cand[j].idx] = 1;
+      o->exploited[o->cand[j].idx] = 1;
+    }
+  }
+  size_t slots = k - nexploit;
+  if (slots > 0) {
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+      if (!o->picked[i]) o->cand[m++] = (pol_rem){(c->have[i] ? 0.0 : 1.0) + c->sd[i], (uint32_t)i};
+    if (slots > m) slots = m;
+    pol_top_k(o->cand, m, slots);
+    for (size_t j = 0; j < slots; j++) o->picked[o->cand[j].idx] = 1;
+  }
+
+  /* equal split over the selected, extras to the lower indices */
+  size_t nsel = 0;
+  for (size_t i = 0; i < n; i++) nsel += o->picked[i];
+  assert(nsel == k);
+  uint64_t each = c->budget / nsel, extra = c->budget % nsel;
+  size_t j = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (!o->picked[i]) {
+      c->next[i] = 0;
+      continue;
+    }
+    c->next[i] = each + (j < extra ? 1 : 0);
+    j++;
+  }
+}
