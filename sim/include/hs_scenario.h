@@ -1,10 +1,28 @@
 /* hs_scenario.h: a scenario, loaded and validated from JSON (see DESIGN.md,
- * "Formats"), with --set overrides applied before validation.
+ * "Formats", and README.md, "Scenario format", for every key, unit and default),
+ * with --set overrides applied to the JSON tree before validation.
  *
  * The struct is open: regimes read it directly. It is immutable after load;
  * everything in it is owned by the scenario and freed by hs_scenario_destroy.
  * Every error names the file, the JSON path and the reason, e.g.
- *   scenarios/x.json: devices[3].profile: no profile "rpi9" */
+ *   scenarios/x.json: devices[3].profile: no profile "rpi9"
+ *
+ * Defaults (what a missing key means; hs_scenario_to_json prints them all):
+ *   name: the file name without ".json"      seed: 1
+ *   task: "mnist"                            batch_size: 32
+ *   regime.kind: "pma"                       policy.kind: "equal" (+ its defaults)
+ *   regime.steps_per_round (ddp, hfl-ddp): max(1, samples_per_round /
+ *     (batch_size * total_devices)), i.e. the mean per-rank batch is batch_size
+ *   regime.collective (ddp, hfl-ddp): "ring"
+ *   regime.silos[i].fabric: the link every member uses (required if they differ)
+ *   regime.staleness (fedasync): "polynomial"; staleness_a: 0.5 (polynomial) or
+ *     10 (hinge); staleness_b (hinge only): 4; mixing_alpha: 0.6 (FedAsync paper)
+ *   devices[i].count: 1; speed_spread, power_spread: 0; link: the only link
+ *     when network.links has exactly one (required otherwise)
+ *   network.server: the only link when there is exactly one (required otherwise)
+ *   network.links.<name>.latency_ms: 0
+ *   telemetry.time_noise, telemetry.energy_noise: 0;  switch_off_unselected: false
+ * Required: model_bytes, rounds, samples_per_round, devices, network.links. */
 #ifndef HS_SCENARIO_H
 #define HS_SCENARIO_H
 
@@ -34,16 +52,18 @@ typedef struct hs_device_spec {
   uint32_t count;              /* >= 1 */
   double speed_spread;         /* lognormal sigma of a per-device speed factor (0: none) */
   double power_spread;         /* lognormal sigma of a per-device power factor (0: none) */
-  char *speed_trace_path;      /* optional CSV time_s,speed (resolved path) */
+  char *speed_trace_path;      /* optional CSV time_s,speed (resolved path), or NULL */
   const hs_speed_trace *speed_trace; /* loaded, or NULL */
-  char *owner;                 /* optional, informational (who owns the board) */
+  char *owner;                 /* optional, informational (who owns the board), or NULL */
+  char *speed_trace_name;      /* "speed_trace" as written in the scenario, or NULL */
+  size_t first;                /* index of its first expanded device (see hs_scenario_devices) */
 } hs_device_spec;
 
 typedef struct hs_silo_spec {
   char *name;
-  char **members;     /* device names (expanded names or entry names) */
+  char **members;     /* device names as written (expanded names or entry names) */
   size_t nmembers;
-  char *fabric;       /* link name used for the intra-silo all-reduce */
+  char *fabric;       /* link name used for the intra-silo all-reduce (default filled in) */
 } hs_silo_spec;
 
 typedef struct hs_regime_spec {
@@ -90,14 +110,57 @@ typedef struct hs_override {
   const char *value;
 } hs_override;
 
+/* Split a command-line "key=value" (the text after --set) at its first '=',
+ * which becomes '\0': out->key and out->value point into arg. HS_EINVAL,
+ * naming arg, when there is no '=' or the key is empty (arg unchanged). */
+hs_status hs_override_parse(char *arg, hs_override *out, hs_error *err);
+
+/* Read, override, validate. Overrides apply in order, except that every
+ * "policy.kind" override applies first: it replaces the whole policy object with
+ * {"kind": NEW}, so the new kind starts from its own defaults and the file's
+ * other policy keys (written for the old kind) are dropped; the other policy.*
+ * overrides then apply on top. A value that parses as JSON is used as JSON,
+ * anything else as a string; the value null removes the key (its default
+ * applies). The parent of the key must exist (a missing top-level "regime",
+ * "policy", "network" or "telemetry" object counts as an empty one).
+ * Returns NULL with *err set on any error. The caller owns the result. */
 hs_scenario *hs_scenario_load(const char *path, const hs_override *ovr, size_t novr,
                               hs_error *err);
+/* The same from JSON text. origin names the text in errors (and is sc->path);
+ * base_dir is the folder relative profile and speed-trace paths start from. */
+hs_scenario *hs_scenario_parse(const char *json_text, const char *origin, const char *base_dir,
+                               const hs_override *ovr, size_t novr, hs_error *err);
 void hs_scenario_destroy(hs_scenario *sc);
+
+/* The built-in default scenario: HS_SCENARIO_DIR "/testbed-mnist-pma.json"
+ * (HS_SCENARIO_DIR is the source tree's scenarios/ folder). Static string. */
+const char *hs_scenario_default_path(void);
 
 /* Find a link by name; NULL when absent. */
 const hs_link_spec *hs_scenario_link(const hs_scenario *sc, const char *name);
 
-/* The scenario as JSON with every default filled in (heap string, hs_free). */
+/* One expanded device. */
+typedef struct hs_device_ref {
+  const char *name; /* "<entry>" when count is 1, else "<entry>-<k>" (owned by the scenario) */
+  size_t spec;      /* index in sc->devices */
+  uint32_t k;       /* index within that entry, 0 <= k < count */
+} hs_device_ref;
+
+/* All sc->total_devices expanded devices in a stable order: entry order, then k.
+ * devices[i].first is the position of entry i's first device. Owned by sc. */
+const hs_device_ref *hs_scenario_devices(const hs_scenario *sc);
+/* Position (in hs_scenario_devices order) of the device with this expanded
+ * name, or SIZE_MAX. O(log n). */
+size_t hs_scenario_find_device(const hs_scenario *sc, const char *name);
+/* hfl-ddp: silo index of each expanded device (sc->total_devices values, in
+ * hs_scenario_devices order; ready to pass as hs_controller_create's groups).
+ * NULL for the other regimes. Owned by sc. */
+const uint32_t *hs_scenario_silo_of(const hs_scenario *sc);
+
+/* The scenario as JSON with every default filled in (heap string, hs_free).
+ * Devices are written as entries (with count), not expanded; paths as written.
+ * Deterministic: the same scenario gives the same bytes. Loading the output
+ * again (from the same folder) gives the same scenario. */
 char *hs_scenario_to_json(const hs_scenario *sc);
 
 #endif

@@ -1,0 +1,514 @@
+/* test_scenario.c: the scenario loader: defaults, every validation rule,
+ * --set semantics, count expansion, and a deterministic, reloadable to_json.
+ * Fixture profiles (tests/data/scenario/profiles) are referenced by path so the
+ * tests do not move when the shipped profiles are re-measured. */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+#include <criterion/criterion.h>
+
+#include "hs_alloc.h"
+#include "hs_profile.h"
+#include "hs_scenario.h"
+
+#define DATA HS_SOURCE_DIR "/tests/data/scenario"
+
+/* Two entries (a: fast, b: slow x3), one link. */
+#define BASE "{" BASE_BODY
+#define BASE_BODY                                                                  \
+  "\"model_bytes\": 1000, \"rounds\": 2, \"samples_per_round\": 100,\n"             \
+  " \"devices\": [{\"name\": \"a\", \"profile\": \"profiles/fast.json\"},\n"       \
+  "               {\"name\": \"b\", \"profile\": \"profiles/slow.json\", \"count\": 3}],\n" \
+  " \"network\": {\"links\": {\"lan\": {\"bandwidth_mbps\": 100}}}}"
+
+#define TWO_LINKS                                                                   \
+  "{\"model_bytes\": 1000, \"rounds\": 2, \"samples_per_round\": 100,\n"            \
+  " \"devices\": [{\"name\": \"a\", \"profile\": \"profiles/fast.json\", \"link\": \"lan\"},\n" \
+  "               {\"name\": \"b\", \"profile\": \"profiles/slow.json\", \"count\": 3, " \
+  "\"link\": \"wifi\"}],\n"                                                         \
+  " \"network\": {\"server\": \"lan\", \"links\": {\"lan\": {\"bandwidth_mbps\": 100},\n" \
+  "             \"wifi\": {\"bandwidth_mbps\": 20, \"latency_ms\": 3}}}}"
+
+static hs_scenario *parse(const char *json, const hs_override *o, size_t n, hs_error *err) {
+  return hs_scenario_parse(json, "t.json", DATA, o, n, err);
+}
+
+static hs_scenario *parse_ok(const char *json, const hs_override *o, size_t n) {
+  hs_error err = {0};
+  hs_scenario *sc = parse(json, o, n, &err);
+  cr_assert_not_null(sc, "unexpected error: %s", err.msg);
+  return sc;
+}
+
+/* The load must fail with st and a message containing every given piece. */
+static void expect_fail(const char *json, const hs_override *o, size_t n, hs_status st,
+                        const char *piece1, const char *piece2) {
+  hs_error err = {0};
+  hs_scenario *sc = parse(json, o, n, &err);
+  cr_assert_null(sc, "expected \"%s\" to fail", piece1);
+  cr_expect_eq(err.status, st, "status %d (%s), expected %d; message: %s", err.status,
+               hs_status_str(err.status), st, err.msg);
+  cr_expect_not_null(strstr(err.msg, piece1), "\"%s\" not in: %s", piece1, err.msg);
+  if (piece2) cr_expect_not_null(strstr(err.msg, piece2), "\"%s\" not in: %s", piece2, err.msg);
+  cr_expect_null(strchr(err.msg, '\n'), "message spans lines: %s", err.msg);
+}
+
+#define SET(k, v) ((hs_override){(k), (v)})
+
+/* --- defaults and expansion ------------------------------------------------------ */
+
+Test(scenario, defaults_filled) {
+  hs_scenario *sc = parse_ok(BASE, NULL, 0);
+  cr_expect_str_eq(sc->name, "t");
+  cr_expect_eq(sc->seed, 1);
+  cr_expect_str_eq(sc->task, "mnist");
+  cr_expect_eq(sc->batch_size, 32);
+  cr_expect_str_eq(sc->regime.kind, "pma");
+  cr_expect_null(sc->regime.collective);
+  cr_expect_null(sc->regime.staleness);
+  cr_expect_str_eq(sc->policy.kind, "equal");
+  cr_expect_eq(sc->policy.seed, 1, "policy seed follows the scenario seed");
+  cr_expect_eq(sc->ndevices, 2);
+  cr_expect_eq(sc->total_devices, 4);
+  cr_expect_eq(sc->devices[0].count, 1);
+  cr_expect_str_eq(sc->devices[0].link, "lan");
+  cr_expect_eq(sc->devices[0].speed_spread, 0.0);
+  cr_expect_eq(sc->devices[0].power_spread, 0.0);
+  cr_expect_null(sc->devices[0].speed_trace);
+  cr_expect_null(sc->devices[0].owner);
+  cr_expect_str_eq(sc->server_link, "lan");
+  cr_expect_eq(sc->nlinks, 1);
+  cr_expect_eq(sc->links[0].latency_ms, 0.0);
+  cr_expect_eq(sc->links[0].bandwidth_mbps, 100.0);
+  cr_expect_eq(sc->telemetry_time_noise, 0.0);
+  cr_expect_eq(sc->telemetry_energy_noise, 0.0);
+  cr_expect_not(sc->switch_off_unselected);
+  cr_expect_not_null(sc->devices[1].profile);
+  cr_expect_str_eq(hs_profile_name(sc->devices[1].profile), "test-slow");
+  hs_scenario_destroy(sc);
+}
+
+Test(scenario, count_expansion_and_names) {
+  hs_override o[] = {SET("devices[1].count", "12")};
+  hs_scenario *sc = parse_ok(BASE, o, 1);
+  cr_assert_eq(sc->total_devices, 13);
+  const hs_device_ref *d = hs_scenario_devices(sc);
+  cr_expect_str_eq(d[0].name, "a");
+  cr_expect_eq(d[0].spec, 0);
+  cr_expect_str_eq(d[1].name, "b-0");
+  cr_expect_str_eq(d[12].name, "b-11");
+  cr_expect_eq(d[12].spec, 1);
+  cr_expect_eq(d[12].k, 11);
+  cr_expect_eq(sc->devices[1].first, 1);
+  cr_expect_eq(hs_scenario_find_device(sc, "b-10"), 11);
+  cr_expect_eq(hs_scenario_find_device(sc, "a"), 0);
+  cr_expect_eq(hs_scenario_find_device(sc, "b"), SIZE_MAX, "an entry name is not a device");
+  cr_expect_eq(hs_scenario_find_device(sc, "b-12"), SIZE_MAX);
+  cr_expect_null(hs_scenario_silo_of(sc));
+  hs_scenario_destroy(sc);
+}
+
+Test(scenario, load_from_file_resolves_relative_paths) {
+  hs_error err = {0};
+  hs_scenario *sc = hs_scenario_load(DATA "/unit-base.json", NULL, 0, &err);
+  cr_assert_not_null(sc, "%s", err.msg);
+  cr_expect_str_eq(sc->name, "unit-base", "name defaults to the file name");
+  cr_expect_not_null(sc->devices[0].speed_trace);
+  cr_expect_str_eq(sc->devices[0].speed_trace_name, "throttle.csv");
+  cr_expect_str_eq(sc->devices[0].speed_trace_path, DATA "/throttle.csv");
+  hs_scenario_destroy(sc);
+}
+
+Test(scenario, file_not_found) {
+  hs_error err = {0};
+  cr_expect_null(hs_scenario_load(DATA "/no-such.json", NULL, 0, &err));
+  cr_expect_eq(err.status, HS_ENOENT);
+  cr_expect_not_null(strstr(err.msg, "no-such.json: cannot open"), "%s", err.msg);
+}
+
+Test(scenario, default_path_is_the_testbed) {
+  const char *p = hs_scenario_default_path();
+  size_t n = strlen(p);
+  cr_expect(n > 23 && !strcmp(p + n - 23, "/testbed-mnist-pma.json"), "%s", p);
+}
+
+/* --- validation ------------------------------------------------------------------ */
+
+Test(scenario, unknown_keys_rejected_everywhere) {
+  hs_override top[] = {SET("colour", "1")};
+  expect_fail(BASE, top, 1, HS_EKEY, "t.json: colour: unknown key", "--set colour");
+  hs_override reg[] = {SET("regime.stepz", "4")};
+  expect_fail(BASE, reg, 1, HS_EKEY, "regime.stepz: unknown key", NULL);
+  hs_override dev[] = {SET("devices[1].colour", "\"red\"")};
+  expect_fail(BASE, dev, 1, HS_EKEY, "devices[1].colour: unknown key", NULL);
+  hs_override link[] = {SET("network.links.lan.jitter_ms", "1")};
+  expect_fail(BASE, link, 1, HS_EKEY, "network.links.lan.jitter_ms: unknown key", NULL);
+  hs_override tel[] = {SET("telemetry.noise", "0.1")};
+  expect_fail(BASE, tel, 1, HS_EKEY, "telemetry.noise: unknown key", NULL);
+  hs_override pol[] = {SET("policy.colour", "1")};
+  expect_fail(BASE, pol, 1, HS_EKEY, "policy.colour: unknown policy key", NULL);
+}
+
+Test(scenario, duplicate_key_rejected) {
+  expect_fail("{\"rounds\": 1, \"rounds\": 2}", NULL, 0, HS_EKEY, "t.json: rounds: key appears twice",
+              NULL);
+}
+
+Test(scenario, wrong_types) {
+  hs_override a[] = {SET("rounds", "many")};
+  expect_fail(BASE, a, 1, HS_ETYPE, "rounds: expected an integer", "got a string");
+  hs_override b[] = {SET("devices", "{}")};
+  expect_fail(BASE, b, 1, HS_ETYPE, "devices: expected an array", NULL);
+  hs_override c[] = {SET("switch_off_unselected", "1")};
+  expect_fail(BASE, c, 1, HS_ETYPE, "switch_off_unselected: expected true or false", NULL);
+  hs_override d[] = {SET("devices[0].profile", "4")};
+  expect_fail(BASE, d, 1, HS_ETYPE, "devices[0].profile: expected a string", NULL);
+  expect_fail("[1, 2]", NULL, 0, HS_ETYPE, "t.json: (top level): expected an object", NULL);
+}
+
+Test(scenario, numbers_out_of_range) {
+  hs_override a[] = {SET("rounds", "0")};
+  expect_fail(BASE, a, 1, HS_ERANGE, "rounds: expected an integer in [1,", "got 0");
+  hs_override b[] = {SET("network.links.lan.bandwidth_mbps", "-100")};
+  expect_fail(BASE, b, 1, HS_ERANGE, "network.links.lan.bandwidth_mbps: expected a finite number > 0",
+              "got -100");
+  hs_override c[] = {SET("model_bytes", "1e999")};
+  expect_fail(BASE, c, 1, HS_ERANGE, "model_bytes: expected a finite number", NULL);
+  hs_override d[] = {SET("rounds", "2.5")};
+  expect_fail(BASE, d, 1, HS_ERANGE, "rounds: expected an integer", "got 2.5");
+  hs_override e[] = {SET("devices[1].count", "0")};
+  expect_fail(BASE, e, 1, HS_ERANGE, "devices[1].count", NULL);
+  hs_override f[] = {SET("telemetry.time_noise", "-0.1")};
+  expect_fail(BASE, f, 1, HS_ERANGE, "telemetry.time_noise", NULL);
+  hs_override g[] = {SET("network.links.lan.latency_ms", "-1")};
+  expect_fail(BASE, g, 1, HS_ERANGE, "network.links.lan.latency_ms", NULL);
+}
+
+Test(scenario, required_keys) {
+  hs_override a[] = {SET("model_bytes", "null")};
+  expect_fail(BASE, a, 1, HS_EMISSING, "t.json: model_bytes: required key is missing", NULL);
+  hs_override b[] = {SET("devices[0].profile", "null")};
+  expect_fail(BASE, b, 1, HS_EMISSING, "devices[0].profile: required key is missing", NULL);
+}
+
+Test(scenario, unknown_regime_and_policy_kinds) {
+  hs_override a[] = {SET("regime.kind", "ring-allreduce")};
+  expect_fail(BASE, a, 1, HS_EINVAL, "regime.kind: unknown value \"ring-allreduce\"", "pma, ddp");
+  hs_override b[] = {SET("policy.kind", "fastest")};
+  expect_fail(BASE, b, 1, HS_ENOENT, "policy.kind: no policy \"fastest\"", NULL);
+}
+
+Test(scenario, policy_values_go_through_the_policies_library) {
+  hs_override a[] = {SET("policy.kind", "adaptive"), SET("policy.w_e", "2")};
+  expect_fail(BASE, a, 2, HS_ERANGE, "t.json: policy.w_e: 2 is outside [0, 1]", NULL);
+  hs_override b[] = {SET("policy.oort_k", "3")};
+  expect_fail(BASE, b, 1, HS_EKEY, "policy.oort_k: does not apply to policy \"equal\"", NULL);
+  hs_override c[] = {SET("policy.steps_per_round", "3")};
+  expect_fail(BASE, c, 1, HS_EKEY, "policy.steps_per_round: set regime.steps_per_round", NULL);
+  hs_override d[] = {SET("policy.kind", "adaptive"), SET("policy.w_e", "[1]")};
+  expect_fail(BASE, d, 2, HS_ETYPE, "policy.w_e: expected a number", NULL);
+}
+
+Test(scenario, profiles_resolved_and_checked) {
+  hs_override a[] = {SET("devices[1].profile", "rpi9-does-not-exist")};
+  expect_fail(BASE, a, 1, HS_ENOENT, "t.json: devices[1].profile: no profile \"rpi9-does-not-exist\"",
+              NULL);
+  hs_override b[] = {SET("task", "era5")};
+  expect_fail(BASE, b, 1, HS_ENOENT,
+              "devices[1].profile: profile \"test-slow\" has no task \"era5\"", "(it has: mnist)");
+  hs_override c[] = {SET("devices[1].profile", "\"profiles/fast.json\"")};
+  hs_scenario *sc = parse_ok(BASE, c, 1);
+  cr_expect_eq(sc->devices[0].profile, sc->devices[1].profile, "one file, loaded once");
+  hs_scenario_destroy(sc);
+}
+
+Test(scenario, speed_trace_loaded_relative_to_the_scenario) {
+  hs_override a[] = {SET("devices[1].speed_trace", "throttle.csv")};
+  hs_scenario *sc = parse_ok(BASE, a, 1);
+  cr_expect_not_null(sc->devices[1].speed_trace);
+  hs_scenario_destroy(sc);
+  hs_override b[] = {SET("devices[1].speed_trace", "missing.csv")};
+  expect_fail(BASE, b, 1, HS_ENOENT, "devices[1].speed_trace: ", "missing.csv");
+}
+
+Test(scenario, links_must_exist) {
+  hs_override a[] = {SET("devices[0].link", "wan")};
+  expect_fail(BASE, a, 1, HS_ENOENT, "devices[0].link: no link \"wan\"", NULL);
+  hs_override b[] = {SET("network.server", "wan")};
+  expect_fail(BASE, b, 1, HS_ENOENT, "network.server: no link \"wan\"", NULL);
+  hs_override c[] = {SET("network.server", "null")};
+  expect_fail(TWO_LINKS, c, 1, HS_EMISSING, "t.json: network: \"server\" is required", NULL);
+  hs_override d[] = {SET("devices[0].link", "null")};
+  expect_fail(TWO_LINKS, d, 1, HS_EMISSING, "devices[0]: \"link\" is required", NULL);
+  hs_override e[] = {SET("network.links", "{}")};
+  expect_fail(BASE, e, 1, HS_EINVAL, "network.links: no links", NULL);
+}
+
+Test(scenario, device_names_unique_after_expansion) {
+  hs_override a[] = {SET("devices[1].name", "a")};
+  expect_fail(BASE, a, 1, HS_EINVAL, "devices[1].name: \"a\" is already the name of devices[0]", NULL);
+  hs_override b[] = {SET("devices[0].name", "b-1")};
+  expect_fail(BASE, b, 1, HS_EINVAL,
+              "devices[1].name: expanded name \"b-1\" is already the name of devices[0]", NULL);
+  hs_override b2[] = {SET("devices[0].count", "2"), SET("devices[1].name", "a-1"),
+                      SET("devices[1].count", "1")};
+  expect_fail(BASE, b2, 3, HS_EINVAL, "devices[1].name: \"a-1\" is already the name of device 1 "
+              "of devices[0] (\"a\", count 2)", NULL);
+  hs_override c[] = {SET("devices[0].name", "a b")};
+  expect_fail(BASE, c, 1, HS_EINVAL, "devices[0].name: \"a b\" is not a valid name", NULL);
+}
+
+#define HFL_SILOS(members_a, members_b)                                                  \
+  "{\"kind\": \"hfl-ddp\", \"steps_per_round\": 2, \"silos\": [{\"name\": \"s1\", \"members\": " \
+  members_a "}, {\"name\": \"s2\", \"members\": " members_b "}]}"
+
+Test(scenario, silos_resolve_entries_and_expanded_names) {
+  hs_override a[] = {SET("regime", HFL_SILOS("[\"a\", \"b-2\"]", "[\"b-0\", \"b-1\"]"))};
+  hs_scenario *sc = parse_ok(BASE, a, 1);
+  const uint32_t *g = hs_scenario_silo_of(sc);
+  cr_assert_not_null(g);
+  cr_expect_eq(g[0], 0);
+  cr_expect_eq(g[1], 1);
+  cr_expect_eq(g[2], 1);
+  cr_expect_eq(g[3], 0);
+  cr_expect_str_eq(sc->regime.silos[0].fabric, "lan", "fabric defaults to the members' link");
+  cr_expect_eq(sc->regime.steps_per_round, 2);
+  cr_expect_eq(sc->policy.steps_per_round, 2, "the regime's S reaches the policy");
+  cr_expect_str_eq(sc->regime.collective, "ring");
+  hs_scenario_destroy(sc);
+  hs_override b[] = {SET("regime", HFL_SILOS("[\"a\"]", "[\"b\"]"))};
+  sc = parse_ok(BASE, b, 1);
+  cr_expect_eq(hs_scenario_silo_of(sc)[3], 1, "an entry name takes all its devices");
+  hs_scenario_destroy(sc);
+}
+
+Test(scenario, silo_errors) {
+  hs_override a[] = {SET("regime", HFL_SILOS("[\"a\"]", "[\"b\", \"jetson\"]"))};
+  expect_fail(BASE, a, 1, HS_ENOENT, "regime.silos[1].members[1]: no device \"jetson\"", NULL);
+  hs_override b[] = {SET("regime", HFL_SILOS("[\"a\", \"b-1\"]", "[\"b\"]"))};
+  expect_fail(BASE, b, 1, HS_EINVAL,
+              "regime.silos[1].members[0]: device \"b-1\" is already in silo \"s1\"", NULL);
+  hs_override c[] = {SET("regime", HFL_SILOS("[\"a\"]", "[\"b-0\"]"))};
+  expect_fail(BASE, c, 1, HS_EINVAL, "regime.silos: device \"b-1\" is in no silo", NULL);
+  hs_override d[] = {SET("regime", HFL_SILOS("[\"a\"]", "[\"b\"]")),
+                     SET("regime.silos[0].fabric", "wan")};
+  expect_fail(BASE, d, 2, HS_ENOENT, "regime.silos[0].fabric: no link \"wan\"", NULL);
+  hs_override f[] = {SET("regime", HFL_SILOS("[\"a\", \"b\"]", "[]"))};
+  expect_fail(BASE, f, 1, HS_EINVAL, "regime.silos[1].members: a silo needs at least one member",
+              NULL);
+  hs_override g[] = {SET("regime", HFL_SILOS("[\"a\", \"b\"]", "[]")),
+                     SET("regime.silos[1]", "null")};
+  hs_scenario_destroy(parse_ok(TWO_LINKS, NULL, 0));
+  expect_fail(TWO_LINKS, g, 2, HS_EMISSING, "regime.silos[0]: \"fabric\" is required", NULL);
+  hs_override h[] = {SET("regime.kind", "hfl-ddp")};
+  expect_fail(BASE, h, 1, HS_EMISSING, "regime.silos: required key is missing", NULL);
+}
+
+Test(scenario, regime_options_must_apply_to_the_kind) {
+  hs_override a[] = {SET("regime.steps_per_round", "4")};
+  expect_fail(BASE, a, 1, HS_EINVAL, "regime.steps_per_round: does not apply to regime \"pma\"",
+              "ddp, hfl-ddp");
+  hs_override b[] = {SET("regime.kind", "ddp"), SET("regime.mixing_alpha", "0.5")};
+  expect_fail(BASE, b, 2, HS_EINVAL, "regime.mixing_alpha: does not apply to regime \"ddp\"",
+              NULL);
+  hs_override c[] = {SET("regime.kind", "ddp"), SET("regime.silos", "[]")};
+  expect_fail(BASE, c, 2, HS_EINVAL, "regime.silos: does not apply", NULL);
+  hs_override d[] = {SET("regime.kind", "fedasync"), SET("regime.staleness_b", "3")};
+  expect_fail(BASE, d, 2, HS_EINVAL, "regime.staleness_b: applies only to staleness \"hinge\"",
+              NULL);
+  hs_override e[] = {SET("regime.kind", "ddp"), SET("regime.collective", "butterfly")};
+  expect_fail(BASE, e, 2, HS_EINVAL, "regime.collective: unknown value \"butterfly\"", NULL);
+}
+
+Test(scenario, ddp_steps_default_from_budget) {
+  hs_override a[] = {SET("regime.kind", "ddp")};
+  hs_scenario *sc = parse_ok(BASE, a, 1);
+  cr_expect_eq(sc->regime.steps_per_round, 1, "100 / (32 x 4) rounds down, at least 1");
+  hs_scenario_destroy(sc);
+  hs_override b[] = {SET("regime.kind", "ddp"), SET("samples_per_round", "1280")};
+  sc = parse_ok(BASE, b, 2);
+  cr_expect_eq(sc->regime.steps_per_round, 10, "1280 / (32 x 4)");
+  cr_expect_eq(sc->policy.steps_per_round, 10);
+  hs_scenario_destroy(sc);
+}
+
+Test(scenario, fedasync_defaults) {
+  hs_override a[] = {SET("regime.kind", "fedasync")};
+  hs_scenario *sc = parse_ok(BASE, a, 1);
+  cr_expect_str_eq(sc->regime.staleness, "polynomial");
+  cr_expect_eq(sc->regime.staleness_a, 0.5);
+  cr_expect_eq(sc->regime.mixing_alpha, 0.6);
+  hs_scenario_destroy(sc);
+  hs_override b[] = {SET("regime.kind", "fedasync"), SET("regime.staleness", "hinge")};
+  sc = parse_ok(BASE, b, 2);
+  cr_expect_eq(sc->regime.staleness_a, 10.0);
+  cr_expect_eq(sc->regime.staleness_b, 4.0);
+  hs_scenario_destroy(sc);
+}
+
+Test(scenario, budget_below_floor) {
+  hs_override a[] = {SET("samples_per_round", "3")};
+  expect_fail(BASE, a, 1, HS_ERANGE,
+              "t.json: samples_per_round: 3 is below the floor: 4 devices x policy.min_samples 1",
+              NULL);
+  hs_override b[] = {SET("policy.kind", "adaptive"), SET("policy.min_samples", "26")};
+  expect_fail(BASE, b, 2, HS_ERANGE, "samples_per_round: 100 is below the floor", "= 104");
+  hs_override c[] = {SET("policy.kind", "adaptive"), SET("policy.min_samples", "25")};
+  hs_scenario_destroy(parse_ok(BASE, c, 2));
+}
+
+Test(scenario, malformed_json_names_line_and_column) {
+  expect_fail("{\n  \"rounds\": 3\n  \"seed\": 1\n}", NULL, 0, HS_EPARSE,
+              "t.json: line 3, column 3: malformed JSON", "near \"\"seed\"");
+  expect_fail("{\"rounds\": ", NULL, 0, HS_EPARSE, "malformed JSON", NULL);
+}
+
+/* --- overrides ------------------------------------------------------------------- */
+
+Test(scenario, override_values_and_indexes) {
+  hs_override o[] = {SET("devices[1].count", "5"), SET("network.links.lan.bandwidth_mbps", "2.5"),
+                     SET("name", "renamed"), SET("seed", "42"), SET("devices[0].owner", "lab")};
+  hs_scenario *sc = parse_ok(BASE, o, 5);
+  cr_expect_eq(sc->total_devices, 6);
+  cr_expect_eq(sc->links[0].bandwidth_mbps, 2.5);
+  cr_expect_str_eq(sc->name, "renamed", "a value that is not JSON is a string");
+  cr_expect_eq(sc->seed, 42);
+  cr_expect_str_eq(sc->devices[0].owner, "lab");
+  hs_scenario_destroy(sc);
+}
+
+Test(scenario, override_null_restores_the_default) {
+  hs_override o[] = {SET("seed", "null"), SET("devices[1].count", "null")};
+  hs_scenario *sc = parse_ok("{\"seed\": 9," BASE_BODY, o, 2);
+  cr_expect_eq(sc->seed, 1);
+  cr_expect_eq(sc->total_devices, 2);
+  hs_scenario_destroy(sc);
+}
+
+Test(scenario, override_parent_must_exist) {
+  hs_override a[] = {SET("devices[5].count", "2")};
+  expect_fail(BASE, a, 1, HS_ENOENT, "t.json: --set devices[5].count: devices[5] does not exist",
+              "(it has 2 entries)");
+  hs_override b[] = {SET("network.links.wan.bandwidth_mbps", "10")};
+  expect_fail(BASE, b, 1, HS_ENOENT, "--set network.links.wan.bandwidth_mbps: network.links.wan "
+              "does not exist", NULL);
+  hs_override c[] = {SET("rounds.x", "1")};
+  expect_fail(BASE, c, 1, HS_ETYPE, "--set rounds.x: rounds is a number, not an object", NULL);
+  hs_override d[] = {SET("devices[x].count", "1")};
+  expect_fail(BASE, d, 1, HS_EINVAL, "--set devices[x].count: bad array index", NULL);
+  hs_override e[] = {SET("policy..w_e", "1")};
+  expect_fail(BASE, e, 1, HS_EINVAL, "--set policy..w_e: empty name", NULL);
+}
+
+Test(scenario, override_append_to_array) {
+  hs_override o[] = {SET("devices[2]", "{\"name\": \"c\", \"profile\": \"profiles/fast.json\"}")};
+  hs_scenario *sc = parse_ok(BASE, o, 1);
+  cr_expect_eq(sc->ndevices, 3);
+  cr_expect_eq(hs_scenario_find_device(sc, "c"), 4);
+  hs_scenario_destroy(sc);
+}
+
+Test(scenario, override_creates_implicit_sections) {
+  /* BASE has no regime or policy object; they exist implicitly. */
+  hs_override o[] = {SET("regime.kind", "ddp"), SET("regime.steps_per_round", "7"),
+                     SET("policy.kind", "balanced"), SET("telemetry.time_noise", "0.05")};
+  hs_scenario *sc = parse_ok(BASE, o, 4);
+  cr_expect_eq(sc->regime.steps_per_round, 7);
+  cr_expect_str_eq(sc->policy.kind, "balanced");
+  cr_expect_eq(sc->policy.w_e, 0.5);
+  cr_expect_eq(sc->telemetry_time_noise, 0.05);
+  hs_scenario_destroy(sc);
+}
+
+#define WITH_ADAPTIVE_POLICY                                                           \
+  "{\"policy\": {\"kind\": \"adaptive\", \"w_e\": 0.3, \"deadband\": 0.2, \"ema\": 0.9}," BASE_BODY
+
+Test(scenario, policy_kind_override_reinitialises_defaults) {
+  hs_policy_config def;
+  cr_assert_eq(hs_policy_config_init(&def, "energy-only", NULL), HS_OK);
+  /* The file's w_e 0.3 would contradict energy-only: the new kind starts fresh,
+   * and the other policy overrides apply after it whatever their order. */
+  hs_override o[] = {SET("policy.ema", "0.7"), SET("policy.kind", "energy-only")};
+  hs_scenario *sc = parse_ok(WITH_ADAPTIVE_POLICY, o, 2);
+  cr_expect_str_eq(sc->policy.kind, "energy-only");
+  cr_expect_eq(sc->policy.w_e, 1.0);
+  cr_expect_eq(sc->policy.deadband, def.deadband, "the file's deadband was for the old kind");
+  cr_expect_eq(sc->policy.ema, 0.7);
+  hs_scenario_destroy(sc);
+  /* Without a kind override the file's keys stay. */
+  sc = parse_ok(WITH_ADAPTIVE_POLICY, NULL, 0);
+  cr_expect_eq(sc->policy.w_e, 0.3);
+  cr_expect_eq(sc->policy.deadband, 0.2);
+  hs_scenario_destroy(sc);
+}
+
+Test(scenario, override_parse) {
+  char a[] = "policy.w_e=0.25", b[] = "k=", c[] = "=1", d[] = "novalue", e[] = "x=a=b";
+  hs_override o;
+  hs_error err = {0};
+  cr_assert_eq(hs_override_parse(a, &o, &err), HS_OK);
+  cr_expect_str_eq(o.key, "policy.w_e");
+  cr_expect_str_eq(o.value, "0.25");
+  cr_assert_eq(hs_override_parse(b, &o, &err), HS_OK);
+  cr_expect_str_eq(o.value, "");
+  cr_expect_eq(hs_override_parse(c, &o, &err), HS_EINVAL);
+  cr_expect_eq(hs_override_parse(d, &o, &err), HS_EINVAL);
+  cr_expect_not_null(strstr(err.msg, "--set novalue: expected key=value"), "%s", err.msg);
+  cr_assert_eq(hs_override_parse(e, &o, &err), HS_OK);
+  cr_expect_str_eq(o.value, "a=b");
+}
+
+/* --- printing -------------------------------------------------------------------- */
+
+static double num_at(cJSON *root, const char *a, const char *b) {
+  cJSON *n = cJSON_GetObjectItemCaseSensitive(root, a);
+  if (b) n = cJSON_GetObjectItemCaseSensitive(n, b);
+  cr_assert(cJSON_IsNumber(n), "%s.%s is not a number", a, b ? b : "");
+  return n->valuedouble;
+}
+
+Test(scenario, to_json_fills_defaults) {
+  hs_override o[] = {SET("policy.kind", "time-only"), SET("regime.kind", "ddp")};
+  hs_scenario *sc = parse_ok(BASE, o, 2);
+  char *text = hs_scenario_to_json(sc);
+  cJSON *root = cJSON_Parse(text);
+  cr_assert_not_null(root, "%s", text);
+  cr_expect_eq(num_at(root, "seed", NULL), 1);
+  cr_expect_eq(num_at(root, "batch_size", NULL), 32);
+  cr_expect_eq(num_at(root, "regime", "steps_per_round"), 1);
+  cr_expect_eq(num_at(root, "policy", "w_e"), 0);
+  cr_expect_eq(num_at(root, "policy", "min_samples"), (double)sc->policy.min_samples);
+  cr_expect_eq(num_at(root, "telemetry", "time_noise"), 0);
+  cJSON *d1 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "devices"), 1);
+  cr_expect_eq(cJSON_GetObjectItemCaseSensitive(d1, "count")->valuedouble, 3);
+  cr_expect_str_eq(cJSON_GetObjectItemCaseSensitive(d1, "link")->valuestring, "lan");
+  cJSON *lan = cJSON_GetObjectItemCaseSensitive(
+      cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "network"), "links"),
+      "lan");
+  cr_expect_eq(cJSON_GetObjectItemCaseSensitive(lan, "latency_ms")->valuedouble, 0);
+  cJSON_Delete(root);
+  hs_free(text);
+  hs_scenario_destroy(sc);
+}
+
+Test(scenario, to_json_is_deterministic_and_reloads_to_itself) {
+  hs_override o[] = {SET("regime", HFL_SILOS("[\"a\", \"b-2\"]", "[\"b-0\", \"b-1\"]")),
+                     SET("policy.kind", "adaptive"), SET("policy.w_e", "0.3"),
+                     SET("policy.seed", "5"), SET("devices[0].speed_trace", "throttle.csv")};
+  hs_scenario *s1 = parse_ok(BASE, o, 5), *s2 = parse_ok(BASE, o, 5);
+  char *t1 = hs_scenario_to_json(s1), *t2 = hs_scenario_to_json(s2);
+  cr_expect_str_eq(t1, t2);
+  hs_scenario *s3 = parse_ok(t1, NULL, 0);
+  char *t3 = hs_scenario_to_json(s3);
+  cr_expect_str_eq(t1, t3, "reloading the printed scenario changes it");
+  cr_expect_eq(s3->policy.seed, 5);
+  cr_expect_not_null(s3->devices[0].speed_trace);
+  hs_free(t1);
+  hs_free(t2);
+  hs_free(t3);
+  hs_scenario_destroy(s1);
+  hs_scenario_destroy(s2);
+  hs_scenario_destroy(s3);
+}
