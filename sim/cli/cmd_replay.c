@@ -1,0 +1,220 @@
+/* cmd_replay.c: `hetsim replay TELEMETRY.csv --policy NAME [--set KEY=VALUE ...]`
+ *
+ * Feeds recorded telemetry (round,device,time_s,energy_j,samples) to the real
+ * controller, round by round, and prints the allocation it chooses for the next
+ * round after each one (round,device,samples). The budget is the sum of samples
+ * in the first round. The whole output is built in memory first and written only
+ * when every round went through, so bad input never leaves half an output; with
+ * -o it is written through hs_outfile (temporary name + rename). Output depends
+ * only on the file and the options: byte-identical on every run. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "hs_alloc.h"
+#include "hs_outfile.h"
+#include "hs_policy.h"
+#include "hs_status.h"
+#include "hs_telemetry_csv.h"
+
+static void usage(FILE *out) {
+  fputs("usage: hetsim replay TELEMETRY.csv --policy NAME [--set KEY=VALUE ...] [-o OUT.csv]\n"
+        "\n"
+        "Replays recorded telemetry through the controller. The input has one row per\n"
+        "device per round:\n"
+        "  round,device,time_s,energy_j,samples\n"
+        "The output has, for every input round, the allocation the controller chooses\n"
+        "for the next round after seeing it:\n"
+        "  round,device,samples\n"
+        "The budget (samples per round) is the sum of samples in the first round.\n"
+        "--set takes the policy's keys (w_e, ema, deadband, min_samples, oort_k, ...;\n"
+        "a \"policy.\" prefix is accepted); `hetsim replay --policies` lists the\n"
+        "policies and their keys with defaults.\n"
+        "\n"
+        "example:\n"
+        "  hetsim replay tests/golden/replay/telemetry.csv --policy low-energy \\\n"
+        "      --set deadband=0.02 -o next.csv\n",
+        out);
+}
+
+static void print_key(const char *key, const char *value, void *ud) {
+  (void)ud;
+  printf("    %s=%s\n", key, value);
+}
+
+static void list_policies(void) {
+  for (size_t i = 0; i < hs_policy_count(); i++) {
+    hs_policy_config cfg;
+    hs_error err = {0};
+    printf("%s: %s\n", hs_policy_name(i), hs_policy_summary(i));
+    if (hs_policy_config_init(&cfg, hs_policy_name(i), &err) == HS_OK)
+      hs_policy_config_foreach(&cfg, print_key, NULL);
+  }
+}
+
+static int fail(const char *msg) {
+  fprintf(stderr, "hetsim replay: %s\n", msg);
+  return HS_EXIT_BADINPUT;
+}
+
+/* "participant 3: time_s: ..." -> "round R: device \"name\": time_s: ..." */
+static void name_device(hs_error *err, const hs_telemetry_csv *t, size_t r, const char *path) {
+  char rest[HS_ERROR_MSG_MAX];
+  unsigned long idx = 0;
+  int used = 0;
+  if (sscanf(err->msg, "participant %lu: %n", &idx, &used) == 1 && used > 0 &&
+      idx < t->ndevices) {
+    snprintf(rest, sizeof rest, "%s", err->msg + used);
+    hs_error_set(err, err->status, "%s: round %llu: device \"%s\": %s", path,
+                 (unsigned long long)t->rounds[r], t->devices[idx], rest);
+  } else {
+    hs_error_prefix(err, "%s: round %llu", path, (unsigned long long)t->rounds[r]);
+  }
+}
+
+int hs_cmd_replay(int argc, char **argv) {
+  const char *in = NULL, *policy = NULL, *out = NULL;
+  char **sets = hs_calloc((size_t)argc + 1, sizeof *sets);
+  size_t nset = 0;
+  int rc = HS_EXIT_BADINPUT;
+  hs_telemetry_csv *t = NULL;
+  hs_controller *c = NULL;
+  hs_telemetry *rec = NULL;
+  char *buf = NULL;
+  size_t buflen = 0;
+  FILE *mem = NULL;
+  hs_error err = {0};
+  char msg[HS_ERROR_MSG_MAX + 64];
+
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      usage(stdout);
+      rc = 0;
+      goto done;
+    } else if (!strcmp(a, "--policies")) {
+      list_policies();
+      rc = 0;
+      goto done;
+    } else if (!strcmp(a, "--policy") || !strcmp(a, "--set") || !strcmp(a, "-o")) {
+      if (i + 1 >= argc) {
+        snprintf(msg, sizeof msg, "%s: missing value (see hetsim replay --help)", a);
+        rc = fail(msg);
+        goto done;
+      }
+      const char *v = argv[++i];
+      if (!strcmp(a, "--policy"))
+        policy = v;
+      else if (!strcmp(a, "-o"))
+        out = v;
+      else
+        sets[nset++] = argv[i];
+    } else if (a[0] == '-' && a[1]) {
+      snprintf(msg, sizeof msg, "%s: unknown option (see hetsim replay --help)", a);
+      rc = fail(msg);
+      goto done;
+    } else if (!in) {
+      in = a;
+    } else {
+      snprintf(msg, sizeof msg, "%s: only one telemetry file is read (see hetsim replay --help)", a);
+      rc = fail(msg);
+      goto done;
+    }
+  }
+  if (!in || !policy) {
+    rc = fail(!in ? "missing TELEMETRY.csv (see hetsim replay --help)"
+                  : "--policy: required (see hetsim replay --help)");
+    goto done;
+  }
+
+  hs_policy_config cfg;
+  if (hs_policy_config_init(&cfg, policy, &err) != HS_OK) {
+    snprintf(msg, sizeof msg, "--policy: %s", err.msg);
+    rc = fail(msg);
+    goto done;
+  }
+  for (size_t k = 0; k < nset; k++) {
+    char *kv = sets[k];
+    char *eq = strchr(kv, '=');
+    if (!eq || eq == kv) {
+      snprintf(msg, sizeof msg, "--set %s: expected KEY=VALUE", kv);
+      rc = fail(msg);
+      goto done;
+    }
+    *eq = '\0';
+    const char *key = strncmp(kv, "policy.", 7) ? kv : kv + 7;
+    hs_status st = hs_policy_config_set(&cfg, key, eq + 1, &err);
+    *eq = '=';
+    if (st != HS_OK) {
+      snprintf(msg, sizeof msg, "--set %s: %s", kv, err.msg);
+      rc = fail(msg);
+      goto done;
+    }
+  }
+
+  t = hs_telemetry_csv_load(in, &err);
+  if (!t) {
+    rc = fail(err.msg);
+    goto done;
+  }
+  uint64_t budget = 0;
+  for (size_t d = 0; d < t->ndevices; d++) budget += (uint64_t)t->samples[d];
+  c = hs_controller_create(&cfg, t->ndevices, NULL, budget, &err);
+  if (!c) {
+    snprintf(msg, sizeof msg, "%s: round %llu: %s (the budget is the sum of the first round's samples)",
+             in, (unsigned long long)t->rounds[0], err.msg);
+    rc = fail(msg);
+    goto done;
+  }
+  rec = hs_calloc(t->ndevices, sizeof *rec);
+  mem = open_memstream(&buf, &buflen);
+  if (!mem) {
+    fputs("hetsim replay: cannot open an output buffer\n", stderr);
+    rc = 1;
+    goto done;
+  }
+  fputs("round,device,samples\n", mem);
+  for (size_t r = 0; r < t->nrounds; r++) {
+    for (size_t d = 0; d < t->ndevices; d++) {
+      size_t k = r * t->ndevices + d;
+      rec[d] = (hs_telemetry){t->time_s[k], t->energy_j[k], t->samples[k]};
+    }
+    if (hs_controller_update(c, rec, t->ndevices, &err) != HS_OK) {
+      name_device(&err, t, r, in);
+      rc = fail(err.msg);
+      goto done;
+    }
+    const uint64_t *a = hs_controller_allocation(c);
+    for (size_t d = 0; d < t->ndevices; d++)
+      fprintf(mem, "%llu,%s,%llu\n", (unsigned long long)t->rounds[r], t->devices[d],
+              (unsigned long long)a[d]);
+  }
+  if (fclose(mem) != 0) {
+    mem = NULL;
+    fputs("hetsim replay: cannot finish the output buffer\n", stderr);
+    rc = 1;
+    goto done;
+  }
+  mem = NULL;
+  if (out) {
+    if (hs_write_file_atomic(out, buf, buflen, &err) != HS_OK) {
+      fprintf(stderr, "hetsim replay: %s\n", err.msg);
+      rc = 1;
+      goto done;
+    }
+  } else if (fwrite(buf, 1, buflen, stdout) != buflen || fflush(stdout) != 0) {
+    fputs("hetsim replay: stdout: write failed\n", stderr);
+    rc = 1;
+    goto done;
+  }
+  rc = 0;
+done:
+  if (mem) fclose(mem);
+  free(buf);
+  hs_free(rec);
+  hs_controller_destroy(c);
+  hs_telemetry_csv_destroy(t);
+  hs_free(sets);
+  return rc;
+}

@@ -1,0 +1,44 @@
+/* hs_telemetry_csv.h: the telemetry replay input (DESIGN.md, "Formats").
+ *
+ *   round,device,time_s,energy_j,samples
+ *   0,rpi4,12.5,40.1,100
+ *   0,jetson,3.2,18.0,100
+ *   1,rpi4,...
+ *
+ * One row per device per round. The first round fixes the devices and their
+ * order; every later round lists the same devices in the same order. Round
+ * numbers are non-negative integers that strictly increase from block to block
+ * (gaps allowed). time_s and energy_j are finite and >= 0, samples is a
+ * non-negative integer. Blank lines are skipped; CRLF line ends are accepted;
+ * quoted fields are not (device names must not contain commas or quotes).
+ *
+ * The table is independent of the controller library on purpose (traces/ does
+ * not depend on policies/): the caller turns rows into hs_telemetry records. */
+#ifndef HS_TELEMETRY_CSV_H
+#define HS_TELEMETRY_CSV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hs_status.h"
+
+typedef struct hs_telemetry_csv {
+  size_t ndevices;
+  size_t nrounds;
+  char **devices;     /* ndevices names, first-round order */
+  uint64_t *rounds;   /* nrounds round numbers, increasing */
+  /* nrounds*ndevices values, row-major: [r*ndevices + d] */
+  double *time_s;
+  double *energy_j;
+  int64_t *samples;
+} hs_telemetry_csv;
+
+/* Loads and validates path. Errors read "<path>: line N: <field>: <reason>".
+ * The caller owns the result: hs_telemetry_csv_destroy. */
+hs_telemetry_csv *hs_telemetry_csv_load(const char *path, hs_error *err);
+/* Same from an in-memory buffer; `name` stands for the path in messages. */
+hs_telemetry_csv *hs_telemetry_csv_parse(const char *text, size_t len, const char *name,
+                                         hs_error *err);
+void hs_telemetry_csv_destroy(hs_telemetry_csv *t);
+
+#endif

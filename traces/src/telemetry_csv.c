@@ -1,0 +1,272 @@
+/* telemetry_csv.c: the replay CSV reader.
+ *
+ * One pass over the whole file held in memory (hs_read_file), line by line,
+ * fields split on commas in place of a copy. Values go into growing row-major
+ * arrays (doubling: amortised O(1) per row). Invariants while reading: the
+ * first round's names are the device list; in every later round the j-th row
+ * names device j; each round block is complete before the next begins. Device
+ * names of the first round are checked for duplicates once, by sorting an index
+ * (O(n log n), once); later rounds compare by position (O(1) per row), which is
+ * why the format requires the first round's order. Rejected: a hash map that
+ * would allow any order per round (more code, and replay output follows the
+ * first round's order anyway). */
+#include "hs_telemetry_csv.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hs_alloc.h"
+#include "hs_outfile.h"
+
+#define HEADER "round,device,time_s,energy_j,samples"
+
+void hs_telemetry_csv_destroy(hs_telemetry_csv *t) {
+  if (!t) return;
+  for (size_t i = 0; i < t->ndevices; i++) hs_free(t->devices[i]);
+  hs_free(t->devices);
+  hs_free(t->rounds);
+  hs_free(t->time_s);
+  hs_free(t->energy_j);
+  hs_free(t->samples);
+  hs_free(t);
+}
+
+static bool parse_u64(const char *s, uint64_t *out) {
+  if (!*s) return false;
+  for (const char *p = s; *p; p++)
+    if (!isdigit((unsigned char)*p)) return false;
+  errno = 0;
+  unsigned long long v = strtoull(s, NULL, 10);
+  if (errno == ERANGE) return false;
+  *out = v;
+  return true;
+}
+
+static bool parse_double(const char *s, double *out) {
+  if (!*s) return false;
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (*end || errno == ERANGE || !isfinite(v)) return false;
+  *out = v;
+  return true;
+}
+
+/* Sorted index over the names; neighbours equal => duplicate. */
+typedef struct name_ref {
+  const char *s;
+  size_t line_pos;
+} name_ref;
+
+static int cmp_ref(const void *a, const void *b) {
+  const name_ref *x = a, *y = b;
+  int c = strcmp(x->s, y->s);
+  if (c) return c;
+  return (x->line_pos > y->line_pos) - (x->line_pos < y->line_pos);
+}
+
+static hs_status check_unique(const hs_telemetry_csv *t, const char *name, hs_error *err) {
+  size_t n = t->ndevices;
+  name_ref *r = hs_calloc(n, sizeof *r);
+  for (size_t i = 0; i < n; i++) r[i] = (name_ref){t->devices[i], i};
+  qsort(r, n, sizeof *r, cmp_ref);
+  for (size_t i = 1; i < n; i++) {
+    if (!strcmp(r[i].s, r[i - 1].s)) {
+      /* rows of the first round are lines 2.. (blank lines aside) */
+      hs_error_set(err, HS_EINVAL, "%s: round %llu: device: \"%s\" appears twice (rows %zu and %zu of the round)",
+                   name, (unsigned long long)t->rounds[0], r[i].s, r[i - 1].line_pos + 1,
+                   r[i].line_pos + 1);
+      hs_free(r);
+      return HS_EINVAL;
+    }
+  }
+  hs_free(r);
+  return HS_OK;
+}
+
+/* Splits line (NUL-terminated, modified) into exactly 5 fields. */
+static int split5(char *line, char **f) {
+  int k = 0;
+  f[k++] = line;
+  for (char *p = line; *p; p++) {
+    if (*p == ',') {
+      *p = '\0';
+      if (k == 5) return 6;
+      f[k++] = p + 1;
+    }
+  }
+  return k;
+}
+
+static const char *const fields[] = {"round", "device", "time_s", "energy_j", "samples"};
+
+hs_telemetry_csv *hs_telemetry_csv_parse(const char *text, size_t len, const char *name,
+                                         hs_error *err) {
+  hs_telemetry_csv *t = hs_calloc(1, sizeof *t);
+  char *buf = hs_malloc(len + 1);
+  memcpy(buf, text, len);
+  buf[len] = '\0';
+  size_t cap_rows = 0, nrows = 0, cap_dev = 0, cap_rounds = 0;
+  size_t row_in_round = 0;
+  unsigned long lineno = 0;
+  bool header = false;
+  char *p = buf, *end = buf + len;
+  while (p < end) {
+    char *nl = memchr(p, '\n', (size_t)(end - p));
+    char *line = p;
+    char *stop = nl ? nl : end;
+    p = nl ? nl + 1 : end;
+    *stop = '\0';
+    if (stop > line && stop[-1] == '\r') stop[-1] = '\0';
+    lineno++;
+    if (!header) {
+      if (lineno == 1 && (unsigned char)line[0] == 0xEF && (unsigned char)line[1] == 0xBB &&
+          (unsigned char)line[2] == 0xBF)
+        line += 3; /* UTF-8 byte-order mark from spreadsheet exports */
+      if (strcmp(line, HEADER) != 0) {
+        hs_error_set(err, HS_EPARSE, "%s: line %lu: header: expected \"%s\"", name, lineno,
+                     HEADER);
+        goto fail;
+      }
+      header = true;
+      continue;
+    }
+    if (!line[0]) continue;
+    char *f[6];
+    int nf = split5(line, f);
+    if (nf != 5) {
+      if (nf > 5)
+        hs_error_set(err, HS_EPARSE, "%s: line %lu: more than 5 fields, expected %s", name,
+                     lineno, HEADER);
+      else
+        hs_error_set(err, HS_EPARSE, "%s: line %lu: %d fields, expected 5: %s", name, lineno,
+                     nf, HEADER);
+      goto fail;
+    }
+    uint64_t round, samples;
+    double ts, ej;
+    if (!parse_u64(f[0], &round)) {
+      hs_error_set(err, HS_EPARSE, "%s: line %lu: round: \"%s\" is not a non-negative integer",
+                   name, lineno, f[0]);
+      goto fail;
+    }
+    if (!f[1][0] || strchr(f[1], '"')) {
+      hs_error_set(err, HS_EPARSE, "%s: line %lu: device: %s", name, lineno,
+                   f[1][0] ? "quoted names are not supported" : "empty name");
+      goto fail;
+    }
+    for (int k = 2; k <= 3; k++) {
+      double *dst = k == 2 ? &ts : &ej;
+      if (!parse_double(f[k], dst)) {
+        hs_error_set(err, HS_EPARSE, "%s: line %lu: %s: \"%s\" is not a finite number", name,
+                     lineno, fields[k], f[k]);
+        goto fail;
+      }
+      if (*dst < 0) {
+        hs_error_set(err, HS_ERANGE, "%s: line %lu: %s: %s is negative", name, lineno,
+                     fields[k], f[k]);
+        goto fail;
+      }
+    }
+    if (!parse_u64(f[4], &samples) || samples > INT64_MAX) {
+      hs_error_set(err, HS_EPARSE, "%s: line %lu: samples: \"%s\" is not a non-negative integer",
+                   name, lineno, f[4]);
+      goto fail;
+    }
+    /* round structure */
+    bool new_round = t->nrounds == 0 || round != t->rounds[t->nrounds - 1];
+    if (new_round) {
+      if (t->nrounds > 0) {
+        if (round < t->rounds[t->nrounds - 1]) {
+          hs_error_set(err, HS_EINVAL,
+                       "%s: line %lu: round: %llu after round %llu (rounds must increase, one "
+                       "block per round)",
+                       name, lineno, (unsigned long long)round,
+                       (unsigned long long)t->rounds[t->nrounds - 1]);
+          goto fail;
+        }
+        if (t->nrounds == 1 && check_unique(t, name, err) != HS_OK) goto fail;
+        if (row_in_round != t->ndevices) {
+          hs_error_set(err, HS_EINVAL,
+                       "%s: line %lu: round %llu has %zu rows, expected %zu (one per device)",
+                       name, lineno, (unsigned long long)t->rounds[t->nrounds - 1],
+                       row_in_round, t->ndevices);
+          goto fail;
+        }
+      }
+      if (t->nrounds == cap_rounds) {
+        cap_rounds = cap_rounds ? 2 * cap_rounds : 16;
+        t->rounds = hs_reallocarray(t->rounds, cap_rounds, sizeof *t->rounds);
+      }
+      t->rounds[t->nrounds++] = round;
+      row_in_round = 0;
+    }
+    if (t->nrounds == 1) {
+      if (t->ndevices == cap_dev) {
+        cap_dev = cap_dev ? 2 * cap_dev : 16;
+        t->devices = hs_reallocarray(t->devices, cap_dev, sizeof *t->devices);
+      }
+      t->devices[t->ndevices++] = hs_strdup(f[1]);
+    } else {
+      if (row_in_round >= t->ndevices) {
+        hs_error_set(err, HS_EINVAL,
+                     "%s: line %lu: round %llu has more than %zu rows (one per device)", name,
+                     lineno, (unsigned long long)round, t->ndevices);
+        goto fail;
+      }
+      if (strcmp(f[1], t->devices[row_in_round]) != 0) {
+        hs_error_set(err, HS_EINVAL,
+                     "%s: line %lu: device: \"%s\" where \"%s\" was expected (every round lists "
+                     "the devices in the first round's order)",
+                     name, lineno, f[1], t->devices[row_in_round]);
+        goto fail;
+      }
+    }
+    if (nrows == cap_rows) {
+      cap_rows = cap_rows ? 2 * cap_rows : 64;
+      t->time_s = hs_reallocarray(t->time_s, cap_rows, sizeof *t->time_s);
+      t->energy_j = hs_reallocarray(t->energy_j, cap_rows, sizeof *t->energy_j);
+      t->samples = hs_reallocarray(t->samples, cap_rows, sizeof *t->samples);
+    }
+    t->time_s[nrows] = ts;
+    t->energy_j[nrows] = ej;
+    t->samples[nrows] = (int64_t)samples;
+    nrows++;
+    row_in_round++;
+  }
+  if (!header) {
+    hs_error_set(err, HS_EPARSE, "%s: line 1: header: file is empty, expected \"%s\"", name,
+                 HEADER);
+    goto fail;
+  }
+  if (t->nrounds == 0) {
+    hs_error_set(err, HS_EMISSING, "%s: line %lu: no data rows after the header", name, lineno);
+    goto fail;
+  }
+  if (t->nrounds == 1 && check_unique(t, name, err) != HS_OK) goto fail;
+  if (row_in_round != t->ndevices) {
+    hs_error_set(err, HS_EINVAL, "%s: line %lu: round %llu has %zu rows, expected %zu (one per device)",
+                 name, lineno, (unsigned long long)t->rounds[t->nrounds - 1], row_in_round,
+                 t->ndevices);
+    goto fail;
+  }
+  hs_free(buf);
+  return t;
+fail:
+  hs_free(buf);
+  hs_telemetry_csv_destroy(t);
+  return NULL;
+}
+
+hs_telemetry_csv *hs_telemetry_csv_load(const char *path, hs_error *err) {
+  size_t len = 0;
+  char *text = hs_read_file(path, &len, err);
+  if (!text) return NULL;
+  hs_telemetry_csv *t = hs_telemetry_csv_parse(text, len, path, err);
+  hs_free(text);
+  return t;
+}
