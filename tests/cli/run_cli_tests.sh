@@ -39,6 +39,9 @@ case $work in /*) ;; *) work=$(pwd)/$work ;; esac
 src=$(cd "$src" && pwd) || exit 2
 [ -x "$bin" ] || { echo "run_cli_tests: $bin: not an executable" >&2; exit 2; }
 cases=$src/tests/cli/cases
+# Cases see the shipped profiles only, whatever the caller's environment holds
+# (a case that needs another search path sets it with env:).
+unset HETSIM_PROFILE_PATH
 mkdir -p "$work" || exit 2
 
 subst() { # placeholders -> paths
