@@ -154,13 +154,13 @@ cJSON *sim_json_at(cJSON *root, const sim_jseg *segs, size_t nsegs) {
 }
 
 const char *sim_json_type(const cJSON *node) {
-  if (cJSON_IsString(node)) return "string";
-  if (cJSON_IsNumber(node)) return "number";
-  if (cJSON_IsObject(node)) return "object";
-  if (cJSON_IsArray(node)) return "array";
-  if (cJSON_IsBool(node)) return "boolean";
+  if (cJSON_IsString(node)) return "a string";
+  if (cJSON_IsNumber(node)) return "a number";
+  if (cJSON_IsObject(node)) return "an object";
+  if (cJSON_IsArray(node)) return "an array";
+  if (cJSON_IsBool(node)) return "a boolean";
   if (cJSON_IsNull(node)) return "null";
-  return "invalid";
+  return "an invalid value";
 }
 
 hs_status sim_json_set(cJSON *root, const char *path, const char *value, hs_error *err) {
@@ -179,7 +179,7 @@ hs_status sim_json_set(cJSON *root, const char *path, const char *value, hs_erro
         st = hs_error_set(err, HS_ENOENT, "%s does not exist (it has %d entries)", where,
                           cJSON_GetArraySize(parent));
       else if (!cJSON_IsArray(parent) && !cJSON_IsObject(parent))
-        st = hs_error_set(err, HS_ETYPE, "%s: cannot index into a %s", where,
+        st = hs_error_set(err, HS_ETYPE, "%s: cannot index into %s", where,
                           sim_json_type(parent));
       else
         st = hs_error_set(err, HS_ENOENT, "%s does not exist", where);
@@ -193,8 +193,7 @@ hs_status sim_json_set(cJSON *root, const char *path, const char *value, hs_erro
   if (last->key ? !cJSON_IsObject(parent) : !cJSON_IsArray(parent)) {
     char pwhere[SIM_JPATH_MAX];
     sim_jpath_format(segs, n - 1, pwhere, sizeof pwhere);
-    st = hs_error_set(err, HS_ETYPE, "%s is a%s %s, not an %s", n > 1 ? pwhere : "the scenario",
-                      cJSON_IsArray(parent) || cJSON_IsObject(parent) ? "n" : "",
+    st = hs_error_set(err, HS_ETYPE, "%s is %s, not an %s", n > 1 ? pwhere : "the scenario",
                       sim_json_type(parent), last->key ? "object" : "array");
     hs_free(segs);
     return st;

@@ -53,7 +53,8 @@ cJSON *sim_json_at(cJSON *root, const sim_jseg *segs, size_t nsegs);
  * that names the missing or mistyped part, without a prefix. */
 hs_status sim_json_set(cJSON *root, const char *path, const char *value, hs_error *err);
 
-/* "string", "number", "object", "array", "boolean", "null". */
+/* With its article, for messages: "a string", "a number", "an object",
+ * "an array", "a boolean", "null". */
 const char *sim_json_type(const cJSON *node);
 
 #endif

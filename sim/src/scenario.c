@@ -164,7 +164,7 @@ static hs_status check_keys(ctx *c, const cJSON *obj, const char *const *allowed
 
 static hs_status need_object(ctx *c, const cJSON *n) {
   if (cJSON_IsObject(n)) return HS_OK;
-  return fail(c, HS_ETYPE, "expected an object, got a %s", sim_json_type(n));
+  return fail(c, HS_ETYPE, "expected an object, got %s", sim_json_type(n));
 }
 
 static hs_status missing(ctx *c, const char *key) {
@@ -186,7 +186,7 @@ static hs_status get_uint(ctx *c, const cJSON *obj, const char *key, bool requir
   size_t mark = sim_jpath_key(&c->path, key);
   hs_status st = HS_OK;
   if (!cJSON_IsNumber(n))
-    st = fail(c, HS_ETYPE, "expected an integer in [%.0f, %.0f], got a %s", lo, hi,
+    st = fail(c, HS_ETYPE, "expected an integer in [%.0f, %.0f], got %s", lo, hi,
               sim_json_type(n));
   else if (!isfinite(n->valuedouble) || floor(n->valuedouble) != n->valuedouble ||
            n->valuedouble < lo || n->valuedouble > hi)
@@ -216,7 +216,7 @@ static hs_status get_num(ctx *c, const cJSON *obj, const char *key, bool require
              hi_open ? ")" : "]");
   hs_status st = HS_OK;
   if (!cJSON_IsNumber(n))
-    st = fail(c, HS_ETYPE, "expected %s, got a %s", range, sim_json_type(n));
+    st = fail(c, HS_ETYPE, "expected %s, got %s", range, sim_json_type(n));
   else if (!isfinite(n->valuedouble) || n->valuedouble < lo || (lo_open && n->valuedouble == lo) ||
            n->valuedouble > hi || (hi_open && n->valuedouble == hi))
     st = fail(c, HS_ERANGE, "expected %s, got %.17g", range, n->valuedouble);
@@ -238,7 +238,7 @@ static hs_status get_str(ctx *c, const cJSON *obj, const char *key, bool require
   size_t mark = sim_jpath_key(&c->path, key);
   hs_status st = HS_OK;
   if (!cJSON_IsString(n))
-    st = fail(c, HS_ETYPE, "expected a string, got a %s", sim_json_type(n));
+    st = fail(c, HS_ETYPE, "expected a string, got %s", sim_json_type(n));
   else if (!n->valuestring[0])
     st = fail(c, HS_EINVAL, "empty string");
   else
@@ -541,7 +541,7 @@ static hs_status parse_devices(ctx *c, const cJSON *root) {
   if (!devs) return missing(c, "devices");
   size_t m0 = sim_jpath_key(&c->path, "devices");
   if (!cJSON_IsArray(devs))
-    return fail(c, HS_ETYPE, "expected an array, got a %s", sim_json_type(devs));
+    return fail(c, HS_ETYPE, "expected an array, got %s", sim_json_type(devs));
   size_t n = (size_t)cJSON_GetArraySize(devs);
   if (!n) return fail(c, HS_EINVAL, "no devices (give at least one)");
   sc->devices = hs_calloc(n, sizeof *sc->devices);
@@ -605,7 +605,7 @@ static hs_status parse_silo(ctx *c, const cJSON *e, size_t si) {
   if (!mem) return missing(c, "members");
   size_t m1 = sim_jpath_key(&c->path, "members");
   if (!cJSON_IsArray(mem))
-    return fail(c, HS_ETYPE, "expected an array of device names, got a %s", sim_json_type(mem));
+    return fail(c, HS_ETYPE, "expected an array of device names, got %s", sim_json_type(mem));
   size_t n = (size_t)cJSON_GetArraySize(mem);
   if (!n) return fail(c, HS_EINVAL, "a silo needs at least one member");
   silo->members = hs_calloc(n, sizeof *silo->members);
@@ -615,7 +615,7 @@ static hs_status parse_silo(ctx *c, const cJSON *e, size_t si) {
   for (const cJSON *m = mem->child; m; m = m->next, j++) {
     size_t m2 = sim_jpath_index(&c->path, j);
     if (!cJSON_IsString(m))
-      return fail(c, HS_ETYPE, "expected a device name, got a %s", sim_json_type(m));
+      return fail(c, HS_ETYPE, "expected a device name, got %s", sim_json_type(m));
     silo->members[silo->nmembers++] = hs_strdup(m->valuestring);
     name_ix key = {m->valuestring, 0, 0, 0};
     const name_ix *hit = NULL;
@@ -706,7 +706,7 @@ static hs_status parse_regime(ctx *c, const cJSON *root) {
     if (!silos) return missing(c, "silos");
     size_t m1 = sim_jpath_key(&c->path, "silos");
     if (!cJSON_IsArray(silos))
-      return fail(c, HS_ETYPE, "expected an array of silos, got a %s", sim_json_type(silos));
+      return fail(c, HS_ETYPE, "expected an array of silos, got %s", sim_json_type(silos));
     size_t n = (size_t)cJSON_GetArraySize(silos);
     if (!n) return fail(c, HS_EINVAL, "hfl-ddp needs at least one silo");
     r->silos = hs_calloc(n, sizeof *r->silos);
@@ -789,7 +789,7 @@ static hs_status parse_policy(ctx *c, const cJSON *root) {
       return fail(c, HS_EKEY, "set regime.steps_per_round instead (the regime owns it)");
     char text[128];
     if (!policy_text(m, text, sizeof text))
-      return fail(c, HS_ETYPE, "expected a number, got a %s", sim_json_type(m));
+      return fail(c, HS_ETYPE, "expected a number, got %s", sim_json_type(m));
     hs_error_clear(&e);
     st = hs_policy_config_set(&sc->policy, m->string, text, &e);
     if (st) {
@@ -837,8 +837,16 @@ static hs_status parse_root(ctx *c, const cJSON *root) {
       "telemetry",  "switch_off_unselected", NULL};
   if ((st = check_keys(c, root, keys))) return st;
   double seed, rounds, spr, batch;
-  if ((st = get_name(c, root, "name", false, &sc->name))) return st;
-  if (!sc->name) sc->name = stem_of(sc->path);
+  if ((st = get_str(c, root, "name", false, NULL, &sc->name))) return st;
+  if (sc->name) {
+    for (const char *p = sc->name; *p; p++)
+      if ((unsigned char)*p < 0x20 || *p == 0x7f) {
+        sim_jpath_key(&c->path, "name");
+        return fail(c, HS_EINVAL, "control character in the name");
+      }
+  } else {
+    sc->name = stem_of(sc->path);
+  }
   if ((st = get_str(c, root, "description", false, NULL, &s->description)) ||
       (st = get_uint(c, root, "seed", false, 1, 0, SCN_MAX_U53, &seed)) ||
       (st = get_str(c, root, "task", false, "mnist", &sc->task)) ||
@@ -855,7 +863,7 @@ static hs_status parse_root(ctx *c, const cJSON *root) {
   const cJSON *sw = member(root, "switch_off_unselected");
   if (sw && !cJSON_IsBool(sw)) {
     sim_jpath_key(&c->path, "switch_off_unselected");
-    return fail(c, HS_ETYPE, "expected true or false, got a %s", sim_json_type(sw));
+    return fail(c, HS_ETYPE, "expected true or false, got %s", sim_json_type(sw));
   }
   sc->switch_off_unselected = sw && cJSON_IsTrue(sw);
   if ((st = parse_network(c, root)) || (st = parse_devices(c, root)) ||
@@ -898,7 +906,7 @@ static hs_status apply_overrides(ctx *c, cJSON *root, const hs_override *ovr, si
   if (!novr) return HS_OK;
   if (!cJSON_IsObject(root)) {
     sim_jpath_init(&c->path);
-    return fail(c, HS_ETYPE, "expected an object, got a %s", sim_json_type(root));
+    return fail(c, HS_ETYPE, "expected an object, got %s", sim_json_type(root));
   }
   /* Optional sections exist implicitly, so "policy.w_e" works on a file that
    * relies on the default policy. */

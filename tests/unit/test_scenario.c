@@ -110,6 +110,15 @@ Test(scenario, count_expansion_and_names) {
   hs_scenario_destroy(sc);
 }
 
+Test(scenario, large_population_expands) {
+  hs_override o[] = {SET("devices[1].count", "200000"), SET("samples_per_round", "1000000")};
+  hs_scenario *sc = parse_ok(BASE, o, 2);
+  cr_expect_eq(sc->total_devices, 200001);
+  cr_expect_str_eq(hs_scenario_devices(sc)[200000].name, "b-199999");
+  cr_expect_eq(hs_scenario_find_device(sc, "b-123456"), 123457);
+  hs_scenario_destroy(sc);
+}
+
 Test(scenario, load_from_file_resolves_relative_paths) {
   hs_error err = {0};
   hs_scenario *sc = hs_scenario_load(DATA "/unit-base.json", NULL, 0, &err);
@@ -166,6 +175,10 @@ Test(scenario, wrong_types) {
   hs_override d[] = {SET("devices[0].profile", "4")};
   expect_fail(BASE, d, 1, HS_ETYPE, "devices[0].profile: expected a string", NULL);
   expect_fail("[1, 2]", NULL, 0, HS_ETYPE, "t.json: (top level): expected an object", NULL);
+  hs_override e[] = {SET("policy.ema", "{\"x\": 1}")};
+  expect_fail(BASE, e, 1, HS_ETYPE, "policy.ema: expected a number, got an object", NULL);
+  hs_override f[] = {SET("name", "\"two\\nlines\"")};
+  expect_fail(BASE, f, 1, HS_EINVAL, "t.json: name: control character", NULL);
 }
 
 Test(scenario, numbers_out_of_range) {
