@@ -1,0 +1,830 @@
+/* net.c: the fluid network, max-min fair over classes of flows.
+ *
+ * Data structures.
+ *  - flows[]: slots with a free list and a generation, so an hs_flow_id
+ *    (generation << 32 | slot + 1) goes stale when its flow ends.
+ *  - classes[]: one per distinct (cap, sorted shared-link set), found through an
+ *    open-addressing hash table; never freed (there are few link types). Flows
+ *    of one class always share one rate, so a class keeps a virtual clock v
+ *    (bytes sent per flow, exact at time t0, advancing at rate/8 bytes/s) and a
+ *    heap of its flows keyed by finishing virtual time (admission v + bytes).
+ *    The clock restarts at 0 whenever the class empties, which keeps v small
+ *    and the subtraction fv - v accurate.
+ *  - entry heap: flows in their latency phase by (admission time, seq).
+ *  - class heap: non-empty classes by (time of their next completion, seq of
+ *    that flow). seq = order of hs_net_transfer calls, the tie-break everywhere,
+ *    so equal-time completions come out in call order even across classes.
+ *  - ONE engine event, at min(entry heap top, class heap top).
+ *
+ * Invariants: a class is in active[] and in the class heap iff its flow heap is
+ * non-empty; v <= every fv of the class; the class heap key equals
+ * t0 + (top fv - v) * 8 / rate; link load = sum over active classes crossing it
+ * of nflows * rate <= bandwidth (up to rounding).
+ *
+ * Complexity. Recomputing max-min over flows (O(n) per event, O(n^2) per round
+ * with 10^5 uploads) was rejected, as was one engine event per flow (a rate
+ * change would reschedule every flow of the link). Here an event costs one
+ * progressive filling over classes, O(K log K + (K + L) * L), plus O(log n) per
+ * admitted or completed flow; all admissions and completions at one time share
+ * one filling. The rate of a class changes only at an event, where its clock is
+ * first advanced with the old rate and its next completion rescheduled. */
+#include "hs_net.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hs_alloc.h"
+#include "hs_status.h"
+
+#define SIM_NONE UINT32_MAX
+
+typedef struct sim_hent {
+  double key;
+  uint64_t seq;
+  uint32_t item;
+} sim_hent;
+
+/* An indexed binary min-heap on (key, seq); items record their position. */
+typedef struct sim_heap {
+  sim_hent *a;
+  uint32_t n, cap;
+} sim_heap;
+
+enum { SIM_FLOW_FREE = 0, SIM_FLOW_LATENT, SIM_FLOW_ACTIVE };
+
+typedef struct sim_flow {
+  double bytes;
+  double fv;         /* finishing virtual time in its class (ACTIVE) */
+  uint64_t seq;
+  hs_event_fn on_done;
+  void *subject;
+  uint64_t arg;
+  uint32_t gen;
+  uint32_t cls;
+  uint32_t hpos;     /* position in the entry heap or its class heap */
+  uint32_t next_free;
+  uint8_t state;
+  bool in_run;       /* ACTIVE: in its class's sorted run, not in its heap */
+} sim_flow;
+
+typedef struct sim_class {
+  double cap_bps;
+  uint32_t *links; /* sorted, unique */
+  uint32_t nlinks;
+  double rate_bps; /* per flow */
+  double v;        /* virtual clock (bytes per flow) at t0 */
+  double t0;
+  uint32_t nflows;
+  /* The class's flows in two parts: a sorted run (a ring buffer appended in
+   * (fv, seq) order, absolute indices head..tail, cancelled entries skipped)
+   * and a heap for flows that arrive out of order. Equal-size transfers (the
+   * same model for every device) always append, so the common case is O(1)
+   * with no cache-missing sift through 10^5 entries. */
+  sim_hent *run;
+  uint64_t run_head, run_tail;
+  uint32_t run_mask;
+  sim_heap heap;
+  uint32_t apos;   /* index in active[], SIM_NONE when empty */
+  uint32_t hpos;   /* position in the class heap */
+  /* scratch of the filling */
+  double new_rate;
+  bool frozen;
+  bool dirty;      /* top flow or clock changed: refresh its class heap key */
+} sim_class;
+
+typedef struct sim_link {
+  char *name;
+  double bw_bps;
+  double lat_s;
+  double load_bps;
+  double bytes;    /* carried up to t_last */
+  double t_last;
+  double rem;      /* scratch: capacity left */
+  double users;    /* scratch: flows of unfrozen classes crossing it */
+} sim_link;
+
+typedef struct sim_ord {
+  double cap;
+  uint32_t ci;
+} sim_ord;
+
+typedef struct sim_done {
+  hs_event_fn fn;
+  void *subject;
+  uint64_t arg;
+} sim_done;
+
+struct hs_net {
+  hs_engine *eng;
+  int prio;
+  hs_event_id ev;
+  double ev_time;
+  uint64_t seq;
+
+  sim_link *links;
+  uint32_t nlinks, caplinks;
+
+  sim_flow *flows;
+  uint32_t nslots, capslots, free_head;
+
+  sim_class *classes;
+  uint32_t nclasses, capclasses;
+  uint32_t *ctab; /* hash table of class indices */
+  uint32_t ctab_mask;
+
+  uint32_t *active;
+  uint32_t nactive, capactive;
+
+  sim_heap entry; /* items are flow slots */
+  sim_heap chead; /* items are class indices */
+
+  uint32_t *scratch; /* sorted links of a new transfer */
+  uint32_t capscratch;
+  sim_ord *ord;      /* classes of a filling by cap */
+  uint32_t capord;
+  sim_done *done;
+  uint32_t ndone, capdone;
+
+  hs_net_stats st;
+};
+
+/* ---- heaps ------------------------------------------------------------ */
+
+static bool hent_less(const sim_hent *x, const sim_hent *y) {
+  return x->key < y->key || (x->key == y->key && x->seq < y->seq);
+}
+
+/* The class heap stores class indices, the others flow slots. */
+static void heap_setpos(hs_net *net, const sim_heap *h, uint32_t item, uint32_t pos) {
+  if (h == &net->chead)
+    net->classes[item].hpos = pos;
+  else
+    net->flows[item].hpos = pos;
+}
+
+static void heap_up(hs_net *net, sim_heap *h, uint32_t i) {
+  sim_hent e = h->a[i];
+  while (i > 0) {
+    uint32_t p = (i - 1) / 2;
+    if (!hent_less(&e, &h->a[p])) break;
+    h->a[i] = h->a[p];
+    heap_setpos(net, h, h->a[i].item, i);
+    i = p;
+  }
+  h->a[i] = e;
+  heap_setpos(net, h, e.item, i);
+}
+
+static void heap_down(hs_net *net, sim_heap *h, uint32_t i) {
+  sim_hent e = h->a[i];
+  for (;;) {
+    uint32_t l = 2 * i + 1;
+    if (l >= h->n) break;
+    uint32_t m = (l + 1 < h->n && hent_less(&h->a[l + 1], &h->a[l])) ? l + 1 : l;
+    if (!hent_less(&h->a[m], &e)) break;
+    h->a[i] = h->a[m];
+    heap_setpos(net, h, h->a[i].item, i);
+    i = m;
+  }
+  h->a[i] = e;
+  heap_setpos(net, h, e.item, i);
+}
+
+static void heap_push(hs_net *net, sim_heap *h, double key, uint64_t seq, uint32_t item) {
+  assert(!isnan(key));
+  if (h->n == h->cap) {
+    h->cap = h->cap ? 2 * h->cap : 8;
+    h->a = hs_reallocarray(h->a, h->cap, sizeof *h->a);
+  }
+  h->a[h->n] = (sim_hent){key, seq, item};
+  heap_up(net, h, h->n++);
+}
+
+static void heap_remove(hs_net *net, sim_heap *h, uint32_t pos) {
+  assert(pos < h->n);
+  h->n--;
+  if (pos == h->n) return;
+  h->a[pos] = h->a[h->n];
+  heap_setpos(net, h, h->a[pos].item, pos);
+  if (pos > 0 && hent_less(&h->a[pos], &h->a[(pos - 1) / 2]))
+    heap_up(net, h, pos);
+  else
+    heap_down(net, h, pos);
+}
+
+static void heap_update(hs_net *net, sim_heap *h, uint32_t pos, double key, uint64_t seq) {
+  assert(pos < h->n && !isnan(key));
+  sim_hent old = h->a[pos];
+  h->a[pos].key = key;
+  h->a[pos].seq = seq;
+  if (hent_less(&h->a[pos], &old))
+    heap_up(net, h, pos);
+  else
+    heap_down(net, h, pos);
+}
+
+/* ---- classes ---------------------------------------------------------- */
+
+static uint64_t class_hash(double cap, const uint32_t *links, uint32_t n) {
+  uint64_t bits;
+  memcpy(&bits, &cap, sizeof bits);
+  uint64_t h = 1469598103934665603ULL ^ bits;
+  h *= 1099511628211ULL;
+  for (uint32_t i = 0; i < n; i++) {
+    h ^= links[i] + 0x9e3779b97f4a7c15ULL;
+    h *= 1099511628211ULL;
+  }
+  return h ^ (h >> 29);
+}
+
+static bool class_is(const sim_class *c, double cap, const uint32_t *links, uint32_t n) {
+  return c->cap_bps == cap && c->nlinks == n && (n == 0 || !memcmp(c->links, links, n * sizeof *links));
+}
+
+static void ctab_insert(hs_net *net, uint32_t ci) {
+  const sim_class *c = &net->classes[ci];
+  uint32_t i = (uint32_t)class_hash(c->cap_bps, c->links, c->nlinks) & net->ctab_mask;
+  while (net->ctab[i] != SIM_NONE) i = (i + 1) & net->ctab_mask;
+  net->ctab[i] = ci;
+}
+
+static uint32_t class_get(hs_net *net, double cap, const uint32_t *links, uint32_t n) {
+  uint32_t i = (uint32_t)class_hash(cap, links, n) & net->ctab_mask;
+  for (; net->ctab[i] != SIM_NONE; i = (i + 1) & net->ctab_mask)
+    if (class_is(&net->classes[net->ctab[i]], cap, links, n)) return net->ctab[i];
+
+  if (net->nclasses == net->capclasses) {
+    net->capclasses = net->capclasses ? 2 * net->capclasses : 8;
+    net->classes = hs_reallocarray(net->classes, net->capclasses, sizeof *net->classes);
+  }
+  uint32_t ci = net->nclasses++;
+  sim_class *c = &net->classes[ci];
+  memset(c, 0, sizeof *c);
+  c->cap_bps = cap;
+  c->nlinks = n;
+  if (n) {
+    c->links = hs_reallocarray(NULL, n, sizeof *links);
+    memcpy(c->links, links, n * sizeof *links);
+  }
+  c->apos = SIM_NONE;
+  c->hpos = SIM_NONE;
+  net->st.classes = net->nclasses;
+
+  if (2 * (uint64_t)net->nclasses > net->ctab_mask + 1ULL) { /* keep load <= 1/2 */
+    uint32_t size = 2 * (net->ctab_mask + 1);
+    hs_free(net->ctab);
+    net->ctab = hs_reallocarray(NULL, size, sizeof *net->ctab);
+    for (uint32_t k = 0; k < size; k++) net->ctab[k] = SIM_NONE;
+    net->ctab_mask = size - 1;
+    for (uint32_t k = 0; k < net->nclasses; k++) ctab_insert(net, k);
+  } else {
+    net->ctab[i] = ci;
+  }
+  return ci;
+}
+
+/* The class's first finisher: the smaller of the run's head and the heap's top
+ * (the run's head is always a live flow). NULL when the class is empty. */
+static const sim_hent *class_top(const sim_class *c) {
+  const sim_hent *r = c->run_head != c->run_tail ? &c->run[c->run_head & c->run_mask] : NULL;
+  const sim_hent *h = c->heap.n ? &c->heap.a[0] : NULL;
+  if (!r) return h;
+  if (!h) return r;
+  return hent_less(h, r) ? h : r;
+}
+
+static bool run_live(const hs_net *net, const sim_hent *e) {
+  const sim_flow *f = &net->flows[e->item];
+  return f->state == SIM_FLOW_ACTIVE && f->seq == e->seq;
+}
+
+static void run_clean(const hs_net *net, sim_class *c) {
+  while (c->run_head != c->run_tail && !run_live(net, &c->run[c->run_head & c->run_mask]))
+    c->run_head++;
+}
+
+static void class_push(hs_net *net, sim_class *c, uint32_t slot) {
+  sim_flow *f = &net->flows[slot];
+  sim_hent e = {f->fv, f->seq, slot};
+  c->nflows++;
+  if (c->run_head == c->run_tail || hent_less(&c->run[(c->run_tail - 1) & c->run_mask], &e)) {
+    uint64_t len = c->run_tail - c->run_head;
+    if (c->run == NULL || len == (uint64_t)c->run_mask + 1) {
+      uint32_t size = c->run ? 2 * (c->run_mask + 1) : 16;
+      sim_hent *a = hs_reallocarray(NULL, size, sizeof *a);
+      for (uint64_t k = c->run_head; k < c->run_tail; k++) a[k & (size - 1)] = c->run[k & c->run_mask];
+      hs_free(c->run);
+      c->run = a;
+      c->run_mask = size - 1;
+    }
+    c->run[c->run_tail++ & c->run_mask] = e;
+    f->in_run = true;
+  } else {
+    heap_push(net, &c->heap, e.key, e.seq, slot);
+    f->in_run = false;
+  }
+}
+
+/* Remove the class's first finisher; returns it. */
+static sim_hent class_pop(hs_net *net, sim_class *c) {
+  const sim_hent *t = class_top(c);
+  assert(t);
+  sim_hent e = *t;
+  if (c->heap.n && t == &c->heap.a[0]) {
+    heap_remove(net, &c->heap, 0);
+  } else {
+    c->run_head++;
+  }
+  c->nflows--;
+  return e;
+}
+
+/* Advance the class clock to `now` at its current rate. Never past the first
+ * finishing flow: rounding must not make a flow look over-complete. */
+static void class_sync(sim_class *c, double now) {
+  if (c->nflows == 0) {
+    c->v = 0;
+    c->t0 = now;
+    return;
+  }
+  if (now > c->t0) {
+    double top = class_top(c)->key;
+    double v = c->rate_bps == INFINITY ? top : c->v + c->rate_bps / 8.0 * (now - c->t0);
+    c->v = v < top ? v : top;
+    c->t0 = now;
+  }
+}
+
+/* Virtual clock at `now` without changing the class. */
+static double class_v_at(const sim_class *c, double now) {
+  if (c->nflows == 0 || !(now > c->t0)) return c->v;
+  double top = class_top(c)->key;
+  double v = c->rate_bps == INFINITY ? top : c->v + c->rate_bps / 8.0 * (now - c->t0);
+  return v < top ? v : top;
+}
+
+static double class_next_time(const sim_class *c) {
+  if (c->nflows == 0) return INFINITY;
+  double left = class_top(c)->key - c->v;
+  if (left <= 0 || c->rate_bps == INFINITY) return c->t0;
+  if (!(c->rate_bps > 0)) return INFINITY;
+  return c->t0 + left * 8.0 / c->rate_bps;
+}
+
+static void class_activate(hs_net *net, uint32_t ci) {
+  sim_class *c = &net->classes[ci];
+  assert(c->apos == SIM_NONE);
+  if (net->nactive == net->capactive) {
+    net->capactive = net->capactive ? 2 * net->capactive : 8;
+    net->active = hs_reallocarray(net->active, net->capactive, sizeof *net->active);
+  }
+  c->apos = net->nactive;
+  net->active[net->nactive++] = ci;
+  c->rate_bps = 0; /* set by the next filling */
+  heap_push(net, &net->chead, INFINITY, 0, ci);
+}
+
+static void class_deactivate(hs_net *net, uint32_t ci) {
+  sim_class *c = &net->classes[ci];
+  assert(c->apos != SIM_NONE && c->nflows == 0);
+  uint32_t last = net->active[--net->nactive];
+  net->active[c->apos] = last;
+  net->classes[last].apos = c->apos;
+  c->apos = SIM_NONE;
+  c->run_head = c->run_tail; /* every entry left is a cancelled flow's */
+  heap_remove(net, &net->chead, c->hpos);
+  c->hpos = SIM_NONE;
+  c->rate_bps = 0;
+  c->v = 0;
+}
+
+static void class_refresh_key(hs_net *net, sim_class *c) {
+  assert(c->nflows > 0);
+  heap_update(net, &net->chead, c->hpos, class_next_time(c), class_top(c)->seq);
+  c->dirty = false;
+}
+
+/* ---- scratch buffers -------------------------------------------------- */
+
+static uint32_t *scratch(hs_net *net, size_t n) {
+  if (n > net->capscratch) {
+    net->capscratch = (uint32_t)(n > 2 * (size_t)net->capscratch ? n : 2 * (size_t)net->capscratch);
+    net->scratch = hs_reallocarray(net->scratch, net->capscratch, sizeof *net->scratch);
+  }
+  return net->scratch;
+}
+
+/* ---- max-min filling -------------------------------------------------- */
+
+/* qsort has no context argument and hs_run must stay re-entrant (no globals),
+ * so the filling sorts (cap, class) pairs. */
+static int by_cap(const void *x, const void *y) {
+  const sim_ord *a = x, *b = y;
+  if (a->cap != b->cap) return a->cap < b->cap ? -1 : 1;
+  return a->ci < b->ci ? -1 : (a->ci > b->ci);
+}
+
+static bool class_crosses(const sim_class *c, uint32_t l) {
+  for (uint32_t i = 0; i < c->nlinks; i++)
+    if (c->links[i] == l) return true;
+  return false;
+}
+
+static void freeze(hs_net *net, sim_class *c, double rate) {
+  double n = (double)c->nflows;
+  c->frozen = true;
+  c->new_rate = rate;
+  for (uint32_t i = 0; i < c->nlinks; i++) {
+    sim_link *L = &net->links[c->links[i]];
+    if (rate < INFINITY) { /* only an infinite link carries an infinite rate */
+      L->rem -= n * rate;
+      if (L->rem < 0) L->rem = 0;
+    }
+    L->users -= n;
+  }
+}
+
+/* Progressive filling over the active classes, then apply the new rates at
+ * `now`: classes whose rate changes first advance their clock at the old rate. */
+static void rates_update(hs_net *net, double now) {
+  net->st.rate_updates++;
+  for (uint32_t l = 0; l < net->nlinks; l++) {
+    sim_link *L = &net->links[l];
+    if (now > L->t_last) L->bytes += L->load_bps / 8.0 * (now - L->t_last);
+    L->t_last = now;
+    L->rem = L->bw_bps;
+    L->users = 0;
+  }
+  uint32_t m = 0;
+  if (net->nactive > net->capord) {
+    net->capord = 2 * net->nactive;
+    net->ord = hs_reallocarray(net->ord, net->capord, sizeof *net->ord);
+  }
+  sim_ord *order = net->ord;
+  for (uint32_t k = 0; k < net->nactive; k++) {
+    sim_class *c = &net->classes[net->active[k]];
+    c->frozen = false;
+    if (c->nlinks == 0) {
+      c->frozen = true;
+      c->new_rate = c->cap_bps;
+      continue;
+    }
+    for (uint32_t i = 0; i < c->nlinks; i++) net->links[c->links[i]].users += (double)c->nflows;
+    order[m++] = (sim_ord){c->cap_bps, net->active[k]};
+  }
+  if (m > 16) {
+    qsort(order, m, sizeof *order, by_cap);
+  } else { /* a handful of link types: insertion sort beats qsort's call overhead */
+    for (uint32_t i = 1; i < m; i++) {
+      sim_ord x = order[i];
+      uint32_t j = i;
+      for (; j > 0 && by_cap(&x, &order[j - 1]) < 0; j--) order[j] = order[j - 1];
+      order[j] = x;
+    }
+  }
+
+  uint32_t next = 0, left = m;
+  while (left > 0) {
+    uint32_t best_l = SIM_NONE;
+    double best = INFINITY;
+    for (uint32_t l = 0; l < net->nlinks; l++) {
+      const sim_link *L = &net->links[l];
+      if (L->users > 0) {
+        double share = L->rem / L->users;
+        if (best_l == SIM_NONE || share < best) {
+          best = share;
+          best_l = l;
+        }
+      }
+    }
+    assert(best_l != SIM_NONE); /* an unfrozen class crosses a link with users */
+    while (net->classes[order[next].ci].frozen) next++;
+    sim_class *cheap = &net->classes[order[next].ci];
+    if (cheap->cap_bps <= best) {
+      freeze(net, cheap, cheap->cap_bps);
+      left--;
+    } else {
+      for (uint32_t k = next; k < m; k++) {
+        sim_class *c = &net->classes[order[k].ci];
+        if (!c->frozen && class_crosses(c, best_l)) {
+          freeze(net, c, best);
+          left--;
+        }
+      }
+      net->links[best_l].users = 0;
+      net->links[best_l].rem = 0;
+    }
+  }
+
+  for (uint32_t l = 0; l < net->nlinks; l++) net->links[l].load_bps = 0;
+  for (uint32_t k = 0; k < net->nactive; k++) {
+    sim_class *c = &net->classes[net->active[k]];
+    if (c->new_rate != c->rate_bps) {
+      class_sync(c, now);
+      c->rate_bps = c->new_rate;
+      c->dirty = true;
+    }
+    for (uint32_t i = 0; i < c->nlinks; i++)
+      net->links[c->links[i]].load_bps += (double)c->nflows * c->rate_bps;
+    if (c->dirty) class_refresh_key(net, c);
+  }
+}
+
+/* ---- the network's engine event --------------------------------------- */
+
+static void net_event(hs_engine *eng, void *subject, uint64_t arg);
+
+static void schedule_next(hs_net *net) {
+  double t = INFINITY;
+  if (net->entry.n) t = net->entry.a[0].key;
+  if (net->chead.n && net->chead.a[0].key < t) t = net->chead.a[0].key;
+  if (t == INFINITY) {
+    if (net->ev) hs_engine_cancel(net->eng, net->ev);
+    net->ev = 0;
+    return;
+  }
+  if (net->ev) {
+    if (t != net->ev_time) {
+      bool ok = hs_engine_reschedule(net->eng, net->ev, t);
+      assert(ok);
+      (void)ok;
+    }
+  } else {
+    net->ev = hs_engine_schedule(net->eng, t, net->prio, net_event, net, 0);
+  }
+  net->ev_time = t;
+}
+
+static void flow_free(hs_net *net, uint32_t slot) {
+  sim_flow *f = &net->flows[slot];
+  f->state = SIM_FLOW_FREE;
+  f->gen++;
+  if (f->gen == 0) f->gen = 1;
+  f->next_free = net->free_head;
+  net->free_head = slot;
+}
+
+static void push_done(hs_net *net, const sim_flow *f) {
+  if (net->ndone == net->capdone) {
+    net->capdone = net->capdone ? 2 * net->capdone : 16;
+    net->done = hs_reallocarray(net->done, net->capdone, sizeof *net->done);
+  }
+  net->done[net->ndone++] = (sim_done){f->on_done, f->subject, f->arg};
+}
+
+static void admit(hs_net *net, uint32_t slot, double now) {
+  sim_flow *f = &net->flows[slot];
+  sim_class *c = &net->classes[f->cls];
+  if (c->nflows == 0) {
+    class_sync(c, now); /* restart the clock at 0 */
+    class_activate(net, f->cls);
+    c = &net->classes[f->cls];
+  } else {
+    class_sync(c, now);
+  }
+  f->fv = c->v + f->bytes;
+  f->state = SIM_FLOW_ACTIVE;
+  class_push(net, c, slot);
+  c->dirty = true;
+  net->st.flows_latent--;
+  net->st.flows_active++;
+}
+
+static void net_event(hs_engine *eng, void *subject, uint64_t arg) {
+  (void)arg;
+  hs_net *net = subject;
+  double now = hs_engine_now(eng);
+  net->ev = 0;
+  net->st.events++;
+  net->ndone = 0;
+  bool changed = false;
+
+  /* Completions first, one flow at a time by (time, seq) across classes. */
+  while (net->chead.n && net->chead.a[0].key <= now) {
+    uint32_t ci = net->chead.a[0].item;
+    sim_class *c = &net->classes[ci];
+    sim_hent top = class_pop(net, c);
+    c->v = top.key; /* exact: the flow is done */
+    c->t0 = now;
+    sim_flow *f = &net->flows[top.item];
+    if (f->on_done) push_done(net, f);
+    net->st.bytes_delivered += f->bytes;
+    net->st.flows_completed++;
+    net->st.flows_active--;
+    flow_free(net, top.item);
+    run_clean(net, c);
+    if (c->nflows == 0)
+      class_deactivate(net, ci);
+    else
+      class_refresh_key(net, c);
+    changed = true;
+  }
+  /* Then admissions: a flow arriving now does not share with one leaving now. */
+  while (net->entry.n && net->entry.a[0].key <= now) {
+    uint32_t slot = net->entry.a[0].item;
+    heap_remove(net, &net->entry, 0);
+    admit(net, slot, now);
+    changed = true;
+  }
+  if (changed) rates_update(net, now);
+  schedule_next(net);
+
+  /* Callbacks last, on a consistent state; they may start or cancel flows
+   * (never this handler re-entrantly), so iterate over a fixed count. */
+  uint32_t nd = net->ndone;
+  for (uint32_t i = 0; i < nd; i++) net->done[i].fn(eng, net->done[i].subject, net->done[i].arg);
+}
+
+/* ---- public API -------------------------------------------------------- */
+
+hs_net *hs_net_create(hs_engine *eng) {
+  assert(eng);
+  hs_net *net = hs_calloc(1, sizeof *net);
+  net->eng = eng;
+  net->free_head = SIM_NONE;
+  net->ctab_mask = 15;
+  net->ctab = hs_reallocarray(NULL, 16, sizeof *net->ctab);
+  for (uint32_t i = 0; i < 16; i++) net->ctab[i] = SIM_NONE;
+  return net;
+}
+
+void hs_net_destroy(hs_net *net) {
+  if (!net) return;
+  if (net->ev) hs_engine_cancel(net->eng, net->ev);
+  for (uint32_t l = 0; l < net->nlinks; l++) hs_free(net->links[l].name);
+  for (uint32_t c = 0; c < net->nclasses; c++) {
+    hs_free(net->classes[c].links);
+    hs_free(net->classes[c].heap.a);
+    hs_free(net->classes[c].run);
+  }
+  hs_free(net->links);
+  hs_free(net->flows);
+  hs_free(net->classes);
+  hs_free(net->ctab);
+  hs_free(net->active);
+  hs_free(net->entry.a);
+  hs_free(net->chead.a);
+  hs_free(net->scratch);
+  hs_free(net->ord);
+  hs_free(net->done);
+  hs_free(net);
+}
+
+void hs_net_set_priority(hs_net *net, int priority) { net->prio = priority; }
+
+int hs_net_add_link(hs_net *net, const char *name, double bandwidth_bps, double latency_s) {
+  if (!(bandwidth_bps > 0) || !(latency_s >= 0) || !isfinite(latency_s)) return HS_EINVAL;
+  if (net->nlinks == net->caplinks) {
+    net->caplinks = net->caplinks ? 2 * net->caplinks : 4;
+    net->links = hs_reallocarray(net->links, net->caplinks, sizeof *net->links);
+  }
+  sim_link *L = &net->links[net->nlinks];
+  memset(L, 0, sizeof *L);
+  L->name = name ? hs_strdup(name) : NULL;
+  L->bw_bps = bandwidth_bps;
+  L->lat_s = latency_s;
+  L->t_last = hs_engine_now(net->eng);
+  return (int)net->nlinks++;
+}
+
+size_t hs_net_link_count(const hs_net *net) { return net->nlinks; }
+
+int hs_net_link_find(const hs_net *net, const char *name) {
+  for (uint32_t l = 0; l < net->nlinks; l++)
+    if (net->links[l].name && name && !strcmp(net->links[l].name, name)) return (int)l;
+  return HS_ENOENT;
+}
+
+static const sim_link *link_at(const hs_net *net, int link) {
+  assert(link >= 0 && (uint32_t)link < net->nlinks);
+  return &net->links[link];
+}
+
+double hs_net_link_bandwidth_bps(const hs_net *net, int link) { return link_at(net, link)->bw_bps; }
+double hs_net_link_latency_s(const hs_net *net, int link) { return link_at(net, link)->lat_s; }
+double hs_net_link_load_bps(const hs_net *net, int link) { return link_at(net, link)->load_bps; }
+
+double hs_net_link_bytes(const hs_net *net, int link) {
+  const sim_link *L = link_at(net, link);
+  double now = hs_engine_now(net->eng);
+  return now > L->t_last ? L->bytes + L->load_bps / 8.0 * (now - L->t_last) : L->bytes;
+}
+
+static int cmp_u32(const void *x, const void *y) {
+  uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+  return a < b ? -1 : (a > b);
+}
+
+hs_flow_id hs_net_transfer(hs_net *net, double bytes, double cap_bps, double latency_s,
+                           const int *shared_links, size_t nlinks, hs_event_fn on_done,
+                           void *subject, uint64_t arg) {
+  if (!(bytes >= 0) || !isfinite(bytes) || !(cap_bps > 0) || !(latency_s >= 0) ||
+      !isfinite(latency_s) || (nlinks && !shared_links) || nlinks > UINT32_MAX)
+    return 0;
+  uint32_t *ls = scratch(net, nlinks);
+  for (size_t i = 0; i < nlinks; i++) {
+    if (shared_links[i] < 0 || (uint32_t)shared_links[i] >= net->nlinks) return 0;
+    ls[i] = (uint32_t)shared_links[i];
+  }
+  if (nlinks > 1) qsort(ls, nlinks, sizeof *ls, cmp_u32);
+  uint32_t n = 0;
+  for (size_t i = 0; i < nlinks; i++)
+    if (n == 0 || ls[n - 1] != ls[i]) ls[n++] = ls[i];
+  double path = latency_s;
+  for (uint32_t i = 0; i < n; i++) path += net->links[ls[i]].lat_s;
+
+  uint32_t ci = class_get(net, cap_bps, ls, n);
+  uint32_t slot;
+  if (net->free_head != SIM_NONE) {
+    slot = net->free_head;
+    net->free_head = net->flows[slot].next_free;
+  } else {
+    assert(net->nslots < SIM_NONE - 1);
+    if (net->nslots == net->capslots) {
+      net->capslots = net->capslots ? 2 * net->capslots : 64;
+      net->flows = hs_reallocarray(net->flows, net->capslots, sizeof *net->flows);
+    }
+    slot = net->nslots++;
+    net->flows[slot].gen = 1;
+  }
+  sim_flow *f = &net->flows[slot];
+  f->bytes = bytes;
+  f->fv = 0;
+  f->seq = ++net->seq;
+  f->on_done = on_done;
+  f->subject = subject;
+  f->arg = arg;
+  f->cls = ci;
+  f->state = SIM_FLOW_LATENT;
+  f->next_free = SIM_NONE;
+  heap_push(net, &net->entry, hs_engine_now(net->eng) + path, f->seq, slot);
+  net->st.flows_started++;
+  net->st.flows_latent++;
+  schedule_next(net);
+  return ((uint64_t)f->gen << 32) | ((uint64_t)slot + 1);
+}
+
+static const sim_flow *flow_lookup(const hs_net *net, hs_flow_id id, uint32_t *slot_out) {
+  uint64_t s = id & 0xffffffffULL;
+  if (s == 0 || s > net->nslots) return NULL;
+  const sim_flow *f = &net->flows[s - 1];
+  if (f->state == SIM_FLOW_FREE || f->gen != (uint32_t)(id >> 32)) return NULL;
+  if (slot_out) *slot_out = (uint32_t)(s - 1);
+  return f;
+}
+
+bool hs_net_cancel(hs_net *net, hs_flow_id id) {
+  uint32_t slot;
+  const sim_flow *f = flow_lookup(net, id, &slot);
+  if (!f) return false;
+  double now = hs_engine_now(net->eng);
+  if (f->state == SIM_FLOW_LATENT) {
+    heap_remove(net, &net->entry, f->hpos);
+    net->st.flows_latent--;
+    flow_free(net, slot);
+  } else {
+    uint32_t ci = f->cls;
+    sim_class *c = &net->classes[ci];
+    class_sync(c, now);
+    double sent = f->bytes - (f->fv - c->v);
+    net->st.bytes_cancelled += sent > 0 ? sent : 0;
+    bool in_run = f->in_run;
+    if (!in_run) heap_remove(net, &c->heap, f->hpos);
+    c->nflows--;
+    net->st.flows_active--;
+    flow_free(net, slot);
+    if (in_run) run_clean(net, c); /* its run entry is now dead: skip it if at the head */
+    if (c->nflows == 0)
+      class_deactivate(net, ci);
+    else
+      c->dirty = true; /* its first finisher may have changed */
+    /* Cancels are rare: update rates at once rather than defer to an event. */
+    rates_update(net, now);
+  }
+  net->st.flows_cancelled++;
+  schedule_next(net);
+  return true;
+}
+
+double hs_net_flow_rate(const hs_net *net, hs_flow_id id) {
+  const sim_flow *f = flow_lookup(net, id, NULL);
+  if (!f || f->state != SIM_FLOW_ACTIVE) return 0;
+  return net->classes[f->cls].rate_bps;
+}
+
+double hs_net_flow_remaining_bytes(const hs_net *net, hs_flow_id id) {
+  const sim_flow *f = flow_lookup(net, id, NULL);
+  if (!f) return NAN;
+  if (f->state == SIM_FLOW_LATENT) return f->bytes;
+  double left = f->fv - class_v_at(&net->classes[f->cls], hs_engine_now(net->eng));
+  return left > 0 ? left : 0;
+}
+
+bool hs_net_flow_pending(const hs_net *net, hs_flow_id id) { return flow_lookup(net, id, NULL) != NULL; }
+
+void hs_net_get_stats(const hs_net *net, hs_net_stats *out) {
+  *out = net->st;
+  out->classes_active = net->nactive;
+}
