@@ -69,7 +69,8 @@ typedef struct hs_silo_spec {
 typedef struct hs_regime_spec {
   char *kind;               /* pma | ddp | hfl-ddp | fedasync */
   uint32_t steps_per_round; /* ddp, hfl-ddp: optimiser steps S per round */
-  char *collective;         /* ddp: ring | tree | hierarchical (default ring) */
+  char *collective;         /* ddp, hfl-ddp: ring | tree | star (default ring); hierarchical
+                               needs a per-node tier the scenario does not describe yet */
   hs_silo_spec *silos;      /* hfl-ddp */
   size_t nsilos;
   /* fedasync */

@@ -13,9 +13,10 @@
  * Names: every expanded device ("<entry>" for count 1, "<entry>-<k>" else) and
  * every entry name with count > 1 must be distinct, so a silo member or a
  * lookup names exactly one thing. The index is an array sorted by name:
- * O(N log N) to build for N expanded devices, O(log N) per lookup, 24 bytes per
- * device. Rejected: a hash table (more code, and iteration order would need
- * care to stay deterministic); per-entry linear search (O(N) per silo member,
+ * O(N log N) to build for N expanded devices, O(log N) per lookup, about 60
+ * bytes per device with the device table (10^6 devices: 0.2 s, 80 MB).
+ * Rejected: a hash table (more code, and iteration order would need care to
+ * stay deterministic); per-entry linear search (O(N) per silo member,
  * quadratic for silos of 10^5 devices).
  *
  * Errors: the first problem found stops the load; the message is
@@ -698,7 +699,8 @@ static hs_status parse_regime(ctx *c, const cJSON *root) {
     double v;
     if ((st = get_uint(c, reg, "steps_per_round", false, def, 1, 1e7, &v))) return st;
     r->steps_per_round = (uint32_t)v;
-    static const char *const colls[] = {"ring", "tree", "hierarchical", NULL};
+    /* The flat all-reduces of the collective registry (hs_collective.h). */
+    static const char *const colls[] = {"ring", "tree", "star", NULL};
     if ((st = get_choice(c, reg, "collective", "ring", colls, &r->collective))) return st;
   }
   if (opts & R_SILOS) {

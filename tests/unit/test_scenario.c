@@ -332,7 +332,8 @@ Test(scenario, regime_options_must_apply_to_the_kind) {
   expect_fail(BASE, d, 2, HS_EINVAL, "regime.staleness_b: applies only to staleness \"hinge\"",
               NULL);
   hs_override e[] = {SET("regime.kind", "ddp"), SET("regime.collective", "butterfly")};
-  expect_fail(BASE, e, 2, HS_EINVAL, "regime.collective: unknown value \"butterfly\"", NULL);
+  expect_fail(BASE, e, 2, HS_EINVAL, "regime.collective: unknown value \"butterfly\"",
+              "(one of: ring, tree, star)");
 }
 
 Test(scenario, ddp_steps_default_from_budget) {
