@@ -295,6 +295,29 @@ Test(net, cancel_frees_the_bandwidth_and_silences_the_callback) {
   free(lb);
 }
 
+Test(net, cancelling_a_flow_in_the_middle_of_its_class) {
+  hs_engine *e = hs_engine_create(0);
+  hs_net *n = hs_net_create(e);
+  logbook *lb = logbook_new();
+  int l = hs_net_add_link(n, "l", 8e6, 0); /* 1 MB/s */
+  hs_net_transfer(n, 1 * MB, INFINITY, 0, &l, 1, on_done, lb, 0);
+  later B = {n, lb, 0, 0, 0, {0}, 0, 0};
+  B.id = hs_net_transfer(n, 2 * MB, INFINITY, 0, &l, 1, on_done, lb, 1);
+  hs_net_transfer(n, 3 * MB, INFINITY, 0, &l, 1, on_done, lb, 2);
+  hs_engine_schedule(e, 1.5, 0, cancel_later, &B, 0);
+  hs_engine_run(e);
+  /* [0,1.5] 1/3 MB/s each: 0.5 MB sent. Then A, C at 0.5 MB/s: A ends at 2.5;
+   * C has 2 MB left at 2.5, alone at 1 MB/s: 4.5 */
+  cr_assert_eq(lb->n, 2);
+  expect_near(lb->t[0], 2.5);
+  expect_near(lb->t[2], 4.5);
+  cr_expect(isnan(lb->t[1]));
+  expect_near(hs_net_link_bytes(n, l), 4.5 * MB);
+  hs_net_destroy(n);
+  hs_engine_destroy(e);
+  free(lb);
+}
+
 Test(net, equal_time_completions_across_classes_in_transfer_order) {
   hs_engine *e = hs_engine_create(0);
   hs_net *n = hs_net_create(e);
