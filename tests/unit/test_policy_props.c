@@ -1,0 +1,190 @@
+/* test_policy_props.c: properties of the adaptive controller over many random
+ * telemetry sets (seeded hs_rng streams, so a failure reproduces): budget
+ * conserved overall and per group, non-negative, floor respected, deadband
+ * holds, a failed update changes nothing, two controllers agree, and with no
+ * floor binding each allocation is within one sample of the exact inverse-cost
+ * share (recomputed here independently, medians by sorting). */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hs_alloc.h"
+#include "hs_policy.h"
+#include "hs_rng.h"
+
+#define TRIALS 300
+#define ROUNDS 6
+
+static int cmp_d(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median_sorted(double *v, size_t m) {
+  qsort(v, m, sizeof *v, cmp_d);
+  return m % 2 ? v[m / 2] : 0.5 * (v[m / 2 - 1] + v[m / 2]);
+}
+
+static const char *kinds[] = {"adaptive", "time-only", "low-energy", "balanced", "energy-only",
+                              "static", "equal"};
+
+Test(policy_props, invariants_over_random_telemetry) {
+  hs_rng r;
+  hs_rng_init(&r, 11, 0, HS_RNG_BENCH);
+  for (int trial = 0; trial < TRIALS; trial++) {
+    size_t n = 1 + hs_rng_below(&r, 40);
+    const char *kind = kinds[hs_rng_below(&r, sizeof kinds / sizeof kinds[0])];
+    hs_policy_config cfg;
+    hs_error err = {0};
+    cr_assert_eq(hs_policy_config_init(&cfg, kind, &err), HS_OK);
+    char v[32];
+    if (!strcmp(kind, "adaptive")) {
+      snprintf(v, sizeof v, "%.3f", hs_rng_uniform(&r));
+      cr_assert_eq(hs_policy_config_set(&cfg, "w_e", v, &err), HS_OK);
+    }
+    if (strcmp(kind, "equal") && strcmp(kind, "static") == 0) {
+      /* static has no ema/deadband keys */
+    } else if (strcmp(kind, "equal")) {
+      snprintf(v, sizeof v, "%.3f", 0.9 * hs_rng_uniform(&r));
+      cr_assert_eq(hs_policy_config_set(&cfg, "ema", v, &err), HS_OK);
+      snprintf(v, sizeof v, "%.3f", 0.2 * hs_rng_uniform(&r));
+      cr_assert_eq(hs_policy_config_set(&cfg, "deadband", v, &err), HS_OK);
+    }
+    uint64_t fl = hs_rng_below(&r, 4);
+    if (strcmp(kind, "equal")) {
+      snprintf(v, sizeof v, "%llu", (unsigned long long)fl);
+      cr_assert_eq(hs_policy_config_set(&cfg, "min_samples", v, &err), HS_OK);
+    } else {
+      fl = 0;
+    }
+    int ngroups = (int)hs_rng_below(&r, 4); /* 0: no groups */
+    uint32_t *g = NULL;
+    if (ngroups) {
+      g = hs_malloc(n * sizeof *g);
+      for (size_t i = 0; i < n; i++) g[i] = (uint32_t)(100 + hs_rng_below(&r, (uint64_t)ngroups));
+    }
+    uint64_t budget = (fl + 1) * n * 3 + hs_rng_below(&r, 500);
+    hs_controller *c = hs_controller_create(&cfg, n, g, budget, &err);
+    cr_assert_not_null(c, "%s", err.msg);
+    hs_controller *twin = hs_controller_create(&cfg, n, g, budget, &err);
+    /* group budgets as fixed at creation */
+    uint64_t gb[4] = {0};
+    const uint64_t *a0 = hs_controller_allocation(c);
+    for (size_t i = 0; i < n; i++) gb[g ? g[i] - 100 : 0] += a0[i];
+
+    double *tau = hs_malloc(n * sizeof *tau), *pw = hs_malloc(n * sizeof *pw);
+    for (size_t i = 0; i < n; i++) {
+      tau[i] = 0.001 * exp(4 * hs_rng_uniform(&r));
+      pw[i] = 2 + 30 * hs_rng_uniform(&r);
+    }
+    hs_telemetry *t = hs_malloc(n * sizeof *t);
+    uint64_t *before = hs_malloc(n * sizeof *before);
+    for (int round = 0; round < ROUNDS; round++) {
+      const uint64_t *a = hs_controller_allocation(c);
+      for (size_t i = 0; i < n; i++) {
+        double noise = 0.8 + 0.4 * hs_rng_uniform(&r);
+        bool skip = hs_rng_below(&r, 10) == 0; /* did not run this round */
+        t[i].samples = skip ? 0 : (int64_t)a[i];
+        t[i].time_s = t[i].samples ? (double)a[i] * tau[i] * noise + 0.01 : 0;
+        t[i].energy_j = t[i].time_s * pw[i];
+      }
+      memcpy(before, a, n * sizeof *before);
+      /* a corrupted copy must be rejected and change nothing */
+      size_t victim = hs_rng_below(&r, n);
+      hs_telemetry saved = t[victim];
+      t[victim].energy_j = -1;
+      cr_assert_eq(hs_controller_update(c, t, n, &err), HS_EINVAL);
+      cr_assert(memcmp(before, hs_controller_allocation(c), n * sizeof *before) == 0);
+      t[victim] = saved;
+
+      cr_assert_eq(hs_controller_update(c, t, n, &err), HS_OK, "%s", err.msg);
+      cr_assert_eq(hs_controller_update(twin, t, n, &err), HS_OK);
+      a = hs_controller_allocation(c);
+      cr_assert(memcmp(a, hs_controller_allocation(twin), n * sizeof *a) == 0, "twins differ");
+      uint64_t sums[4] = {0}, total = 0;
+      double worst = 0;
+      bool inf = false;
+      for (size_t i = 0; i < n; i++) {
+        cr_assert_geq(a[i], fl, "%s: participant %zu below the floor", kind, i);
+        sums[g ? g[i] - 100 : 0] += a[i];
+        total += a[i];
+        if (a[i] != before[i]) {
+          if (!before[i])
+            inf = true;
+          else
+            worst = fmax(worst, fabs((double)a[i] - (double)before[i]) / (double)before[i]);
+        }
+      }
+      cr_assert_eq(total, budget, "%s: budget not conserved", kind);
+      for (int k = 0; k < 4; k++) cr_assert_eq(sums[k], gb[k], "%s: group %d budget moved", kind, k);
+      if (hs_controller_reallocated(c)) {
+        cr_assert(memcmp(before, a, n * sizeof *a) != 0);
+        if (strcmp(kind, "static")) cr_assert(inf || worst > cfg.deadband, "%s: moved inside the deadband", kind);
+      } else {
+        cr_assert(memcmp(before, a, n * sizeof *a) == 0);
+      }
+    }
+    hs_free(t);
+    hs_free(before);
+    hs_free(tau);
+    hs_free(pw);
+    hs_free(g);
+    hs_controller_destroy(c);
+    hs_controller_destroy(twin);
+  }
+}
+
+Test(policy_props, within_one_sample_of_the_exact_share) {
+  /* ema 0 (the estimate is the last observation), deadband 0, no floor: the
+   * allocation must be floor or ceil of B * (1/c_i) / sum(1/c) */
+  hs_rng r;
+  hs_rng_init(&r, 12, 0, HS_RNG_BENCH);
+  for (int trial = 0; trial < TRIALS; trial++) {
+    size_t n = 1 + hs_rng_below(&r, 60);
+    double w_e = floor(hs_rng_uniform(&r) * 5) / 4; /* 0, .25, .5, .75, 1 */
+    hs_policy_config cfg;
+    hs_error err = {0};
+    hs_policy_config_init(&cfg, "adaptive", &err);
+    char v[32];
+    snprintf(v, sizeof v, "%g", w_e);
+    cr_assert_eq(hs_policy_config_set(&cfg, "w_e", v, &err), HS_OK);
+    cr_assert_eq(hs_policy_config_set(&cfg, "ema", "0", &err), HS_OK);
+    cr_assert_eq(hs_policy_config_set(&cfg, "deadband", "0", &err), HS_OK);
+    cr_assert_eq(hs_policy_config_set(&cfg, "min_samples", "0", &err), HS_OK);
+    uint64_t budget = 1 + hs_rng_below(&r, 100000);
+    hs_controller *c = hs_controller_create(&cfg, n, NULL, budget, &err);
+    cr_assert_not_null(c, "%s", err.msg);
+    hs_telemetry *t = hs_malloc(n * sizeof *t);
+    double *tau = hs_malloc(n * sizeof *tau), *eps = hs_malloc(n * sizeof *eps);
+    double *s1 = hs_malloc(n * sizeof *s1), *s2 = hs_malloc(n * sizeof *s2);
+    for (size_t i = 0; i < n; i++) {
+      int64_t samples = 1 + (int64_t)hs_rng_below(&r, 500);
+      tau[i] = 0.001 * exp(3 * hs_rng_uniform(&r));
+      eps[i] = 0.01 * exp(3 * hs_rng_uniform(&r));
+      t[i] = (hs_telemetry){tau[i] * (double)samples, eps[i] * (double)samples, samples};
+      tau[i] = t[i].time_s / (double)samples; /* as the controller derives them */
+      eps[i] = t[i].energy_j / (double)samples;
+      s1[i] = tau[i];
+      s2[i] = eps[i];
+    }
+    cr_assert_eq(hs_controller_update(c, t, n, &err), HS_OK, "%s", err.msg);
+    double mt = median_sorted(s1, n), me = median_sorted(s2, n), wsum = 0;
+    for (size_t i = 0; i < n; i++) {
+      s1[i] = 1.0 / ((1 - w_e) * tau[i] / mt + w_e * eps[i] / me);
+      wsum += s1[i];
+    }
+    const uint64_t *a = hs_controller_allocation(c);
+    for (size_t i = 0; i < n; i++) {
+      double exact = (double)budget * s1[i] / wsum;
+      cr_assert_lt(fabs((double)a[i] - exact), 1.0 + 1e-9, "n=%zu i=%zu got %llu exact %.6f", n,
+                   i, (unsigned long long)a[i], exact);
+    }
+    hs_free(t);
+    hs_free(tau);
+    hs_free(eps);
+    hs_free(s1);
+    hs_free(s2);
+    hs_controller_destroy(c);
+  }
+}

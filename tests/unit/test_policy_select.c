@@ -1,0 +1,186 @@
+/* test_policy_select.c: the O(n) kernels under the controller (policies/src,
+ * folder-internal): quickselect, the median (both the sample-bracket path and
+ * its fallback), top-k by remainder, and apportionment with a floor, each
+ * against a sort-based reference. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hs_alloc.h"
+#include "hs_rng.h"
+#include "pol_internal.h"
+
+static int cmp_d(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double ref_median(const double *a, size_t m) {
+  double *s = hs_malloc(m * sizeof *s);
+  memcpy(s, a, m * sizeof *s);
+  qsort(s, m, sizeof *s, cmp_d);
+  double r = m % 2 ? s[m / 2] : 0.5 * (s[m / 2 - 1] + s[m / 2]);
+  hs_free(s);
+  return r;
+}
+
+static double median_of_copy(const double *a, size_t m) {
+  double *s = hs_malloc(m * sizeof *s);
+  memcpy(s, a, m * sizeof *s);
+  double r = pol_median(s, m);
+  hs_free(s);
+  return r;
+}
+
+Test(policy_select, median_small_known_answers) {
+  cr_expect_eq(median_of_copy((double[]){3}, 1), 3);
+  cr_expect_eq(median_of_copy((double[]){4, 1}, 2), 2.5);
+  cr_expect_eq(median_of_copy((double[]){5, 1, 3}, 3), 3);
+  cr_expect_eq(median_of_copy((double[]){8, 1, 4, 2}, 4), 3); /* (2+4)/2 */
+  cr_expect_eq(median_of_copy((double[]){2, 2, 2, 2, 9}, 5), 2);
+  cr_expect_eq(median_of_copy((double[]){7, 7, 1, 1}, 4), 4);
+}
+
+Test(policy_select, median_matches_sort_on_random_and_tied_data) {
+  hs_rng r;
+  hs_rng_init(&r, 1, 0, HS_RNG_BENCH);
+  size_t sizes[] = {2, 3, 10, 11, 100, 1001, 40000, 40001, 100000};
+  for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+    size_t m = sizes[k];
+    double *a = hs_malloc(m * sizeof *a);
+    for (int variant = 0; variant < 3; variant++) {
+      for (size_t i = 0; i < m; i++) {
+        double u = hs_rng_uniform(&r);
+        a[i] = variant == 0 ? u : variant == 1 ? floor(u * 5) : exp(8 * u); /* ties / skew */
+      }
+      cr_expect_eq(median_of_copy(a, m), ref_median(a, m), "m=%zu variant %d", m, variant);
+    }
+    hs_free(a);
+  }
+}
+
+Test(policy_select, median_bracket_miss_falls_back_exactly) {
+  /* every 20th value is 0 and the sample strides by exactly 20: the bracket
+   * is [0, 0] and misses the median, the fallback must still be exact */
+  size_t m = 2048 * 20;
+  double *a = hs_malloc(m * sizeof *a);
+  for (size_t i = 0; i < m; i++) a[i] = i % 20 == 0 ? 0.0 : (double)i;
+  cr_expect_eq(median_of_copy(a, m), ref_median(a, m));
+  /* sorted and reverse-sorted input (the classic quickselect worst cases) */
+  for (size_t i = 0; i < m; i++) a[i] = (double)i;
+  cr_expect_eq(median_of_copy(a, m), ref_median(a, m));
+  for (size_t i = 0; i < m; i++) a[i] = (double)(m - i);
+  cr_expect_eq(median_of_copy(a, m), ref_median(a, m));
+  hs_free(a);
+}
+
+Test(policy_select, select_kth_matches_sort) {
+  hs_rng r;
+  hs_rng_init(&r, 2, 0, HS_RNG_BENCH);
+  double a[257], s[257];
+  for (int trial = 0; trial < 200; trial++) {
+    size_t m = 1 + hs_rng_below(&r, 257), k = hs_rng_below(&r, m);
+    for (size_t i = 0; i < m; i++) a[i] = s[i] = floor(hs_rng_uniform(&r) * 30);
+    qsort(s, m, sizeof *s, cmp_d);
+    cr_assert_eq(pol_select(a, m, k), s[k], "m=%zu k=%zu", m, k);
+    for (size_t i = 0; i < k; i++) cr_assert_leq(a[i], a[k]);
+    for (size_t i = k + 1; i < m; i++) cr_assert_geq(a[i], a[k]);
+  }
+}
+
+static int cmp_rem(const void *a, const void *b) {
+  const pol_rem *x = a, *y = b;
+  if (x->frac != y->frac) return x->frac > y->frac ? -1 : 1;
+  return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+Test(policy_select, top_k_is_the_sorted_prefix_as_a_set) {
+  hs_rng r;
+  hs_rng_init(&r, 3, 0, HS_RNG_BENCH);
+  pol_rem a[300], s[300];
+  for (int trial = 0; trial < 200; trial++) {
+    size_t m = hs_rng_below(&r, 300) + 1, k = hs_rng_below(&r, m + 1);
+    for (size_t i = 0; i < m; i++) {
+      a[i].frac = floor(hs_rng_uniform(&r) * 4) / 4; /* many ties: order by idx */
+      a[i].idx = (uint32_t)(m - i);
+      s[i] = a[i];
+    }
+    pol_top_k(a, m, k);
+    qsort(s, m, sizeof *s, cmp_rem);
+    qsort(a, k, sizeof *a, cmp_rem);
+    for (size_t i = 0; i < k; i++) cr_assert_eq(a[i].idx, s[i].idx, "m=%zu k=%zu i=%zu", m, k, i);
+  }
+}
+
+/* Reference apportionment: water-filling then a full sort of remainders, with
+ * the same floating-point expressions as select.c so results compare exactly. */
+static void ref_apportion(const double *w, size_t m, uint64_t budget, uint64_t fl, uint64_t *out) {
+  unsigned char *pinned = hs_calloc(m, 1);
+  uint64_t rest = budget;
+  double wsum;
+  for (;;) {
+    wsum = 0;
+    for (size_t i = 0; i < m; i++)
+      if (!pinned[i]) wsum += w[i];
+    if (!fl) break;
+    double wmin = (double)fl * wsum / (double)rest;
+    int moved = 0;
+    for (size_t i = 0; i < m; i++)
+      if (!pinned[i] && w[i] < wmin) pinned[i] = 1, out[i] = fl, rest -= fl, moved = 1;
+    if (!moved) break;
+  }
+  double scale = (double)rest / wsum;
+  pol_rem *rem = hs_calloc(m, sizeof *rem);
+  size_t na = 0;
+  uint64_t given = 0;
+  for (size_t i = 0; i < m; i++) {
+    if (pinned[i]) continue;
+    double q = w[i] * scale;
+    uint64_t b = (uint64_t)floor(q);
+    if (b < fl) b = fl;
+    out[i] = b;
+    given += b;
+    rem[na++] = (pol_rem){q - (double)b, (uint32_t)i};
+  }
+  qsort(rem, na, sizeof *rem, cmp_rem);
+  cr_assert_leq(given, rest);
+  for (uint64_t j = 0; j < rest - given; j++) out[rem[j].idx]++;
+  hs_free(rem);
+  hs_free(pinned);
+}
+
+Test(policy_select, apportion_matches_reference_small_and_bucketed) {
+  hs_rng r;
+  hs_rng_init(&r, 4, 0, HS_RNG_BENCH);
+  size_t sizes[] = {1, 2, 7, 64, 1000, 20000, 70000};
+  for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+    size_t m = sizes[s];
+    double *w = hs_malloc(m * sizeof *w);
+    uint32_t *idx = hs_malloc(m * sizeof *idx);
+    uint64_t *got = hs_calloc(m, sizeof *got), *want = hs_calloc(m, sizeof *want);
+    pol_scratch sc;
+    pol_scratch_init(&sc, m);
+    for (int trial = 0; trial < 4; trial++) {
+      for (size_t i = 0; i < m; i++) {
+        w[i] = exp(3 * hs_rng_uniform(&r));
+        idx[i] = (uint32_t)i;
+      }
+      uint64_t fl = trial % 2 ? 1 + hs_rng_below(&r, 20) : 0;
+      uint64_t budget = fl * m + hs_rng_below(&r, 50 * m + 1);
+      pol_apportion(idx, m, w, budget, fl, got, &sc);
+      ref_apportion(w, m, budget, fl, want);
+      uint64_t sum = 0;
+      for (size_t i = 0; i < m; i++) {
+        sum += got[i];
+        cr_assert_eq(got[i], want[i], "m=%zu trial %d i=%zu", m, trial, i);
+      }
+      cr_assert_eq(sum, budget);
+    }
+    pol_scratch_fini(&sc);
+    hs_free(w);
+    hs_free(idx);
+    hs_free(got);
+    hs_free(want);
+  }
+}
