@@ -360,12 +360,15 @@ Test(net, zero_bytes_complete_through_the_engine_and_bad_input_is_refused) {
   cr_assert_neq(z, 0);
   cr_expect(hs_net_flow_pending(n, z));
   cr_expect_eq(lb->n, 0, "the callback goes through the engine, not from transfer");
+  /* no shared link and no cap: only the latency counts */
+  cr_assert_neq(hs_net_transfer(n, 1 * MB, INFINITY, 0.5, NULL, 0, on_done, lb, 1), 0);
   hs_engine_run(e);
-  cr_assert_eq(lb->n, 1);
+  cr_assert_eq(lb->n, 2);
   cr_expect_eq(lb->t[0], 0.0);
+  cr_expect_eq(lb->t[1], 0.5);
   hs_net_stats st;
   hs_net_get_stats(n, &st);
-  cr_expect_eq(st.flows_started, 1);
+  cr_expect_eq(st.flows_started, 2);
   hs_net_destroy(n);
   hs_engine_destroy(e);
   free(lb);
