@@ -111,3 +111,5 @@ gsl_rng *hs_rng_gsl_create(hs_rng *r) {
 }
 
 void hs_rng_gsl_destroy(gsl_rng *g) { gsl_rng_free(g); }
+
+void hs_rng_gsl_retarget(gsl_rng *g, hs_rng *r) { ((gsl_state *)g->state)->src = r; }

@@ -42,6 +42,8 @@ double hs_rng_exponential(hs_rng *r, double mean);
  * reseeds an internal stream (seed, 0, 0) instead. Free with hs_rng_gsl_destroy. */
 gsl_rng *hs_rng_gsl_create(hs_rng *r);
 void hs_rng_gsl_destroy(gsl_rng *g);
+/* Point an adapter at another stream (so one adapter serves many entities). */
+void hs_rng_gsl_retarget(gsl_rng *g, hs_rng *r);
 /* The gsl_rng_type behind the adapter ("hetsim-xoshiro256**"). */
 extern const gsl_rng_type *hs_rng_gsl_type;
 

@@ -2,8 +2,10 @@
 #include "commands.h"
 
 const hs_command hs_commands[] = {
-    {"version", "print the version", hs_cmd_version},
+    {"run", "simulate a scenario with one policy; write summary, rounds, devices", hs_cmd_run},
+    {"compare", "run a scenario under several policies; print one table", hs_cmd_compare},
     {"replay", "feed recorded telemetry to a policy, print its allocations", hs_cmd_replay},
     {"validate", "check a scenario and print it with every default filled in", hs_cmd_validate},
+    {"version", "print the version", hs_cmd_version},
 };
 const size_t hs_ncommands = sizeof hs_commands / sizeof hs_commands[0];

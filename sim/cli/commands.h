@@ -18,6 +18,8 @@ extern const hs_command hs_commands[];
 extern const size_t hs_ncommands;
 
 int hs_cmd_version(int argc, char **argv);
+int hs_cmd_run(int argc, char **argv);
+int hs_cmd_compare(int argc, char **argv);
 int hs_cmd_replay(int argc, char **argv);
 int hs_cmd_validate(int argc, char **argv);
 

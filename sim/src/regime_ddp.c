@@ -1,0 +1,390 @@
+/* regime_ddp.c: synchronous data parallelism (ddp) and hierarchical federated
+ * DDP (hfl-ddp), on one piece of machinery: a DDP group.
+ *
+ * A DDP group is a set of ranks that run S optimiser steps per round. In step s
+ * every rank trains its per-step batch b_{i,s} (the controller's schedule, or
+ * ema-batch's step-level sizing), then all ranks all-reduce the gradient; the
+ * step ends when the all-reduce does. The all-reduce costs the alpha-beta time
+ * of the scenario's collective (hs_collective), with the slowest rank's access
+ * link (ddp) or the silo fabric (hfl-ddp). The per-round overhead of a profile
+ * (data loading, evaluation) is trained before step 0 and not counted as
+ * forward-pass time. The forward-pass time of each rank in each step is kept,
+ * and the round's compute_cv is the mean over steps of its coefficient of
+ * variation across the ranks that had samples.
+ *
+ * ddp: one group of all devices; the round ends after S steps.
+ * hfl-ddp: one group per silo, stepping independently; after S steps each
+ * silo's first member uploads the silo model to the server (a fluid flow
+ * through the server link) and the silo waits; the round ends when every silo
+ * has uploaded. The next round starts with the server sending the average to
+ * every silo leader, then the leader broadcasting it over the silo fabric.
+ * Reallocation never crosses a silo: the controller runs with one group per silo.
+ *
+ * Events per step: one per rank (its compute ends) and one per group (the
+ * all-reduce ends). */
+#include <math.h>
+#include <string.h>
+
+#include "hs_alloc.h"
+#include "hs_assert.h"
+#include "hs_collective.h"
+#include "run_internal.h"
+
+typedef struct ddp_group {
+  size_t *ranks;        /* device indices */
+  size_t nranks;
+  uint32_t steps, step;
+  uint64_t *batch;      /* nranks x steps, this round */
+  double *fwd_s;        /* nranks: forward time of the current step */
+  size_t pending;
+  double allreduce_s;
+  double bcast_s;       /* hfl-ddp: leader -> members over the fabric */
+  double cv_sum;
+  uint32_t cv_steps;
+  hs_controller *step_ctl; /* ema-batch: step-level sizing (not owned in ddp) */
+  bool own_step_ctl;
+} ddp_group;
+
+typedef struct ddp_state {
+  ddp_group *groups;
+  size_t ngroups;
+  size_t pending_groups;
+  bool federated;        /* hfl-ddp */
+  bool ema_batch;
+} ddp_state;
+
+static void step_start(sim_run *r, ddp_group *g);
+
+static double group_cv(const ddp_group *g) {
+  double sum = 0, sq = 0;
+  size_t n = 0;
+  for (size_t k = 0; k < g->nranks; k++) {
+    if (g->batch[k * g->steps + g->step] == 0) continue;
+    sum += g->fwd_s[k];
+    sq += g->fwd_s[k] * g->fwd_s[k];
+    n++;
+  }
+  if (n == 0) return 0;
+  double mean = sum / (double)n, var = sq / (double)n - mean * mean;
+  return mean > 0 ? sqrt(var > 0 ? var : 0) / mean : 0;
+}
+
+static void group_finished(sim_run *r, ddp_group *g);
+
+static void on_allreduced(hs_engine *eng, void *subject, uint64_t gi) {
+  (void)eng;
+  sim_run *r = subject;
+  ddp_state *ds = r->rs;
+  ddp_group *g = &ds->groups[gi];
+  for (size_t k = 0; k < g->nranks; k++) sim_dev_state(r, g->ranks[k], HS_POWER_IDLE);
+  g->cv_sum += group_cv(g);
+  g->cv_steps++;
+  if (ds->ema_batch) {
+    /* Feed the step times to the step-level sizing; it plans the next step. */
+    size_t n = hs_controller_size(g->step_ctl);
+    double *t = r->scratch;
+    if (g->own_step_ctl) {
+      for (size_t k = 0; k < g->nranks; k++) t[k] = g->fwd_s[k];
+    } else {
+      for (size_t k = 0; k < n; k++) t[k] = 0;
+      for (size_t k = 0; k < g->nranks; k++) t[g->ranks[k]] = g->fwd_s[k];
+    }
+    hs_error err = {0};
+    if (hs_controller_step_update(g->step_ctl, t, n, &err) != HS_OK) {
+      sim_fail(r, err.status, err.msg);
+      return;
+    }
+  }
+  if (++g->step < g->steps)
+    step_start(r, g);
+  else
+    group_finished(r, g);
+}
+
+static void on_rank_done(hs_engine *eng, void *subject, uint64_t arg) {
+  sim_run *r = subject;
+  ddp_state *ds = r->rs;
+  ddp_group *g = &ds->groups[arg >> 32];
+  size_t k = (size_t)(arg & 0xffffffffu);
+  sim_dev_state(r, g->ranks[k], HS_POWER_IDLE);
+  if (--g->pending > 0) return;
+  for (size_t j = 0; j < g->nranks; j++) sim_dev_state(r, g->ranks[j], HS_POWER_COMM);
+  hs_engine_schedule_in(eng, g->allreduce_s, 0, on_allreduced, r, arg >> 32);
+}
+
+/* ema-batch: copy the planned batches of the next step into column `step`. */
+static void take_step_batches(ddp_group *g) {
+  const uint64_t *b = hs_controller_step_batches(g->step_ctl);
+  for (size_t k = 0; k < g->nranks; k++)
+    g->batch[k * g->steps + g->step] = g->own_step_ctl ? b[k] : b[g->ranks[k]];
+}
+
+static void step_start(sim_run *r, ddp_group *g) {
+  ddp_state *ds = r->rs;
+  uint64_t gi = (uint64_t)(g - ds->groups);
+  if (ds->ema_batch) take_step_batches(g);
+  g->pending = 0;
+  for (size_t k = 0; k < g->nranks; k++) {
+    size_t i = g->ranks[k];
+    uint64_t b = g->batch[k * g->steps + g->step];
+    double t = 0;
+    g->fwd_s[k] = 0;
+    if (b > 0) {
+      g->fwd_s[k] = sim_dev_compute_s(r, i, b, false);
+      t = g->fwd_s[k];
+    }
+    if (g->step == 0) t += sim_dev_stretch_s(r, i, r->dev[i].task.overhead_s);
+    if (t <= 0) continue;
+    g->pending++;
+    sim_dev_state(r, i, HS_POWER_BUSY);
+    hs_engine_schedule_in(r->eng, t, 0, on_rank_done, r, gi << 32 | k);
+  }
+  if (g->pending == 0) {
+    for (size_t j = 0; j < g->nranks; j++) sim_dev_state(r, g->ranks[j], HS_POWER_COMM);
+    hs_engine_schedule_in(r->eng, g->allreduce_s, 0, on_allreduced, r, gi);
+  }
+}
+
+static void round_done(sim_run *r) {
+  ddp_state *ds = r->rs;
+  double cv = 0;
+  uint32_t steps = 0;
+  for (size_t gi = 0; gi < ds->ngroups; gi++) {
+    ddp_group *g = &ds->groups[gi];
+    cv += g->cv_sum;
+    steps += g->cv_steps;
+    if (ds->ema_batch) /* the samples actually trained, for telemetry and rows */
+      for (size_t k = 0; k < g->nranks; k++) {
+        uint64_t n = 0;
+        for (uint32_t s = 0; s < g->steps; s++) n += g->batch[k * g->steps + s];
+        r->alloc[g->ranks[k]] = n;
+      }
+  }
+  r->round_cv = steps ? cv / steps : 0;
+  sim_round_end(r);
+}
+
+static void on_silo_uploaded(hs_engine *eng, void *subject, uint64_t gi) {
+  (void)eng;
+  sim_run *r = subject;
+  ddp_state *ds = r->rs;
+  sim_dev_state(r, ds->groups[gi].ranks[0], HS_POWER_IDLE);
+  if (--ds->pending_groups == 0) round_done(r);
+}
+
+static void group_finished(sim_run *r, ddp_group *g) {
+  ddp_state *ds = r->rs;
+  if (!ds->federated) {
+    round_done(r);
+    return;
+  }
+  size_t leader = g->ranks[0];
+  sim_dev *d = &r->dev[leader];
+  sim_dev_state(r, leader, HS_POWER_COMM);
+  hs_net_transfer(r->net, r->sc->model_bytes, d->access_bps, d->access_latency_s, &r->server_link,
+                  1, on_silo_uploaded, r, (uint64_t)(g - ds->groups));
+}
+
+static void group_begin(sim_run *r, ddp_group *g) {
+  ddp_state *ds = r->rs;
+  g->step = 0;
+  g->cv_sum = 0;
+  g->cv_steps = 0;
+  if (!ds->ema_batch) {
+    /* The controller's n_i for this round, spread over S steps. */
+    uint64_t *n = hs_malloc(g->nranks * sizeof *n);
+    for (size_t k = 0; k < g->nranks; k++) n[k] = r->alloc[g->ranks[k]];
+    hs_ddp_schedule(n, g->nranks, g->steps, g->batch);
+    hs_free(n);
+  }
+  step_start(r, g);
+}
+
+static void on_silo_broadcast(hs_engine *eng, void *subject, uint64_t gi) {
+  (void)eng;
+  sim_run *r = subject;
+  ddp_state *ds = r->rs;
+  ddp_group *g = &ds->groups[gi];
+  for (size_t k = 0; k < g->nranks; k++) sim_dev_state(r, g->ranks[k], HS_POWER_IDLE);
+  group_begin(r, g);
+}
+
+static void on_silo_model(hs_engine *eng, void *subject, uint64_t gi) {
+  sim_run *r = subject;
+  ddp_state *ds = r->rs;
+  ddp_group *g = &ds->groups[gi];
+  for (size_t k = 0; k < g->nranks; k++) sim_dev_state(r, g->ranks[k], HS_POWER_COMM);
+  hs_engine_schedule_in(eng, g->bcast_s, 0, on_silo_broadcast, r, gi);
+}
+
+static void ddp_start_round(sim_run *r) {
+  ddp_state *ds = r->rs;
+  if (!ds->federated) {
+    group_begin(r, &ds->groups[0]);
+    return;
+  }
+  ds->pending_groups = ds->ngroups;
+  for (size_t gi = 0; gi < ds->ngroups; gi++) {
+    size_t leader = ds->groups[gi].ranks[0];
+    sim_dev *d = &r->dev[leader];
+    sim_dev_state(r, leader, HS_POWER_COMM);
+    hs_net_transfer(r->net, r->sc->model_bytes, d->access_bps, d->access_latency_s,
+                    &r->server_link, 1, on_silo_model, r, gi);
+  }
+}
+
+/* --- set-up ----------------------------------------------------------------- */
+
+static hs_status allreduce_time(const sim_run *r, const ddp_group *g, const char *coll_name,
+                                double alpha_s, double beta_bps, double *out, hs_error *err) {
+  const hs_collective_type *ct = hs_collective_find(coll_name);
+  if (!ct || ct->uses_inter_tier)
+    return hs_error_set(err, HS_EINVAL,
+                        "%s: regime.collective: \"%s\" is not a flat all-reduce here "
+                        "(use ring, tree or star)",
+                        r->sc->path, coll_name);
+  hs_coll_params p = {0};
+  p.bytes = r->sc->model_bytes;
+  p.ranks = (uint32_t)g->nranks;
+  p.alpha_s = alpha_s;
+  p.beta_bps = beta_bps;
+  p.ranks_per_node = 1;
+  p.server_beta_bps = hs_net_link_bandwidth_bps(r->net, r->server_link);
+  hs_error cerr = {0};
+  if (hs_collective_time(ct, &p, out, &cerr) != HS_OK)
+    return hs_error_set(err, cerr.status, "%s: regime.collective: %s", r->sc->path, cerr.msg);
+  return HS_OK;
+}
+
+static void group_alloc(ddp_group *g, size_t nranks, uint32_t steps) {
+  g->ranks = hs_malloc(nranks * sizeof *g->ranks);
+  g->nranks = nranks;
+  g->steps = steps;
+  g->batch = hs_calloc(nranks * steps, sizeof *g->batch);
+  g->fwd_s = hs_calloc(nranks, sizeof *g->fwd_s);
+}
+
+static void ddp_teardown(sim_run *r) {
+  ddp_state *ds = r->rs;
+  if (!ds) return;
+  for (size_t gi = 0; gi < ds->ngroups; gi++) {
+    hs_free(ds->groups[gi].ranks);
+    hs_free(ds->groups[gi].batch);
+    hs_free(ds->groups[gi].fwd_s);
+    if (ds->groups[gi].own_step_ctl) hs_controller_destroy(ds->groups[gi].step_ctl);
+  }
+  hs_free(ds->groups);
+  hs_free(ds);
+  r->rs = NULL;
+}
+
+static uint32_t steps_of(const hs_scenario *sc) {
+  return sc->regime.steps_per_round ? sc->regime.steps_per_round : 1;
+}
+
+static const char *collective_of(const hs_scenario *sc) {
+  return sc->regime.collective && sc->regime.collective[0] ? sc->regime.collective : "ring";
+}
+
+static hs_status ddp_setup(sim_run *r, hs_error *err) {
+  ddp_state *ds = hs_calloc(1, sizeof *ds);
+  r->rs = ds;
+  ds->ema_batch = !strcmp(r->sc->policy.kind, "ema-batch");
+  ds->ngroups = 1;
+  ds->groups = hs_calloc(1, sizeof *ds->groups);
+  ddp_group *g = &ds->groups[0];
+  group_alloc(g, r->ndev, steps_of(r->sc));
+  double alpha = 0, beta = INFINITY;
+  for (size_t i = 0; i < r->ndev; i++) {
+    g->ranks[i] = i;
+    if (r->dev[i].access_latency_s > alpha) alpha = r->dev[i].access_latency_s;
+    if (r->dev[i].access_bps < beta) beta = r->dev[i].access_bps;
+  }
+  return allreduce_time(r, g, collective_of(r->sc), alpha, beta, &g->allreduce_s, err);
+}
+
+/* After the controller exists: ema-batch step sizing comes from it (ddp). */
+static void ddp_bind_controller(sim_run *r) {
+  ddp_state *ds = r->rs;
+  if (ds->ema_batch && !ds->federated) ds->groups[0].step_ctl = r->ctl;
+}
+
+static hs_status hfl_setup(sim_run *r, hs_error *err) {
+  const hs_scenario *sc = r->sc;
+  ddp_state *ds = hs_calloc(1, sizeof *ds);
+  r->rs = ds;
+  ds->federated = true;
+  ds->ema_batch = !strcmp(sc->policy.kind, "ema-batch");
+  ds->ngroups = sc->regime.nsilos;
+  ds->groups = hs_calloc(ds->ngroups ? ds->ngroups : 1, sizeof *ds->groups);
+  if (ds->ngroups == 0)
+    return hs_error_set(err, HS_EINVAL, "%s: regime.silos: hfl-ddp needs at least one silo",
+                        sc->path);
+  /* Members in device order; the first one is the silo's leader. */
+  const uint32_t *silo_of = hs_scenario_silo_of(sc);
+  HS_ASSERT(silo_of, "hfl-ddp scenarios carry a silo per device");
+  size_t *size = hs_calloc(ds->ngroups, sizeof *size);
+  for (size_t i = 0; i < r->ndev; i++) size[silo_of[i]]++;
+  for (size_t s = 0; s < ds->ngroups; s++) {
+    group_alloc(&ds->groups[s], size[s], steps_of(sc));
+    size[s] = 0;
+  }
+  for (size_t i = 0; i < r->ndev; i++) {
+    ddp_group *g = &ds->groups[silo_of[i]];
+    g->ranks[size[silo_of[i]]++] = i;
+    r->dev[i].group = silo_of[i];
+  }
+  hs_free(size);
+  for (size_t s = 0; s < ds->ngroups; s++) {
+    const hs_silo_spec *silo = &sc->regime.silos[s];
+    ddp_group *g = &ds->groups[s];
+    if (g->nranks == 0)
+      return hs_error_set(err, HS_EINVAL, "%s: regime.silos[%zu]: silo \"%s\" has no device",
+                          sc->path, s, silo->name);
+    const hs_link_spec *fabric = hs_scenario_link(sc, silo->fabric);
+    HS_ASSERT(fabric, "scenario validated: silo fabric link exists");
+    double alpha = fabric->latency_ms * HS_NET_S_PER_MS;
+    double beta = fabric->bandwidth_mbps * HS_NET_BPS_PER_MBPS;
+    hs_status st = allreduce_time(r, g, collective_of(sc), alpha, beta, &g->allreduce_s, err);
+    if (st != HS_OK) return st;
+    g->bcast_s = g->nranks > 1 ? alpha + 8.0 * sc->model_bytes / beta : 0;
+  }
+  return HS_OK;
+}
+
+/* ema-batch in hfl-ddp: silos step independently, so each silo sizes its own
+ * steps with its own step-level controller over its members and its budget. */
+static hs_status hfl_bind_controller(sim_run *r, hs_error *err) {
+  ddp_state *ds = r->rs;
+  if (!ds->ema_batch) return HS_OK;
+  const uint64_t *alloc = hs_controller_allocation(r->ctl);
+  for (size_t s = 0; s < ds->ngroups; s++) {
+    ddp_group *g = &ds->groups[s];
+    uint64_t budget = 0;
+    for (size_t k = 0; k < g->nranks; k++) budget += alloc[g->ranks[k]];
+    hs_policy_config cfg = r->sc->policy;
+    cfg.steps_per_round = g->steps;
+    g->step_ctl = hs_controller_create(&cfg, g->nranks, NULL, budget, err);
+    if (!g->step_ctl) return err ? err->status : HS_EINVAL;
+    g->own_step_ctl = true;
+  }
+  return HS_OK;
+}
+
+static hs_status ddp_bind(sim_run *r, hs_error *err) {
+  ddp_state *ds = r->rs;
+  if (ds->federated) return hfl_bind_controller(r, err);
+  ddp_bind_controller(r);
+  return HS_OK;
+}
+
+/* Every round-level policy but oort (DDP has no participant selection). */
+static bool ddp_policy_applies(const char *kind) { return strcmp(kind, "oort") != 0; }
+
+const sim_regime sim_regime_ddp = {
+    "ddp", "data parallel: gradient all-reduce after every optimiser step",
+    ddp_policy_applies, ddp_setup, ddp_bind, ddp_start_round, ddp_teardown, false};
+
+const sim_regime sim_regime_hfl_ddp = {
+    "hfl-ddp", "DDP inside fixed silos, silo models averaged every round",
+    ddp_policy_applies, hfl_setup, ddp_bind, ddp_start_round, ddp_teardown, false};

@@ -1,0 +1,78 @@
+/* regime_pma.c: periodic model averaging.
+ *
+ * A round: the server sends the model to every participant (a flow through the
+ * server's shared link, capped by the device's access link), each trains its
+ * allocation locally, uploads its model the same way, and waits; the round ends
+ * at the last arrival (averaging on the server is taken as instantaneous).
+ * A participant with 0 samples (not selected by oort) takes no part: it stays
+ * idle, or is off for the round when the scenario says switch_off_unselected.
+ * Events per participant and round: download done, compute done, upload done. */
+#include <string.h>
+
+#include "hs_alloc.h"
+#include "run_internal.h"
+
+typedef struct pma_state {
+  size_t pending;
+} pma_state;
+
+static void on_uploaded(hs_engine *eng, void *subject, uint64_t i) {
+  (void)eng;
+  sim_run *r = subject;
+  pma_state *ps = r->rs;
+  sim_dev_state(r, i, HS_POWER_IDLE);
+  if (--ps->pending == 0) {
+    /* Unselected devices that were switched off come back for the next round. */
+    for (size_t k = 0; k < r->ndev; k++)
+      if (hs_ledger_state(r->ledger, k) == HS_POWER_OFF) sim_dev_state(r, k, HS_POWER_IDLE);
+    sim_round_end(r);
+  }
+}
+
+static void on_computed(hs_engine *eng, void *subject, uint64_t i) {
+  (void)eng;
+  sim_run *r = subject;
+  sim_dev *d = &r->dev[i];
+  sim_dev_state(r, i, HS_POWER_COMM);
+  hs_net_transfer(r->net, r->sc->model_bytes, d->access_bps, d->access_latency_s, &r->server_link,
+                  1, on_uploaded, r, i);
+}
+
+static void on_downloaded(hs_engine *eng, void *subject, uint64_t i) {
+  sim_run *r = subject;
+  sim_dev_state(r, i, HS_POWER_BUSY);
+  double t = sim_dev_compute_s(r, i, r->alloc[i], true);
+  hs_engine_schedule_in(eng, t, 0, on_computed, r, i);
+}
+
+static void pma_start_round(sim_run *r) {
+  pma_state *ps = r->rs;
+  ps->pending = 0;
+  for (size_t i = 0; i < r->ndev; i++) {
+    sim_dev *d = &r->dev[i];
+    if (r->alloc[i] == 0) {
+      if (r->sc->switch_off_unselected) sim_dev_state(r, i, HS_POWER_OFF);
+      continue;
+    }
+    ps->pending++;
+    sim_dev_state(r, i, HS_POWER_COMM);
+    hs_net_transfer(r->net, r->sc->model_bytes, d->access_bps, d->access_latency_s,
+                    &r->server_link, 1, on_downloaded, r, i);
+  }
+  if (ps->pending == 0) sim_fail(r, HS_EINVAL, "the policy selected no participant");
+}
+
+static hs_status pma_setup(sim_run *r, hs_error *err) {
+  (void)err;
+  r->rs = hs_calloc(1, sizeof(pma_state));
+  return HS_OK;
+}
+
+static void pma_teardown(sim_run *r) { hs_free(r->rs); }
+
+/* Every round-level policy; ema-batch sizes DDP steps and has no meaning here. */
+static bool pma_policy_applies(const char *kind) { return strcmp(kind, "ema-batch") != 0; }
+
+const sim_regime sim_regime_pma = {
+    "pma", "periodic model averaging: local training, sync at round end",
+    pma_policy_applies, pma_setup, NULL, pma_start_round, pma_teardown, false};

@@ -1,0 +1,369 @@
+/* run.c: one simulation run: set-up, the round loop, telemetry to the real
+ * controller, outputs, and the summary.
+ *
+ * Structure: sim_run holds the engine, the energy ledger, the network, the
+ * controller and an array of expanded devices. A regime (regime_*.c) schedules
+ * the events of a round and calls sim_round_end when it is over; sim_round_end
+ * turns the ledger's per-round differences into rows and telemetry, feeds the
+ * controller exactly as a trainer on the boards would (time, energy and samples
+ * of each participant's training), and starts the next round.
+ *
+ * Every device is on (idle) from t = 0 to the end of the last round (the
+ * synchronised window) and off after; energy is what the ledger integrated.
+ * Per-device random streams are keyed by a hash of the device's name, so adding
+ * a device does not change another device's draws. Memory is O(devices): rows
+ * stream to the output files as rounds end. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <gsl/gsl_randist.h>
+
+#include "hs_alloc.h"
+#include "hs_assert.h"
+#include "hs_collective.h"
+#include "run_internal.h"
+
+static uint64_t fnv1a64(const char *s) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+  return h;
+}
+
+void sim_fail(sim_run *r, hs_status st, const char *msg) {
+  if (r->status == HS_OK) {
+    r->status = st;
+    hs_error_set(&r->err, st, "%s", msg);
+  }
+  hs_engine_stop(r->eng);
+}
+
+static const char *span_name(hs_power_state st) {
+  switch (st) {
+    case HS_POWER_BUSY: return "compute";
+    case HS_POWER_COMM: return "comm";
+    case HS_POWER_IDLE: return "wait";
+    default: return "off";
+  }
+}
+
+void sim_dev_state(sim_run *r, size_t i, hs_power_state st) {
+  double now = hs_engine_now(r->eng);
+  sim_dev *d = &r->dev[i];
+  hs_ledger_switch(r->ledger, i, st, now);
+  if (hs_report_tracing(r->report) && d->span_state != st) {
+    if (d->span_state != HS_POWER_OFF && now > d->span_start_s)
+      hs_report_span(r->report, (uint32_t)i, span_name(d->span_state), d->span_start_s, now);
+    d->span_state = st;
+    d->span_start_s = now;
+  }
+}
+
+double sim_dev_stretch_s(sim_run *r, size_t i, double work_s) {
+  const sim_dev *d = &r->dev[i];
+  if (!d->trace) return work_s;
+  double now = hs_engine_now(r->eng);
+  return hs_speed_trace_finish(d->trace, now, work_s) - now;
+}
+
+double sim_dev_compute_s(sim_run *r, size_t i, uint64_t samples, bool with_overhead) {
+  sim_dev *d = &r->dev[i];
+  hs_task_profile t = d->task;
+  if (!with_overhead) t.overhead_s = 0;
+  double work = hs_task_compute_time(&t, samples, &d->rng_compute);
+  return sim_dev_stretch_s(r, i, work);
+}
+
+/* --- rounds --------------------------------------------------------------- */
+
+static void snapshot(sim_run *r) {
+  double now = hs_engine_now(r->eng);
+  for (size_t i = 0; i < r->ndev; i++) {
+    sim_dev *d = &r->dev[i];
+    d->e0_j = hs_ledger_device_energy(r->ledger, i, now);
+    d->busy0_s = hs_ledger_time_in(r->ledger, i, HS_POWER_BUSY, now);
+    d->comm0_s = hs_ledger_time_in(r->ledger, i, HS_POWER_COMM, now);
+    d->idle0_s = hs_ledger_time_in(r->ledger, i, HS_POWER_IDLE, now);
+    d->busy0_j = hs_ledger_energy(r->ledger, i, HS_POWER_BUSY, now);
+  }
+}
+
+static void round_begin(sim_run *r) {
+  r->round_start_s = hs_engine_now(r->eng);
+  r->round_cv = NAN;
+  memcpy(r->alloc, hs_controller_allocation(r->ctl), r->ndev * sizeof *r->alloc);
+  snapshot(r);
+  r->regime->start_round(r);
+}
+
+static double noisy(sim_run *r, size_t i, double x, double sd) {
+  if (sd <= 0) return x;
+  hs_rng_gsl_retarget(r->gsl, &r->dev[i].rng_telemetry);
+  double f = 1.0 + gsl_ran_gaussian(r->gsl, sd);
+  return f > 0 ? x * f : 0.0;
+}
+
+static double wall_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void sim_round_end(sim_run *r) {
+  const hs_scenario *sc = r->sc;
+  double now = hs_engine_now(r->eng);
+  bool windowed = r->regime->windowed;
+  double energy = 0, max_wait = 0, sum = 0, sq = 0;
+  size_t active = 0;
+  for (size_t i = 0; i < r->ndev; i++) {
+    sim_dev *d = &r->dev[i];
+    double e = hs_ledger_device_energy(r->ledger, i, now) - d->e0_j;
+    double busy = hs_ledger_time_in(r->ledger, i, HS_POWER_BUSY, now) - d->busy0_s;
+    double comm = hs_ledger_time_in(r->ledger, i, HS_POWER_COMM, now) - d->comm0_s;
+    double wait = hs_ledger_time_in(r->ledger, i, HS_POWER_IDLE, now) - d->idle0_s;
+    /* Telemetry: the training time and energy a meter on the board saw. In a
+     * windowed regime (fedasync) that is the updates completed in the window. */
+    uint64_t n = windowed ? d->samples_window : r->alloc[i];
+    double train_s = windowed ? d->busy_window_s : busy;
+    double busy_j = windowed ? d->busy_window_j
+                             : hs_ledger_energy(r->ledger, i, HS_POWER_BUSY, now) - d->busy0_j;
+    energy += e;
+    if (wait > max_wait) max_wait = wait;
+    if (n > 0) {
+      sum += train_s;
+      sq += train_s * train_s;
+      active++;
+    }
+    r->samples_total += n;
+    r->tele[i].samples = (int64_t)n;
+    r->tele[i].time_s = n ? noisy(r, i, train_s, sc->telemetry_time_noise) : 0.0;
+    r->tele[i].energy_j = n ? noisy(r, i, busy_j, sc->telemetry_energy_noise) : 0.0;
+    if (r->report) {
+      hs_device_row row = {r->round, d->name, n, busy, comm, wait, e};
+      hs_report_device(r->report, &row);
+    }
+    d->samples_window = 0;
+    d->busy_window_s = 0;
+    d->busy_window_j = 0;
+  }
+  double cv = r->round_cv;
+  if (isnan(cv)) {
+    double mean = active ? sum / (double)active : 0;
+    double var = active ? sq / (double)active - mean * mean : 0;
+    cv = mean > 0 ? sqrt(var > 0 ? var : 0) / mean : 0;
+  }
+  r->cv_sum += cv;
+  r->cv_count++;
+
+  double t0 = r->measure_overhead ? wall_s() : 0;
+  hs_error err = {0};
+  hs_status st = hs_controller_update(r->ctl, r->tele, r->ndev, &err);
+  if (r->measure_overhead) r->controller_wall_s += wall_s() - t0;
+  if (st != HS_OK) {
+    char msg[HS_ERROR_MSG_MAX + 64];
+    snprintf(msg, sizeof msg, "round %u: controller rejected the telemetry: %s", r->round, err.msg);
+    sim_fail(r, st, msg);
+    return;
+  }
+  if (r->report) {
+    hs_round_row row = {r->round, r->round_start_s, now, energy, cv, max_wait,
+                        hs_controller_reallocated(r->ctl)};
+    hs_report_round(r->report, &row);
+  }
+  r->round++;
+  if (r->round >= sc->rounds) {
+    r->finished = true;
+    hs_engine_stop(r->eng);
+    return;
+  }
+  if (windowed) {
+    r->round_start_s = now;
+    r->round_cv = NAN;
+    memcpy(r->alloc, hs_controller_allocation(r->ctl), r->ndev * sizeof *r->alloc);
+    snapshot(r);
+  } else {
+    round_begin(r);
+  }
+}
+
+/* --- set-up ----------------------------------------------------------------- */
+
+static void expand_devices(sim_run *r) {
+  const hs_scenario *sc = r->sc;
+  const hs_device_ref *refs = hs_scenario_devices(sc);
+  r->ndev = sc->total_devices;
+  r->dev = hs_calloc(r->ndev, sizeof *r->dev);
+  for (size_t k = 0; k < r->ndev; k++) {
+    const hs_device_spec *ds = &sc->devices[refs[k].spec];
+    const hs_task_profile *task = hs_profile_task(ds->profile, sc->task);
+    const hs_link_spec *link = hs_scenario_link(sc, ds->link);
+    HS_ASSERT(task && link, "scenario validated: task and link exist");
+    sim_dev *d = &r->dev[k];
+    d->name = hs_strdup(refs[k].name);
+    d->key = fnv1a64(d->name);
+    d->spec = refs[k].spec;
+    d->task = *task;
+    /* Population spread: lognormal factors with median 1, drawn from the
+     * device's own stream, so they do not depend on the other devices. */
+    double speed = 1.0, power = 1.0;
+    if (ds->speed_spread > 0 || ds->power_spread > 0) {
+      hs_rng pop;
+      hs_rng_init(&pop, sc->seed, d->key, HS_RNG_POPULATION);
+      hs_rng_gsl_retarget(r->gsl, &pop);
+      double z1 = gsl_ran_ugaussian(r->gsl), z2 = gsl_ran_ugaussian(r->gsl);
+      speed = exp(ds->speed_spread * z1);
+      power = exp(ds->power_spread * z2);
+    }
+    d->task.tau_s *= speed;
+    d->busy_w = task->busy_w * power;
+    d->idle_w = hs_profile_idle_w(ds->profile) * power;
+    d->comm_w = hs_profile_comm_w(ds->profile) * power;
+    d->access_bps = link->bandwidth_mbps * HS_NET_BPS_PER_MBPS;
+    d->access_latency_s = link->latency_ms * HS_NET_S_PER_MS;
+    d->trace = ds->speed_trace;
+    hs_rng_init(&d->rng_compute, sc->seed, d->key, HS_RNG_COMPUTE);
+    hs_rng_init(&d->rng_telemetry, sc->seed, d->key, HS_RNG_TELEMETRY);
+    d->span_state = HS_POWER_OFF;
+  }
+}
+
+static void run_free(sim_run *r) {
+  if (r->regime && r->regime->teardown) r->regime->teardown(r);
+  hs_report_abort(r->report);
+  hs_controller_destroy(r->ctl);
+  hs_net_destroy(r->net);
+  hs_ledger_destroy(r->ledger);
+  hs_engine_destroy(r->eng);
+  if (r->gsl) hs_rng_gsl_destroy(r->gsl);
+  for (size_t i = 0; r->dev && i < r->ndev; i++) hs_free(r->dev[i].name);
+  hs_free(r->dev);
+  hs_free(r->alloc);
+  hs_free(r->tele);
+  hs_free(r->scratch);
+}
+
+hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out, hs_error *err) {
+  static const hs_run_opts no_opts = {0};
+  if (!opts) opts = &no_opts;
+  sim_run run = {0};
+  sim_run *r = &run;
+  hs_status st = HS_OK;
+  r->sc = sc;
+  r->regime = sim_regime_find(sc->regime.kind);
+  if (!r->regime) {
+    st = hs_error_set(err, HS_EINVAL, "%s: regime.kind: unknown regime \"%s\"", sc->path,
+                      sc->regime.kind);
+    goto done;
+  }
+  if (r->regime->policy_applies && !r->regime->policy_applies(sc->policy.kind)) {
+    st = hs_error_set(err, HS_EINVAL, "%s: policy.kind: policy \"%s\" does not apply to regime %s",
+                      sc->path, sc->policy.kind, sc->regime.kind);
+    goto done;
+  }
+  r->measure_overhead = opts->measure_overhead;
+  hs_rng dummy;
+  hs_rng_init(&dummy, sc->seed, 0, 0);
+  r->gsl = hs_rng_gsl_create(&dummy);
+  expand_devices(r);
+  r->eng = hs_engine_create(2 * r->ndev + 16);
+  r->ledger = hs_ledger_create(r->ndev);
+  r->net = hs_net_create(r->eng);
+  const hs_link_spec *srv = hs_scenario_link(sc, sc->server_link);
+  HS_ASSERT(srv, "scenario validated: server link exists");
+  r->server_link = hs_net_add_link(r->net, srv->name, srv->bandwidth_mbps * HS_NET_BPS_PER_MBPS,
+                                   srv->latency_ms * HS_NET_S_PER_MS);
+  HS_ASSERT(r->server_link >= 0, "validated link parameters");
+  r->alloc = hs_calloc(r->ndev, sizeof *r->alloc);
+  r->tele = hs_calloc(r->ndev, sizeof *r->tele);
+  r->scratch = hs_calloc(r->ndev, sizeof *r->scratch);
+  if (r->regime->setup && (st = r->regime->setup(r, err)) != HS_OK) goto done;
+
+  /* The controller: one group per silo in hfl-ddp (setup filled dev[].group). */
+  hs_policy_config cfg = sc->policy;
+  if (sc->regime.steps_per_round) cfg.steps_per_round = sc->regime.steps_per_round;
+  uint32_t *groups = NULL;
+  if (!strcmp(sc->regime.kind, "hfl-ddp")) {
+    groups = hs_malloc(r->ndev * sizeof *groups);
+    for (size_t i = 0; i < r->ndev; i++) groups[i] = r->dev[i].group;
+  }
+  r->ctl = hs_controller_create(&cfg, r->ndev, groups, sc->samples_per_round, err);
+  hs_free(groups);
+  if (!r->ctl) {
+    hs_error_prefix(err, "%s: policy", sc->path);
+    st = err ? err->status : HS_EINVAL;
+    goto done;
+  }
+
+  if (r->regime->bind && (st = r->regime->bind(r, err)) != HS_OK) goto done;
+
+  if (opts->out_dir) {
+    r->report = hs_report_open(opts->out_dir, opts->trace, err);
+    if (!r->report) {
+      st = err ? err->status : HS_EIO;
+      goto done;
+    }
+    for (size_t i = 0; i < r->ndev && hs_report_tracing(r->report); i++)
+      hs_report_track(r->report, (uint32_t)i, r->dev[i].name);
+  }
+
+  for (size_t i = 0; i < r->ndev; i++) {
+    hs_ledger_set_power(r->ledger, i, HS_POWER_BUSY, r->dev[i].busy_w, 0);
+    hs_ledger_set_power(r->ledger, i, HS_POWER_COMM, r->dev[i].comm_w, 0);
+    hs_ledger_set_power(r->ledger, i, HS_POWER_IDLE, r->dev[i].idle_w, 0);
+    sim_dev_state(r, i, HS_POWER_IDLE);
+  }
+  round_begin(r);
+  if (r->status == HS_OK && !r->finished) hs_engine_run(r->eng);
+  if (r->status != HS_OK) {
+    st = hs_error_set(err, r->status, "%s: %s", sc->path, r->err.msg);
+    goto done;
+  }
+  HS_ASSERT(r->finished, "every round completed");
+
+  double end = hs_engine_now(r->eng);
+  for (size_t i = 0; i < r->ndev; i++) sim_dev_state(r, i, HS_POWER_OFF);
+  hs_summary sum = {0};
+  sum.rounds = sc->rounds;
+  sum.samples = r->samples_total;
+  sum.makespan_s = end;
+  sum.compute_j = hs_ledger_state_energy(r->ledger, HS_POWER_BUSY, end);
+  sum.comm_j = hs_ledger_state_energy(r->ledger, HS_POWER_COMM, end);
+  sum.idle_j = hs_ledger_state_energy(r->ledger, HS_POWER_IDLE, end);
+  sum.energy_j = sum.compute_j + sum.comm_j + sum.idle_j;
+  sum.compute_cv = r->cv_count ? r->cv_sum / r->cv_count : 0;
+  double idle_s = 0;
+  for (size_t i = 0; i < r->ndev; i++) idle_s += hs_ledger_time_in(r->ledger, i, HS_POWER_IDLE, end);
+  sum.wait_fraction = end > 0 ? idle_s / ((double)r->ndev * end) : 0;
+  sum.controller_overhead_fraction =
+      r->measure_overhead && end > 0 ? r->controller_wall_s / end : NAN;
+  if (out) *out = sum;
+
+  if (r->report) {
+    char seed[32];
+    snprintf(seed, sizeof seed, "%llu", (unsigned long long)sc->seed);
+    const char *keys[] = {"scenario", "policy", "regime", "seed"};
+    const char *vals[] = {sc->name, sc->policy.kind, sc->regime.kind, seed};
+    hs_report_field f[16] = {
+        {"makespan_s", sum.makespan_s},
+        {"energy_j", sum.energy_j},
+        {"energy_compute_j", sum.compute_j},
+        {"energy_comm_j", sum.comm_j},
+        {"energy_idle_j", sum.idle_j},
+        {"compute_cv", sum.compute_cv},
+        {"wait_fraction", sum.wait_fraction},
+        {"controller_overhead_fraction", sum.controller_overhead_fraction},
+        {"rounds", (double)sum.rounds},
+        {"samples", (double)sum.samples},
+        {"devices", (double)r->ndev},
+    };
+    size_t nf = 11;
+    for (size_t i = 0; i < r->nextra && nf < 16; i++) f[nf++] = (hs_report_field){r->extra_key[i], r->extra_val[i]};
+    hs_report *rep = r->report;
+    r->report = NULL;
+    st = hs_report_commit(rep, keys, vals, 4, f, nf, err);
+  }
+done:
+  run_free(r);
+  return st;
+}

@@ -1,0 +1,121 @@
+/* run_internal.h: the state of one simulation run, shared by run.c (the round
+ * loop, telemetry, outputs) and the regimes (regime_*.c), which schedule the
+ * events of a round and call sim_round_end when it is over.
+ *
+ * A regime is a descriptor (name, checks, hooks) in the registry of regimes.c,
+ * looked up by the scenario's regime.kind. */
+#ifndef SIM_RUN_INTERNAL_H
+#define SIM_RUN_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <gsl/gsl_rng.h>
+
+#include "hs_engine.h"
+#include "hs_ledger.h"
+#include "hs_net.h"
+#include "hs_policy.h"
+#include "hs_profile.h"
+#include "hs_report.h"
+#include "hs_rng.h"
+#include "hs_run.h"
+#include "hs_scenario.h"
+#include "hs_speed_trace.h"
+
+/* One expanded device. */
+typedef struct sim_dev {
+  char *name;
+  uint64_t key;            /* entity id of its random streams: a hash of the name */
+  size_t spec;             /* index in sc->devices */
+  hs_task_profile task;    /* the scenario task, tau scaled by the device's speed factor */
+  double idle_w, comm_w, busy_w;
+  double access_bps, access_latency_s;
+  const hs_speed_trace *trace;
+  hs_rng rng_compute, rng_telemetry;
+  uint32_t group;          /* silo (hfl-ddp), else 0 */
+  /* ledger snapshot at the round start */
+  double e0_j, busy0_s, comm0_s, idle0_s, busy0_j;
+  /* trace bookkeeping: current span */
+  hs_power_state span_state;
+  double span_start_s;
+  /* fedasync */
+  uint64_t samples_window; /* samples of updates completed in the reporting window */
+  double busy_window_s;    /* their training time */
+  double busy_window_j;    /* their training energy */
+  uint32_t version;        /* server model version the device trains on */
+  uint64_t inflight_samples; /* samples of the update in progress */
+  double inflight_s;         /* its training time */
+} sim_dev;
+
+typedef struct sim_run sim_run;
+
+typedef struct sim_regime {
+  const char *name;
+  const char *summary;
+  /* Whether a policy kind makes sense in this regime (NULL: every one). */
+  bool (*policy_applies)(const char *kind);
+  /* Called once before the controller exists (may be NULL): may set dev[].group. */
+  hs_status (*setup)(sim_run *r, hs_error *err);
+  /* Called once after the controller exists (may be NULL). */
+  hs_status (*bind)(sim_run *r, hs_error *err);
+  /* Schedule the round's events; the regime calls sim_round_end(r) at its end.
+   * A windowed regime (no barriers: fedasync) gets this call for round 0 only,
+   * keeps its devices looping, and calls sim_round_end at the boundary of each
+   * reporting window; rows and telemetry then cover the updates completed in
+   * the window (dev[].samples_window, busy_window_s, busy_window_j). */
+  void (*start_round)(sim_run *r);
+  void (*teardown)(sim_run *r); /* may be NULL */
+  bool windowed;
+} sim_regime;
+
+const sim_regime *sim_regime_find(const char *name);
+
+struct sim_run {
+  const hs_scenario *sc;
+  const sim_regime *regime;
+  hs_engine *eng;
+  hs_ledger *ledger;
+  hs_net *net;
+  hs_controller *ctl;
+  sim_dev *dev;
+  size_t ndev;
+  int server_link;         /* shared link index of network.server */
+  uint32_t round;
+  double round_start_s;
+  uint64_t *alloc;         /* allocation in force this round */
+  bool finished;
+  double round_cv;         /* set by the regime before sim_round_end; NAN: computed here */
+  hs_report *report;       /* NULL: no outputs */
+  gsl_rng *gsl;            /* adapter, retargeted to a device's stream when drawing */
+  hs_telemetry *tele;      /* scratch, ndev */
+  double *scratch;         /* scratch, ndev */
+  /* summary accumulators */
+  double cv_sum;
+  uint32_t cv_count;
+  uint64_t samples_total;
+  double controller_wall_s;
+  bool measure_overhead;
+  hs_status status;        /* first error raised inside a handler */
+  hs_error err;
+  void *rs;                /* regime state */
+  /* extra summary figures a regime reports (e.g. fedasync staleness) */
+  const char *extra_key[4];
+  double extra_val[4];
+  size_t nextra;
+};
+
+/* Switch a device's power state now (ledger + trace spans). */
+void sim_dev_state(sim_run *r, size_t i, hs_power_state st);
+/* Seconds a computation of `samples` samples (plus the profile's per-round
+ * overhead when with_overhead) takes on device i if started now, including its
+ * speed trace. One draw from the device's compute stream. */
+double sim_dev_compute_s(sim_run *r, size_t i, uint64_t samples, bool with_overhead);
+/* The same for pure work seconds at speed 1 (no draw): speed trace only. */
+double sim_dev_stretch_s(sim_run *r, size_t i, double work_s);
+/* Close the round now: rows, telemetry to the controller, next round or the end. */
+void sim_round_end(sim_run *r);
+/* Record an error raised inside a handler and stop the engine. */
+void sim_fail(sim_run *r, hs_status st, const char *msg);
+
+#endif

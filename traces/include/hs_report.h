@@ -1,0 +1,67 @@
+/* hs_report.h: the run outputs in one folder (DESIGN.md "Run outputs").
+ *
+ *   summary.json  one object: scenario, policy, regime, seed and the figures
+ *   rounds.csv    round,start_s,end_s,duration_s,energy_j,compute_cv,max_wait_s,reallocated
+ *   devices.csv   round,device,samples,compute_s,comm_s,wait_s,energy_j
+ *   trace.json    (on request) Chrome trace event format, one track per device
+ *
+ * Rows stream to temporary files as the run produces them (memory does not grow
+ * with rounds x devices); hs_report_commit renames every file into place only
+ * at the end, hs_report_abort removes them: a failed run leaves no half-written
+ * file. Numbers are printed with %.10g: enough for closed-form checks, and the
+ * same bytes for the same run. */
+#ifndef HS_REPORT_H
+#define HS_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "hs_status.h"
+
+typedef struct hs_report hs_report;
+
+typedef struct hs_round_row {
+  uint32_t round;
+  double start_s, end_s;
+  double energy_j;
+  double compute_cv;
+  double max_wait_s;
+  bool reallocated;
+} hs_round_row;
+
+typedef struct hs_device_row {
+  uint32_t round;
+  const char *device;
+  uint64_t samples;
+  double compute_s, comm_s, wait_s, energy_j;
+} hs_device_row;
+
+/* A named number for summary.json (key carries its unit, e.g. "makespan_s"). */
+typedef struct hs_report_field {
+  const char *key;
+  double value; /* NaN is written as null */
+} hs_report_field;
+
+/* Creates `dir` (mkdir -p) and opens the files. The caller owns the report
+ * until hs_report_commit or hs_report_abort. */
+hs_report *hs_report_open(const char *dir, bool trace, hs_error *err);
+void hs_report_round(hs_report *r, const hs_round_row *row);
+void hs_report_device(hs_report *r, const hs_device_row *row);
+/* Trace: name a track once, then add complete spans ("X" events) on it. */
+void hs_report_track(hs_report *r, uint32_t track, const char *name);
+void hs_report_span(hs_report *r, uint32_t track, const char *name, double start_s,
+                    double end_s);
+bool hs_report_tracing(const hs_report *r);
+/* Write summary.json from (strings, fields) and rename every file into place.
+ * Frees r whatever the outcome. */
+hs_status hs_report_commit(hs_report *r, const char *const *str_keys, const char *const *str_vals,
+                           size_t nstr, const hs_report_field *fields, size_t nfields,
+                           hs_error *err);
+void hs_report_abort(hs_report *r);
+
+/* Append a JSON string literal for s (quotes and escapes) to out. */
+void hs_json_fputs(FILE *out, const char *s);
+
+#endif

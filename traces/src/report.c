@@ -1,0 +1,192 @@
+/* report.c: streaming writers for the run outputs (see hs_report.h).
+ *
+ * Each file is an hs_outfile (temporary name, renamed on commit). The Chrome
+ * trace is written as a JSON array of events in the order spans arrive; track
+ * names are "M" (metadata) events. Timestamps are microseconds, as the format
+ * wants. Rejected: building the outputs in memory and writing at the end (a
+ * 10^5-device run has 10^6 device rows). */
+#include "hs_report.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "hs_alloc.h"
+#include "hs_outfile.h"
+
+struct hs_report {
+  char *dir;
+  hs_outfile *rounds, *devices, *trace;
+  bool first_event;
+};
+
+static char *join(const char *dir, const char *name) {
+  size_t n = strlen(dir) + strlen(name) + 2;
+  char *p = hs_malloc(n);
+  snprintf(p, n, "%s/%s", dir, name);
+  return p;
+}
+
+static hs_outfile *open_in(const char *dir, const char *name, hs_error *err) {
+  char *p = join(dir, name);
+  hs_outfile *f = hs_outfile_open(p, err);
+  hs_free(p);
+  return f;
+}
+
+void hs_report_abort(hs_report *r) {
+  if (!r) return;
+  hs_outfile_abort(r->rounds);
+  hs_outfile_abort(r->devices);
+  hs_outfile_abort(r->trace);
+  hs_free(r->dir);
+  hs_free(r);
+}
+
+hs_report *hs_report_open(const char *dir, bool trace, hs_error *err) {
+  if (hs_mkdir_p(dir, err) != HS_OK) return NULL;
+  hs_report *r = hs_calloc(1, sizeof *r);
+  r->dir = hs_strdup(dir);
+  if (!(r->rounds = open_in(dir, "rounds.csv", err))) goto fail;
+  if (!(r->devices = open_in(dir, "devices.csv", err))) goto fail;
+  if (trace && !(r->trace = open_in(dir, "trace.json", err))) goto fail;
+  fputs("round,start_s,end_s,duration_s,energy_j,compute_cv,max_wait_s,reallocated\n",
+        hs_outfile_stream(r->rounds));
+  fputs("round,device,samples,compute_s,comm_s,wait_s,energy_j\n", hs_outfile_stream(r->devices));
+  if (r->trace) fputs("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[", hs_outfile_stream(r->trace));
+  r->first_event = true;
+  return r;
+fail:
+  hs_report_abort(r);
+  return NULL;
+}
+
+static void num(FILE *f, double v) {
+  if (isfinite(v))
+    fprintf(f, "%.10g", v);
+  else
+    fputs(isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf"), f);
+}
+
+void hs_report_round(hs_report *r, const hs_round_row *row) {
+  FILE *f = hs_outfile_stream(r->rounds);
+  fprintf(f, "%u,", row->round);
+  num(f, row->start_s);
+  fputc(',', f);
+  num(f, row->end_s);
+  fputc(',', f);
+  num(f, row->end_s - row->start_s);
+  fputc(',', f);
+  num(f, row->energy_j);
+  fputc(',', f);
+  num(f, row->compute_cv);
+  fputc(',', f);
+  num(f, row->max_wait_s);
+  fprintf(f, ",%d\n", row->reallocated ? 1 : 0);
+}
+
+void hs_report_device(hs_report *r, const hs_device_row *row) {
+  FILE *f = hs_outfile_stream(r->devices);
+  fprintf(f, "%u,%s,%llu,", row->round, row->device, (unsigned long long)row->samples);
+  num(f, row->compute_s);
+  fputc(',', f);
+  num(f, row->comm_s);
+  fputc(',', f);
+  num(f, row->wait_s);
+  fputc(',', f);
+  num(f, row->energy_j);
+  fputc('\n', f);
+}
+
+void hs_json_fputs(FILE *out, const char *s) {
+  fputc('"', out);
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    switch (*p) {
+      case '"': fputs("\\\"", out); break;
+      case '\\': fputs("\\\\", out); break;
+      case '\n': fputs("\\n", out); break;
+      case '\t': fputs("\\t", out); break;
+      case '\r': fputs("\\r", out); break;
+      default:
+        if (*p < 0x20)
+          fprintf(out, "\\u%04x", *p);
+        else
+          fputc(*p, out);
+    }
+  }
+  fputc('"', out);
+}
+
+bool hs_report_tracing(const hs_report *r) { return r && r->trace; }
+
+static FILE *next_event(hs_report *r) {
+  FILE *f = hs_outfile_stream(r->trace);
+  fputs(r->first_event ? "\n" : ",\n", f);
+  r->first_event = false;
+  return f;
+}
+
+void hs_report_track(hs_report *r, uint32_t track, const char *name) {
+  if (!r->trace) return;
+  FILE *f = next_event(r);
+  fprintf(f, "{\"ph\":\"M\",\"pid\":1,\"tid\":%u,\"name\":\"thread_name\",\"args\":{\"name\":", track);
+  hs_json_fputs(f, name);
+  fputs("}}", f);
+}
+
+void hs_report_span(hs_report *r, uint32_t track, const char *name, double start_s,
+                    double end_s) {
+  if (!r->trace) return;
+  FILE *f = next_event(r);
+  fputs("{\"ph\":\"X\",\"pid\":1,\"tid\":", f);
+  fprintf(f, "%u,\"name\":", track);
+  hs_json_fputs(f, name);
+  fprintf(f, ",\"ts\":%.3f,\"dur\":%.3f}", start_s * 1e6, (end_s - start_s) * 1e6);
+}
+
+hs_status hs_report_commit(hs_report *r, const char *const *str_keys, const char *const *str_vals,
+                           size_t nstr, const hs_report_field *fields, size_t nfields,
+                           hs_error *err) {
+  char *spath = join(r->dir, "summary.json");
+  hs_outfile *s = hs_outfile_open(spath, err);
+  hs_free(spath);
+  if (!s) {
+    hs_report_abort(r);
+    return err ? err->status : HS_EIO;
+  }
+  FILE *f = hs_outfile_stream(s);
+  fputs("{\n", f);
+  for (size_t i = 0; i < nstr; i++) {
+    fputs("  ", f);
+    hs_json_fputs(f, str_keys[i]);
+    fputs(": ", f);
+    hs_json_fputs(f, str_vals[i]);
+    fputs(i + 1 < nstr || nfields ? ",\n" : "\n", f);
+  }
+  for (size_t i = 0; i < nfields; i++) {
+    fputs("  ", f);
+    hs_json_fputs(f, fields[i].key);
+    fputs(": ", f);
+    if (isfinite(fields[i].value))
+      fprintf(f, "%.10g", fields[i].value);
+    else
+      fputs("null", f);
+    fputs(i + 1 < nfields ? ",\n" : "\n", f);
+  }
+  fputs("}\n", f);
+  if (r->trace) fputs("\n]}\n", hs_outfile_stream(r->trace));
+  hs_status st = hs_outfile_commit(r->rounds, err);
+  r->rounds = NULL;
+  if (st == HS_OK) st = hs_outfile_commit(r->devices, err);
+  else hs_outfile_abort(r->devices);
+  r->devices = NULL;
+  if (r->trace) {
+    if (st == HS_OK) st = hs_outfile_commit(r->trace, err);
+    else hs_outfile_abort(r->trace);
+    r->trace = NULL;
+  }
+  if (st == HS_OK) st = hs_outfile_commit(s, err);
+  else hs_outfile_abort(s);
+  hs_report_abort(r);
+  return st;
+}
