@@ -1,0 +1,394 @@
+/* probe.h: internal API of the board harness hetsim-probe (devices/probe).
+ *
+ * The harness is copied to a board and must build there with libc, libm and
+ * pthreads only: no GSL, no cJSON, not even hetsim::base. So it carries its own
+ * small status codes (same values and message style as hs_status.h:
+ * "<file>: <where>: <reason>"), its own gzip reader and its own strict JSON.
+ * Everything here is folder-internal (prefix probe_); main.c is the CLI.
+ *
+ * Every reader of /sys, /proc or a command takes a root folder, so the tests
+ * run the same code on fake trees ("/" on a real board). */
+#ifndef PROBE_H
+#define PROBE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ------------------------------------------------------------------ status */
+/* X(name, value, text): same values as hs_status so messages and exit codes
+ * read the same in the harness and in the simulator. */
+#define PROBE_STATUS_MAP(X)                       \
+  X(OK, 0, "ok")                                  \
+  X(EINVAL, -1, "invalid value")                  \
+  X(ENOENT, -2, "not found")                      \
+  X(EIO, -3, "input/output error")                \
+  X(EPARSE, -4, "malformed input")                \
+  X(ERANGE, -5, "value out of range")             \
+  X(EKEY, -6, "unknown key")                      \
+  X(ETYPE, -7, "wrong type")                      \
+  X(EMISSING, -8, "missing required field")       \
+  X(EPERM, -9, "permission denied")               \
+  X(EUNSUP, -10, "not supported")                 \
+  X(ESTATE, -11, "operation not valid in this state")
+
+typedef enum probe_status {
+#define PROBE_STATUS_ENUM_(name, value, text) PROBE_##name = value,
+  PROBE_STATUS_MAP(PROBE_STATUS_ENUM_)
+#undef PROBE_STATUS_ENUM_
+} probe_status;
+
+#define PROBE_EXIT_BADINPUT 2
+#define PROBE_MSG_MAX 512
+
+typedef struct probe_err {
+  probe_status status;
+  char msg[PROBE_MSG_MAX];
+} probe_err;
+
+#if defined(__GNUC__)
+#define PROBE_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define PROBE_PRINTF(a, b)
+/* ------------------------------------------------------------ calibration */
+typedef struct probe_calib_cfg {
+  const probe_trainer_type *trainer;
+  probe_train_cfg train;
+  unsigned runs, threads;
+  size_t batch, samples, warmup;   /* samples 0: sized so a run lasts run_s */
+  double run_s, idle_s, hz;
+  const char *root;
+  probe_sensor *sensor;            /* type NULL: time only */
+  bool quiet;
+} probe_calib_cfg;
+/* Load the data, measure idle power, warm up, time `runs` rounds while the
+ * sampler watches power and temperature, record the loss curve. res owns its
+ * loss arrays (probe_task_result_fini). *idle_w is NAN when not measured.
+ * A sensor that fails mid-way keeps the runs measured before it (a warning
+ * goes to stderr). */
+probe_status probe_calibrate(const probe_calib_cfg *cfg, probe_task_result *res, double *idle_w, probe_err *err);
+void probe_task_result_fini(probe_task_result *r);
+
+/* ------------------------------------------------- synthetic data (labelled) */
+/* ERA5-layout CSV of `rows` hourly rows and a FILE.synthetic marker. */
+probe_status probe_synth_era5(const char *path, size_t rows, uint64_t seed, probe_err *err);
+/* aclImdb-layout folder (train/ and test/, pos/ and neg/) and DIR/SYNTHETIC. */
+probe_status probe_synth_imdb(const char *dir, size_t docs, uint64_t seed, probe_err *err);
+
+#endif
+
+const char *probe_status_str(probe_status st);
+/* Set status and message (err may be NULL); returns st. */
+probe_status probe_err_set(probe_err *err, probe_status st, const char *fmt, ...) PROBE_PRINTF(3, 4);
+/* Prepend "prefix: " to the message (e.g. the file once known). */
+void probe_err_prefix(probe_err *err, const char *fmt, ...) PROBE_PRINTF(2, 3);
+
+/* Allocation that aborts on out-of-memory (not an input error). */
+void *probe_xmalloc(size_t n);
+void *probe_xcalloc(size_t count, size_t size);
+void *probe_xrealloc(void *p, size_t n);
+char *probe_xstrdup(const char *s);
+char *probe_xasprintf(const char *fmt, ...) PROBE_PRINTF(1, 2);
+
+/* ------------------------------------------------------------------- files */
+/* root + path ("/" or "" root means the real file system). Heap string. */
+char *probe_path(const char *root, const char *path);
+/* Whole file into a heap buffer with a NUL after it. ENOENT / EPERM / EIO with
+ * "<path>: <reason>". */
+probe_status probe_read_file(const char *path, unsigned char **data, size_t *len, probe_err *err);
+/* First line of a small (sysfs) file, trailing whitespace removed. */
+probe_status probe_read_line(const char *path, char *buf, size_t cap, probe_err *err);
+/* A sysfs integer file; "<path>: not an integer" when it is not one. */
+probe_status probe_read_i64(const char *path, int64_t *out, probe_err *err);
+bool probe_exists(const char *path);
+/* Write `text` to `path` atomically: a temp file in the same folder, then rename. */
+probe_status probe_write_atomic(const char *path, const char *text, size_t len, probe_err *err);
+
+/* ------------------------------------------------------------------- clock */
+double probe_now_mono(void);     /* CLOCK_MONOTONIC, s */
+double probe_now_real(void);     /* CLOCK_REALTIME, s since the epoch */
+
+/* ------------------------------------------------------------------- gzip */
+/* Decompress one gzip member. When max_out > 0 decoding stops once max_out
+ * bytes are out (the CRC is then not checked). Errors name the offset in the
+ * compressed input: "offset 1234: invalid distance code". */
+probe_status probe_gunzip(const unsigned char *in, size_t inlen, size_t max_out,
+                          unsigned char **out, size_t *outlen, probe_err *err);
+uint32_t probe_crc32(uint32_t crc, const unsigned char *p, size_t n);
+
+/* -------------------------------------------------------------------- IDX */
+typedef struct probe_idx {
+  int ndims;
+  uint32_t dims[4];
+  size_t count;          /* items held (dims[0], or fewer when truncated by max_items) */
+  size_t item_size;      /* bytes per item (product of dims[1..]) */
+  unsigned char *data;   /* count * item_size bytes, owned */
+} probe_idx;
+/* Parse an IDX buffer of unsigned bytes (type 0x08). max_items 0 = all. */
+probe_status probe_idx_parse(const unsigned char *buf, size_t len, size_t max_items,
+                             probe_idx *out, probe_err *err);
+/* Load a plain or gzip-compressed IDX file; messages start with the path. */
+probe_status probe_idx_load(const char *path, size_t max_items, probe_idx *out, probe_err *err);
+void probe_idx_fini(probe_idx *x);
+
+/* ------------------------------------------------------------ ERA5 (CSV) */
+/* One grid point, rows in time order. Header line required; column `time`
+ * (any text, kept out of the features), every other column numeric. */
+typedef struct probe_table {
+  size_t rows, cols;     /* numeric columns only */
+  char **names;          /* cols names */
+  double *v;             /* rows * cols, row-major */
+} probe_table;
+probe_status probe_csv_parse(const char *text, size_t len, probe_table *t, probe_err *err);
+probe_status probe_csv_load(const char *path, probe_table *t, probe_err *err);
+void probe_table_fini(probe_table *t);
+int probe_table_col(const probe_table *t, const char *name); /* -1 when absent */
+
+/* ------------------------------------------------------------- IMDB text */
+#define PROBE_IMDB_BUCKETS (1u << 16)
+/* Hashed unigram ids of one review (lower-case letters, digits, apostrophes;
+ * "<br />" removed). Returns the count written (at most cap). */
+size_t probe_tokenize(const char *text, uint32_t *ids, size_t cap);
+typedef struct probe_docs {
+  size_t n;
+  uint32_t **tok;        /* tok[i][0..len[i]) */
+  uint32_t *len;
+  uint8_t *label;        /* 1 = pos */
+} probe_docs;
+/* Read <dir>/{pos,neg}/ *.txt (sorted by name, alternating pos/neg up to
+ * max_docs, 0 = all). ENOENT names the expected folder. */
+probe_status probe_docs_load(const char *dir, size_t max_docs, probe_docs *d, probe_err *err);
+void probe_docs_fini(probe_docs *d);
+
+/* ------------------------------------------------------------ thread pool */
+typedef struct probe_pool probe_pool;
+typedef void (*probe_pool_fn)(void *ctx, unsigned tid, unsigned nthreads);
+probe_pool *probe_pool_create(unsigned nthreads); /* the caller is thread 0 */
+/* Run fn on every thread (caller included) and wait for all of them. */
+void probe_pool_run(probe_pool *p, probe_pool_fn fn, void *ctx);
+unsigned probe_pool_size(const probe_pool *p);
+void probe_pool_destroy(probe_pool *p);
+
+/* --------------------------------------------------------------- trainers */
+typedef struct probe_train_cfg {
+  const char *data;      /* file or folder; NULL = the trainer's default */
+  size_t max_samples;    /* cap on training samples loaded (0 = trainer default) */
+  uint64_t seed;
+  double lr;             /* 0 = trainer default */
+} probe_train_cfg;
+
+/* A trainer: a task name and its function table (registry in trainers.c). */
+typedef struct probe_trainer_type {
+  const char *name;
+  const char *default_data;      /* where Debian or the docs put the data */
+  const char *data_help;         /* how to get it (package, layout) */
+  probe_status (*load)(const probe_train_cfg *cfg, void **state, probe_err *err);
+  size_t (*train_count)(const void *state);
+  /* SGD over the samples idx[0..n) in batches of `batch`, batch split over
+   * the pool's threads; returns the mean training loss. */
+  double (*train)(void *state, const uint32_t *idx, size_t n, size_t batch, probe_pool *pool);
+  double (*eval_loss)(void *state); /* held-out loss */
+  const char *(*describe)(const void *state); /* data used, incl. "synthetic" */
+  void (*destroy)(void *state);
+} probe_trainer_type;
+const probe_trainer_type *probe_trainer_find(const char *name);
+const probe_trainer_type *probe_trainer_at(size_t i); /* NULL past the end */
+
+/* A one-hidden-layer perceptron shared by mnist (softmax) and era5 (MSE). */
+typedef struct probe_mlp {
+  int nin, nhid, nout;   /* nout == 1: regression with squared error */
+  float *w1, *b1, *w2, *b2;
+} probe_mlp;
+typedef struct probe_mlp_grad {
+  float *w1, *b1, *w2, *b2, *h, *o;
+  double loss;
+} probe_mlp_grad;
+void probe_mlp_init(probe_mlp *m, int nin, int nhid, int nout, uint64_t seed);
+void probe_mlp_fini(probe_mlp *m);
+void probe_mlp_grad_init(probe_mlp_grad *g, const probe_mlp *m);
+void probe_mlp_grad_fini(probe_mlp_grad *g);
+/* Loss of one sample (target: class index, or value when nout == 1); when g is
+ * non-NULL its gradient is added to g. */
+double probe_mlp_sample(const probe_mlp *m, probe_mlp_grad *g, const float *x, int cls, float y,
+                        float *scratch_h, float *scratch_o);
+/* Sum the first n gradients, step by lr/batch, zero them. */
+void probe_mlp_apply(probe_mlp *m, probe_mlp_grad *g, unsigned n, float lr_over_batch);
+
+/* ----------------------------------------------------------------- stats */
+double probe_median(const double *x, size_t n);    /* n > 0; x unchanged */
+double probe_mean(const double *x, size_t n);
+double probe_cv(const double *x, size_t n);        /* sample sd / mean; 0 for n < 2 */
+double probe_mad(const double *x, size_t n);       /* median absolute deviation */
+/* Trapezoid integral of y over t (t ascending). */
+double probe_trapezoid(const double *t, const double *y, size_t n);
+
+/* ---------------------------------------------------------------- sensors */
+typedef struct probe_sensor_cfg {
+  const char *root;      /* sysfs root, "/" on a board */
+  const char *arg;       /* after "kind:" (hwmon name[:channel], meter file) */
+  const char *pmic_cmd;  /* pi5-pmic: command to run (default vcgencmd pmic_read_adc) */
+  double meter_offset_s; /* meter: added to the meter's timestamps */
+} probe_sensor_cfg;
+
+typedef enum probe_reading_kind { PROBE_ENERGY_J, PROBE_POWER_W } probe_reading_kind;
+
+/* A power/energy source: name + table (registry in sensor.c). A sensor either
+ * reads now (a cumulative energy counter, already unwrapped, or an instant
+ * power), or integrates a time window afterwards (an external meter's log). */
+typedef struct probe_sensor_type {
+  const char *name;
+  probe_reading_kind kind;
+  probe_status (*open)(const probe_sensor_cfg *cfg, void **state, probe_err *err);
+  probe_status (*read)(void *state, double *value, probe_err *err);   /* NULL for window sensors */
+  /* Window sensors: energy in J between two CLOCK_REALTIME instants. */
+  probe_status (*window)(void *state, double t0, double t1, double *joules, probe_err *err);
+  const char *(*id)(const void *state);     /* "rapl:package-0", "hwmon:ina226" */
+  const char *(*covers)(const void *state); /* what its figure includes */
+  void (*close)(void *state);
+} probe_sensor_type;
+
+typedef struct probe_sensor {
+  const probe_sensor_type *type;
+  void *state;
+} probe_sensor;
+
+/* Open a sensor by spec: rapl | hwmon:NAME[:CH] | pi5-pmic | meter:FILE | none
+ * | auto (the first of rapl, hwmon power sensors, pi5-pmic that works).
+ * "none" yields type NULL. */
+probe_status probe_sensor_open(const char *spec, const probe_sensor_cfg *cfg, probe_sensor *s,
+                               probe_err *err);
+void probe_sensor_close(probe_sensor *s);
+const probe_sensor_type *probe_sensor_type_find(const char *name);
+const probe_sensor_type *probe_sensor_type_at(size_t i);
+/* Unwrap a counter: delta from prev to cur for a counter that wraps at range. */
+uint64_t probe_counter_delta(uint64_t prev, uint64_t cur, uint64_t range);
+/* Parse `vcgencmd pmic_read_adc` output: total W of rails with both a
+ * current (_A) and a voltage (_V) line. EPARSE when there is none. */
+probe_status probe_pmic_parse(const char *text, double *watts, probe_err *err);
+/* Names of hwmon devices under root that expose power (power*_input or
+ * in*_input with curr*_input), written comma-separated into buf. */
+void probe_hwmon_list(const char *root, char *buf, size_t cap);
+
+/* ---------------------------------------------------------------- sampler */
+typedef struct probe_sampler probe_sampler;
+/* Start a sampling thread at hz on CLOCK_MONOTONIC with absolute sleeps.
+ * sensor may have type NULL (time and temperature only). */
+probe_sampler *probe_sampler_create(probe_sensor *sensor, const char *root, double hz);
+typedef struct probe_mark {
+  double t_mono, t_real;
+  double energy_j;       /* cumulative since start (NAN when not measured) */
+  int64_t throttle;      /* sum of throttle counters (-1 when none) */
+} probe_mark;
+/* A synchronous reading that also closes the current trapezoid piece. */
+probe_status probe_sampler_mark(probe_sampler *s, probe_mark *m, probe_err *err);
+/* Energy between two marks (window sensors are asked here). NAN and a
+ * message when the sensor failed in between. */
+probe_status probe_sampler_energy(probe_sampler *s, const probe_mark *a, const probe_mark *b,
+                                  double *joules, probe_err *err);
+double probe_sampler_max_temp_c(probe_sampler *s, bool reset); /* NAN when no zone */
+/* Samples taken, and a sensor failure seen by the thread (message in err). */
+size_t probe_sampler_count(probe_sampler *s);
+bool probe_sampler_failed(probe_sampler *s, probe_err *err);
+void probe_sampler_destroy(probe_sampler *s);
+/* Sum of every throttle counter under root (x86 thermal_throttle); -1: none. */
+int64_t probe_throttle_count(const char *root);
+/* Highest thermal zone temperature under root, C; NAN when none. */
+double probe_max_temp_c(const char *root);
+
+/* ------------------------------------------------------------------ JSON */
+typedef enum probe_jtype { PJ_NULL, PJ_BOOL, PJ_NUM, PJ_STR, PJ_ARR, PJ_OBJ } probe_jtype;
+typedef struct probe_json probe_json;
+struct probe_json {
+  probe_jtype type;
+  bool b;
+  double num;
+  char *str;             /* PJ_STR value; PJ_NUM original text (kept verbatim on merge) */
+  size_t n, cap;         /* children of ARR / OBJ */
+  probe_json **kids;
+  char **keys;           /* OBJ keys, in file order */
+};
+/* Strict RFC 8259: no comments, no trailing commas, no duplicate keys. */
+probe_json *probe_json_parse(const char *text, size_t len, probe_err *err);
+void probe_json_free(probe_json *j);
+probe_json *probe_json_get(const probe_json *obj, const char *key);
+probe_json *probe_json_new(probe_jtype t);
+probe_json *probe_json_num(double v);
+probe_json *probe_json_str(const char *s);
+probe_json *probe_json_bool(bool b);
+/* Insert or replace obj[key] (takes ownership of v); keeps the key's place. */
+void probe_json_set(probe_json *obj, const char *key, probe_json *v);
+void probe_json_push(probe_json *arr, probe_json *v);
+/* Pretty text (heap, NUL-terminated). */
+char *probe_json_write(const probe_json *j);
+
+/* --------------------------------------------------------------- sysinfo */
+typedef struct probe_sysinfo {
+  char board[256], cpu[256], arch[64], kernel[128], board_source[64];
+  unsigned ncpu;
+  bool virtual_machine;
+} probe_sysinfo;
+/* Board from the device tree or DMI, CPU from /proc/cpuinfo under root; arch
+ * and kernel from uname (not under root: they are the running system's). */
+void probe_sysinfo_read(const char *root, probe_sysinfo *si);
+
+/* ---------------------------------------------------- profile and merge */
+typedef struct probe_estimate {
+  double w;              /* NAN when not given */
+  const char *source;
+} probe_estimate;
+
+typedef struct probe_task_result {
+  const char *task;
+  double tau_s, tau_cv, tau_median_s, tau_mad_s, busy_w, overhead_s;
+  unsigned batch, threads, runs, runs_kept, runs_throttled, runs_with_energy;
+  bool energy_measured;
+  size_t loss_n;
+  double *loss_samples, *loss_values;
+  char notes[1024];
+} probe_task_result;
+
+typedef struct probe_profile_in {
+  const char *name, *board, *arch, *cpu, *kernel, *date;
+  double idle_w, comm_w;
+  const char *kind;                 /* measured | mixed | estimated */
+  const char *sensor, *covers;      /* NULL when none */
+  double sample_hz;
+  const char *const *sources;       /* NULL-terminated */
+  const char *notes;
+  const probe_task_result *task;
+} probe_profile_in;
+/* Build the profile JSON for one task, merged into existing JSON text when
+ * `existing` is non-NULL (other tasks kept verbatim; the same board is
+ * required). Returns heap text or NULL with err ("<where>: <reason>"). */
+char *probe_profile_render(const probe_profile_in *in, const char *existing, size_t existing_len,
+                           probe_err *err);
+/* The checks the simulator's loader makes, so the harness never writes a
+ * profile the simulator rejects. */
+probe_status probe_profile_check(const probe_json *root, probe_err *err);
+
+/* ------------------------------------------------------------ calibration */
+typedef struct probe_calib_cfg {
+  const probe_trainer_type *trainer;
+  probe_train_cfg train;
+  unsigned runs, threads;
+  size_t batch, samples, warmup;   /* samples 0: sized so a run lasts run_s */
+  double run_s, idle_s, hz;
+  const char *root;
+  probe_sensor *sensor;            /* type NULL: time only */
+  bool quiet;
+} probe_calib_cfg;
+/* Load the data, measure idle power, warm up, time `runs` rounds while the
+ * sampler watches power and temperature, record the loss curve. res owns its
+ * loss arrays (probe_task_result_fini). *idle_w is NAN when not measured.
+ * A sensor that fails mid-way keeps the runs measured before it (a warning
+ * goes to stderr). */
+probe_status probe_calibrate(const probe_calib_cfg *cfg, probe_task_result *res, double *idle_w, probe_err *err);
+void probe_task_result_fini(probe_task_result *r);
+
+/* ------------------------------------------------- synthetic data (labelled) */
+/* ERA5-layout CSV of `rows` hourly rows and a FILE.synthetic marker. */
+probe_status probe_synth_era5(const char *path, size_t rows, uint64_t seed, probe_err *err);
+/* aclImdb-layout folder (train/ and test/, pos/ and neg/) and DIR/SYNTHETIC. */
+probe_status probe_synth_imdb(const char *dir, size_t docs, uint64_t seed, probe_err *err);
+
+#endif

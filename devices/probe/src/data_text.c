@@ -1,0 +1,146 @@
+/* data_text.c: the imdb trainer's corpus in the aclImdb layout
+ * (<dir>/pos/<id>_<rating>.txt and <dir>/neg/...), one UTF-8 review per file.
+ *
+ * Data structure: each review becomes an array of hashed unigram ids (FNV-1a
+ * modulo PROBE_IMDB_BUCKETS, the "hashing trick"), so no vocabulary has to be
+ * built or stored. Invariants: every loaded review has >= 1 token; files are
+ * taken in name order and pos/neg alternate so a prefix (max_docs) is balanced.
+ * Complexity: O(total bytes). Rejected: a real vocabulary with a hash map
+ * (more code, more memory on a 1 GB board, no gain for timing). */
+#include "probe.h"
+
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+
+size_t probe_tokenize(const char *text, uint32_t *ids, size_t cap) {
+  size_t n = 0;
+  const unsigned char *p = (const unsigned char *)text;
+  while (*p && n < cap) {
+    if (p[0] == '<' && strncmp((const char *)p, "<br />", 6) == 0) {
+      p += 6;
+      continue;
+    }
+    unsigned c = *p;
+    bool word = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '\'' || c >= 0x80;
+    if (!word) {
+      p++;
+      continue;
+    }
+    uint32_t h = 2166136261u;
+    while (*p) {
+      c = *p;
+      if (c >= 'A' && c <= 'Z') c += 32;
+      else if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '\'' || c >= 0x80)) break;
+      h = (h ^ c) * 16777619u;
+      p++;
+    }
+    ids[n++] = h % PROBE_IMDB_BUCKETS;
+  }
+  return n;
+}
+
+/* Offset of the first invalid UTF-8 sequence, or len when valid. */
+static size_t text_utf8_bad(const unsigned char *s, size_t len) {
+  size_t i = 0;
+  while (i < len) {
+    unsigned c = s[i];
+    size_t k = c < 0x80 ? 0 : (c & 0xe0) == 0xc0 ? 1 : (c & 0xf0) == 0xe0 ? 2 : (c & 0xf8) == 0xf0 ? 3 : 9;
+    if (c == 0 || k == 9 || i + k >= len + (k == 0)) return i;
+    for (size_t j = 1; j <= k; j++)
+      if ((s[i + j] & 0xc0) != 0x80) return i;
+    i += k + 1;
+  }
+  return len;
+}
+
+static int text_cmp(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Sorted *.txt names in dir (heap). ENOENT when the folder is missing. */
+static probe_status text_list(const char *dir, char ***names, size_t *n, probe_err *err) {
+  *names = NULL;
+  *n = 0;
+  DIR *d = opendir(dir);
+  if (!d) return probe_err_set(err, PROBE_ENOENT, "%s: folder not found", dir);
+  size_t cap = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    size_t l = strlen(e->d_name);
+    if (l < 5 || strcmp(e->d_name + l - 4, ".txt") != 0) continue;
+    if (*n == cap) {
+      cap = cap ? cap * 2 : 256;
+      *names = probe_xrealloc(*names, cap * sizeof **names);
+    }
+    (*names)[(*n)++] = probe_xstrdup(e->d_name);
+  }
+  closedir(d);
+  if (*n) qsort(*names, *n, sizeof **names, text_cmp);
+  return PROBE_OK;
+}
+
+void probe_docs_fini(probe_docs *d) {
+  for (size_t i = 0; i < d->n; i++) free(d->tok[i]);
+  free(d->tok);
+  free(d->len);
+  free(d->label);
+  memset(d, 0, sizeof *d);
+}
+
+probe_status probe_docs_load(const char *dir, size_t max_docs, probe_docs *d, probe_err *err) {
+  memset(d, 0, sizeof *d);
+  char **names[2] = {NULL, NULL};
+  size_t count[2] = {0, 0};
+  char *sub[2] = {probe_xasprintf("%s/pos", dir), probe_xasprintf("%s/neg", dir)};
+  probe_status st = PROBE_OK;
+  for (int k = 0; k < 2 && st == PROBE_OK; k++) {
+    st = text_list(sub[k], &names[k], &count[k], err);
+    if (st == PROBE_OK && count[k] == 0)
+      st = probe_err_set(err, PROBE_ENOENT, "%s: no *.txt reviews", sub[k]);
+  }
+  size_t total = count[0] + count[1];
+  if (max_docs && max_docs < total) total = max_docs;
+  size_t taken[2] = {0, 0};
+  if (st == PROBE_OK) {
+    d->tok = probe_xcalloc(total, sizeof *d->tok);
+    d->len = probe_xcalloc(total, sizeof *d->len);
+    d->label = probe_xcalloc(total, sizeof *d->label);
+  }
+  uint32_t *buf = probe_xmalloc(65536 * sizeof *buf);
+  while (st == PROBE_OK && d->n < total) {
+    int k = (int)(d->n % 2); /* alternate pos, neg; fall back to the other when one runs out */
+    if (taken[k] == count[k]) k = 1 - k;
+    char *path = probe_xasprintf("%s/%s", sub[k], names[k][taken[k]++]);
+    unsigned char *text = NULL;
+    size_t len = 0;
+    st = probe_read_file(path, &text, &len, err);
+    if (st == PROBE_OK) {
+      size_t bad = text_utf8_bad(text, len);
+      if (bad < len) {
+        st = probe_err_set(err, PROBE_EPARSE, "%s: offset %zu: not UTF-8 text (byte 0x%02x)", path, bad, text[bad]);
+      } else {
+        size_t n = probe_tokenize((const char *)text, buf, 65536);
+        if (n == 0) {
+          st = probe_err_set(err, PROBE_EPARSE, "%s: offset 0: review has no words", path);
+        } else {
+          d->tok[d->n] = probe_xmalloc(n * sizeof *buf);
+          memcpy(d->tok[d->n], buf, n * sizeof *buf);
+          d->len[d->n] = (uint32_t)n;
+          d->label[d->n] = (uint8_t)(k == 0);
+          d->n++;
+        }
+      }
+    }
+    free(text);
+    free(path);
+  }
+  free(buf);
+  for (int k = 0; k < 2; k++) {
+    for (size_t i = 0; i < count[k]; i++) free(names[k][i]);
+    free(names[k]);
+    free(sub[k]);
+  }
+  if (st != PROBE_OK) probe_docs_fini(d);
+  return st;
+}

@@ -1,0 +1,147 @@
+/* mlp.c: a one-hidden-layer perceptron (ReLU) with softmax cross-entropy
+ * (nout > 1) or squared error (nout == 1), trained by minibatch SGD.
+ *
+ * Data structure: row-major float weights (W1 is nhid x nin), one gradient
+ * record per thread so threads never share a write; apply() sums them in a
+ * fixed order, so results do not depend on thread timing.
+ * Complexity: O(nin * nhid) per sample; input zeros (most MNIST pixels) are
+ * skipped in the W1 gradient. Rejected: a BLAS - the sizes are tiny and the
+ * harness must build on a board with nothing installed. float, not double:
+ * what real trainers on these boards use, and half the memory traffic. */
+#include "probe.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t mlp_splitmix(uint64_t *s) {
+  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+static float mlp_uniform(uint64_t *s, float a) { /* in [-a, a) */
+  return (float)(((double)(mlp_splitmix(s) >> 11) * 0x1p-53 * 2.0 - 1.0) * a);
+}
+
+void probe_mlp_init(probe_mlp *m, int nin, int nhid, int nout, uint64_t seed) {
+  m->nin = nin;
+  m->nhid = nhid;
+  m->nout = nout;
+  m->w1 = probe_xmalloc((size_t)nin * (size_t)nhid * sizeof *m->w1);
+  m->b1 = probe_xcalloc((size_t)nhid, sizeof *m->b1);
+  m->w2 = probe_xmalloc((size_t)nhid * (size_t)nout * sizeof *m->w2);
+  m->b2 = probe_xcalloc((size_t)nout, sizeof *m->b2);
+  uint64_t s = seed;
+  float a1 = (float)sqrt(6.0 / nin), a2 = (float)sqrt(6.0 / (nhid + nout)); /* He / Glorot */
+  for (size_t i = 0; i < (size_t)nin * (size_t)nhid; i++) m->w1[i] = mlp_uniform(&s, a1);
+  for (size_t i = 0; i < (size_t)nhid * (size_t)nout; i++) m->w2[i] = mlp_uniform(&s, a2);
+}
+
+void probe_mlp_fini(probe_mlp *m) {
+  free(m->w1);
+  free(m->b1);
+  free(m->w2);
+  free(m->b2);
+  memset(m, 0, sizeof *m);
+}
+
+void probe_mlp_grad_init(probe_mlp_grad *g, const probe_mlp *m) {
+  g->w1 = probe_xcalloc((size_t)m->nin * (size_t)m->nhid, sizeof *g->w1);
+  g->b1 = probe_xcalloc((size_t)m->nhid, sizeof *g->b1);
+  g->w2 = probe_xcalloc((size_t)m->nhid * (size_t)m->nout, sizeof *g->w2);
+  g->b2 = probe_xcalloc((size_t)m->nout, sizeof *g->b2);
+  g->h = probe_xcalloc((size_t)m->nhid, sizeof *g->h);
+  g->o = probe_xcalloc((size_t)m->nout, sizeof *g->o);
+  g->loss = 0;
+}
+
+void probe_mlp_grad_fini(probe_mlp_grad *g) {
+  free(g->w1);
+  free(g->b1);
+  free(g->w2);
+  free(g->b2);
+  free(g->h);
+  free(g->o);
+  memset(g, 0, sizeof *g);
+}
+
+double probe_mlp_sample(const probe_mlp *m, probe_mlp_grad *g, const float *x, int cls, float y,
+                        float *h, float *o) {
+  const int nin = m->nin, nh = m->nhid, no = m->nout;
+  for (int i = 0; i < nh; i++) {
+    const float *w = m->w1 + (size_t)i * (size_t)nin;
+    float s = m->b1[i];
+    for (int j = 0; j < nin; j++) s += w[j] * x[j];
+    h[i] = s > 0 ? s : 0;
+  }
+  for (int k = 0; k < no; k++) {
+    const float *w = m->w2 + (size_t)k * (size_t)nh;
+    float s = m->b2[k];
+    for (int i = 0; i < nh; i++) s += w[i] * h[i];
+    o[k] = s;
+  }
+  double loss;
+  if (no == 1) {
+    float d = o[0] - y;
+    loss = 0.5 * (double)d * (double)d;
+    o[0] = d;
+  } else {
+    float mx = o[0];
+    for (int k = 1; k < no; k++) mx = o[k] > mx ? o[k] : mx;
+    double z = 0;
+    for (int k = 0; k < no; k++) z += exp((double)(o[k] - mx));
+    loss = log(z) - (double)(o[cls] - mx);
+    for (int k = 0; k < no; k++) o[k] = (float)(exp((double)(o[k] - mx)) / z) - (k == cls ? 1.0f : 0.0f);
+  }
+  if (!g) return loss;
+  g->loss += loss;
+  /* o now holds dLoss/do. */
+  for (int k = 0; k < no; k++) {
+    float *gw = g->w2 + (size_t)k * (size_t)nh;
+    for (int i = 0; i < nh; i++) gw[i] += o[k] * h[i];
+    g->b2[k] += o[k];
+  }
+  for (int i = 0; i < nh; i++) {
+    if (h[i] <= 0) continue;
+    float dh = 0;
+    for (int k = 0; k < no; k++) dh += m->w2[(size_t)k * (size_t)nh + (size_t)i] * o[k];
+    if (dh == 0) continue;
+    float *gw = g->w1 + (size_t)i * (size_t)nin;
+    for (int j = 0; j < nin; j++)
+      if (x[j] != 0) gw[j] += dh * x[j];
+    g->b1[i] += dh;
+  }
+  return loss;
+}
+
+/* Threads are capped at PROBE_MAX_THREADS by the CLI. */
+#define MLP_MAX_GRADS 64
+
+static void mlp_step(float *p, float *const *gs, unsigned n, size_t len, float lr) {
+  for (size_t i = 0; i < len; i++) {
+    float s = 0;
+    for (unsigned t = 0; t < n; t++) {
+      s += gs[t][i];
+      gs[t][i] = 0;
+    }
+    p[i] -= lr * s;
+  }
+}
+
+void probe_mlp_apply(probe_mlp *m, probe_mlp_grad *g, unsigned n, float lr_over_batch) {
+  float *gw1[MLP_MAX_GRADS], *gb1[MLP_MAX_GRADS], *gw2[MLP_MAX_GRADS], *gb2[MLP_MAX_GRADS];
+  if (n > MLP_MAX_GRADS) n = MLP_MAX_GRADS;
+  for (unsigned t = 0; t < n; t++) {
+    gw1[t] = g[t].w1;
+    gb1[t] = g[t].b1;
+    gw2[t] = g[t].w2;
+    gb2[t] = g[t].b2;
+    g[t].loss = 0;
+  }
+  mlp_step(m->w1, gw1, n, (size_t)m->nin * (size_t)m->nhid, lr_over_batch);
+  mlp_step(m->b1, gb1, n, (size_t)m->nhid, lr_over_batch);
+  mlp_step(m->w2, gw2, n, (size_t)m->nhid * (size_t)m->nout, lr_over_batch);
+  mlp_step(m->b2, gb2, n, (size_t)m->nout, lr_over_batch);
+}
