@@ -7,3 +7,9 @@ hs_add_test(NAME policy_select SOURCES unit/test_policy_select.c LIBS hetsim::po
 target_include_directories(test_policy_select PRIVATE ${PROJECT_SOURCE_DIR}/policies/src)
 hs_add_test(NAME policy_oort SOURCES unit/test_policy_oort.c LIBS hetsim::policies TIMEOUT 60)
 hs_add_test(NAME policy_ddp SOURCES unit/test_policy_ddp.c LIBS hetsim::policies TIMEOUT 60)
+hs_add_test(NAME telemetry_csv SOURCES unit/test_telemetry_csv.c LIBS hetsim::traces TIMEOUT 60)
+# Replay golden files and the bridge run the built programs.
+hs_add_test(NAME policy_replay SOURCES unit/test_policy_replay.c LIBS hetsim::policies hetsim::traces TIMEOUT 120)
+add_dependencies(test_policy_replay hetsim hs-policy-bridge)
+target_compile_definitions(test_policy_replay PRIVATE
+  HS_HETSIM_BIN="$<TARGET_FILE:hetsim>" HS_BRIDGE_BIN="$<TARGET_FILE:hs-policy-bridge>")

@@ -1,0 +1,280 @@
+/* test_policy_replay.c: the controller from outside the process.
+ * - `hetsim replay`: every case of tests/golden/replay/cases.txt reproduces its
+ *   golden file byte for byte, twice; bad input exits 2 with one line on
+ *   stderr and nothing on stdout (and no -o file).
+ * - hs-policy-bridge: driven line by line over two pipes, as a trainer would,
+ *   it answers each telemetry line with the allocation the library computes
+ *   in-process. */
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "hs_alloc.h"
+#include "hs_outfile.h"
+#include "hs_policy.h"
+
+#define GOLDEN HS_SOURCE_DIR "/tests/golden/replay"
+
+static char work[256];
+
+static void setup(void) {
+  snprintf(work, sizeof work, "/tmp/hs-replay-XXXXXX");
+  cr_assert_not_null(mkdtemp(work));
+}
+
+static void teardown(void) {
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", work);
+  cr_expect_eq(system(cmd), 0);
+}
+
+/* Runs `hetsim replay ARGS`, stdout and stderr to files in work; exit status. */
+static int replay(const char *args) {
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, "'%s' replay %s >'%s/out' 2>'%s/err'", HS_HETSIM_BIN, args, work,
+           work);
+  int st = system(cmd);
+  cr_assert(WIFEXITED(st), "%s: did not exit", cmd);
+  return WEXITSTATUS(st);
+}
+
+static char *slurp(const char *name, size_t *len) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", work, name);
+  hs_error err = {0};
+  char *s = hs_read_file(path, len, &err);
+  cr_assert_not_null(s, "%s", err.msg);
+  return s;
+}
+
+static size_t count_lines(const char *s) {
+  size_t n = 0;
+  for (; *s; s++) n += *s == '\n';
+  return n;
+}
+
+Test(policy_replay, golden_files_byte_identical, .init = setup, .fini = teardown) {
+  FILE *f = fopen(GOLDEN "/cases.txt", "r");
+  cr_assert_not_null(f);
+  char line[512];
+  int cases = 0;
+  while (fgets(line, sizeof line, f)) {
+    if (line[0] == '#' || line[0] == '\n') continue;
+    line[strcspn(line, "\n")] = '\0';
+    char *sp = strchr(line, ' ');
+    cr_assert_not_null(sp);
+    *sp = '\0';
+    char args[2048], path[1024];
+    snprintf(args, sizeof args, "'%s/telemetry.csv' %s", GOLDEN, sp + 1);
+    snprintf(path, sizeof path, "%s/%s", GOLDEN, line);
+    hs_error err = {0};
+    size_t want_len = 0;
+    char *want = hs_read_file(path, &want_len, &err);
+    cr_assert_not_null(want, "%s", err.msg);
+    for (int run = 0; run < 2; run++) {
+      cr_assert_eq(replay(args), 0, "%s", line);
+      size_t got_len = 0;
+      char *got = slurp("out", &got_len);
+      cr_expect(got_len == want_len && memcmp(got, want, want_len) == 0,
+                "%s: output differs from the golden file (run %d)", line, run);
+      hs_free(got);
+    }
+    hs_free(want);
+    cases++;
+  }
+  fclose(f);
+  cr_expect_geq(cases, 9);
+}
+
+Test(policy_replay, output_file_is_written_whole, .init = setup, .fini = teardown) {
+  char args[1024];
+  snprintf(args, sizeof args, "'%s/telemetry.csv' --policy balanced -o '%s/next.csv'", GOLDEN,
+           work);
+  cr_assert_eq(replay(args), 0);
+  size_t len = 0;
+  char *got = slurp("next.csv", &len);
+  hs_error err = {0};
+  size_t want_len = 0;
+  char *want = hs_read_file(GOLDEN "/balanced.csv", &want_len, &err);
+  cr_expect(len == want_len && memcmp(got, want, len) == 0);
+  hs_free(got);
+  hs_free(want);
+}
+
+Test(policy_replay, bad_input_exits_2_with_one_line, .init = setup, .fini = teardown) {
+  /* a telemetry file whose third round has a device with samples but no time */
+  char bad_csv[300];
+  snprintf(bad_csv, sizeof bad_csv, "%s/bad.csv", work);
+  FILE *f = fopen(bad_csv, "w");
+  fputs("round,device,time_s,energy_j,samples\n0,a,1,1,10\n0,b,2,1,10\n"
+        "1,a,1,1,10\n1,b,2,1,10\n2,a,1,1,10\n2,b,0,0,10\n",
+        f);
+  fclose(f);
+  char torn[300];
+  snprintf(torn, sizeof torn, "%s/torn.csv", work);
+  f = fopen(torn, "w");
+  fputs("round,device,time_s,energy_j,samples\n0,a,1,1,10\n0,b,x,1,10\n", f);
+  fclose(f);
+  struct {
+    const char *file, *args, *want;
+  } cases[] = {
+      {"telemetry.csv", "--policy fastest", "no policy \"fastest\""},
+      {"telemetry.csv", "--policy equal --set oort_k=3", "oort_k: does not apply"},
+      {"telemetry.csv", "--policy balanced --set w_e=0.3", "use kind \"adaptive\""},
+      {"telemetry.csv", "--policy adaptive --set ema=2", "ema: 2 is outside"},
+      {"telemetry.csv", "--policy adaptive --set ema", "expected KEY=VALUE"},
+      {"telemetry.csv", "--policy adaptive --set min_samples=500", "budget"},
+      {"telemetry.csv", "", "--policy: required"},
+      {"nothing.csv", "--policy equal", "nothing.csv: cannot open"},
+      {"telemetry.csv", "--policy equal --frobnicate", "--frobnicate: unknown option"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char args[1024];
+    snprintf(args, sizeof args, "'%s/%s' %s", GOLDEN, cases[i].file, cases[i].args);
+    char full[1600];
+    snprintf(full, sizeof full, "%s -o '%s/never.csv'", args, work);
+    cr_expect_eq(replay(full), 2, "%s", args);
+    size_t len;
+    char *err = slurp("err", &len), *out = slurp("out", &len);
+    cr_expect_eq(count_lines(err), 1, "%s: stderr \"%s\"", args, err);
+    cr_expect(strstr(err, cases[i].want), "%s: stderr \"%s\" lacks \"%s\"", args, err, cases[i].want);
+    cr_expect_eq(out[0], '\0');
+    hs_free(err);
+    hs_free(out);
+    char never[300];
+    snprintf(never, sizeof never, "%s/never.csv", work);
+    struct stat stbuf;
+    cr_expect_neq(stat(never, &stbuf), 0, "%s: an output file was written", args);
+  }
+  char args[700];
+  snprintf(args, sizeof args, "'%s' --policy time-only", bad_csv);
+  cr_expect_eq(replay(args), 2);
+  size_t len;
+  char *err = slurp("err", &len), *out = slurp("out", &len);
+  cr_expect(strstr(err, "bad.csv: round 2: device \"b\": time_s: 0 for 10 samples"), "%s", err);
+  cr_expect_eq(count_lines(err), 1);
+  cr_expect_eq(out[0], '\0', "half an output on stdout: %s", out);
+  hs_free(err);
+  hs_free(out);
+  snprintf(args, sizeof args, "'%s' --policy time-only", torn);
+  cr_expect_eq(replay(args), 2);
+  err = slurp("err", &len);
+  cr_expect(strstr(err, "torn.csv: line 3: time_s: \"x\" is not a finite number"), "%s", err);
+  hs_free(err);
+}
+
+Test(policy_replay, help_teaches_with_an_example, .init = setup, .fini = teardown) {
+  cr_assert_eq(replay("--help"), 0);
+  size_t len;
+  char *out = slurp("out", &len);
+  cr_expect(strstr(out, "example:") && strstr(out, "round,device,time_s,energy_j,samples"));
+  hs_free(out);
+  cr_assert_eq(replay("--policies"), 0);
+  out = slurp("out", &len);
+  cr_expect(strstr(out, "low-energy: ") && strstr(out, "    w_e=0.25") && strstr(out, "oort_k=0"),
+            "%s", out);
+  hs_free(out);
+}
+
+/* --- the bridge over pipes ------------------------------------------------------ */
+
+typedef struct child {
+  pid_t pid;
+  FILE *to;   /* its stdin */
+  FILE *from; /* its stdout */
+} child;
+
+static child spawn_bridge(char *const argv[]) {
+  int in[2], out[2];
+  cr_assert_eq(pipe(in), 0);
+  cr_assert_eq(pipe(out), 0);
+  pid_t pid = fork();
+  cr_assert_geq(pid, 0);
+  if (pid == 0) {
+    dup2(in[0], 0);
+    dup2(out[1], 1);
+    close(in[1]);
+    close(out[0]);
+    execv(HS_BRIDGE_BIN, argv);
+    _exit(127);
+  }
+  close(in[0]);
+  close(out[1]);
+  return (child){pid, fdopen(in[1], "w"), fdopen(out[0], "r")};
+}
+
+static int reap(child *c) {
+  if (c->to) fclose(c->to);
+  fclose(c->from);
+  int st;
+  cr_assert_eq(waitpid(c->pid, &st, 0), c->pid);
+  cr_assert(WIFEXITED(st));
+  return WEXITSTATUS(st);
+}
+
+static void read_alloc(child *c, uint64_t *got, size_t n) {
+  char line[4096];
+  cr_assert_not_null(fgets(line, sizeof line, c->from), "bridge closed its output");
+  char *p = line;
+  for (size_t i = 0; i < n; i++) {
+    char *end;
+    got[i] = strtoull(p, &end, 10);
+    cr_assert_neq(end, p, "short line: %s", line);
+    p = end;
+  }
+}
+
+Test(policy_bridge, answers_each_round_like_the_library) {
+  signal(SIGPIPE, SIG_IGN);
+  char *argv[] = {"hs-policy-bridge", "--policy", "balanced", "--participants", "4", "--budget",
+                  "400",  "--set", "deadband=0", NULL};
+  child c = spawn_bridge(argv);
+  hs_policy_config cfg;
+  hs_error err = {0};
+  hs_policy_config_init(&cfg, "balanced", &err);
+  hs_policy_config_set(&cfg, "deadband", "0", &err);
+  hs_controller *ref = hs_controller_create(&cfg, 4, NULL, 400, &err);
+  uint64_t got[4];
+  read_alloc(&c, got, 4);
+  cr_expect(memcmp(got, hs_controller_allocation(ref), sizeof got) == 0);
+  double tau[4] = {0.01, 0.03, 0.02, 0.05}, pw[4] = {10, 4, 6, 3};
+  for (int round = 0; round < 5; round++) {
+    const uint64_t *a = hs_controller_allocation(ref);
+    hs_telemetry t[4];
+    for (int i = 0; i < 4; i++) {
+      double time_s = (double)a[i] * tau[i] * (1.0 + 0.01 * round * (i + 1));
+      t[i] = (hs_telemetry){time_s, time_s * pw[i], (int64_t)a[i]};
+      /* %.17g: the bridge must see the same doubles */
+      fprintf(c.to, "%.17g %.17g %lld%s", t[i].time_s, t[i].energy_j, (long long)t[i].samples,
+              i < 3 ? (round % 2 ? ", " : " ") : "\n");
+    }
+    fflush(c.to); /* one line out, then wait for the answer: a real pipe dialogue */
+    cr_assert_eq(hs_controller_update(ref, t, 4, &err), HS_OK);
+    read_alloc(&c, got, 4);
+    cr_expect(memcmp(got, hs_controller_allocation(ref), sizeof got) == 0, "round %d", round);
+  }
+  fclose(c.to);
+  c.to = NULL;
+  cr_expect_eq(reap(&c), 0);
+  hs_controller_destroy(ref);
+}
+
+Test(policy_bridge, bad_line_exits_2) {
+  signal(SIGPIPE, SIG_IGN);
+  char *argv[] = {"hs-policy-bridge", "--policy", "time-only", "--participants", "2",
+                  "--budget", "20", NULL};
+  child c = spawn_bridge(argv);
+  uint64_t got[2];
+  read_alloc(&c, got, 2);
+  cr_expect(got[0] == 10 && got[1] == 10);
+  fputs("1.0 1 10 nan 1 10\n", c.to);
+  fflush(c.to);
+  char line[64];
+  cr_expect_null(fgets(line, sizeof line, c.from));
+  cr_expect_eq(reap(&c), 2);
+}

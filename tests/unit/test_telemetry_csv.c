@@ -1,0 +1,89 @@
+/* test_telemetry_csv.c: the replay CSV reader: a real file read back value by
+ * value, and every structural and value error named by line and field. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "hs_telemetry_csv.h"
+
+static hs_telemetry_csv *parse(const char *text, hs_error *err) {
+  return hs_telemetry_csv_parse(text, strlen(text), "t.csv", err);
+}
+
+#define HDR "round,device,time_s,energy_j,samples\n"
+
+Test(telemetry_csv, reads_the_golden_input) {
+  hs_error err = {0};
+  hs_telemetry_csv *t =
+      hs_telemetry_csv_load(HS_SOURCE_DIR "/tests/golden/replay/telemetry.csv", &err);
+  cr_assert_not_null(t, "%s", err.msg);
+  cr_expect_eq(t->ndevices, 11);
+  cr_expect_eq(t->nrounds, 8);
+  cr_expect_str_eq(t->devices[0], "rpi4-0");
+  cr_expect_str_eq(t->devices[10], "milkv-pioneer");
+  cr_expect_eq(t->rounds[7], 7);
+  cr_expect_eq(t->time_s[0], 5.272);
+  cr_expect_eq(t->energy_j[0], 31.48);
+  cr_expect_eq(t->samples[0], 100);
+  /* round 5, rpi4-1 did not run: 0,0,0 */
+  size_t k = 5 * 11 + 1;
+  cr_expect(t->time_s[k] == 0 && t->energy_j[k] == 0 && t->samples[k] == 0);
+  hs_telemetry_csv_destroy(t);
+}
+
+Test(telemetry_csv, crlf_blank_lines_and_round_gaps) {
+  hs_error err = {0};
+  hs_telemetry_csv *t = parse("round,device,time_s,energy_j,samples\r\n"
+                              "3,a,1.5,2,10\r\n3,b,1e-1,0,4\r\n\r\n"
+                              "9,a,1,1,1\r\n9,b,2,2,2",
+                              &err);
+  cr_assert_not_null(t, "%s", err.msg);
+  cr_expect_eq(t->nrounds, 2);
+  cr_expect_eq(t->rounds[0], 3);
+  cr_expect_eq(t->rounds[1], 9);
+  cr_expect_eq(t->time_s[1], 0.1);
+  cr_expect_eq(t->samples[3], 2);
+  hs_telemetry_csv_destroy(t);
+}
+
+Test(telemetry_csv, errors_name_line_and_field) {
+  struct {
+    const char *text, *want;
+  } bad[] = {
+      {"", "t.csv: line 1: header"},
+      {"round,device,time,energy,samples\n0,a,1,1,1\n", "t.csv: line 1: header"},
+      {HDR, "t.csv: line 1: no data rows"},
+      {HDR "0,a,1,1\n", "t.csv: line 2: 4 fields"},
+      {HDR "0,a,1,1,1,9\n", "t.csv: line 2: more than 5 fields"},
+      {HDR "x,a,1,1,1\n", "t.csv: line 2: round:"},
+      {HDR "-1,a,1,1,1\n", "t.csv: line 2: round:"},
+      {HDR "0,,1,1,1\n", "t.csv: line 2: device: empty"},
+      {HDR "0,\"a\",1,1,1\n", "t.csv: line 2: device: quoted"},
+      {HDR "0,a,nan,1,1\n", "t.csv: line 2: time_s: \"nan\" is not a finite"},
+      {HDR "0,a,1,inf,1\n", "t.csv: line 2: energy_j:"},
+      {HDR "0,a,-2,1,1\n", "t.csv: line 2: time_s: -2 is negative"},
+      {HDR "0,a,1,1,-1\n", "t.csv: line 2: samples:"},
+      {HDR "0,a,1,1,2.5\n", "t.csv: line 2: samples:"},
+      {HDR "0,a,1,1,1\n0,b,1,1,1\n1,b,1,1,1\n1,a,1,1,1\n", "t.csv: line 4: device: \"b\" where \"a\""},
+      {HDR "0,a,1,1,1\n0,b,1,1,1\n1,a,1,1,1\n", "t.csv: line 4: round 1 has 1 rows, expected 2"},
+      {HDR "0,a,1,1,1\n0,b,1,1,1\n1,a,1,1,1\n2,a,1,1,1\n", "t.csv: line 5: round 1 has 1 rows"},
+      {HDR "0,a,1,1,1\n0,b,1,1,1\n1,a,1,1,1\n1,b,1,1,1\n1,c,1,1,1\n", "t.csv: line 6: round 1 has more than 2"},
+      {HDR "5,a,1,1,1\n2,a,1,1,1\n", "t.csv: line 3: round: 2 after round 5"},
+      {HDR "0,a,1,1,1\n0,a,1,1,1\n", "t.csv: round 0: device: \"a\" appears twice"},
+      {HDR "0,a,1,1,1\n0,b,1,1,1\n0,a,1,1,1\n1,a,1,1,1\n", "appears twice"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    hs_error err = {0};
+    hs_telemetry_csv *t = parse(bad[i].text, &err);
+    cr_expect_null(t, "case %zu accepted", i);
+    hs_telemetry_csv_destroy(t);
+    cr_expect(err.status != HS_OK && strstr(err.msg, bad[i].want), "case %zu: \"%s\" lacks \"%s\"",
+              i, err.msg, bad[i].want);
+  }
+}
+
+Test(telemetry_csv, missing_file_names_the_path) {
+  hs_error err = {0};
+  cr_expect_null(hs_telemetry_csv_load("/nonexistent/t.csv", &err));
+  cr_expect_eq(err.status, HS_ENOENT);
+  cr_expect(strstr(err.msg, "/nonexistent/t.csv"), "%s", err.msg);
+}
