@@ -67,8 +67,8 @@ static void build_groups(hs_controller *c, const uint32_t *groups) {
 }
 
 /* Group budgets in proportion to group size, largest remainder, ties to the
- * earlier group (smaller id). Exact in integers: remainders are compared as
- * (budget*size mod n), no floating point. */
+ * earlier group (smaller id). Exact: the remainders (budget*size mod n < 2^32)
+ * are integers, held in doubles only to reuse pol_top_k. */
 static void split_group_budgets(hs_controller *c) {
   size_t ng = c->ngroups;
   c->gbudget = hs_calloc(ng, sizeof *c->gbudget);

@@ -23,7 +23,8 @@
  *   6. the budget is split equally over the K selected; the others get 0.
  * Random numbers: one hs_rng stream per round keyed (seed, round,
  * HS_RNG_POLICY), drawn in participant order, so a run is a pure function of
- * (seed, telemetry). Selections use pol_top_k (expected O(n)), never a sort.
+ * (seed, telemetry). Selections go through pol_kth thresholds (expected O(n)),
+ * never a sort.
  * Rejected: FedScale's blacklist of over-selected clients and its
  * wall-clock-based staleness (not measurable from round telemetry). */
 #include <assert.h>
@@ -159,29 +160,33 @@ void pol_oort_update(hs_controller *c, const hs_telemetry *t) {
   memset(o->picked, 0, n);
   memset(o->exploited, 0, n);
 
+  double *tmp = c->scratch.q; /* scratch: n doubles */
   if (nexploit > 0) {
+    /* cand[] is built in index order: pol_mark_top_k breaks ties by it */
     size_t m = 0;
     for (size_t i = 0; i < n; i++)
       if (c->have[i]) o->cand[m++] = (pol_rem){o->score[i], (uint32_t)i};
-    pol_top_k(o->cand, m, nexploit);
-    double lth = o->cand[0].frac;
-    for (size_t j = 1; j < nexploit; j++)
-      if (o->cand[j].frac < lth) lth = o->cand[j].frac;
-    double cut = 0.95 * lth;
+    for (size_t j = 0; j < m; j++) tmp[j] = o->cand[j].frac;
+    double cut = 0.95 * pol_kth(tmp, m, m - nexploit); /* 95 % of the L-th best */
     size_t above = 0;
     for (size_t j = 0; j < m; j++) above += o->cand[j].frac >= cut;
     size_t want = 10 * nexploit + 1;
     size_t mm = above > want ? above : (want < m ? want : m);
-    pol_top_k(o->cand, m, mm);
-    for (size_t j = 0; j < mm; j++) {
+    if (mm < m) { /* keep the mm best, in index order */
+      pol_mark_top_k(o->cand, m, mm, tmp, o->picked);
+      size_t keep = 0;
+      for (size_t j = 0; j < m; j++)
+        if (o->picked[o->cand[j].idx]) o->cand[keep++] = o->cand[j];
+      memset(o->picked, 0, n);
+      m = keep;
+    }
+    for (size_t j = 0; j < m; j++) {
       uint32_t i = o->cand[j].idx;
       o->cand[j].frac = log(u_exploit[i]) / o->score[i];
     }
-    pol_top_k(o->cand, mm, nexploit);
-    for (size_t j = 0; j < nexploit; j++) {
-      o->picked[o->cand[j].idx] = 1;
-      o->exploited[o->cand[j].idx] = 1;
-    }
+    pol_mark_top_k(o->cand, m, nexploit, tmp, o->picked);
+    for (size_t j = 0; j < m; j++)
+      if (o->picked[o->cand[j].idx]) o->exploited[o->cand[j].idx] = 1;
   }
   size_t slots = k - nexploit;
   if (slots > 0) {
@@ -189,8 +194,7 @@ void pol_oort_update(hs_controller *c, const hs_telemetry *t) {
     for (size_t i = 0; i < n; i++)
       if (!o->picked[i]) o->cand[m++] = (pol_rem){(c->have[i] ? 0.0 : 1.0) + c->sd[i], (uint32_t)i};
     if (slots > m) slots = m;
-    pol_top_k(o->cand, m, slots);
-    for (size_t j = 0; j < slots; j++) o->picked[o->cand[j].idx] = 1;
+    pol_mark_top_k(o->cand, m, slots, tmp, o->picked);
   }
 
   /* equal split over the selected, extras to the lower indices */

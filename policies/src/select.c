@@ -111,13 +111,22 @@ static bool median_bracket(double *a, size_t m, size_t k, double *lo_out, double
   return true;
 }
 
+double pol_kth(double *a, size_t m, size_t k) {
+  assert(k < m);
+  if (m >= 16 * SAMPLE_N && k + 1 < m) {
+    double lo, hi;
+    /* a miss (an unrepresentative sample, e.g. periodic data aliasing with the
+     * stride) only costs time: a is still a permutation of the input */
+    if (median_bracket(a, m, k, &lo, &hi)) return lo;
+  }
+  return pol_select(a, m, k);
+}
+
 double pol_median(double *a, size_t m) {
   assert(m >= 1);
   size_t k = (m - 1) / 2;
   if (m >= 16 * SAMPLE_N) {
     double lo, hi;
-    /* a miss (an unrepresentative sample, e.g. periodic data aliasing with the
-     * stride) only costs time: a is still a permutation of the input */
     if (median_bracket(a, m, k, &lo, &hi)) return m % 2 ? lo : 0.5 * (lo + hi);
   }
   double lo = pol_select(a, m, k);
@@ -205,6 +214,28 @@ static void plus_one_top(pol_scratch *s, size_t m, size_t k, uint64_t *out) {
   }
   pol_top_k(rem, nb, k - above);
   for (size_t j = 0; j < k - above; j++) out[rem[j].idx]++;
+}
+
+void pol_mark_top_k(const pol_rem *r, size_t m, size_t k, double *tmp, unsigned char *flag) {
+  assert(k <= m);
+  if (k == 0) return;
+  if (k == m) {
+    for (size_t j = 0; j < m; j++) flag[r[j].idx] = 1;
+    return;
+  }
+  for (size_t j = 0; j < m; j++) tmp[j] = r[j].frac;
+  double thr = pol_kth(tmp, m, m - k); /* the k-th largest */
+  size_t above = 0;
+  for (size_t j = 0; j < m; j++) above += r[j].frac > thr;
+  size_t ties = k - above; /* entries equal to thr still to take, lowest idx first */
+  for (size_t j = 0; j < m; j++) {
+    if (r[j].frac > thr) {
+      flag[r[j].idx] = 1;
+    } else if (r[j].frac == thr && ties > 0) {
+      flag[r[j].idx] = 1;
+      ties--;
+    }
+  }
 }
 
 void pol_apportion(const uint32_t *idx, size_t m, const double *w, uint64_t budget,
