@@ -184,3 +184,37 @@ Test(policy_select, apportion_matches_reference_small_and_bucketed) {
     hs_free(want);
   }
 }
+
+Test(policy_select, kth_and_mark_top_k_match_sort_at_scale) {
+  hs_rng r;
+  hs_rng_init(&r, 5, 0, HS_RNG_BENCH);
+  size_t m = 50000; /* above the sample-bracket threshold */
+  double *a = hs_malloc(m * sizeof *a), *s = hs_malloc(m * sizeof *s), *tmp = hs_malloc(m * sizeof *tmp);
+  pol_rem *rem = hs_malloc(m * sizeof *rem), *sorted = hs_malloc(m * sizeof *sorted);
+  unsigned char *flag = hs_calloc(m, 1);
+  for (size_t i = 0; i < m; i++) s[i] = floor(hs_rng_uniform(&r) * 1000); /* ties */
+  memcpy(a, s, m * sizeof *a);
+  qsort(s, m, sizeof *s, cmp_d);
+  size_t ks[] = {0, 1, 10, m / 3, m / 2, m - 11, m - 1};
+  for (size_t j = 0; j < sizeof ks / sizeof ks[0]; j++) {
+    memcpy(tmp, a, m * sizeof *a);
+    cr_assert_eq(pol_kth(tmp, m, ks[j]), s[ks[j]], "k=%zu", ks[j]);
+  }
+  for (size_t i = 0; i < m; i++) rem[i] = sorted[i] = (pol_rem){a[i], (uint32_t)i};
+  qsort(sorted, m, sizeof *sorted, cmp_rem);
+  size_t tops[] = {1, 77, m / 2, m - 1};
+  for (size_t j = 0; j < sizeof tops / sizeof tops[0]; j++) {
+    memset(flag, 0, m);
+    pol_mark_top_k(rem, m, tops[j], tmp, flag);
+    size_t marked = 0;
+    for (size_t i = 0; i < m; i++) marked += flag[i];
+    cr_assert_eq(marked, tops[j]);
+    for (size_t i = 0; i < tops[j]; i++) cr_assert(flag[sorted[i].idx], "k=%zu: rank %zu unmarked", tops[j], i);
+  }
+  hs_free(a);
+  hs_free(s);
+  hs_free(tmp);
+  hs_free(rem);
+  hs_free(sorted);
+  hs_free(flag);
+}
