@@ -34,6 +34,7 @@ struct probe_sampler {
   bool have, failed;
   probe_err err;
   double last_t, last_v, energy_j, first_v, max_temp;
+  double took_t;         /* time of the latest reading attempt */
   size_t count;
 };
 
@@ -86,6 +87,7 @@ double probe_max_temp_c(const char *root) {
 /* One reading; caller holds mu. */
 static void sampler_take(probe_sampler *s) {
   double t = probe_now_mono();
+  s->took_t = t;
   double temp = probe_max_temp_c(s->root);
   if (!isnan(temp) && (isnan(s->max_temp) || temp > s->max_temp)) s->max_temp = temp;
   const probe_sensor_type *ty = s->sensor ? s->sensor->type : NULL;
@@ -154,7 +156,7 @@ probe_sampler *probe_sampler_create(probe_sensor *sensor, const char *root, doub
 probe_status probe_sampler_mark(probe_sampler *s, probe_mark *m, probe_err *err) {
   pthread_mutex_lock(&s->mu);
   sampler_take(s);
-  m->t_mono = probe_now_mono();
+  m->t_mono = s->took_t; /* the energy below is as of this instant */
   m->t_real = probe_now_real();
   bool polled = s->sensor && s->sensor->type && s->sensor->type->read;
   m->energy_j = polled && !s->failed ? s->energy_j : NAN;
