@@ -7,7 +7,7 @@
  * (reads at t include the open interval since the last change, without closing it).
  *
  * Time must not go backwards for a device (asserted). A device starts OFF at time
- * 0 unless hs_ledger_switch is called; OFF has power 0 unless set otherwise. */
+ * 0 unless hs_ledger_switch is called; OFF always draws 0 W. */
 #ifndef HS_LEDGER_H
 #define HS_LEDGER_H
 
@@ -29,8 +29,9 @@ hs_ledger *hs_ledger_create(size_t ndevices);
 void hs_ledger_destroy(hs_ledger *l);
 size_t hs_ledger_devices(const hs_ledger *l);
 
-/* Power of `dev` in state `st`. Changing it while the device is in that state
- * first closes the interval at time t at the old power. */
+/* Power of `dev` in state `st` (OFF: only 0 is allowed). Changing it while the
+ * device is in that state first closes the interval at time t at the old power;
+ * energy integrated before the change is kept. */
 void hs_ledger_set_power(hs_ledger *l, size_t dev, hs_power_state st, double watts, double t);
 double hs_ledger_get_power_of(const hs_ledger *l, size_t dev, hs_power_state st);
 

@@ -1,0 +1,102 @@
+/* bench_pma.c: PMA at scale, with every upload contending for one server link.
+ *
+ * For each (devices, rounds) pair: build a population of six board types
+ * (lognormal speed and power spread), run PMA under the time-only controller
+ * with no outputs, and print device-rounds per second of wall time and the peak
+ * resident memory. Target on the 2-core reference machine: >= 10^6
+ * device-rounds/s, memory linear in devices.
+ * usage: hs-bench-pma [DEVICES:ROUNDS ...]   (default 10000:20 100000:10) */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include <gsl/gsl_errno.h>
+
+#include "hs_run.h"
+#include "hs_scenario.h"
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static long peak_rss_kb(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_maxrss;
+}
+
+static int bench(unsigned long devices, unsigned rounds) {
+  static const char *types[6][3] = {{"rpi4", "rpi4", "wifi"},       {"rpi5", "rpi5", "wifi"},
+                                    {"vf2", "visionfive2", "wifi"}, {"jetson", "jetson-orin-nano-cpu", "gbe"},
+                                    {"n100", "intel-n100", "gbe"},  {"ryzen", "ryzen-5800u", "gbe"}};
+  char *text = malloc(8192);
+  int n = snprintf(text, 8192,
+                   "{\"name\": \"bench-pma\", \"model_bytes\": 407080, \"rounds\": %u,"
+                   " \"samples_per_round\": %lu, \"policy\": {\"kind\": \"time-only\"},"
+                   " \"devices\": [",
+                   rounds, devices * 100);
+  for (int t = 0; t < 6; t++) {
+    unsigned long c = devices / 6 + (t < (int)(devices % 6) ? 1 : 0);
+    n += snprintf(text + n, 8192 - (size_t)n,
+                  "%s{\"name\": \"%s\", \"profile\": \"%s\", \"link\": \"%s\", \"count\": %lu,"
+                  " \"speed_spread\": 0.2, \"power_spread\": 0.1}",
+                  t ? "," : "", types[t][0], types[t][1], types[t][2], c);
+  }
+  snprintf(text + n, 8192 - (size_t)n,
+           "], \"network\": {\"server\": \"server\", \"links\": {"
+           "\"wifi\": {\"bandwidth_mbps\": 50, \"latency_ms\": 5},"
+           "\"gbe\": {\"bandwidth_mbps\": 1000, \"latency_ms\": 0.5},"
+           "\"server\": {\"bandwidth_mbps\": 10000, \"latency_ms\": 0.5}}}}");
+  hs_error err = {0};
+  hs_scenario *sc = hs_scenario_parse(text, "bench-pma.json", ".", NULL, 0, &err);
+  free(text);
+  if (!sc) {
+    fprintf(stderr, "hs-bench-pma: %s\n", err.msg);
+    return 2;
+  }
+  double t0 = now_s();
+  hs_summary s;
+  if (hs_run(sc, NULL, &s, &err) != HS_OK) {
+    fprintf(stderr, "hs-bench-pma: %s\n", err.msg);
+    hs_scenario_destroy(sc);
+    return 1;
+  }
+  double dt = now_s() - t0;
+  double dr = (double)devices * rounds;
+  printf("pma  devices=%-7lu rounds=%-3u wall_s=%.3f  device_rounds_per_s=%.0f  "
+         "peak_rss_mib=%.1f  sim_makespan_s=%.1f\n",
+         devices, rounds, dt, dr / dt, (double)peak_rss_kb() / 1024.0, s.makespan_s);
+  hs_scenario_destroy(sc);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  gsl_set_error_handler_off();
+  if (argc > 1 && argv[1][0] == '-') {
+    printf("usage: hs-bench-pma [DEVICES:ROUNDS ...]\n"
+           "PMA with server-link contention; default 10000:20 100000:10.\n"
+           "Each size is best run in its own process to read its peak memory:\n"
+           "  hs-bench-pma 10000:20 && hs-bench-pma 100000:10\n");
+    return 0;
+  }
+  if (argc == 1) {
+    int rc = bench(10000, 20);
+    return rc ? rc : bench(100000, 10);
+  }
+  for (int i = 1; i < argc; i++) {
+    unsigned long d;
+    unsigned r;
+    if (sscanf(argv[i], "%lu:%u", &d, &r) != 2 || d < 6 || r < 1) {
+      fprintf(stderr, "hs-bench-pma: %s: expected DEVICES:ROUNDS (e.g. 10000:20)\n", argv[i]);
+      return 2;
+    }
+    int rc = bench(d, r);
+    if (rc) return rc;
+  }
+  return 0;
+}

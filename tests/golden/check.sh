@@ -1,0 +1,41 @@
+#!/bin/sh
+# check.sh: golden outputs of whole scenarios. Each line of tests/golden/cases
+# is "NAME SCENARIO POLICY [--set key=value ...]"; the run's summary.json,
+# rounds.csv and devices.csv must equal tests/golden/NAME/ byte for byte.
+#
+# usage: check.sh HETSIM_BIN SOURCE_DIR WORK_DIR [--regen]
+#   --regen rewrites the references (only on purpose: review the diff, commit
+#   it with the reason the figures changed).
+set -u
+bin=$1 src=$2 work=$3 regen=${4:-}
+case $bin in /*) ;; *) bin=$(pwd)/$bin ;; esac
+gold=$src/tests/golden
+mkdir -p "$work"
+nrun=0 nfail=0
+while read -r name scenario policy rest; do
+  case $name in ''|'#'*) continue ;; esac
+  nrun=$((nrun + 1))
+  out=$work/$name
+  rm -rf "$out"
+  # shellcheck disable=SC2086
+  if ! (cd "$src" && "$bin" run "$scenario" --policy "$policy" --out "$out" --quiet $rest); then
+    echo "FAIL $name: hetsim run failed"
+    nfail=$((nfail + 1))
+    continue
+  fi
+  if [ "$regen" = "--regen" ]; then
+    mkdir -p "$gold/$name"
+    cp "$out/summary.json" "$out/rounds.csv" "$out/devices.csv" "$gold/$name/"
+    echo "regenerated $name"
+    continue
+  fi
+  for f in summary.json rounds.csv devices.csv; do
+    if ! cmp -s "$out/$f" "$gold/$name/$f"; then
+      echo "FAIL $name: $f differs from tests/golden/$name/$f:"
+      diff "$gold/$name/$f" "$out/$f" | head -5
+      nfail=$((nfail + 1))
+    fi
+  done
+done <"$gold/cases"
+echo "golden: $((nrun - nfail)) passed, $nfail failed"
+[ "$nfail" -eq 0 ]

@@ -1,0 +1,13 @@
+# tests/regimes.cmake: whole runs (closed forms, invariants, determinism), the
+# run/compare CLI cases and the golden outputs of the shipped scenarios.
+hs_add_test(NAME run SOURCES unit/test_run.c LIBS hetsim::sim hetsim::traces TIMEOUT 300)
+
+add_test(NAME cli_run
+  COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/cli/run_cli_tests.sh $<TARGET_FILE:hetsim>
+          ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/cli-work "run-*" "compare-*")
+set_tests_properties(cli_run PROPERTIES TIMEOUT 300)
+
+add_test(NAME golden
+  COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/check.sh $<TARGET_FILE:hetsim>
+          ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/golden-work)
+set_tests_properties(golden PROPERTIES TIMEOUT 600)

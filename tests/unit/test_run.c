@@ -1,0 +1,312 @@
+/* test_run.c: whole runs of the regimes against closed forms and invariants.
+ *
+ * Deterministic synthetic profiles (tests/data/run/profiles, tau_cv = 0) and
+ * links fast enough to be negligible make every figure computable by hand:
+ *   det-fast: tau 1 ms, overhead 0.5 s;  det-mid: 2 ms, 0.25 s;  det-slow: 4 ms, 0 s
+ *   busy 10 W, comm 3 W, idle 2 W for all three. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hs_alloc.h"
+#include "hs_outfile.h"
+#include "hs_run.h"
+#include "hs_scenario.h"
+
+#define DATA HS_SOURCE_DIR "/tests/data/run"
+
+/* A 3-device scenario, with overrides (`extra`: "key=value", or NULL). */
+static hs_scenario *scenario(const char *regime, const char *policy, const char *extra,
+                             uint32_t rounds, uint64_t budget) {
+  hs_override ovr[4];
+  size_t novr = 0;
+  char buf[256];
+  if (extra) {
+    snprintf(buf, sizeof buf, "%s", extra);
+    for (char *save = NULL, *kv = strtok_r(buf, " ", &save); kv && novr < 4;
+         kv = strtok_r(NULL, " ", &save)) {
+      hs_error perr = {0};
+      cr_assert_eq(hs_override_parse(kv, &ovr[novr++], &perr), HS_OK, "%s", perr.msg);
+    }
+  }
+  char text[4096];
+  snprintf(text, sizeof text,
+           "{\"name\": \"closed-form\", \"seed\": 3, \"task\": \"mnist\", \"model_bytes\": 1,"
+           " \"rounds\": %u, \"samples_per_round\": %llu, \"regime\": %s, \"policy\": %s,"
+           " \"devices\": [{\"name\": \"fast\", \"profile\": \"profiles/det-fast.json\"},"
+           "  {\"name\": \"mid\", \"profile\": \"profiles/det-mid.json\"},"
+           "  {\"name\": \"slow\", \"profile\": \"profiles/det-slow.json\"}],"
+           " \"network\": {\"links\": {\"lan\": {\"bandwidth_mbps\": 1e9, \"latency_ms\": 0}}}}",
+           rounds, (unsigned long long)budget, regime, policy);
+  hs_error err = {0};
+  hs_scenario *sc = hs_scenario_parse(text, "closed-form.json", DATA, ovr, novr, &err);
+  cr_assert_not_null(sc, "%s", err.msg);
+  return sc;
+}
+
+static char *tmpdir(void) {
+  char *d = hs_strdup("/tmp/hs-run-XXXXXX");
+  cr_assert_not_null(mkdtemp(d));
+  return d;
+}
+
+static char *slurp(const char *dir, const char *name) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  hs_error err = {0};
+  char *t = hs_read_file(path, NULL, &err);
+  cr_assert_not_null(t, "%s", err.msg);
+  return t;
+}
+
+/* devices.csv parsed: up to 64 rows. */
+typedef struct drow {
+  unsigned round;
+  char device[32];
+  unsigned long long samples;
+  double compute_s, comm_s, wait_s, energy_j;
+} drow;
+
+static size_t read_devices(const char *dir, drow *rows, size_t cap) {
+  char *t = slurp(dir, "devices.csv");
+  size_t n = 0;
+  char *save = NULL;
+  char *line = strtok_r(t, "\n", &save); /* header */
+  cr_assert_str_eq(line, "round,device,samples,compute_s,comm_s,wait_s,energy_j");
+  while ((line = strtok_r(NULL, "\n", &save)) && n < cap) {
+    drow *r = &rows[n++];
+    cr_assert_eq(sscanf(line, "%u,%31[^,],%llu,%lf,%lf,%lf,%lf", &r->round, r->device, &r->samples,
+                        &r->compute_s, &r->comm_s, &r->wait_s, &r->energy_j),
+                 7, "bad row %s", line);
+  }
+  hs_free(t);
+  return n;
+}
+
+static double device_power(const char *name, int which) {
+  (void)name;
+  static const double w[3] = {10.0, 3.0, 2.0}; /* busy, comm, idle */
+  return w[which];
+}
+
+Test(run, equal_pma_makespan_is_the_slowest_share_plus_overhead) {
+  hs_scenario *sc = scenario("{\"kind\": \"pma\"}", "{\"kind\": \"equal\"}", NULL, 3, 3000);
+  hs_summary s;
+  hs_error err = {0};
+  cr_assert_eq(hs_run(sc, NULL, &s, &err), HS_OK, "%s", err.msg);
+  /* 1000 samples each: fast 0.5 + 1.0, mid 0.25 + 2.0, slow 0 + 4.0 -> 4.0 s per round */
+  cr_assert_float_eq(s.makespan_s, 12.0, 1e-6);
+  double busy = 3 * (1.5 + 2.25 + 4.0);
+  cr_assert_float_eq(s.compute_j, 10.0 * busy, 1e-4);
+  cr_assert_float_eq(s.idle_j, 2.0 * (3 * 12.0 - busy), 1e-3);
+  cr_assert_lt(s.comm_j, 1e-3);
+  cr_assert_float_eq(s.energy_j, s.compute_j + s.comm_j + s.idle_j, 1e-9);
+  cr_assert_eq(s.samples, 9000);
+  /* CV of (1.5, 2.25, 4.0) */
+  double m = 7.75 / 3, v = (1.5 * 1.5 + 2.25 * 2.25 + 16.0) / 3 - m * m;
+  cr_assert_float_eq(s.compute_cv, sqrt(v) / m, 1e-9);
+  cr_assert(isnan(s.controller_overhead_fraction), "not measured unless asked");
+  hs_scenario_destroy(sc);
+}
+
+Test(run, time_only_converges_to_inverse_tau_shares) {
+  /* overhead 0 everywhere (task era5 of the synthetic profiles) */
+  hs_scenario *sc = scenario("{\"kind\": \"pma\"}", "{\"kind\": \"time-only\"}",
+                             "task=era5", 4, 3000);
+  char *dir = tmpdir();
+  hs_run_opts o = {dir, false, false};
+  hs_summary s;
+  hs_error err = {0};
+  cr_assert_eq(hs_run(sc, &o, &s, &err), HS_OK, "%s", err.msg);
+  drow rows[64];
+  size_t n = read_devices(dir, rows, 64);
+  cr_assert_eq(n, 12);
+  /* exact shares 3000 * (4, 2, 1)/7 = 1714.29, 857.14, 428.57 */
+  double want[3] = {3000 * 4.0 / 7, 3000 * 2.0 / 7, 3000 * 1.0 / 7};
+  for (size_t k = 9; k < 12; k++) {
+    cr_assert_eq(rows[k].round, 3);
+    cr_expect_leq(fabs((double)rows[k].samples - want[k - 9]), 1.0, "%s: %llu", rows[k].device,
+                  rows[k].samples);
+  }
+  /* round 0 (equal, 1000 each) ends with the slow device at 4.0 s; the three
+   * converged rounds end with it again at 429 * 4 ms = 1.716 s */
+  cr_assert_float_eq(s.makespan_s, 4.0 + 3 * 1.716, 1e-6);
+  hs_free(dir);
+  hs_scenario_destroy(sc);
+}
+
+Test(run, energy_rows_match_power_times_time_and_the_ledger_totals) {
+  hs_scenario *sc = scenario("{\"kind\": \"pma\"}", "{\"kind\": \"balanced\"}",
+                             "network.links.lan.bandwidth_mbps=10 network.links.lan.latency_ms=5", 5, 3000);
+  char *dir = tmpdir();
+  hs_run_opts o = {dir, false, false};
+  hs_summary s;
+  hs_error err = {0};
+  cr_assert_eq(hs_run(sc, &o, &s, &err), HS_OK, "%s", err.msg);
+  drow rows[64];
+  size_t n = read_devices(dir, rows, 64);
+  cr_assert_eq(n, 15);
+  double sum = 0, comm = 0;
+  for (size_t k = 0; k < n; k++) {
+    double e = device_power(rows[k].device, 0) * rows[k].compute_s +
+               device_power(rows[k].device, 1) * rows[k].comm_s +
+               device_power(rows[k].device, 2) * rows[k].wait_s;
+    cr_expect_float_eq(rows[k].energy_j, e, 1e-6 * e + 1e-6, "row %zu", k);
+    sum += rows[k].energy_j;
+    comm += rows[k].comm_s;
+  }
+  cr_assert_gt(comm, 0.0, "the 10 Mbit/s link makes transfers visible");
+  cr_assert_float_eq(s.energy_j, sum, 1e-6 * sum);
+  char *summary = slurp(dir, "summary.json");
+  cr_assert(strstr(summary, "\"policy\": \"balanced\""));
+  cr_assert(strstr(summary, "\"makespan_s\": "));
+  hs_free(summary);
+  hs_free(dir);
+  hs_scenario_destroy(sc);
+}
+
+static void run_to(const hs_scenario *sc, const char *dir, bool trace) {
+  hs_run_opts o = {dir, trace, false};
+  hs_error err = {0};
+  cr_assert_eq(hs_run(sc, &o, NULL, &err), HS_OK, "%s", err.msg);
+}
+
+Test(run, same_scenario_and_seed_give_byte_identical_outputs) {
+  hs_error err = {0};
+  hs_scenario *sc =
+      hs_scenario_load(HS_SOURCE_DIR "/scenarios/testbed-mnist-pma.json", NULL, 0, &err);
+  cr_assert_not_null(sc, "%s", err.msg);
+  char *a = tmpdir(), *b = tmpdir();
+  run_to(sc, a, true);
+  run_to(sc, b, true);
+  const char *files[] = {"summary.json", "rounds.csv", "devices.csv", "trace.json"};
+  for (int i = 0; i < 4; i++) {
+    char *x = slurp(a, files[i]), *y = slurp(b, files[i]);
+    cr_expect_str_eq(x, y, "%s differs", files[i]);
+    hs_free(x);
+    hs_free(y);
+  }
+  /* a different seed changes the noise, hence the figures */
+  hs_override ovr = {"seed", "2"};
+  hs_scenario *sc2 =
+      hs_scenario_load(HS_SOURCE_DIR "/scenarios/testbed-mnist-pma.json", &ovr, 1, &err);
+  char *c = tmpdir();
+  run_to(sc2, c, false);
+  char *x = slurp(a, "rounds.csv"), *z = slurp(c, "rounds.csv");
+  cr_expect_str_neq(x, z);
+  hs_free(x);
+  hs_free(z);
+  hs_free(a);
+  hs_free(b);
+  hs_free(c);
+  hs_scenario_destroy(sc);
+  hs_scenario_destroy(sc2);
+}
+
+static double ddp_cv(const char *policy) {
+  hs_override ovr[2] = {{"policy.kind", policy}, {"rounds", "4"}};
+  hs_error err = {0};
+  hs_scenario *sc =
+      hs_scenario_load(HS_SOURCE_DIR "/scenarios/testbed-mnist-ddp.json", ovr, 2, &err);
+  cr_assert_not_null(sc, "%s", err.msg);
+  char *dir = tmpdir();
+  run_to(sc, dir, false);
+  /* the CV of the last round, once the controller has converged */
+  char *t = slurp(dir, "rounds.csv");
+  char *last = strrchr(t, '\n');
+  *last = '\0';
+  last = strrchr(t, '\n') + 1;
+  unsigned round;
+  double start, end, dur, e, cv;
+  cr_assert_eq(sscanf(last, "%u,%lf,%lf,%lf,%lf,%lf", &round, &start, &end, &dur, &e, &cv), 6);
+  hs_free(t);
+  hs_free(dir);
+  hs_scenario_destroy(sc);
+  return cv;
+}
+
+Test(run, ddp_forward_time_cv_falls_under_the_adaptive_controller) {
+  double equal = ddp_cv("equal"), adaptive = ddp_cv("time-only"), emab = ddp_cv("ema-batch");
+  cr_expect_gt(equal, 0.8, "equal: %g", equal);
+  cr_expect_lt(adaptive, 0.2, "time-only: %g", adaptive);
+  cr_expect_lt(emab, 0.2, "ema-batch: %g", emab);
+}
+
+Test(run, hfl_ddp_never_moves_samples_between_silos) {
+  hs_override ovr[2] = {{"policy.kind", "time-only"}, {"rounds", "3"}};
+  hs_error err = {0};
+  hs_scenario *sc =
+      hs_scenario_load(HS_SOURCE_DIR "/scenarios/testbed-mnist-hfl-ddp.json", ovr, 2, &err);
+  cr_assert_not_null(sc, "%s", err.msg);
+  char *dir = tmpdir();
+  run_to(sc, dir, false);
+  drow rows[64];
+  size_t n = read_devices(dir, rows, 64);
+  cr_assert_eq(n, 33);
+  const uint32_t *silo = hs_scenario_silo_of(sc);
+  unsigned long long per[3][3] = {{0}};
+  for (size_t k = 0; k < n; k++) per[rows[k].round][silo[k % 11]] += rows[k].samples;
+  for (int s = 0; s < 3; s++) {
+    cr_expect_eq(per[1][s], per[0][s], "silo %d round 1", s);
+    cr_expect_eq(per[2][s], per[0][s], "silo %d round 2", s);
+  }
+  cr_assert_eq(per[0][0] + per[0][1] + per[0][2], 60000);
+  hs_free(dir);
+  hs_scenario_destroy(sc);
+}
+
+Test(run, fedasync_processes_the_whole_budget) {
+  hs_scenario *sc = scenario("{\"kind\": \"fedasync\"}", "{\"kind\": \"equal\"}", NULL, 4, 300);
+  char *dir = tmpdir();
+  hs_run_opts o = {dir, false, false};
+  hs_summary s;
+  hs_error err = {0};
+  cr_assert_eq(hs_run(sc, &o, &s, &err), HS_OK, "%s", err.msg);
+  cr_assert_geq(s.samples, 4 * 300);
+  cr_assert_lt(s.samples, 4 * 300 + 3 * 100);
+  /* equal: 100 samples per update; the fast device (0.6 s/update) laps the slow
+   * one (0.4 s) ... all three loop, so the run ends before 4 slow updates */
+  cr_assert_gt(s.makespan_s, 0);
+  char *sum = slurp(dir, "summary.json");
+  cr_assert(strstr(sum, "mean_staleness_versions"));
+  hs_free(sum);
+  hs_free(dir);
+  hs_scenario_destroy(sc);
+}
+
+Test(run, oort_leaves_unselected_devices_idle_or_off) {
+  hs_scenario *sc = scenario("{\"kind\": \"pma\"}", "{\"kind\": \"oort\", \"oort_k\": 1}",
+                             "switch_off_unselected=true", 3, 3000);
+  char *dir = tmpdir();
+  run_to(sc, dir, false);
+  drow rows[64];
+  size_t n = read_devices(dir, rows, 64);
+  for (size_t k = 0; k < n; k++) {
+    if (rows[k].samples == 0) {
+      cr_expect_eq(rows[k].compute_s, 0.0);
+      cr_expect_eq(rows[k].energy_j, 0.0, "switched off for the round");
+    }
+  }
+  unsigned long long per_round[3] = {0};
+  for (size_t k = 0; k < n; k++) per_round[rows[k].round] += rows[k].samples;
+  for (int r = 0; r < 3; r++) cr_expect_eq(per_round[r], 3000);
+  hs_free(dir);
+  hs_scenario_destroy(sc);
+}
+
+Test(run, a_policy_that_does_not_apply_is_an_input_error) {
+  hs_scenario *sc = scenario("{\"kind\": \"pma\"}", "{\"kind\": \"ema-batch\"}", NULL, 2, 300);
+  char *dir = tmpdir();
+  hs_run_opts o = {dir, false, false};
+  hs_error err = {0};
+  cr_assert_eq(hs_run(sc, &o, NULL, &err), HS_EINVAL);
+  cr_assert(strstr(err.msg, "policy.kind") != NULL, "%s", err.msg);
+  char path[600];
+  snprintf(path, sizeof path, "%s/summary.json", dir);
+  cr_assert_neq(access(path, F_OK), 0, "nothing written");
+  hs_free(dir);
+  hs_scenario_destroy(sc);
+}
