@@ -42,9 +42,11 @@
  * a class progress at the same rate, so each class keeps a virtual clock (bytes
  * sent per flow since the class last became non-empty) and a min-heap of its
  * flows' finishing virtual times. Max-min filling runs over the K active classes
- * and L shared links, not over flows: O(K log K + (K + L) * L) per rate update;
- * a transfer, admission, completion or cancel costs O(log n) heap work on top.
- * All admissions and completions at one simulated time share one rate update.
+ * and L shared links, not over flows: O(K log K + (K + L) * L) per rate update.
+ * A transfer, admission, completion or cancel adds O(log K) work, and O(1) more
+ * when the flows of a class finish in the order they entered (equal sizes, as
+ * for a model every device sends), else O(log n). All admissions and
+ * completions at one simulated time share one rate update.
  * Memory is O(flows + classes). Many distinct caps (K ~ flows) make the rate
  * update O(K) per event, so give devices link TYPES, not per-device caps.
  *

@@ -1,33 +1,42 @@
 /* net.c: the fluid network, max-min fair over classes of flows.
  *
  * Data structures.
- *  - flows[]: slots with a free list and a generation, so an hs_flow_id
- *    (generation << 32 | slot + 1) goes stale when its flow ends.
+ *  - flows[]: slots with a generation, so an hs_flow_id (generation << 32 |
+ *    slot + 1) goes stale when its flow ends; free slots on a stack.
  *  - classes[]: one per distinct (cap, sorted shared-link set), found through an
  *    open-addressing hash table; never freed (there are few link types). Flows
  *    of one class always share one rate, so a class keeps a virtual clock v
- *    (bytes sent per flow, exact at time t0, advancing at rate/8 bytes/s) and a
- *    heap of its flows keyed by finishing virtual time (admission v + bytes).
- *    The clock restarts at 0 whenever the class empties, which keeps v small
- *    and the subtraction fv - v accurate.
- *  - entry heap: flows in their latency phase by (admission time, seq).
+ *    (bytes sent per flow, exact at time t0, advancing at rate/8 bytes/s) and
+ *    its flows ordered by finishing virtual time fv = v at admission + bytes:
+ *    a FIFO "run" for flows that arrive in (fv, seq) order, the usual case
+ *    (equal sizes), and a heap for the others. The clock restarts at 0
+ *    whenever the class empties, which keeps v small and fv - v accurate.
+ *  - lanes: flows in their latency phase, one FIFO per distinct path latency
+ *    (found through a hash table). Within a lane, admission times never
+ *    decrease (now does not, the latency is the lane's), so a lane is sorted by
+ *    construction; a small heap orders the lanes by their first admission. A
+ *    single heap of all latent flows was rejected: 10^5 simultaneous downloads
+ *    made every admission a cache-missing sift through 10^5 entries.
  *  - class heap: non-empty classes by (time of their next completion, seq of
  *    that flow). seq = order of hs_net_transfer calls, the tie-break everywhere,
  *    so equal-time completions come out in call order even across classes.
- *  - ONE engine event, at min(entry heap top, class heap top).
+ *  - ONE engine event, at min(lane heap top, class heap top).
  *
- * Invariants: a class is in active[] and in the class heap iff its flow heap is
- * non-empty; v <= every fv of the class; the class heap key equals
- * t0 + (top fv - v) * 8 / rate; link load = sum over active classes crossing it
- * of nflows * rate <= bandwidth (up to rounding).
+ * Invariants: a class is in active[] and in the class heap iff nflows > 0;
+ * v <= every fv of the class; the front of every FIFO is a live flow (entries
+ * of cancelled flows are skipped when they reach it); the class heap key equals
+ * t0 + (first fv - v) * 8 / rate; link load = sum over active classes crossing
+ * it of nflows * rate <= bandwidth (up to rounding).
  *
  * Complexity. Recomputing max-min over flows (O(n) per event, O(n^2) per round
  * with 10^5 uploads) was rejected, as was one engine event per flow (a rate
  * change would reschedule every flow of the link). Here an event costs one
- * progressive filling over classes, O(K log K + (K + L) * L), plus O(log n) per
- * admitted or completed flow; all admissions and completions at one time share
- * one filling. The rate of a class changes only at an event, where its clock is
- * first advanced with the old rate and its next completion rescheduled. */
+ * progressive filling over the K active classes and L links,
+ * O(K log K + (K + L) * L), plus per admitted or completed flow O(log K) and
+ * O(1) (run) or O(log n) (heap); all admissions and completions at one time
+ * share one filling. The rate of a class changes only at an event, where its
+ * clock is first advanced with the old rate and its next completion
+ * rescheduled. */
 #include "hs_net.h"
 
 #include <assert.h>
@@ -39,6 +48,14 @@
 #include "hs_status.h"
 
 #define SIM_NONE UINT32_MAX
+
+/* With 10^5 flows in flight their slots do not fit in cache; fetching the next
+ * finisher's slot while the engine runs other events hides that miss. */
+#if defined(__GNUC__)
+#define SIM_PREFETCH(p) __builtin_prefetch(p)
+#else
+#define SIM_PREFETCH(p) ((void)(p))
+#endif
 
 typedef struct sim_hent {
   double key;
@@ -63,11 +80,21 @@ typedef struct sim_flow {
   uint64_t arg;
   uint32_t gen;
   uint32_t cls;
-  uint32_t hpos;     /* position in the entry heap or its class heap */
-  uint32_t next_free;
+  uint32_t hpos;     /* ACTIVE and not in_run: position in its class heap */
+  uint32_t lane;     /* LATENT: its lane */
   uint8_t state;
   bool in_run;       /* ACTIVE: in its class's sorted run, not in its heap */
 } sim_flow;
+
+/* A FIFO of (time or virtual time, seq, slot) with absolute indices head..tail
+ * into a power-of-two ring; entries of cancelled flows stay until they reach
+ * the head (dead counts them, so a clean FIFO is never probed). */
+typedef struct sim_fifo {
+  sim_hent *a;
+  uint64_t head, tail;
+  uint32_t mask;
+  uint32_t dead;
+} sim_fifo;
 
 typedef struct sim_class {
   double cap_bps;
@@ -82,9 +109,7 @@ typedef struct sim_class {
    * and a heap for flows that arrive out of order. Equal-size transfers (the
    * same model for every device) always append, so the common case is O(1)
    * with no cache-missing sift through 10^5 entries. */
-  sim_hent *run;
-  uint64_t run_head, run_tail;
-  uint32_t run_mask;
+  sim_fifo run;
   sim_heap heap;
   uint32_t apos;   /* index in active[], SIM_NONE when empty */
   uint32_t hpos;   /* position in the class heap */
@@ -93,6 +118,12 @@ typedef struct sim_class {
   bool frozen;
   bool dirty;      /* top flow or clock changed: refresh its class heap key */
 } sim_class;
+
+typedef struct sim_lane {
+  double lat_s;
+  sim_fifo q;
+  uint32_t hpos; /* position in the lane heap, SIM_NONE when empty */
+} sim_lane;
 
 typedef struct sim_link {
   char *name;
@@ -127,7 +158,12 @@ struct hs_net {
   uint32_t nlinks, caplinks;
 
   sim_flow *flows;
-  uint32_t nslots, capslots, free_head;
+  uint32_t nslots, capslots;
+  /* Free slots as a stack of (generation << 32 | slot), not a list threaded
+   * through the slots: reading a freed slot's link or generation was a cache
+   * miss on every transfer; now a transfer only writes the slot. */
+  uint64_t *free_slots;
+  uint32_t nfree, capfree;
 
   sim_class *classes;
   uint32_t nclasses, capclasses;
@@ -137,7 +173,11 @@ struct hs_net {
   uint32_t *active;
   uint32_t nactive, capactive;
 
-  sim_heap entry; /* items are flow slots */
+  sim_lane *lanes;
+  uint32_t nlanes, caplanes;
+  uint32_t *ltab; /* hash table of lane indices by latency */
+  uint32_t ltab_mask;
+  sim_heap lhead; /* items are lane indices, keyed by their first entry */
   sim_heap chead; /* items are class indices */
 
   uint32_t *scratch; /* sorted links of a new transfer */
@@ -156,10 +196,13 @@ static bool hent_less(const sim_hent *x, const sim_hent *y) {
   return x->key < y->key || (x->key == y->key && x->seq < y->seq);
 }
 
-/* The class heap stores class indices, the others flow slots. */
+/* The class heap stores class indices, the lane heap lane indices, the
+ * per-class heaps flow slots. */
 static void heap_setpos(hs_net *net, const sim_heap *h, uint32_t item, uint32_t pos) {
   if (h == &net->chead)
     net->classes[item].hpos = pos;
+  else if (h == &net->lhead)
+    net->lanes[item].hpos = pos;
   else
     net->flows[item].hpos = pos;
 }
@@ -225,6 +268,91 @@ static void heap_update(hs_net *net, sim_heap *h, uint32_t pos, double key, uint
     heap_down(net, h, pos);
 }
 
+/* ---- FIFOs and lanes -------------------------------------------------- */
+
+static void fifo_push(sim_fifo *q, sim_hent e) {
+  if (q->a == NULL || q->tail - q->head == (uint64_t)q->mask + 1) {
+    uint32_t size = q->a ? 2 * (q->mask + 1) : 16;
+    sim_hent *a = hs_reallocarray(NULL, size, sizeof *a);
+    for (uint64_t k = q->head; k < q->tail; k++) a[k & (size - 1)] = q->a[k & q->mask];
+    hs_free(q->a);
+    q->a = a;
+    q->mask = size - 1;
+  }
+  q->a[q->tail++ & q->mask] = e;
+}
+
+static bool fifo_empty(const sim_fifo *q) { return q->head == q->tail; }
+static const sim_hent *fifo_front(const sim_fifo *q) { return &q->a[q->head & q->mask]; }
+static const sim_hent *fifo_back(const sim_fifo *q) { return &q->a[(q->tail - 1) & q->mask]; }
+
+/* Is this entry still its flow's, in that state? (a reused slot has a new seq) */
+static bool entry_live(const hs_net *net, const sim_hent *e, uint8_t state) {
+  const sim_flow *f = &net->flows[e->item];
+  return f->state == state && f->seq == e->seq;
+}
+
+/* Drop dead entries at the front, so the front is always a live flow. */
+static void fifo_clean(const hs_net *net, sim_fifo *q, uint8_t state) {
+  while (q->dead && !fifo_empty(q) && !entry_live(net, fifo_front(q), state)) {
+    q->head++;
+    q->dead--;
+  }
+  if (fifo_empty(q)) q->dead = 0;
+}
+
+static uint64_t bits_hash(double x) {
+  uint64_t b;
+  memcpy(&b, &x, sizeof b);
+  b ^= b >> 33;
+  b *= 0xff51afd7ed558ccdULL;
+  return b ^ (b >> 33);
+}
+
+static void ltab_insert(hs_net *net, uint32_t li) {
+  uint32_t i = (uint32_t)bits_hash(net->lanes[li].lat_s) & net->ltab_mask;
+  while (net->ltab[i] != SIM_NONE) i = (i + 1) & net->ltab_mask;
+  net->ltab[i] = li;
+}
+
+static uint32_t lane_get(hs_net *net, double lat_s) {
+  uint32_t i = (uint32_t)bits_hash(lat_s) & net->ltab_mask;
+  for (; net->ltab[i] != SIM_NONE; i = (i + 1) & net->ltab_mask)
+    if (net->lanes[net->ltab[i]].lat_s == lat_s) return net->ltab[i];
+  if (net->nlanes == net->caplanes) {
+    net->caplanes = net->caplanes ? 2 * net->caplanes : 8;
+    net->lanes = hs_reallocarray(net->lanes, net->caplanes, sizeof *net->lanes);
+  }
+  uint32_t li = net->nlanes++;
+  memset(&net->lanes[li], 0, sizeof net->lanes[li]);
+  net->lanes[li].lat_s = lat_s;
+  net->lanes[li].hpos = SIM_NONE;
+  if (2 * (uint64_t)net->nlanes > net->ltab_mask + 1ULL) { /* keep load <= 1/2 */
+    uint32_t size = 2 * (net->ltab_mask + 1);
+    hs_free(net->ltab);
+    net->ltab = hs_reallocarray(NULL, size, sizeof *net->ltab);
+    for (uint32_t k = 0; k < size; k++) net->ltab[k] = SIM_NONE;
+    net->ltab_mask = size - 1;
+    for (uint32_t k = 0; k < net->nlanes; k++) ltab_insert(net, k);
+  } else {
+    net->ltab[i] = li;
+  }
+  return li;
+}
+
+/* After the lane's front changed: re-key it in the lane heap, or drop it. */
+static void lane_refresh(hs_net *net, uint32_t li) {
+  sim_lane *ln = &net->lanes[li];
+  if (fifo_empty(&ln->q)) {
+    if (ln->hpos != SIM_NONE) heap_remove(net, &net->lhead, ln->hpos);
+    ln->hpos = SIM_NONE;
+  } else if (ln->hpos == SIM_NONE) {
+    heap_push(net, &net->lhead, fifo_front(&ln->q)->key, fifo_front(&ln->q)->seq, li);
+  } else {
+    heap_update(net, &net->lhead, ln->hpos, fifo_front(&ln->q)->key, fifo_front(&ln->q)->seq);
+  }
+}
+
 /* ---- classes ---------------------------------------------------------- */
 
 static uint64_t class_hash(double cap, const uint32_t *links, uint32_t n) {
@@ -288,38 +416,19 @@ static uint32_t class_get(hs_net *net, double cap, const uint32_t *links, uint32
 /* The class's first finisher: the smaller of the run's head and the heap's top
  * (the run's head is always a live flow). NULL when the class is empty. */
 static const sim_hent *class_top(const sim_class *c) {
-  const sim_hent *r = c->run_head != c->run_tail ? &c->run[c->run_head & c->run_mask] : NULL;
+  const sim_hent *r = fifo_empty(&c->run) ? NULL : fifo_front(&c->run);
   const sim_hent *h = c->heap.n ? &c->heap.a[0] : NULL;
   if (!r) return h;
   if (!h) return r;
   return hent_less(h, r) ? h : r;
 }
 
-static bool run_live(const hs_net *net, const sim_hent *e) {
-  const sim_flow *f = &net->flows[e->item];
-  return f->state == SIM_FLOW_ACTIVE && f->seq == e->seq;
-}
-
-static void run_clean(const hs_net *net, sim_class *c) {
-  while (c->run_head != c->run_tail && !run_live(net, &c->run[c->run_head & c->run_mask]))
-    c->run_head++;
-}
-
 static void class_push(hs_net *net, sim_class *c, uint32_t slot) {
   sim_flow *f = &net->flows[slot];
   sim_hent e = {f->fv, f->seq, slot};
   c->nflows++;
-  if (c->run_head == c->run_tail || hent_less(&c->run[(c->run_tail - 1) & c->run_mask], &e)) {
-    uint64_t len = c->run_tail - c->run_head;
-    if (c->run == NULL || len == (uint64_t)c->run_mask + 1) {
-      uint32_t size = c->run ? 2 * (c->run_mask + 1) : 16;
-      sim_hent *a = hs_reallocarray(NULL, size, sizeof *a);
-      for (uint64_t k = c->run_head; k < c->run_tail; k++) a[k & (size - 1)] = c->run[k & c->run_mask];
-      hs_free(c->run);
-      c->run = a;
-      c->run_mask = size - 1;
-    }
-    c->run[c->run_tail++ & c->run_mask] = e;
+  if (fifo_empty(&c->run) || hent_less(fifo_back(&c->run), &e)) {
+    fifo_push(&c->run, e);
     f->in_run = true;
   } else {
     heap_push(net, &c->heap, e.key, e.seq, slot);
@@ -335,7 +444,7 @@ static sim_hent class_pop(hs_net *net, sim_class *c) {
   if (c->heap.n && t == &c->heap.a[0]) {
     heap_remove(net, &c->heap, 0);
   } else {
-    c->run_head++;
+    c->run.head++;
   }
   c->nflows--;
   return e;
@@ -393,7 +502,8 @@ static void class_deactivate(hs_net *net, uint32_t ci) {
   net->active[c->apos] = last;
   net->classes[last].apos = c->apos;
   c->apos = SIM_NONE;
-  c->run_head = c->run_tail; /* every entry left is a cancelled flow's */
+  c->run.head = c->run.tail; /* every entry left is a cancelled flow's */
+  c->run.dead = 0;
   heap_remove(net, &net->chead, c->hpos);
   c->hpos = SIM_NONE;
   c->rate_bps = 0;
@@ -538,7 +648,7 @@ static void net_event(hs_engine *eng, void *subject, uint64_t arg);
 
 static void schedule_next(hs_net *net) {
   double t = INFINITY;
-  if (net->entry.n) t = net->entry.a[0].key;
+  if (net->lhead.n) t = net->lhead.a[0].key;
   if (net->chead.n && net->chead.a[0].key < t) t = net->chead.a[0].key;
   if (t == INFINITY) {
     if (net->ev) hs_engine_cancel(net->eng, net->ev);
@@ -562,8 +672,11 @@ static void flow_free(hs_net *net, uint32_t slot) {
   f->state = SIM_FLOW_FREE;
   f->gen++;
   if (f->gen == 0) f->gen = 1;
-  f->next_free = net->free_head;
-  net->free_head = slot;
+  if (net->nfree == net->capfree) {
+    net->capfree = net->capfree ? 2 * net->capfree : 64;
+    net->free_slots = hs_reallocarray(net->free_slots, net->capfree, sizeof *net->free_slots);
+  }
+  net->free_slots[net->nfree++] = (uint64_t)f->gen << 32 | slot;
 }
 
 static void push_done(hs_net *net, const sim_flow *f) {
@@ -614,18 +727,24 @@ static void net_event(hs_engine *eng, void *subject, uint64_t arg) {
     net->st.flows_completed++;
     net->st.flows_active--;
     flow_free(net, top.item);
-    run_clean(net, c);
-    if (c->nflows == 0)
+    fifo_clean(net, &c->run, SIM_FLOW_ACTIVE);
+    if (c->nflows == 0) {
       class_deactivate(net, ci);
-    else
+    } else {
       class_refresh_key(net, c);
+      SIM_PREFETCH(&net->flows[class_top(c)->item]);
+    }
     changed = true;
   }
   /* Then admissions: a flow arriving now does not share with one leaving now. */
-  while (net->entry.n && net->entry.a[0].key <= now) {
-    uint32_t slot = net->entry.a[0].item;
-    heap_remove(net, &net->entry, 0);
+  while (net->lhead.n && net->lhead.a[0].key <= now) {
+    uint32_t li = net->lhead.a[0].item;
+    sim_fifo *q = &net->lanes[li].q;
+    uint32_t slot = fifo_front(q)->item;
+    q->head++;
     admit(net, slot, now);
+    fifo_clean(net, q, SIM_FLOW_LATENT);
+    lane_refresh(net, li);
     changed = true;
   }
   if (changed) rates_update(net, now);
@@ -643,10 +762,12 @@ hs_net *hs_net_create(hs_engine *eng) {
   assert(eng);
   hs_net *net = hs_calloc(1, sizeof *net);
   net->eng = eng;
-  net->free_head = SIM_NONE;
   net->ctab_mask = 15;
   net->ctab = hs_reallocarray(NULL, 16, sizeof *net->ctab);
   for (uint32_t i = 0; i < 16; i++) net->ctab[i] = SIM_NONE;
+  net->ltab_mask = 15;
+  net->ltab = hs_reallocarray(NULL, 16, sizeof *net->ltab);
+  for (uint32_t i = 0; i < 16; i++) net->ltab[i] = SIM_NONE;
   return net;
 }
 
@@ -657,14 +778,18 @@ void hs_net_destroy(hs_net *net) {
   for (uint32_t c = 0; c < net->nclasses; c++) {
     hs_free(net->classes[c].links);
     hs_free(net->classes[c].heap.a);
-    hs_free(net->classes[c].run);
+    hs_free(net->classes[c].run.a);
   }
   hs_free(net->links);
   hs_free(net->flows);
+  hs_free(net->free_slots);
   hs_free(net->classes);
   hs_free(net->ctab);
   hs_free(net->active);
-  hs_free(net->entry.a);
+  for (uint32_t l = 0; l < net->nlanes; l++) hs_free(net->lanes[l].q.a);
+  hs_free(net->lanes);
+  hs_free(net->ltab);
+  hs_free(net->lhead.a);
   hs_free(net->chead.a);
   hs_free(net->scratch);
   hs_free(net->ord);
@@ -736,10 +861,14 @@ hs_flow_id hs_net_transfer(hs_net *net, double bytes, double cap_bps, double lat
   for (uint32_t i = 0; i < n; i++) path += net->links[ls[i]].lat_s;
 
   uint32_t ci = class_get(net, cap_bps, ls, n);
+  uint32_t li = lane_get(net, path);
+  uint64_t seq = ++net->seq;
   uint32_t slot;
-  if (net->free_head != SIM_NONE) {
-    slot = net->free_head;
-    net->free_head = net->flows[slot].next_free;
+  uint32_t gen = 1;
+  if (net->nfree) {
+    uint64_t e = net->free_slots[--net->nfree];
+    slot = (uint32_t)e;
+    gen = (uint32_t)(e >> 32);
   } else {
     assert(net->nslots < SIM_NONE - 1);
     if (net->nslots == net->capslots) {
@@ -747,23 +876,19 @@ hs_flow_id hs_net_transfer(hs_net *net, double bytes, double cap_bps, double lat
       net->flows = hs_reallocarray(net->flows, net->capslots, sizeof *net->flows);
     }
     slot = net->nslots++;
-    net->flows[slot].gen = 1;
   }
-  sim_flow *f = &net->flows[slot];
-  f->bytes = bytes;
-  f->fv = 0;
-  f->seq = ++net->seq;
-  f->on_done = on_done;
-  f->subject = subject;
-  f->arg = arg;
-  f->cls = ci;
-  f->state = SIM_FLOW_LATENT;
-  f->next_free = SIM_NONE;
-  heap_push(net, &net->entry, hs_engine_now(net->eng) + path, f->seq, slot);
+  /* Write-only: the slot is likely cold, and stores do not wait for it. */
+  net->flows[slot] = (sim_flow){.bytes = bytes, .seq = seq, .on_done = on_done,
+                                .subject = subject, .arg = arg, .gen = gen, .cls = ci,
+                                .hpos = SIM_NONE, .lane = li, .state = SIM_FLOW_LATENT};
+  sim_lane *ln = &net->lanes[li];
+  fifo_push(&ln->q, (sim_hent){hs_engine_now(net->eng) + path, seq, slot});
+  if (ln->hpos == SIM_NONE) lane_refresh(net, li);
   net->st.flows_started++;
   net->st.flows_latent++;
   schedule_next(net);
-  return ((uint64_t)f->gen << 32) | ((uint64_t)slot + 1);
+  if (net->nfree) SIM_PREFETCH(&net->flows[(uint32_t)net->free_slots[net->nfree - 1]]);
+  return ((uint64_t)gen << 32) | ((uint64_t)slot + 1);
 }
 
 static const sim_flow *flow_lookup(const hs_net *net, hs_flow_id id, uint32_t *slot_out) {
@@ -781,9 +906,12 @@ bool hs_net_cancel(hs_net *net, hs_flow_id id) {
   if (!f) return false;
   double now = hs_engine_now(net->eng);
   if (f->state == SIM_FLOW_LATENT) {
-    heap_remove(net, &net->entry, f->hpos);
+    uint32_t li = f->lane;
     net->st.flows_latent--;
     flow_free(net, slot);
+    net->lanes[li].q.dead++;
+    fifo_clean(net, &net->lanes[li].q, SIM_FLOW_LATENT);
+    lane_refresh(net, li);
   } else {
     uint32_t ci = f->cls;
     sim_class *c = &net->classes[ci];
@@ -795,7 +923,10 @@ bool hs_net_cancel(hs_net *net, hs_flow_id id) {
     c->nflows--;
     net->st.flows_active--;
     flow_free(net, slot);
-    if (in_run) run_clean(net, c); /* its run entry is now dead: skip it if at the head */
+    if (in_run) {
+      c->run.dead++;
+      fifo_clean(net, &c->run, SIM_FLOW_ACTIVE); /* skip its entry if at the front */
+    }
     if (c->nflows == 0)
       class_deactivate(net, ci);
     else
