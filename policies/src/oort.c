@@ -122,10 +122,13 @@ void pol_oort_update(hs_controller *c, const hs_telemetry *t) {
   for (size_t i = 0; i < n; i++) {
     if (!c->have[i]) continue;
     o->score[i] = c->tau[i] * share;
-    c->sd[nexp++] = o->score[i];
+    nexp++;
     usum += o->util[i];
   }
   if (o->t_pref <= 0 && nexp > 0) {
+    size_t j = 0;
+    for (size_t i = 0; i < n; i++)
+      if (c->have[i]) c->sd[j++] = o->score[i];
     size_t kk = o->k <= nexp ? o->k - 1 : nexp - 1;
     o->t_pref = pol_select(c->sd, nexp, kk);
     o->pacer_step = c->cfg.oort_pacer_step > 0 ? c->cfg.oort_pacer_step : 0.1 * o->t_pref;
@@ -166,12 +169,16 @@ void pol_oort_update(hs_controller *c, const hs_telemetry *t) {
     size_t m = 0;
     for (size_t i = 0; i < n; i++)
       if (c->have[i]) o->cand[m++] = (pol_rem){o->score[i], (uint32_t)i};
-    for (size_t j = 0; j < m; j++) tmp[j] = o->cand[j].frac;
-    double cut = 0.95 * pol_kth(tmp, m, m - nexploit); /* 95 % of the L-th best */
-    size_t above = 0;
-    for (size_t j = 0; j < m; j++) above += o->cand[j].frac >= cut;
-    size_t want = 10 * nexploit + 1;
-    size_t mm = above > want ? above : (want < m ? want : m);
+    /* candidates: everyone scoring >= 95 % of the L-th best, and at least
+     * 10L+1 (all of them when 10L+1 >= m: the cut-off then cannot matter) */
+    size_t want = 10 * nexploit + 1, mm = m;
+    if (want < m) {
+      for (size_t j = 0; j < m; j++) tmp[j] = o->cand[j].frac;
+      double cut = 0.95 * pol_kth(tmp, m, m - nexploit);
+      size_t above = 0;
+      for (size_t j = 0; j < m; j++) above += o->cand[j].frac >= cut;
+      mm = above > want ? above : want;
+    }
     if (mm < m) { /* keep the mm best, in index order */
       pol_mark_top_k(o->cand, m, mm, tmp, o->picked);
       size_t keep = 0;

@@ -13,7 +13,7 @@
 #include "hs_policy.h"
 #include "hs_rng.h"
 
-#define TRIALS 300
+#define TRIALS 1500
 #define ROUNDS 6
 
 static int cmp_d(const void *a, const void *b) {
