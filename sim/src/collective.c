@@ -9,9 +9,10 @@
  * Bits = 8 * bytes everywhere: beta is in bit/s, n in bytes. */
 #include "hs_collective.h"
 
-#include <assert.h>
 #include <math.h>
 #include <string.h>
+
+#include "hs_assert.h"
 
 /* ceil(log2 p) for p >= 1, by integer shifts so no rounding can bite. */
 static double ceil_log2(uint32_t p) {
@@ -38,7 +39,7 @@ static double tree_time(const hs_coll_params *c) {
 
 static double hier_time(const hs_coll_params *c) {
   uint32_t g = c->ranks_per_node, m = c->ranks / g;
-  assert(g >= 1 && c->ranks % g == 0);
+  HS_ASSERT(g >= 1 && c->ranks % g == 0, "checked by hs_collective_check");
   double intra = ring_pass(g, c->bytes, c->alpha_s, c->beta_bps);
   double inter = 2.0 * ring_pass(m, c->bytes / (double)g, c->inter_alpha_s, c->inter_beta_bps);
   return intra + inter + intra;
@@ -76,7 +77,7 @@ const hs_collective_type *hs_collective_find(const char *name) {
 size_t hs_collective_count(void) { return NTYPES; }
 
 const hs_collective_type *hs_collective_at(size_t i) {
-  assert(i < NTYPES);
+  HS_ASSERT(i < NTYPES, "i < hs_collective_count()");
   return &types[i];
 }
 
@@ -86,7 +87,7 @@ static hs_status bad(hs_error *err, const char *field, const char *rule, double 
 
 hs_status hs_collective_check(const hs_collective_type *type, const hs_coll_params *c,
                               hs_error *err) {
-  assert(type && c);
+  HS_ASSERT(type && c, "a collective and its parameters");
   if (!(c->bytes >= 0) || !isfinite(c->bytes)) return bad(err, "bytes", "finite and >= 0", c->bytes);
   if (c->ranks < 1) return bad(err, "ranks", ">= 1", (double)c->ranks);
   if (!(c->alpha_s >= 0) || !isfinite(c->alpha_s))

@@ -39,12 +39,12 @@
  * rescheduled. */
 #include "hs_net.h"
 
-#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "hs_alloc.h"
+#include "hs_assert.h"
 #include "hs_status.h"
 
 #define SIM_NONE UINT32_MAX
@@ -236,7 +236,7 @@ static void heap_down(hs_net *net, sim_heap *h, uint32_t i) {
 }
 
 static void heap_push(hs_net *net, sim_heap *h, double key, uint64_t seq, uint32_t item) {
-  assert(!isnan(key));
+  HS_ASSERT(!isnan(key), "heap keys are times");
   if (h->n == h->cap) {
     h->cap = h->cap ? 2 * h->cap : 8;
     h->a = hs_reallocarray(h->a, h->cap, sizeof *h->a);
@@ -246,7 +246,7 @@ static void heap_push(hs_net *net, sim_heap *h, double key, uint64_t seq, uint32
 }
 
 static void heap_remove(hs_net *net, sim_heap *h, uint32_t pos) {
-  assert(pos < h->n);
+  HS_ASSERT(pos < h->n, "heap position in range");
   h->n--;
   if (pos == h->n) return;
   h->a[pos] = h->a[h->n];
@@ -258,7 +258,7 @@ static void heap_remove(hs_net *net, sim_heap *h, uint32_t pos) {
 }
 
 static void heap_update(hs_net *net, sim_heap *h, uint32_t pos, double key, uint64_t seq) {
-  assert(pos < h->n && !isnan(key));
+  HS_ASSERT(pos < h->n && !isnan(key), "heap position in range, key a time");
   sim_hent old = h->a[pos];
   h->a[pos].key = key;
   h->a[pos].seq = seq;
@@ -439,7 +439,7 @@ static void class_push(hs_net *net, sim_class *c, uint32_t slot) {
 /* Remove the class's first finisher; returns it. */
 static sim_hent class_pop(hs_net *net, sim_class *c) {
   const sim_hent *t = class_top(c);
-  assert(t);
+  HS_ASSERT(t, "pop from a non-empty class");
   sim_hent e = *t;
   if (c->heap.n && t == &c->heap.a[0]) {
     heap_remove(net, &c->heap, 0);
@@ -484,7 +484,7 @@ static double class_next_time(const sim_class *c) {
 
 static void class_activate(hs_net *net, uint32_t ci) {
   sim_class *c = &net->classes[ci];
-  assert(c->apos == SIM_NONE);
+  HS_ASSERT(c->apos == SIM_NONE, "class activated twice");
   if (net->nactive == net->capactive) {
     net->capactive = net->capactive ? 2 * net->capactive : 8;
     net->active = hs_reallocarray(net->active, net->capactive, sizeof *net->active);
@@ -497,7 +497,7 @@ static void class_activate(hs_net *net, uint32_t ci) {
 
 static void class_deactivate(hs_net *net, uint32_t ci) {
   sim_class *c = &net->classes[ci];
-  assert(c->apos != SIM_NONE && c->nflows == 0);
+  HS_ASSERT(c->apos != SIM_NONE && c->nflows == 0, "only an active, empty class deactivates");
   uint32_t last = net->active[--net->nactive];
   net->active[c->apos] = last;
   net->classes[last].apos = c->apos;
@@ -511,7 +511,7 @@ static void class_deactivate(hs_net *net, uint32_t ci) {
 }
 
 static void class_refresh_key(hs_net *net, sim_class *c) {
-  assert(c->nflows > 0);
+  HS_ASSERT(c->nflows > 0, "a keyed class has flows");
   heap_update(net, &net->chead, c->hpos, class_next_time(c), class_top(c)->seq);
   c->dirty = false;
 }
@@ -609,7 +609,7 @@ static void rates_update(hs_net *net, double now) {
         }
       }
     }
-    assert(best_l != SIM_NONE); /* an unfrozen class crosses a link with users */
+    HS_ASSERT(best_l != SIM_NONE, "an unfrozen class crosses a link with users");
     while (net->classes[order[next].ci].frozen) next++;
     sim_class *cheap = &net->classes[order[next].ci];
     if (cheap->cap_bps <= best) {
@@ -658,8 +658,7 @@ static void schedule_next(hs_net *net) {
   if (net->ev) {
     if (t != net->ev_time) {
       bool ok = hs_engine_reschedule(net->eng, net->ev, t);
-      assert(ok);
-      (void)ok;
+      HS_ASSERT(ok, "the network's pending event id is live");
     }
   } else {
     net->ev = hs_engine_schedule(net->eng, t, net->prio, net_event, net, 0);
@@ -759,7 +758,7 @@ static void net_event(hs_engine *eng, void *subject, uint64_t arg) {
 /* ---- public API -------------------------------------------------------- */
 
 hs_net *hs_net_create(hs_engine *eng) {
-  assert(eng);
+  HS_ASSERT(eng, "a network needs an engine");
   hs_net *net = hs_calloc(1, sizeof *net);
   net->eng = eng;
   net->ctab_mask = 15;
@@ -823,7 +822,7 @@ int hs_net_link_find(const hs_net *net, const char *name) {
 }
 
 static const sim_link *link_at(const hs_net *net, int link) {
-  assert(link >= 0 && (uint32_t)link < net->nlinks);
+  HS_ASSERT(link >= 0 && (uint32_t)link < net->nlinks, "link index from hs_net_add_link");
   return &net->links[link];
 }
 
@@ -870,7 +869,7 @@ hs_flow_id hs_net_transfer(hs_net *net, double bytes, double cap_bps, double lat
     slot = (uint32_t)e;
     gen = (uint32_t)(e >> 32);
   } else {
-    assert(net->nslots < SIM_NONE - 1);
+    HS_ASSERT(net->nslots < SIM_NONE - 1, "fewer than 2^32 flows at once");
     if (net->nslots == net->capslots) {
       net->capslots = net->capslots ? 2 * net->capslots : 64;
       net->flows = hs_reallocarray(net->flows, net->capslots, sizeof *net->flows);
