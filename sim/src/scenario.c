@@ -40,6 +40,7 @@
 #include "hs_profile.h"
 #include "hs_speed_trace.h"
 #include "jpath.h"
+#include "run_internal.h" /* sim_regime_find: which policies a regime runs */
 
 #ifndef HS_SCENARIO_DIR
 #define HS_SCENARIO_DIR "scenarios"
@@ -779,6 +780,14 @@ static hs_status parse_policy(ctx *c, const cJSON *root) {
   if (st) {
     sim_jpath_key(&c->path, "kind");
     return fail(c, st, "%s", strncmp(e.msg, "kind: ", 6) ? e.msg : e.msg + 6);
+  }
+  /* The regimes' registry says which policies it can run (one source of truth
+   * for validate and run). */
+  const sim_regime *rg = sim_regime_find(sc->regime.kind);
+  if (rg && rg->policy_applies && !rg->policy_applies(sc->policy.kind)) {
+    sim_jpath_key(&c->path, "kind");
+    return fail(c, HS_EINVAL, "policy \"%s\" does not apply to regime %s", sc->policy.kind,
+                sc->regime.kind);
   }
   sc->policy.seed = sc->seed;
   for (const cJSON *m = pol->child; m; m = m->next) {

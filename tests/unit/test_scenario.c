@@ -336,6 +336,18 @@ Test(scenario, regime_options_must_apply_to_the_kind) {
               "(one of: ring, tree, star)");
 }
 
+Test(scenario, policy_must_apply_to_the_regime) {
+  hs_override a[] = {SET("policy.kind", "ema-batch")};
+  expect_fail(BASE, a, 1, HS_EINVAL,
+              "t.json: policy.kind: policy \"ema-batch\" does not apply to regime pma",
+              "(from --set policy.kind)");
+  hs_override b[] = {SET("policy.kind", "oort"), SET("regime.kind", "ddp")};
+  expect_fail(BASE, b, 2, HS_EINVAL, "policy.kind: policy \"oort\" does not apply to regime ddp",
+              NULL);
+  hs_override c[] = {SET("policy.kind", "ema-batch"), SET("regime.kind", "ddp")};
+  hs_scenario_destroy(parse_ok(BASE, c, 2));
+}
+
 Test(scenario, ddp_steps_default_from_budget) {
   hs_override a[] = {SET("regime.kind", "ddp")};
   hs_scenario *sc = parse_ok(BASE, a, 1);
