@@ -860,13 +860,17 @@ static const probe_case CASES[] = {
 
 const probe_case *probe_case_at(size_t i) { return i < sizeof CASES / sizeof *CASES ? &CASES[i] : NULL; }
 
+const probe_case *probe_case_find(const char *module, const char *name) {
+  for (size_t i = 0; probe_case_at(i); i++)
+    if (strcmp(CASES[i].module, module) == 0 && strcmp(CASES[i].name, name) == 0) return &CASES[i];
+  return NULL;
+}
+
 static void cs_rmrf(const char *p) {
   struct stat sb;
   if (lstat(p, &sb) != 0) return;
   if (S_ISDIR(sb.st_mode)) {
     chmod(p, 0755);
-    char *cmd = NULL;
-    (void)cmd;
     /* small trees: recursion through opendir */
     DIR *d = opendir(p);
     if (d) {

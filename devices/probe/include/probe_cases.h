@@ -18,6 +18,7 @@ typedef struct probe_case {
 } probe_case;
 
 const probe_case *probe_case_at(size_t i);   /* NULL past the end */
+const probe_case *probe_case_find(const char *module, const char *name); /* NULL when absent */
 /* Run one case in a fresh temp folder (removed afterwards). */
 bool probe_case_run(const probe_case *c, char *why, size_t cap);
 /* Run every case of a module (NULL = all); prints failures to stderr; returns

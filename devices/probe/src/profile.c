@@ -68,8 +68,21 @@ static probe_status pc_prov(const probe_json *p, const char *path, probe_err *er
     if (s->n == 0 && strcmp(kind, "measured") != 0)
       return probe_err_set(err, PROBE_EINVAL, "%s.sources: empty, but kind is %s", path, kind);
     for (size_t k = 0; k < s->n; k++)
-      if (s->kids[k]->type != PJ_STR)
-        return probe_err_set(err, PROBE_ETYPE, "%s.sources[%zu]: must be a string", path, k);
+      if (s->kids[k]->type != PJ_STR || !s->kids[k]->str[0])
+        return probe_err_set(err, PROBE_ETYPE, "%s.sources[%zu]: must be a non-empty string", path, k);
+  }
+  const probe_json *sn = probe_json_get(p, "sensor");
+  if (sn && sn->type == PJ_STR && (!sn->str[0] || strcmp(kind, "estimated") == 0))
+    return probe_err_set(err, PROBE_EINVAL, "%s.sensor: empty, or given for an estimated profile", path);
+  if (!sn && strcmp(kind, "measured") == 0)
+    return probe_err_set(err, PROBE_EMISSING, "%s.sensor: required when kind is measured", path);
+  const probe_json *dt = probe_json_get(p, "date");
+  if (dt && dt->type == PJ_STR) {
+    unsigned y = 0, mo = 0, d = 0;
+    char tail = 0;
+    if (strlen(dt->str) != 10 || sscanf(dt->str, "%4u-%2u-%2u%c", &y, &mo, &d, &tail) != 3 || mo < 1 || mo > 12 ||
+        d < 1 || d > 31)
+      return probe_err_set(err, PROBE_EINVAL, "%s.date: \"%s\" is not YYYY-MM-DD", path, dt->str);
   }
   static const char *const strs[] = {"sensor", "covers", "date", "kernel", "notes"};
   for (int k = 0; k < 5 && st == PROBE_OK; k++) st = pc_str(p, path, strs[k], false, err);
@@ -94,7 +107,8 @@ static probe_status pc_task(const probe_json *t, const char *path, probe_err *er
   if (e && e->type != PJ_BOOL) return probe_err_set(err, PROBE_ETYPE, "%s.energy_measured: must be true or false", path);
   const probe_json *lc = probe_json_get(t, "loss_curve");
   if (lc) {
-    if (lc->type != PJ_ARR) return probe_err_set(err, PROBE_ETYPE, "%s.loss_curve: must be an array", path);
+    if (lc->type != PJ_ARR || lc->n == 0)
+      return probe_err_set(err, PROBE_ETYPE, "%s.loss_curve: must be a non-empty array", path);
     double prev = -1;
     for (size_t k = 0; k < lc->n; k++) {
       const probe_json *pt = lc->kids[k];
