@@ -271,24 +271,33 @@ void pol_observe(hs_controller *c, const hs_telemetry *t, double ema) {
   }
 }
 
-/* The deadband rule of hs_policy.h: true when the candidate is within it. */
-static bool within_deadband(const hs_controller *c) {
+/* One pass over old and candidate: *changed when they differ anywhere; the
+ * return value is the deadband rule of hs_policy.h (true: keep the old split). */
+static bool within_deadband(const hs_controller *c, bool *changed) {
   double worst = 0.0;
+  bool diff = false, inf = false;
   for (size_t i = 0; i < c->n; i++) {
     uint64_t o = c->alloc[i], v = c->next[i];
     if (o == v) continue;
-    if (o == 0) return false;
+    diff = true;
+    if (o == 0) {
+      inf = true;
+      continue;
+    }
     double d = (double)(v > o ? v - o : o - v) / (double)o;
     if (d > worst) worst = d;
   }
-  return worst <= c->cfg.deadband;
+  *changed = diff;
+  return !inf && worst <= c->cfg.deadband;
 }
 
 hs_status hs_controller_update(hs_controller *c, const hs_telemetry *t, size_t n, hs_error *err) {
   hs_status st = check_telemetry(t, n, c->n, err);
   if (st != HS_OK) return st;
-  memcpy(c->next, c->alloc, c->n * sizeof *c->next);
-  switch (c->type->family) {
+  /* adaptive, oort and ema-batch write every entry of next; the others may not */
+  pol_family fam = c->type->family;
+  if (fam == POL_EQUAL || fam == POL_STATIC) memcpy(c->next, c->alloc, c->n * sizeof *c->next);
+  switch (fam) {
   case POL_EQUAL:
     break;
   case POL_STATIC:
@@ -313,8 +322,9 @@ hs_status hs_controller_update(hs_controller *c, const hs_telemetry *t, size_t n
     pol_ebatch_update(c, t);
     break;
   }
-  bool changed = memcmp(c->next, c->alloc, c->n * sizeof *c->next) != 0;
-  if (changed && c->type->deadband && within_deadband(c)) changed = false;
+  bool changed;
+  bool keep = within_deadband(c, &changed);
+  if (changed && c->type->deadband && keep) changed = false;
   if (changed) {
     uint64_t *tmp = c->alloc;
     c->alloc = c->next;

@@ -178,3 +178,30 @@ Test(policy_ema_batch, bad_step_times_name_the_rank) {
   cr_expect(b[0] == 3 && b[1] == 2); /* unchanged: 5 per step */
   hs_controller_destroy(c);
 }
+
+Test(policy_ema_batch, rounding_does_not_pile_up_over_a_round) {
+  /* equal throughput, 20 samples in 4 steps of 5 over 3 ranks: per step
+   * 2,2,1 every time would give 8,8,4; carried rounding keeps each rank
+   * within one sample of 20/3 */
+  hs_controller *c = make_eb(3, 20, "4", NULL, NULL);
+  hs_error err = {0};
+  for (int round = 0; round < 3; round++) {
+    uint64_t total[3] = {0, 0, 0};
+    for (int s = 0; s < 4; s++) {
+      const uint64_t *b = hs_controller_step_batches(c);
+      cr_assert_eq(b[0] + b[1] + b[2], 5);
+      double t[3];
+      for (int i = 0; i < 3; i++) {
+        total[i] += b[i];
+        t[i] = 0.1 * (double)b[i]; /* 10 samples/s each */
+      }
+      cr_assert_eq(hs_controller_step_update(c, t, 3, &err), HS_OK, "%s", err.msg);
+    }
+    for (int i = 0; i < 3; i++)
+      cr_expect(total[i] == 6 || total[i] == 7, "round %d rank %d: %llu", round, i,
+                (unsigned long long)total[i]);
+    hs_telemetry tel[3] = {{0.7, 1, 7}, {0.7, 1, 7}, {0.6, 1, 6}};
+    cr_assert_eq(hs_controller_update(c, tel, 3, &err), HS_OK);
+  }
+  hs_controller_destroy(c);
+}
