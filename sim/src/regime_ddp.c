@@ -10,7 +10,12 @@
  * (data loading, evaluation) is trained before step 0 and not counted as
  * forward-pass time. The forward-pass time of each rank in each step is kept,
  * and the round's compute_cv is the mean over steps of its coefficient of
- * variation across the ranks that had samples.
+ * variation across the ranks that had samples. The telemetry a rank reports is
+ * the sum of its steps' forward-backward times (and that time at busy power):
+ * what a DDP trainer times around its steps. The per-round overhead is left
+ * out, because in DDP it does not stretch the steps that everyone waits on;
+ * counting it would teach the controller to starve overhead-heavy ranks and
+ * unbalance the steps.
  *
  * ddp: one group of all devices; the round ends after S steps.
  * hfl-ddp: one group per silo, stepping independently; after S steps each
@@ -76,7 +81,12 @@ static void on_allreduced(hs_engine *eng, void *subject, uint64_t gi) {
   sim_run *r = subject;
   ddp_state *ds = r->rs;
   ddp_group *g = &ds->groups[gi];
-  for (size_t k = 0; k < g->nranks; k++) sim_dev_state(r, g->ranks[k], HS_POWER_IDLE);
+  for (size_t k = 0; k < g->nranks; k++) {
+    sim_dev *d = &r->dev[g->ranks[k]];
+    sim_dev_state(r, g->ranks[k], HS_POWER_IDLE);
+    d->busy_window_s += g->fwd_s[k];
+    d->busy_window_j += g->fwd_s[k] * d->busy_w;
+  }
   g->cv_sum += group_cv(g);
   g->cv_steps++;
   if (ds->ema_batch) {
@@ -383,8 +393,8 @@ static bool ddp_policy_applies(const char *kind) { return strcmp(kind, "oort") !
 
 const sim_regime sim_regime_ddp = {
     "ddp", "data parallel: gradient all-reduce after every optimiser step",
-    ddp_policy_applies, ddp_setup, ddp_bind, ddp_start_round, ddp_teardown, false};
+    ddp_policy_applies, ddp_setup, ddp_bind, ddp_start_round, ddp_teardown, false, true};
 
 const sim_regime sim_regime_hfl_ddp = {
     "hfl-ddp", "DDP inside fixed silos, silo models averaged every round",
-    ddp_policy_applies, hfl_setup, ddp_bind, ddp_start_round, ddp_teardown, false};
+    ddp_policy_applies, hfl_setup, ddp_bind, ddp_start_round, ddp_teardown, false, true};

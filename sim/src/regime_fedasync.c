@@ -132,4 +132,4 @@ static bool fa_policy_applies(const char *kind) {
 
 const sim_regime sim_regime_fedasync = {
     "fedasync", "asynchronous PMA with staleness-weighted mixing",
-    fa_policy_applies, fa_setup, NULL, fa_start, fa_teardown, true};
+    fa_policy_applies, fa_setup, NULL, fa_start, fa_teardown, true, true};

@@ -75,4 +75,4 @@ static bool pma_policy_applies(const char *kind) { return strcmp(kind, "ema-batc
 
 const sim_regime sim_regime_pma = {
     "pma", "periodic model averaging: local training, sync at round end",
-    pma_policy_applies, pma_setup, NULL, pma_start_round, pma_teardown, false};
+    pma_policy_applies, pma_setup, NULL, pma_start_round, pma_teardown, false, false};

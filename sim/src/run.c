@@ -122,12 +122,15 @@ void sim_round_end(sim_run *r) {
     double busy = hs_ledger_time_in(r->ledger, i, HS_POWER_BUSY, now) - d->busy0_s;
     double comm = hs_ledger_time_in(r->ledger, i, HS_POWER_COMM, now) - d->comm0_s;
     double wait = hs_ledger_time_in(r->ledger, i, HS_POWER_IDLE, now) - d->idle0_s;
-    /* Telemetry: the training time and energy a meter on the board saw. In a
-     * windowed regime (fedasync) that is the updates completed in the window. */
+    /* Telemetry: the training time and energy a meter on the board saw: the
+     * whole busy time of the round (PMA: the local training loop, overhead
+     * included), or what the regime accumulated (DDP: the steps' compute;
+     * fedasync: the updates completed in the window). */
     uint64_t n = windowed ? d->samples_window : r->alloc[i];
-    double train_s = windowed ? d->busy_window_s : busy;
-    double busy_j = windowed ? d->busy_window_j
-                             : hs_ledger_energy(r->ledger, i, HS_POWER_BUSY, now) - d->busy0_j;
+    bool own = r->regime->own_telemetry;
+    double train_s = own ? d->busy_window_s : busy;
+    double busy_j = own ? d->busy_window_j
+                        : hs_ledger_energy(r->ledger, i, HS_POWER_BUSY, now) - d->busy0_j;
     energy += e;
     if (wait > max_wait) max_wait = wait;
     if (n > 0) {

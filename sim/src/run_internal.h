@@ -40,9 +40,10 @@ typedef struct sim_dev {
   hs_power_state span_state;
   double span_start_s;
   /* fedasync */
-  uint64_t samples_window; /* samples of updates completed in the reporting window */
-  double busy_window_s;    /* their training time */
-  double busy_window_j;    /* their training energy */
+  /* Telemetry accumulated by a regime with own_telemetry (reset every round). */
+  uint64_t samples_window; /* fedasync: samples of updates completed in the window */
+  double busy_window_s;    /* training time to report */
+  double busy_window_j;    /* training energy to report */
   uint32_t version;        /* server model version the device trains on */
   uint64_t inflight_samples; /* samples of the update in progress */
   double inflight_s;         /* its training time */
@@ -67,6 +68,10 @@ typedef struct sim_regime {
   void (*start_round)(sim_run *r);
   void (*teardown)(sim_run *r); /* may be NULL */
   bool windowed;
+  /* The telemetry's time and energy are what the regime accumulated in
+   * dev[].busy_window_s / busy_window_j (e.g. DDP: the forward-backward time of
+   * the steps, without the per-round overhead), not the round's busy time. */
+  bool own_telemetry;
 } sim_regime;
 
 const sim_regime *sim_regime_find(const char *name);
