@@ -191,7 +191,9 @@ void hs_ddp_grad_weights(const uint64_t *b, size_t ranks, uint32_t steps, double
  * groups are given: the group budget is spread the same way). Within a step the
  * global batch is split in proportion to each rank's smoothed throughput
  * (samples/s, EMA with ema_batch_beta, first observation as is), floor 1 when
- * the step's batch is at least the rank count, largest remainder.
+ * the step's batch is at least the rank count, largest remainder; rounding is
+ * carried across the steps of a round, so each rank's round total stays within
+ * about one sample of its exact share.
  *
  * hs_controller_step_batches: per-rank batches of the next step (n counts,
  * owned by the controller, valid until the next step update).

@@ -13,11 +13,14 @@
  * within the round, and the per-rank batch of the next step. The global batch
  * of step s (per group) is G_s = B_g/S + (s < B_g mod S), so the steps of a
  * round train exactly B_g. Each step's split is pol_apportion over the group
- * (O(n) expected); the round-level allocation is the same apportionment of the
- * whole group budget, which can differ from the realised Σ_s b_{i,s} by less
- * than S samples per rank (rounding happens per step). Rejected: deriving steps
- * from the round plan with hs_ddp_schedule (per-step global batches would then
- * vary with the remainders, which ema-batch promises not to do). */
+ * (O(n) expected) of the exact throughput share plus the rounding carried from
+ * the round's earlier steps, so the realised sum over the round stays within
+ * about one sample of the exact round share while throughput holds. The
+ * round-level allocation is the apportionment of the whole group budget by the
+ * same weights. Rejected: deriving steps from the round plan with
+ * hs_ddp_schedule (per-step global batches would then vary with the
+ * remainders, which ema-batch promises not to do), and rounding each step on
+ * its own (the same ranks win the remainder at every step). */
 #include <assert.h>
 #include <math.h>
 #include <string.h>
