@@ -106,69 +106,64 @@ void pol_oort_update(hs_controller *c, const hs_telemetry *t) {
   o->round++;
   uint64_t r = o->round, w = c->cfg.oort_pacer_window;
   pol_observe(c, t, c->cfg.ema);
-  double exploit_util = 0;
+  /* pass 1: utilities from this round, and their mean over the explored */
+  double exploit_util = 0, usum = 0;
+  size_t nexp = 0;
   for (size_t i = 0; i < n; i++) {
-    if (t[i].samples <= 0) continue;
-    o->util[i] = (double)t[i].samples;
-    o->last[i] = r;
-    if (o->exploited[i]) exploit_util += o->util[i];
+    if (t[i].samples > 0) {
+      o->util[i] = (double)t[i].samples;
+      o->last[i] = r;
+      if (o->exploited[i]) exploit_util += o->util[i];
+    }
+    if (c->have[i]) {
+      nexp++;
+      usum += o->util[i];
+    }
   }
   o->hist[(r - 1) % (2 * w)] = exploit_util;
 
-  /* expected durations (in score[] for now) and T_pref */
+  /* T_pref from the first expected durations d_i = tau_i * budget/K */
   double share = (double)c->budget / (double)o->k;
-  size_t nexp = 0;
-  double usum = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (!c->have[i]) continue;
-    o->score[i] = c->tau[i] * share;
-    nexp++;
-    usum += o->util[i];
-  }
   if (o->t_pref <= 0 && nexp > 0) {
     size_t j = 0;
     for (size_t i = 0; i < n; i++)
-      if (c->have[i]) c->sd[j++] = o->score[i];
+      if (c->have[i]) c->sd[j++] = c->tau[i] * share;
     size_t kk = o->k <= nexp ? o->k - 1 : nexp - 1;
     o->t_pref = pol_select(c->sd, nexp, kk);
     o->pacer_step = c->cfg.oort_pacer_step > 0 ? c->cfg.oort_pacer_step : 0.1 * o->t_pref;
   }
   pacer(c, o);
 
-  /* scores of the explored */
-  double umean = nexp ? usum / (double)nexp : 1.0;
-  if (!(umean > 0)) umean = 1.0;
-  double lr = log((double)r + 1.0);
-  for (size_t i = 0; i < n; i++) {
-    if (!c->have[i]) continue;
-    double d = o->score[i];
-    double sc = o->util[i] / umean + sqrt(0.1 * lr / (double)(o->last[i] ? o->last[i] : 1));
-    if (o->t_pref > 0 && d > o->t_pref) sc *= pow(o->t_pref / d, c->cfg.oort_alpha);
-    o->score[i] = sc > 1e-300 ? sc : 1e-300;
-  }
-
   o->explore = fmax(o->explore * c->cfg.oort_explore_decay, c->cfg.oort_explore_min);
   size_t k = o->k;
   size_t nexploit = (size_t)floor((double)k * (1.0 - o->explore));
   if (nexploit > nexp) nexploit = nexp;
 
-  /* one stream per round; two uniforms per participant, in index order */
+  /* pass 2: scores of the explored, the round's uniforms (one stream per round,
+   * two per participant, in index order) and the exploitation candidates (in
+   * index order: pol_mark_top_k breaks ties by it) */
+  double umean = nexp ? usum / (double)nexp : 1.0;
+  if (!(umean > 0)) umean = 1.0;
+  double lr = log((double)r + 1.0);
   hs_rng rng;
   hs_rng_init(&rng, c->cfg.seed, r, HS_RNG_POLICY);
   double *u_exploit = c->w; /* scratch: n doubles */
+  size_t m = 0;
   for (size_t i = 0; i < n; i++) {
     u_exploit[i] = hs_rng_uniform_pos(&rng);
     c->sd[i] = hs_rng_uniform(&rng); /* exploration */
+    if (!c->have[i]) continue;
+    double d = c->tau[i] * share;
+    double sc = o->util[i] / umean + sqrt(0.1 * lr / (double)(o->last[i] ? o->last[i] : 1));
+    if (o->t_pref > 0 && d > o->t_pref) sc *= pow(o->t_pref / d, c->cfg.oort_alpha);
+    o->score[i] = sc > 1e-300 ? sc : 1e-300;
+    o->cand[m++] = (pol_rem){o->score[i], (uint32_t)i};
   }
   memset(o->picked, 0, n);
   memset(o->exploited, 0, n);
 
   double *tmp = c->scratch.q; /* scratch: n doubles */
   if (nexploit > 0) {
-    /* cand[] is built in index order: pol_mark_top_k breaks ties by it */
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++)
-      if (c->have[i]) o->cand[m++] = (pol_rem){o->score[i], (uint32_t)i};
     /* candidates: everyone scoring >= 95 % of the L-th best, and at least
      * 10L+1 (all of them when 10L+1 >= m: the cut-off then cannot matter) */
     size_t want = 10 * nexploit + 1, mm = m;
@@ -197,7 +192,7 @@ void pol_oort_update(hs_controller *c, const hs_telemetry *t) {
   }
   size_t slots = k - nexploit;
   if (slots > 0) {
-    size_t m = 0;
+    m = 0;
     for (size_t i = 0; i < n; i++)
       if (!o->picked[i]) o->cand[m++] = (pol_rem){(c->have[i] ? 0.0 : 1.0) + c->sd[i], (uint32_t)i};
     if (slots > m) slots = m;
