@@ -1,0 +1,325 @@
+/* cmd_sweep.c: `hetsim sweep` (and, built with HS_SWEEP_MPI, the same command
+ * in `hetsim-mpi`): parse the grid, validate every point, run what the results
+ * file lacks on -j threads (and, under MPI, on every rank), append each row as
+ * it finishes, then sort the file and write the per-point aggregates.
+ *
+ * The CLI owns the process-wide things the library must not: the wall clock
+ * (progress line, fsync pacing; neither touches the results), the terminal
+ * check, and the test hook HETSIM_SWEEP_KILL_AFTER=N (SIGKILL this process
+ * after N appended rows: a real kill at a known place, for the resume test).
+ * fsync: at most once a second plus at the end; a killed process loses no
+ * appended row anyway, fsync only bounds what a power cut can take. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli_opts.h"
+#include "commands.h"
+#include "hs_alloc.h"
+#include "hs_sweep.h"
+#ifdef HS_SWEEP_MPI
+#include "hs_sweep_mpi.h"
+#define CMD "hetsim-mpi sweep"
+int hs_cmd_sweep_mpi(int argc, char **argv); /* called by mpi_main.c */
+#else
+#define CMD "hetsim sweep"
+#endif
+
+static void sweep_usage(FILE *out) {
+  fprintf(out,
+          "usage: " CMD " SCENARIO --grid KEY=VALUES [--grid ...] [--policies a,b]\n"
+          "       [--seeds LIST] [--set key=value ...] [-j N] --out RESULTS.csv [--resume]\n"
+          "       [--quiet]\n"
+          "\n"
+          "Run SCENARIO at every point of the Cartesian product of the grids, once per\n"
+          "seed. Each point is the scenario with the grid values applied as --set\n"
+          "overrides (validated like --set, all points BEFORE anything runs).\n"
+          "\n"
+          "  --grid KEY=v1,v2,...       a list of values (JSON or bare strings)\n"
+          "  --grid KEY=start:stop:step a range; stop included; value i = start + i*step\n"
+          "  --policies a,b             a grid over policy.kind (each resets the policy to\n"
+          "                             its defaults). Sweeping policy.w_e needs the kind\n"
+          "                             adaptive: --policies adaptive, or a scenario whose\n"
+          "                             policy.kind is adaptive (presets fix w_e)\n"
+          "  --seeds LIST               1-10, 1,2,5 or 1-3,7 (default: the scenario's seed)\n"
+          "  --set key=value            override a key at every point\n"
+          "  -j N, --jobs N             run N points at a time on threads (default 1)\n"
+          "  --out RESULTS.csv          one row per (point, seed), appended as rows finish\n"
+          "  --resume                   continue RESULTS.csv: run only the missing rows\n"
+          "  --quiet                    print nothing on success\n"
+          "\n"
+          "Writes RESULTS.csv: a line '# hetsim sweep v1 | ...' recording the sweep, then\n"
+          "  point,<grid keys>,seed,makespan_s,energy_j,energy_compute_j,energy_comm_j,\n"
+          "  energy_idle_j,compute_cv,wait_fraction\n"
+          "and, when every row is there, sorts it by point and seed and writes\n"
+          "RESULTS.points.csv: per point, <metric>_{mean,median,min,max} over the seeds\n"
+          "and pareto_front (1: no point has both a lower mean makespan and mean energy).\n"
+          "The final files are the same bytes whatever -j, MPI ranks or interruptions.\n"
+          "Killed? Run the same command with --resume. A progress line goes to stderr\n"
+          "when it is a terminal.\n"
+          "\n"
+          "Across machines: hetsim-mpi sweep ... under mpirun or srun (see README).\n"
+          "\n"
+          "exit status: 0 done; 1 cannot write; 2 bad input (one line: the spec or file,\n"
+          "the field, the reason)\n"
+          "\n"
+          "example:\n"
+          "  hetsim sweep scenarios/testbed-mnist-pma.json --policies adaptive \\\n"
+          "      --grid policy.w_e=0:1:0.25 --grid policy.deadband=0,0.05 --seeds 1-3 \\\n"
+          "      -j 2 --out we.csv\n");
+}
+
+typedef struct sweep_args {
+  const char *scenario;
+  const char **grids;
+  size_t ngrids;
+  hs_override *set;
+  size_t nset;
+  const char *policies, *seeds, *out;
+  unsigned jobs;
+  bool resume, quiet, help;
+} sweep_args;
+
+static const char *opt_value(int argc, char **argv, int *i, const char *opt) {
+  size_t n = strlen(opt);
+  if (!strncmp(argv[*i], opt, n) && argv[*i][n] == '=') return argv[*i] + n + 1;
+  return *i + 1 < argc ? argv[++*i] : NULL;
+}
+
+static bool is_opt(const char *a, const char *opt) {
+  size_t n = strlen(opt);
+  return !strncmp(a, opt, n) && (a[n] == '\0' || a[n] == '=');
+}
+
+static int parse_args(sweep_args *o, int argc, char **argv, bool speak) {
+  char msg[HS_ERROR_MSG_MAX + 64];
+  o->grids = hs_calloc((size_t)argc + 1, sizeof *o->grids);
+  o->set = hs_calloc((size_t)argc + 1, sizeof *o->set);
+  o->jobs = 1;
+#define BAD(...)                                     \
+  do {                                               \
+    snprintf(msg, sizeof msg, __VA_ARGS__);          \
+    return speak ? cli_bad_input("sweep", msg) : 2;  \
+  } while (0)
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+      o->help = true;
+      return 0;
+    } else if (is_opt(a, "--grid")) {
+      const char *v = opt_value(argc, argv, &i, "--grid");
+      if (!v || !*v) BAD("--grid: expected KEY=v1,v2 or KEY=start:stop:step");
+      o->grids[o->ngrids++] = v;
+    } else if (is_opt(a, "--set")) {
+      char *v = (char *)(uintptr_t)opt_value(argc, argv, &i, "--set");
+      hs_error err = {0};
+      if (!v) BAD("--set: expected key=value (e.g. --set rounds=3)");
+      if (hs_override_parse(v, &o->set[o->nset], &err) != HS_OK) BAD("%s", err.msg);
+      o->nset++;
+    } else if (is_opt(a, "--policies") || is_opt(a, "--policy")) {
+      o->policies = opt_value(argc, argv, &i, is_opt(a, "--policy") ? "--policy" : "--policies");
+      if (!o->policies || !*o->policies) BAD("--policies: expected a,b,... (policy names)");
+    } else if (is_opt(a, "--seeds")) {
+      o->seeds = opt_value(argc, argv, &i, "--seeds");
+      if (!o->seeds || !*o->seeds) BAD("--seeds: expected a list like 1-10 or 1,2,5");
+    } else if (is_opt(a, "--out")) {
+      o->out = opt_value(argc, argv, &i, "--out");
+      if (!o->out || !*o->out) BAD("--out: expected a file name (e.g. --out results.csv)");
+    } else if (!strcmp(a, "-j") || is_opt(a, "--jobs") || (!strncmp(a, "-j", 2) && a[2])) {
+      const char *v = !strncmp(a, "-j", 2) && a[2] && a[1] == 'j' ? a + 2
+                                                                   : opt_value(argc, argv, &i, "--jobs");
+      char *end;
+      errno = 0;
+      long j = v ? strtol(v, &end, 10) : 0;
+      if (!v || !*v || errno || *end || j < 1 || j > 1024)
+        BAD("-j: expected a number of threads in [1, 1024] (got \"%.40s\")", v ? v : "");
+      o->jobs = (unsigned)j;
+    } else if (!strcmp(a, "--resume")) {
+      o->resume = true;
+    } else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
+      o->quiet = true;
+    } else if (a[0] == '-' && a[1]) {
+      BAD("unknown option \"%.100s\" (see " CMD " --help)", a);
+    } else if (o->scenario) {
+      BAD("one scenario at a time (got \"%.60s\" and \"%.60s\")", o->scenario, a);
+    } else {
+      o->scenario = a;
+    }
+  }
+  if (!o->scenario) BAD("expected a scenario file (see " CMD " --help)");
+  if (!o->out) BAD("--out: required: the results file (e.g. --out results.csv)");
+#undef BAD
+  return 0;
+}
+
+/* --- appending rows as they finish ----------------------------------------- */
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+typedef struct sink {
+  const hs_sweep *sw;
+  hs_sweep_file *file;
+  size_t done, total, run_now, nrun;
+  double t0, last_sync, last_progress;
+  long kill_after;
+  bool progress;
+  hs_status st;
+  hs_error err;
+  char *buf;
+  size_t cap;
+} sink;
+
+static void progress_line(sink *k, bool final) {
+  double t = now_s();
+  if (!final && t - k->last_progress < 0.2) return;
+  k->last_progress = t;
+  double el = t - k->t0, rate = el > 0 ? (double)k->nrun / el : 0;
+  double left = rate > 0 ? (double)(k->run_now - k->nrun) / rate : 0;
+  fprintf(stderr, "\rsweep: %zu/%zu rows  %.1f rows/s  %d:%02d left   ", k->done, k->total, rate,
+          (int)(left / 60), (int)left % 60);
+  if (final) fputc('\n', stderr);
+  fflush(stderr);
+}
+
+static void on_row(size_t i, const hs_sweep_result *r, void *ud) {
+  (void)i;
+  sink *k = ud;
+  if (k->st != HS_OK) return;
+  size_t n = hs_sweep_format_row(k->sw, r, k->buf, k->cap);
+  if (n >= k->cap) {
+    k->cap = 2 * n + 1;
+    k->buf = hs_realloc(k->buf, k->cap);
+    hs_sweep_format_row(k->sw, r, k->buf, k->cap);
+  }
+  k->st = hs_sweep_file_append(k->file, k->buf, n, &k->err);
+  k->done++;
+  k->nrun++;
+  if (k->kill_after > 0 && (long)k->nrun >= k->kill_after) raise(SIGKILL);
+  double t = now_s();
+  if (k->st == HS_OK && t - k->last_sync >= 1.0) {
+    k->st = hs_sweep_file_sync(k->file, &k->err);
+    k->last_sync = t;
+  }
+  if (k->progress) progress_line(k, false);
+}
+
+static void print_points(const hs_sweep *sw, const hs_sweep_point *pt) {
+  size_t np = hs_sweep_npoints(sw), na = hs_sweep_naxes(sw);
+  bool all = np <= 60;
+  if (!all) printf("(%zu points; the Pareto front only)\n", np);
+  printf("%6s", "point");
+  for (size_t a = 0; a < na; a++) printf("  %-*s", 16, hs_sweep_axis_at(sw, a)->key);
+  printf("  %15s  %13s  %13s  %s\n", "makespan_s_mean", "energy_j_mean", "energy_j_max",
+         "pareto_front");
+  for (size_t p = 0; p < np; p++) {
+    if (!all && !pt[p].pareto) continue;
+    printf("%6zu", p);
+    for (size_t a = 0; a < na; a++) printf("  %-16s", hs_sweep_value(sw, p, a));
+    printf("  %15.3f  %13.1f  %13.1f  %s\n", pt[p].m[0].mean, pt[p].m[1].mean, pt[p].m[1].max,
+           pt[p].pareto ? "*" : "");
+  }
+}
+
+static int sweep_main(int argc, char **argv) {
+#ifdef HS_SWEEP_MPI
+  bool root = hs_sweep_mpi_rank() == 0;
+#else
+  bool root = true;
+#endif
+  sweep_args o = {0};
+  int rc = parse_args(&o, argc, argv, root);
+  hs_sweep *sw = NULL;
+  hs_sweep_file *f = NULL;
+  bool *done = NULL;
+  size_t *todo = NULL;
+  sink k = {0};
+  if (rc || o.help) {
+    if (o.help && root) sweep_usage(stdout);
+    goto out;
+  }
+  hs_error err = {0};
+  hs_sweep_spec spec = {o.scenario, o.set, o.nset, o.policies, o.grids, o.ngrids, o.seeds};
+  sw = hs_sweep_create(&spec, &err);
+  if (!sw) {
+    rc = root ? cli_bad_input("sweep", err.msg) : HS_EXIT_BADINPUT;
+    goto out;
+  }
+  size_t nrows = hs_sweep_nrows(sw), ntodo = 0;
+  done = hs_calloc(nrows ? nrows : 1, sizeof *done);
+  todo = hs_calloc(nrows ? nrows : 1, sizeof *todo);
+  if (root) {
+    f = hs_sweep_file_open(sw, o.out, o.resume, done, &err);
+    if (!f) rc = cli_bad_input("sweep", err.msg);
+    for (size_t r = 0; r < nrows; r++)
+      if (!done[r]) todo[ntodo++] = r;
+  }
+#ifdef HS_SWEEP_MPI
+  rc = hs_sweep_mpi_bcast_int(rc);
+#endif
+  if (rc) goto out;
+  const char *kill = getenv("HETSIM_SWEEP_KILL_AFTER");
+  k = (sink){.sw = sw, .file = f, .done = nrows - ntodo, .total = nrows, .run_now = ntodo,
+             .t0 = now_s(), .kill_after = kill ? atol(kill) : 0,
+             .progress = root && !o.quiet && isatty(STDERR_FILENO), .st = HS_OK};
+  k.last_sync = k.t0;
+  hs_status st;
+#ifdef HS_SWEEP_MPI
+  st = hs_sweep_mpi_run(sw, todo, ntodo, o.jobs, on_row, &k, &err);
+#else
+  st = hs_sweep_run_rows(sw, todo, ntodo, o.jobs, on_row, &k, &err);
+#endif
+  if (k.progress && ntodo) progress_line(&k, true);
+  hs_error cerr = {0};
+  hs_status cst = hs_sweep_file_close(f, &cerr);
+  f = NULL;
+  if (st != HS_OK) {
+    /* Under MPI every rank returns the status; the rank whose row failed says why. */
+    if (err.msg[0]) fprintf(stderr, "hetsim sweep: %s\n", err.msg);
+    rc = HS_EXIT_BADINPUT;
+    goto out;
+  }
+  if (!root) goto out;
+  if (k.st != HS_OK || cst != HS_OK) {
+    fprintf(stderr, "hetsim sweep: %s\n", k.st != HS_OK ? k.err.msg : cerr.msg);
+    rc = 1;
+    goto out;
+  }
+  hs_sweep_point *pt = NULL;
+  if (hs_sweep_finalize(sw, o.out, &pt, &err) != HS_OK) {
+    fprintf(stderr, "hetsim sweep: %s\n", err.msg);
+    rc = 1;
+    goto out;
+  }
+  if (!o.quiet) {
+    char *pp = hs_sweep_points_path(o.out);
+    printf("sweep %s: %zu points x %zu seeds = %zu rows (%zu run now, %zu already there)\n",
+           o.scenario, hs_sweep_npoints(sw), hs_sweep_nseeds(sw), nrows, ntodo, nrows - ntodo);
+    printf("rows    %s\npoints  %s\n", o.out, pp);
+    print_points(sw, pt);
+    hs_free(pp);
+  }
+  hs_free(pt);
+out:
+  if (f) hs_sweep_file_close(f, NULL);
+  hs_free(k.buf);
+  hs_free(done);
+  hs_free(todo);
+  hs_sweep_destroy(sw);
+  hs_free(o.grids);
+  hs_free(o.set);
+  return rc;
+}
+
+#ifdef HS_SWEEP_MPI
+int hs_cmd_sweep_mpi(int argc, char **argv) { return sweep_main(argc, argv); }
+#else
+int hs_cmd_sweep(int argc, char **argv) { return sweep_main(argc, argv); }
+#endif

@@ -1,0 +1,454 @@
+/* sweep.c: a sweep as flat arrays, its validation, and the thread pool.
+ *
+ * Data: the scenario text (read once, so a file edited mid-sweep cannot mix
+ * two scenarios into one results file), the axes with their expanded values,
+ * a stride per axis (point -> value index in O(axes) by mixed-radix digits,
+ * last axis fastest), and the seeds. Nothing per point is stored: a row's
+ * overrides are built when it runs, so a 10^6-point grid costs its axes only.
+ *
+ * Validation loads every point once (with the first seed; seeds are checked
+ * as numbers when parsed) before any run, so a bad value deep in a grid exits
+ * at once rather than after hours. Rejected: checking each axis value alone,
+ * which misses combinations (w_e is valid for adaptive, not for balanced).
+ *
+ * The pool: `jobs` threads take the next position in rows[] under one mutex
+ * and report under the same mutex, so the callback never runs concurrently
+ * and needs no locking of its own. hs_run is re-entrant (no globals), so the
+ * rows themselves run without any lock. Dynamic hand-out rather than static
+ * blocks, because rows differ in cost (a w_e = 1 point can run much longer). */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hs_alloc.h"
+#include "hs_assert.h"
+#include "hs_outfile.h"
+#include "hs_run.h"
+#include "hs_sweep.h"
+
+const char *const hs_sweep_metric_names[HS_SWEEP_NMETRICS] = {
+    "makespan_s",    "energy_j",   "energy_compute_j", "energy_comm_j",
+    "energy_idle_j", "compute_cv", "wait_fraction"};
+
+struct hs_sweep {
+  char *text;     /* the scenario JSON */
+  char *origin;   /* its path, as given */
+  char *dir;      /* its folder, for relative profile paths */
+  hs_override *set;
+  size_t nset;
+  hs_sweep_axis *axes;
+  size_t naxes;
+  size_t *stride;
+  size_t npoints;
+  uint64_t *seeds;
+  char **seed_text; /* NULL entries when the scenario's own seed is used */
+  size_t nseeds;
+  bool seeds_given;
+  char *header, *columns, *pcolumns;
+};
+
+/* --- small string builder ------------------------------------------------- */
+
+typedef struct sbuf {
+  char *s;
+  size_t len, cap;
+} sbuf;
+
+static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_printf(sbuf *b, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? b->cap - b->len : 0, fmt, ap);
+  va_end(ap);
+  HS_ASSERT(n >= 0, "vsnprintf with a valid format");
+  if (b->len + (size_t)n + 1 > b->cap) {
+    b->cap = 2 * (b->len + (size_t)n + 1);
+    b->s = hs_realloc(b->s, b->cap);
+    va_start(ap, fmt);
+    vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
+    va_end(ap);
+  }
+  b->len += (size_t)n;
+}
+
+/* Header text: control characters would split the line. */
+static void sb_clean(sbuf *b, const char *s) {
+  for (; *s; s++) sb_printf(b, "%c", (unsigned char)*s < 0x20 ? '?' : *s);
+}
+
+static char *dir_of(const char *path) {
+  const char *slash = strrchr(path, '/');
+  if (!slash) return hs_strdup(".");
+  if (slash == path) return hs_strdup("/");
+  char *d = hs_malloc((size_t)(slash - path) + 1);
+  memcpy(d, path, (size_t)(slash - path));
+  d[slash - path] = '\0';
+  return d;
+}
+
+static uint64_t fnv1a64(const char *s) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+  return h;
+}
+
+/* --- accessors ------------------------------------------------------------ */
+
+size_t hs_sweep_naxes(const hs_sweep *sw) { return sw->naxes; }
+const hs_sweep_axis *hs_sweep_axis_at(const hs_sweep *sw, size_t a) {
+  HS_ASSERT(a < sw->naxes, "axis index in range");
+  return &sw->axes[a];
+}
+size_t hs_sweep_npoints(const hs_sweep *sw) { return sw->npoints; }
+size_t hs_sweep_nseeds(const hs_sweep *sw) { return sw->nseeds; }
+size_t hs_sweep_nrows(const hs_sweep *sw) { return sw->npoints * sw->nseeds; }
+uint64_t hs_sweep_seed_at(const hs_sweep *sw, size_t s) {
+  HS_ASSERT(s < sw->nseeds, "seed index in range");
+  return sw->seeds[s];
+}
+const char *hs_sweep_value(const hs_sweep *sw, size_t point, size_t a) {
+  HS_ASSERT(point < sw->npoints && a < sw->naxes, "point and axis in range");
+  return sw->axes[a].values[(point / sw->stride[a]) % sw->axes[a].nvalues];
+}
+const char *hs_sweep_header(const hs_sweep *sw) { return sw->header; }
+const char *hs_sweep_columns(const hs_sweep *sw) { return sw->columns; }
+const char *hs_sweep_point_columns(const hs_sweep *sw) { return sw->pcolumns; }
+
+void hs_sweep_destroy(hs_sweep *sw) {
+  if (!sw) return;
+  hs_free(sw->text);
+  hs_free(sw->origin);
+  hs_free(sw->dir);
+  for (size_t i = 0; i < sw->nset; i++) {
+    hs_free((char *)(uintptr_t)sw->set[i].key);
+    hs_free((char *)(uintptr_t)sw->set[i].value);
+  }
+  hs_free(sw->set);
+  for (size_t a = 0; a < sw->naxes; a++) hs_sweep_axis_fini(&sw->axes[a]);
+  hs_free(sw->axes);
+  hs_free(sw->stride);
+  for (size_t s = 0; s < sw->nseeds; s++) hs_free(sw->seed_text[s]);
+  hs_free(sw->seed_text);
+  hs_free(sw->seeds);
+  hs_free(sw->header);
+  hs_free(sw->columns);
+  hs_free(sw->pcolumns);
+  hs_free(sw);
+}
+
+/* --- loading one row ------------------------------------------------------- */
+
+/* The overrides of (point, seed index): base --set, axis values, seed. */
+static size_t row_overrides(const hs_sweep *sw, size_t point, size_t s, hs_override *ovr) {
+  size_t n = 0;
+  for (size_t i = 0; i < sw->nset; i++) ovr[n++] = sw->set[i];
+  for (size_t a = 0; a < sw->naxes; a++)
+    ovr[n++] = (hs_override){sw->axes[a].key, hs_sweep_value(sw, point, a)};
+  if (sw->seed_text[s]) ovr[n++] = (hs_override){"seed", sw->seed_text[s]};
+  return n;
+}
+
+static hs_scenario *load_row(const hs_sweep *sw, size_t point, size_t s, hs_error *err) {
+  hs_override *ovr = hs_calloc(sw->nset + sw->naxes + 1, sizeof *ovr);
+  size_t n = row_overrides(sw, point, s, ovr);
+  hs_scenario *sc = hs_scenario_parse(sw->text, sw->origin, sw->dir, ovr, n, err);
+  hs_free(ovr);
+  return sc;
+}
+
+/* Name the grid spec a point's load error came from: the loader ends a
+ * message about an override with "(from --set KEY)". */
+static void explain_point_error(const hs_sweep *sw, const char *policies, size_t point,
+                                hs_error *err) {
+  const char *from = strstr(err->msg, "(from --set ");
+  const hs_sweep_axis *ax = NULL;
+  if (from) {
+    const char *k = from + strlen("(from --set ");
+    const char *end = strchr(k, ')');
+    for (size_t a = 0; end && a < sw->naxes; a++)
+      if (strlen(sw->axes[a].key) == (size_t)(end - k) &&
+          !strncmp(sw->axes[a].key, k, (size_t)(end - k)))
+        ax = &sw->axes[a];
+  }
+  char msg[HS_ERROR_MSG_MAX];
+  snprintf(msg, sizeof msg, "%s", err->msg);
+  const char *hint = "";
+  if (ax && !strcmp(ax->key, "policy.w_e") &&
+      (strstr(msg, "fixes w_e") || strstr(msg, "does not apply")))
+    hint = "; a w_e sweep needs --policies adaptive (or a scenario whose policy.kind is "
+           "adaptive)";
+  if (ax && !strcmp(ax->key, "policy.kind") && policies && sw->naxes &&
+      ax == &sw->axes[0] && !strcmp(ax->spec, "policy.kind"))
+    hs_error_set(err, err->status, "--policies %s: %s%s", policies, msg, hint);
+  else if (ax)
+    hs_error_set(err, err->status, "--grid %s: %s%s", ax->spec, msg, hint);
+  else {
+    sbuf b = {0};
+    for (size_t a = 0; a < sw->naxes; a++)
+      sb_printf(&b, "%s%s=%s", a ? "," : "", sw->axes[a].key, hs_sweep_value(sw, point, a));
+    hs_error_set(err, err->status, "at grid point %s: %s", b.s ? b.s : "(none)", msg);
+    hs_free(b.s);
+  }
+}
+
+/* --- create ---------------------------------------------------------------- */
+
+static hs_status add_axis(hs_sweep *sw, hs_sweep_axis *ax, hs_error *err) {
+  for (size_t a = 0; a < sw->naxes; a++)
+    if (!strcmp(sw->axes[a].key, ax->key)) {
+      hs_status st = hs_error_set(err, HS_EINVAL, "--grid %s: key %s is already swept%s",
+                                  ax->spec, ax->key,
+                                  !strcmp(ax->key, "policy.kind") ? " (by --policies?)" : "");
+      hs_sweep_axis_fini(ax);
+      return st;
+    }
+  if (!strcmp(ax->key, "seed")) {
+    hs_status st = hs_error_set(err, HS_EINVAL,
+                                "--grid %s: sweep seeds with --seeds (e.g. --seeds 1-10), so "
+                                "the results keep one seed column", ax->spec);
+    hs_sweep_axis_fini(ax);
+    return st;
+  }
+  sw->axes = hs_reallocarray(sw->axes, sw->naxes + 1, sizeof *sw->axes);
+  sw->axes[sw->naxes++] = *ax;
+  return HS_OK;
+}
+
+static void build_headers(hs_sweep *sw) {
+  const char *slash = strrchr(sw->origin, '/');
+  sbuf h = {0};
+  sb_printf(&h, "# hetsim sweep v1 | scenario ");
+  sb_clean(&h, slash ? slash + 1 : sw->origin);
+  sb_printf(&h, " fnv1a64=%016llx", (unsigned long long)fnv1a64(sw->text));
+  for (size_t i = 0; i < sw->nset; i++) {
+    sb_printf(&h, " | set ");
+    sb_clean(&h, sw->set[i].key);
+    sb_printf(&h, "=");
+    sb_clean(&h, sw->set[i].value);
+  }
+  for (size_t a = 0; a < sw->naxes; a++) {
+    sb_printf(&h, " | grid %s=", sw->axes[a].key);
+    for (size_t v = 0; v < sw->axes[a].nvalues; v++)
+      sb_printf(&h, "%s%s", v ? "," : "", sw->axes[a].values[v]);
+  }
+  sb_printf(&h, " | seeds ");
+  for (size_t s = 0; s < sw->nseeds; s++)
+    sb_printf(&h, "%s%llu", s ? "," : "", (unsigned long long)sw->seeds[s]);
+  sb_printf(&h, "\n");
+  sw->header = h.s;
+
+  sbuf c = {0}, p = {0};
+  sb_printf(&c, "point");
+  sb_printf(&p, "point");
+  for (size_t a = 0; a < sw->naxes; a++) {
+    sb_printf(&c, ",%s", sw->axes[a].key);
+    sb_printf(&p, ",%s", sw->axes[a].key);
+  }
+  sb_printf(&c, ",seed");
+  sb_printf(&p, ",seeds");
+  static const char *const stat[4] = {"mean", "median", "min", "max"};
+  for (size_t m = 0; m < HS_SWEEP_NMETRICS; m++) {
+    sb_printf(&c, ",%s", hs_sweep_metric_names[m]);
+    for (size_t k = 0; k < 4; k++) sb_printf(&p, ",%s_%s", hs_sweep_metric_names[m], stat[k]);
+  }
+  sb_printf(&c, "\n");
+  sb_printf(&p, ",pareto_front\n");
+  sw->columns = c.s;
+  sw->pcolumns = p.s;
+}
+
+hs_sweep *hs_sweep_create(const hs_sweep_spec *spec, hs_error *err) {
+  hs_sweep *sw = hs_calloc(1, sizeof *sw);
+  hs_error e = {0};
+  sw->text = hs_read_file(spec->scenario, NULL, &e);
+  if (!sw->text) {
+    hs_error_set(err, e.status, "%s (scenario file)", e.msg);
+    goto fail;
+  }
+  sw->origin = hs_strdup(spec->scenario);
+  sw->dir = dir_of(spec->scenario);
+  sw->set = hs_calloc(spec->nset + 1, sizeof *sw->set);
+  for (size_t i = 0; i < spec->nset; i++) {
+    sw->set[i].key = hs_strdup(spec->set[i].key);
+    sw->set[i].value = hs_strdup(spec->set[i].value);
+    sw->nset++;
+  }
+  if (spec->policies) {
+    /* "policy.kind=<list>" parsed as a grid; spec "policy.kind" marks it. */
+    size_t n = strlen(spec->policies);
+    char *g = hs_malloc(n + 13);
+    memcpy(g, "policy.kind=", 12);
+    memcpy(g + 12, spec->policies, n + 1);
+    hs_sweep_axis ax;
+    hs_status st = hs_sweep_axis_parse(g, &ax, &e);
+    hs_free(g);
+    if (st != HS_OK) {
+      const char *why = strstr(e.msg, ": ");
+      hs_error_set(err, st, "--policies %s%s", spec->policies, why ? why : "");
+      goto fail;
+    }
+    hs_free(ax.spec);
+    ax.spec = hs_strdup("policy.kind");
+    if (add_axis(sw, &ax, err) != HS_OK) goto fail;
+  }
+  for (size_t g = 0; g < spec->ngrids; g++) {
+    hs_sweep_axis ax;
+    if (hs_sweep_axis_parse(spec->grids[g], &ax, err) != HS_OK) goto fail;
+    if (add_axis(sw, &ax, err) != HS_OK) goto fail;
+  }
+  sw->stride = hs_calloc(sw->naxes + 1, sizeof *sw->stride);
+  sw->npoints = 1;
+  for (size_t a = sw->naxes; a-- > 0;) {
+    sw->stride[a] = sw->npoints;
+    if (sw->axes[a].nvalues > SIZE_MAX / 64 / sw->npoints || sw->npoints * sw->axes[a].nvalues > 100000000) {
+      hs_error_set(err, HS_EINVAL, "--grid %s: the grid has more than 10^8 points",
+                   sw->axes[a].spec);
+      goto fail;
+    }
+    sw->npoints *= sw->axes[a].nvalues;
+  }
+  if (spec->seeds) {
+    if (hs_sweep_seeds_parse(spec->seeds, &sw->seeds, &sw->nseeds, err) != HS_OK) goto fail;
+    sw->seeds_given = true;
+    sw->seed_text = hs_calloc(sw->nseeds, sizeof *sw->seed_text);
+    for (size_t s = 0; s < sw->nseeds; s++) {
+      char buf[32];
+      snprintf(buf, sizeof buf, "%llu", (unsigned long long)sw->seeds[s]);
+      sw->seed_text[s] = hs_strdup(buf);
+    }
+    if ((double)sw->npoints * (double)sw->nseeds > 1e9) {
+      hs_error_set(err, HS_EINVAL, "--seeds %s: more than 10^9 runs in all", spec->seeds);
+      goto fail;
+    }
+  } else {
+    sw->nseeds = 1;
+    sw->seeds = hs_calloc(1, sizeof *sw->seeds);
+    sw->seed_text = hs_calloc(1, sizeof *sw->seed_text);
+  }
+  for (size_t p = 0; p < sw->npoints; p++) {
+    hs_scenario *sc = load_row(sw, p, 0, err);
+    if (!sc) {
+      explain_point_error(sw, spec->policies, p, err);
+      goto fail;
+    }
+    /* No axis is "seed", so every point has the scenario's seed. */
+    if (!sw->seeds_given) sw->seeds[0] = sc->seed;
+    hs_scenario_destroy(sc);
+  }
+  build_headers(sw);
+  return sw;
+fail:
+  hs_sweep_destroy(sw);
+  return NULL;
+}
+
+/* --- running --------------------------------------------------------------- */
+
+hs_status hs_sweep_run_row(const hs_sweep *sw, size_t row, hs_sweep_result *out, hs_error *err) {
+  HS_ASSERT(row < hs_sweep_nrows(sw), "row in range");
+  size_t point = row / sw->nseeds, s = row % sw->nseeds;
+  hs_error e = {0};
+  hs_scenario *sc = load_row(sw, point, s, &e);
+  hs_summary sum;
+  hs_status st = sc ? hs_run(sc, NULL, &sum, &e) : e.status;
+  hs_scenario_destroy(sc);
+  if (st != HS_OK) {
+    if (err) {
+      *err = e;
+      hs_error_prefix(err, "point %zu seed %llu", point, (unsigned long long)sw->seeds[s]);
+    }
+    return st;
+  }
+  out->row = row;
+  out->m[0] = sum.makespan_s;
+  out->m[1] = sum.energy_j;
+  out->m[2] = sum.compute_j;
+  out->m[3] = sum.comm_j;
+  out->m[4] = sum.idle_j;
+  out->m[5] = sum.compute_cv;
+  out->m[6] = sum.wait_fraction;
+  return HS_OK;
+}
+
+typedef struct pool {
+  const hs_sweep *sw;
+  const size_t *rows;
+  size_t n, next;
+  bool stop;
+  hs_status st;
+  size_t fail_pos;
+  hs_error fail_err;
+  hs_sweep_done_fn fn;
+  void *ud;
+  pthread_mutex_t mu;
+} pool;
+
+static void *pool_worker(void *arg) {
+  pool *p = arg;
+  for (;;) {
+    pthread_mutex_lock(&p->mu);
+    if (p->stop || p->next == p->n) {
+      pthread_mutex_unlock(&p->mu);
+      return NULL;
+    }
+    size_t i = p->next++;
+    pthread_mutex_unlock(&p->mu);
+    hs_sweep_result r;
+    hs_error e = {0};
+    hs_status st = hs_sweep_run_row(p->sw, p->rows[i], &r, &e);
+    pthread_mutex_lock(&p->mu);
+    if (st != HS_OK) {
+      if (p->st == HS_OK || i < p->fail_pos) {
+        p->st = st;
+        p->fail_pos = i;
+        p->fail_err = e;
+      }
+      p->stop = true;
+    } else {
+      p->fn(i, &r, p->ud);
+    }
+    pthread_mutex_unlock(&p->mu);
+  }
+}
+
+hs_status hs_sweep_run_rows(const hs_sweep *sw, const size_t *rows, size_t n, unsigned jobs,
+                            hs_sweep_done_fn fn, void *userdata, hs_error *err) {
+  HS_ASSERT(jobs >= 1, "at least one job");
+  pool p = {.sw = sw, .rows = rows, .n = n, .fn = fn, .ud = userdata, .st = HS_OK};
+  pthread_mutex_init(&p.mu, NULL);
+  size_t nt = jobs < n ? jobs : n;
+  if (nt <= 1) {
+    pool_worker(&p);
+  } else {
+    pthread_t *t = hs_calloc(nt, sizeof *t);
+    size_t started = 0;
+    for (; started < nt; started++)
+      if (pthread_create(&t[started], NULL, pool_worker, &p) != 0) break;
+    if (started == 0) pool_worker(&p); /* no thread at all: still finish the work */
+    for (size_t k = 0; k < started; k++) pthread_join(t[k], NULL);
+    hs_free(t);
+  }
+  pthread_mutex_destroy(&p.mu);
+  if (p.st != HS_OK && err) *err = p.fail_err;
+  return p.st;
+}
+
+size_t hs_sweep_format_row(const hs_sweep *sw, const hs_sweep_result *r, char *buf, size_t cap) {
+  size_t point = r->row / sw->nseeds, s = r->row % sw->nseeds;
+  size_t pos = 0;
+#define PUT(...)                                                                        \
+  do {                                                                                  \
+    int k_ = snprintf(pos < cap ? buf + pos : NULL, pos < cap ? cap - pos : 0, __VA_ARGS__); \
+    HS_ASSERT(k_ >= 0, "snprintf with a valid format");                                 \
+    pos += (size_t)k_;                                                                  \
+  } while (0)
+  PUT("%zu", point);
+  for (size_t a = 0; a < sw->naxes; a++) PUT(",%s", hs_sweep_value(sw, point, a));
+  PUT(",%llu", (unsigned long long)sw->seeds[s]);
+  for (size_t m = 0; m < HS_SWEEP_NMETRICS; m++) PUT(",%.10g", r->m[m]);
+  PUT("\n");
+#undef PUT
+  return pos;
+}

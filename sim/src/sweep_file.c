@@ -1,0 +1,404 @@
+/* sweep_file.c: the results file of a sweep: append while running, check and
+ * resume after a crash, sort and aggregate at the end; the Pareto front.
+ *
+ * Crash safety without a journal: each row is one line, written by ONE
+ * write(2) on an O_APPEND descriptor. A killed process leaves every line it
+ * wrote whole (the kernel has the bytes); only a failing machine can leave a
+ * torn last line, which has no '\n' and is cut off by --resume. Rows land in
+ * completion order, so the file is appendable from any number of threads;
+ * order is restored once, at the end, by a rewrite through a temporary file
+ * and a rename, which makes the final bytes a function of the sweep alone.
+ * Rejected: a rewrite after every row (O(rows^2) bytes) and an index side
+ * file (two files that can disagree after a crash).
+ *
+ * Reading: one pass over the file text, O(bytes); each row is checked against
+ * the grid (the point's values and the seed must be what this sweep would
+ * write), so rows from another sweep can never be mixed in. Seeds are found
+ * by binary search over a sorted copy. Aggregates are computed from the
+ * numbers as printed (%.10g) in the file, not from the in-memory doubles, so
+ * an interrupted and resumed sweep aggregates exactly the same numbers. */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "hs_alloc.h"
+#include "hs_assert.h"
+#include "hs_outfile.h"
+#include "hs_sweep.h"
+
+struct hs_sweep_file {
+  int fd;
+  char *path;
+};
+
+typedef struct seed_ix {
+  uint64_t seed;
+  size_t ix;
+} seed_ix;
+
+static int cmp_seed_ix(const void *a, const void *b) {
+  uint64_t x = ((const seed_ix *)a)->seed, y = ((const seed_ix *)b)->seed;
+  return (x > y) - (x < y);
+}
+
+/* Parsed view of a results file. line[row] points at the row's text (NULL:
+ * absent); val[row * NMETRICS + m] its numbers. */
+typedef struct scan_out {
+  const char **line;
+  size_t *linelen;
+  double *val;
+  size_t valid_len; /* bytes up to the end of the last complete line */
+  bool fresh;       /* empty, or a torn header: start over */
+} scan_out;
+
+static hs_status parse_u64(const char **p, uint64_t *out) {
+  const char *s = *p;
+  uint64_t v = 0;
+  if (*s < '0' || *s > '9') return HS_EPARSE;
+  for (; *s >= '0' && *s <= '9'; s++) {
+    if (v > (UINT64_MAX - 9) / 10) return HS_EPARSE;
+    v = v * 10 + (uint64_t)(*s - '0');
+  }
+  *p = s;
+  *out = v;
+  return HS_OK;
+}
+
+static hs_status scan(const hs_sweep *sw, const char *path, const char *buf, size_t len,
+                      scan_out *o, hs_error *err) {
+  const char *h1 = hs_sweep_header(sw), *h2 = hs_sweep_columns(sw);
+  size_t n1 = strlen(h1), n2 = strlen(h2);
+  o->fresh = false;
+  o->valid_len = 0;
+  /* A header cut short by a crash (one write, but a machine may still fail). */
+  if (len < n1 + n2 && !strncmp(buf, h1, len < n1 ? len : n1) &&
+      (len <= n1 || !strncmp(buf + n1, h2, len - n1))) {
+    o->fresh = true;
+    return HS_OK;
+  }
+  const char *nl = memchr(buf, '\n', len);
+  if (len < n1 || strncmp(buf, h1, n1)) {
+    int l = nl ? (int)(nl - buf) : (int)len;
+    if (l > 160) l = 160;
+    return hs_error_set(err, HS_EINVAL,
+                        "%s: line 1: written by a different sweep (\"%.*s\"); use the same "
+                        "scenario, --set, --grid, --policies and --seeds, or another --out",
+                        path, l, buf);
+  }
+  if (len < n1 + n2 || strncmp(buf + n1, h2, n2))
+    return hs_error_set(err, HS_EINVAL, "%s: line 2: not the column header of this sweep", path);
+
+  size_t nrows = hs_sweep_nrows(sw), nseeds = hs_sweep_nseeds(sw), naxes = hs_sweep_naxes(sw);
+  seed_ix *six = hs_malloc(nseeds * sizeof *six);
+  for (size_t s = 0; s < nseeds; s++) six[s] = (seed_ix){hs_sweep_seed_at(sw, s), s};
+  qsort(six, nseeds, sizeof *six, cmp_seed_ix);
+
+  hs_status st = HS_OK;
+  size_t pos = n1 + n2, lineno = 2;
+  const char *why = NULL;
+  while (pos < len) {
+    const char *line = buf + pos;
+    const char *end = memchr(line, '\n', len - pos);
+    lineno++;
+    if (!end) break; /* torn last line: ignored, cut off on resume */
+    uint64_t point, seed;
+    const char *p = line;
+    why = "expected point,<grid values>,seed,<7 numbers>";
+    if (parse_u64(&p, &point) != HS_OK || *p != ',') goto bad;
+    if (point >= hs_sweep_npoints(sw)) {
+      why = "point index beyond this grid";
+      goto bad;
+    }
+    p++;
+    for (size_t a = 0; a < naxes; a++) {
+      const char *v = hs_sweep_value(sw, (size_t)point, a);
+      size_t vn = strlen(v);
+      if ((size_t)(end - p) <= vn || strncmp(p, v, vn) || p[vn] != ',') {
+        why = "grid values differ from this sweep's point";
+        goto bad;
+      }
+      p += vn + 1;
+    }
+    if (parse_u64(&p, &seed) != HS_OK || *p != ',') goto bad;
+    p++;
+    seed_ix key = {seed, 0};
+    const seed_ix *hit = bsearch(&key, six, nseeds, sizeof *six, cmp_seed_ix);
+    if (!hit) {
+      why = "seed not in this sweep";
+      goto bad;
+    }
+    size_t row = (size_t)point * nseeds + hit->ix;
+    double v[HS_SWEEP_NMETRICS];
+    for (size_t m = 0; m < HS_SWEEP_NMETRICS; m++) {
+      char *e;
+      if (*p == ' ' || *p == '\t' || *p == '\n') goto bad;
+      v[m] = strtod(p, &e);
+      if (e == p || *e != (m + 1 < HS_SWEEP_NMETRICS ? ',' : '\n')) goto bad;
+      p = e + 1;
+    }
+    if (o->line && !o->line[row]) { /* a repeated row keeps its first copy */
+      o->line[row] = line;
+      o->linelen[row] = (size_t)(end - line) + 1;
+      memcpy(&o->val[row * HS_SWEEP_NMETRICS], v, sizeof v);
+    }
+    (void)nrows;
+    pos = (size_t)(end - buf) + 1;
+    o->valid_len = pos;
+  }
+  if (o->valid_len == 0) o->valid_len = n1 + n2;
+  hs_free(six);
+  return st;
+bad:
+  hs_free(six);
+  return hs_error_set(err, HS_EPARSE, "%s: line %zu: %s", path, lineno, why);
+}
+
+static hs_status write_all(int fd, const char *s, size_t n, const char *path, hs_error *err) {
+  while (n > 0) {
+    ssize_t k = write(fd, s, n);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0)
+      return hs_error_set(err, HS_EIO, "%s: cannot write: %s", path,
+                          k < 0 ? strerror(errno) : "no space written");
+    s += k;
+    n -= (size_t)k;
+  }
+  return HS_OK;
+}
+
+hs_sweep_file *hs_sweep_file_open(const hs_sweep *sw, const char *path, bool resume, bool *done,
+                                  hs_error *err) {
+  size_t nrows = hs_sweep_nrows(sw);
+  memset(done, 0, nrows * sizeof *done);
+  struct stat stt;
+  bool exists = stat(path, &stt) == 0;
+  if (exists && !resume) {
+    hs_error_set(err, HS_EINVAL, "%s: exists: add --resume to continue it, or remove it", path);
+    return NULL;
+  }
+  bool fresh = !exists;
+  size_t keep = 0;
+  if (exists) {
+    if (!S_ISREG(stt.st_mode)) {
+      hs_error_set(err, HS_EINVAL, "%s: not a regular file", path);
+      return NULL;
+    }
+    size_t len;
+    char *buf = hs_read_file(path, &len, err);
+    if (!buf) return NULL;
+    scan_out o = {0};
+    o.line = hs_calloc(nrows, sizeof *o.line);
+    o.linelen = hs_calloc(nrows, sizeof *o.linelen);
+    o.val = hs_calloc(nrows, HS_SWEEP_NMETRICS * sizeof *o.val);
+    hs_status st = scan(sw, path, buf, len, &o, err);
+    for (size_t r = 0; r < nrows; r++) done[r] = o.line[r] != NULL;
+    hs_free(o.line);
+    hs_free(o.linelen);
+    hs_free(o.val);
+    hs_free(buf);
+    if (st != HS_OK) return NULL;
+    fresh = o.fresh;
+    keep = o.valid_len;
+    if (!fresh && keep < len && truncate(path, (off_t)keep) != 0) {
+      hs_error_set(err, HS_EIO, "%s: cannot cut off the torn last line: %s", path,
+                   strerror(errno));
+      return NULL;
+    }
+  }
+  int flags = O_WRONLY | O_APPEND | O_CLOEXEC | O_CREAT;
+  if (!exists) flags |= O_EXCL; /* two sweeps racing for one --out: one loses */
+  else if (fresh) flags |= O_TRUNC;
+  int fd = open(path, flags, 0644);
+  if (fd < 0) {
+    hs_error_set(err, errno == EACCES ? HS_EPERM : HS_EIO, "%s: cannot open: %s", path,
+                 strerror(errno));
+    return NULL;
+  }
+  hs_sweep_file *f = hs_malloc(sizeof *f);
+  f->fd = fd;
+  f->path = hs_strdup(path);
+  if (fresh) {
+    const char *h1 = hs_sweep_header(sw), *h2 = hs_sweep_columns(sw);
+    size_t n1 = strlen(h1), n2 = strlen(h2);
+    char *h = hs_malloc(n1 + n2);
+    memcpy(h, h1, n1);
+    memcpy(h + n1, h2, n2);
+    hs_status st = write_all(fd, h, n1 + n2, path, err);
+    hs_free(h);
+    if (st != HS_OK) {
+      hs_sweep_file_close(f, NULL);
+      return NULL;
+    }
+  }
+  return f;
+}
+
+hs_status hs_sweep_file_append(hs_sweep_file *f, const char *line, size_t len, hs_error *err) {
+  HS_ASSERT(len > 0 && line[len - 1] == '\n', "a row is one whole line");
+  return write_all(f->fd, line, len, f->path, err);
+}
+
+hs_status hs_sweep_file_sync(hs_sweep_file *f, hs_error *err) {
+  if (fsync(f->fd) != 0 && errno != EINVAL)
+    return hs_error_set(err, HS_EIO, "%s: fsync: %s", f->path, strerror(errno));
+  return HS_OK;
+}
+
+hs_status hs_sweep_file_close(hs_sweep_file *f, hs_error *err) {
+  if (!f) return HS_OK;
+  hs_status st = hs_sweep_file_sync(f, err);
+  if (close(f->fd) != 0 && st == HS_OK)
+    st = hs_error_set(err, HS_EIO, "%s: close: %s", f->path, strerror(errno));
+  hs_free(f->path);
+  hs_free(f);
+  return st;
+}
+
+/* --- the end: sort, aggregate, Pareto -------------------------------------- */
+
+char *hs_sweep_points_path(const char *results_path) {
+  size_t n = strlen(results_path);
+  if (n > 4 && !strcmp(results_path + n - 4, ".csv")) n -= 4;
+  char *p = hs_malloc(n + sizeof ".points.csv");
+  memcpy(p, results_path, n);
+  memcpy(p + n, ".points.csv", sizeof ".points.csv");
+  return p;
+}
+
+typedef struct xy_ix {
+  double x, y;
+  size_t i;
+} xy_ix;
+
+static int cmp_xy(const void *a, const void *b) {
+  const xy_ix *p = a, *q = b;
+  if (p->x != q->x) return p->x < q->x ? -1 : 1;
+  if (p->y != q->y) return p->y < q->y ? -1 : 1;
+  return (p->i > q->i) - (p->i < q->i);
+}
+
+void hs_sweep_pareto(const double *x, const double *y, size_t n, bool *front) {
+  xy_ix *v = hs_malloc((n ? n : 1) * sizeof *v);
+  for (size_t i = 0; i < n; i++) v[i] = (xy_ix){x[i], y[i], i};
+  qsort(v, n, sizeof *v, cmp_xy);
+  /* In (x, y) order, i is dominated iff an earlier point with a smaller x has
+   * y <= y_i, or the first point of i's equal-x group has y < y_i. */
+  double best_before = INFINITY; /* min y over strictly smaller x */
+  for (size_t g = 0; g < n;) {
+    size_t h = g;
+    while (h < n && v[h].x == v[g].x) h++;
+    double group_min = v[g].y;
+    for (size_t k = g; k < h; k++)
+      front[v[k].i] = !(best_before <= v[k].y) && !(group_min < v[k].y);
+    if (group_min < best_before) best_before = group_min;
+    g = h;
+  }
+  hs_free(v);
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static hs_sweep_stat stat_of(const double *v, size_t n, double *tmp) {
+  hs_sweep_stat s;
+  double sum = 0;
+  for (size_t i = 0; i < n; i++) sum += v[i];
+  memcpy(tmp, v, n * sizeof *tmp);
+  qsort(tmp, n, sizeof *tmp, cmp_double);
+  s.mean = sum / (double)n;
+  s.median = n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2;
+  s.min = tmp[0];
+  s.max = tmp[n - 1];
+  return s;
+}
+
+static hs_status write_points(const hs_sweep *sw, const char *path, hs_sweep_point *pt,
+                              hs_error *err) {
+  hs_outfile *of = hs_outfile_open(path, err);
+  if (!of) return err ? err->status : HS_EIO;
+  FILE *fp = hs_outfile_stream(of);
+  fputs(hs_sweep_header(sw), fp);
+  fputs(hs_sweep_point_columns(sw), fp);
+  for (size_t p = 0; p < hs_sweep_npoints(sw); p++) {
+    fprintf(fp, "%zu", p);
+    for (size_t a = 0; a < hs_sweep_naxes(sw); a++) fprintf(fp, ",%s", hs_sweep_value(sw, p, a));
+    fprintf(fp, ",%zu", hs_sweep_nseeds(sw));
+    for (size_t m = 0; m < HS_SWEEP_NMETRICS; m++) {
+      const hs_sweep_stat *s = &pt[p].m[m];
+      fprintf(fp, ",%.10g,%.10g,%.10g,%.10g", s->mean, s->median, s->min, s->max);
+    }
+    fprintf(fp, ",%d\n", pt[p].pareto ? 1 : 0);
+  }
+  return hs_outfile_commit(of, err);
+}
+
+hs_status hs_sweep_finalize(const hs_sweep *sw, const char *path, hs_sweep_point **points,
+                            hs_error *err) {
+  if (points) *points = NULL;
+  size_t nrows = hs_sweep_nrows(sw), npoints = hs_sweep_npoints(sw), nseeds = hs_sweep_nseeds(sw);
+  size_t len;
+  char *buf = hs_read_file(path, &len, err);
+  if (!buf) return err ? err->status : HS_EIO;
+  scan_out o = {0};
+  o.line = hs_calloc(nrows, sizeof *o.line);
+  o.linelen = hs_calloc(nrows, sizeof *o.linelen);
+  o.val = hs_calloc(nrows, HS_SWEEP_NMETRICS * sizeof *o.val);
+  hs_sweep_point *pt = NULL;
+  hs_status st = scan(sw, path, buf, len, &o, err);
+  size_t missing = 0;
+  for (size_t r = 0; st == HS_OK && r < nrows; r++) missing += !o.line[r];
+  if (st == HS_OK && (missing || o.fresh))
+    st = hs_error_set(err, HS_ESTATE, "%s: %zu of %zu rows missing (run again with --resume)",
+                      path, o.fresh ? nrows : missing, nrows);
+  if (st == HS_OK) {
+    hs_outfile *of = hs_outfile_open(path, err);
+    if (!of) {
+      st = err ? err->status : HS_EIO;
+    } else {
+      FILE *fp = hs_outfile_stream(of);
+      fputs(hs_sweep_header(sw), fp);
+      fputs(hs_sweep_columns(sw), fp);
+      for (size_t r = 0; r < nrows; r++) fwrite(o.line[r], 1, o.linelen[r], fp);
+      st = hs_outfile_commit(of, err);
+    }
+  }
+  if (st == HS_OK) {
+    pt = hs_calloc(npoints ? npoints : 1, sizeof *pt);
+    double *col = hs_malloc(nseeds * sizeof *col), *tmp = hs_malloc(nseeds * sizeof *tmp);
+    for (size_t p = 0; p < npoints; p++)
+      for (size_t m = 0; m < HS_SWEEP_NMETRICS; m++) {
+        for (size_t s = 0; s < nseeds; s++) col[s] = o.val[(p * nseeds + s) * HS_SWEEP_NMETRICS + m];
+        pt[p].m[m] = stat_of(col, nseeds, tmp);
+      }
+    hs_free(col);
+    hs_free(tmp);
+    double *x = hs_malloc(npoints * sizeof *x), *y = hs_malloc(npoints * sizeof *y);
+    bool *front = hs_malloc(npoints * sizeof *front);
+    for (size_t p = 0; p < npoints; p++) {
+      x[p] = pt[p].m[0].mean;
+      y[p] = pt[p].m[1].mean;
+    }
+    hs_sweep_pareto(x, y, npoints, front);
+    for (size_t p = 0; p < npoints; p++) pt[p].pareto = front[p];
+    hs_free(x);
+    hs_free(y);
+    hs_free(front);
+    char *pp = hs_sweep_points_path(path);
+    st = write_points(sw, pp, pt, err);
+    hs_free(pp);
+  }
+  hs_free(o.line);
+  hs_free(o.linelen);
+  hs_free(o.val);
+  hs_free(buf);
+  if (st == HS_OK && points) *points = pt;
+  else hs_free(pt);
+  return st;
+}

@@ -1,0 +1,219 @@
+/* sweep_grid.c: parsing grid specs ("key=v1,v2", "key=start:stop:step") and
+ * seed lists ("1-10", "1,3,5-7") into flat arrays.
+ *
+ * A range is expanded at parse time into its value texts, so a point's
+ * overrides are plain strings like any --set and the results header records
+ * the values, not the way they were written (0:1:0.5 and 0,0.5,1 are the same
+ * sweep). Value i is start + i*step, never an accumulated sum, which would
+ * drift by an ulp per step; it is printed with 15 significant digits so the
+ * text is the decimal the user meant (0.3, not 0.30000000000000004) and the
+ * scenario parses that text exactly as it would from --set. The count is
+ * floor((stop - start)/step + 1e-9) + 1: the 1e-9 step tolerance keeps a stop
+ * that is a multiple of the step in a range despite division rounding.
+ * Seeds are checked for repeats with a sort, O(n log n). */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hs_alloc.h"
+#include "hs_sweep.h"
+
+#define MAX_VALUES 1000000u
+#define MAX_SEED 9007199254740992ULL /* 2^53, the scenario's own bound */
+
+void hs_sweep_axis_fini(hs_sweep_axis *a) {
+  if (!a) return;
+  for (size_t i = 0; i < a->nvalues; i++) hs_free(a->values[i]);
+  hs_free(a->values);
+  hs_free(a->key);
+  hs_free(a->spec);
+  memset(a, 0, sizeof *a);
+}
+
+static bool parse_num(const char *s, size_t n, double *out) {
+  char buf[64];
+  if (n == 0 || n >= sizeof buf) return false;
+  memcpy(buf, s, n);
+  buf[n] = '\0';
+  char *end;
+  errno = 0;
+  double v = strtod(buf, &end);
+  if (errno || *end || !isfinite(v)) return false;
+  *out = v;
+  return true;
+}
+
+static void push_value(hs_sweep_axis *a, const char *s, size_t n) {
+  a->values = hs_reallocarray(a->values, a->nvalues + 1, sizeof *a->values);
+  char *v = hs_malloc(n + 1);
+  memcpy(v, s, n);
+  v[n] = '\0';
+  a->values[a->nvalues++] = v;
+}
+
+static hs_status parse_range(hs_sweep_axis *a, const char *val, hs_error *err) {
+  const char *c1 = strchr(val, ':'), *c2 = strchr(c1 + 1, ':');
+  double start, stop, step;
+  if (!parse_num(val, (size_t)(c1 - val), &start) ||
+      !parse_num(c1 + 1, (size_t)(c2 - c1 - 1), &stop) ||
+      !parse_num(c2 + 1, strlen(c2 + 1), &step))
+    return hs_error_set(err, HS_EINVAL,
+                        "--grid %s: a range is start:stop:step with three finite numbers",
+                        a->spec);
+  if (step == 0)
+    return hs_error_set(err, HS_EINVAL, "--grid %s: step is 0 (a range needs a step != 0)",
+                        a->spec);
+  double q = (stop - start) / step;
+  if (!isfinite(q) || q < -1e-9)
+    return hs_error_set(err, HS_EINVAL,
+                        "--grid %s: empty range (a step of %g never goes from %g to %g)",
+                        a->spec, step, start, stop);
+  if (q + 1e-9 >= (double)MAX_VALUES)
+    return hs_error_set(err, HS_EINVAL, "--grid %s: more than %u values", a->spec, MAX_VALUES);
+  size_t n = (size_t)floor(q + 1e-9) + 1;
+  for (size_t i = 0; i < n; i++) {
+    double v = start + (double)i * step;
+    if (fabs(v) < 1e-12 * fabs(step)) v = 0; /* no "-0" or 5.55e-17 for a zero crossing */
+    char buf[40];
+    int len = snprintf(buf, sizeof buf, "%.15g", v);
+    push_value(a, buf, (size_t)len);
+  }
+  return HS_OK;
+}
+
+static bool bad_char(const char *s, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (c < 0x20 || c == 0x7f || c == '"' || c == '|') return true;
+  }
+  return false;
+}
+
+hs_status hs_sweep_axis_parse(const char *spec, hs_sweep_axis *out, hs_error *err) {
+  memset(out, 0, sizeof *out);
+  out->spec = hs_strdup(spec);
+  const char *eq = strchr(spec, '=');
+  hs_status st = HS_OK;
+  if (!eq || eq == spec) {
+    st = hs_error_set(err, HS_EINVAL,
+                      "--grid %s: expected key=v1,v2,... or key=start:stop:step "
+                      "(e.g. --grid policy.w_e=0:1:0.25)", spec);
+    goto fail;
+  }
+  out->key = hs_malloc((size_t)(eq - spec) + 1);
+  memcpy(out->key, spec, (size_t)(eq - spec));
+  out->key[eq - spec] = '\0';
+  if (bad_char(out->key, strlen(out->key)) || strchr(out->key, ',')) {
+    st = hs_error_set(err, HS_EINVAL, "--grid %s: the key holds a character a CSV header cannot",
+                      spec);
+    goto fail;
+  }
+  const char *val = eq + 1;
+  const char *c1 = strchr(val, ':');
+  if (c1 && strchr(c1 + 1, ':') && !strchr(val, ',')) {
+    st = parse_range(out, val, err);
+    if (st != HS_OK) goto fail;
+    return HS_OK;
+  }
+  for (const char *p = val;;) {
+    const char *q = strchr(p, ',');
+    size_t n = q ? (size_t)(q - p) : strlen(p);
+    if (n == 0) {
+      st = hs_error_set(err, HS_EINVAL, "--grid %s: empty value in the list", spec);
+      goto fail;
+    }
+    if (bad_char(p, n)) {
+      st = hs_error_set(err, HS_EINVAL,
+                        "--grid %s: a value holds '\"', '|' or a control character (write "
+                        "strings bare: --grid task=mnist,era5)", spec);
+      goto fail;
+    }
+    if (out->nvalues == MAX_VALUES) {
+      st = hs_error_set(err, HS_EINVAL, "--grid %s: more than %u values", spec, MAX_VALUES);
+      goto fail;
+    }
+    push_value(out, p, n);
+    if (!q) break;
+    p = q + 1;
+  }
+  for (size_t i = 0; i < out->nvalues; i++)
+    for (size_t j = 0; j < i; j++)
+      if (!strcmp(out->values[i], out->values[j])) {
+        st = hs_error_set(err, HS_EINVAL, "--grid %s: value \"%s\" appears twice", spec,
+                          out->values[i]);
+        goto fail;
+      }
+  return HS_OK;
+fail:
+  hs_sweep_axis_fini(out);
+  return st;
+}
+
+static bool parse_seed(const char *s, size_t n, uint64_t *out) {
+  if (n == 0 || n > 20) return false;
+  uint64_t v = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (s[i] < '0' || s[i] > '9') return false;
+    v = v * 10 + (uint64_t)(s[i] - '0');
+    if (v > MAX_SEED) return false;
+  }
+  *out = v;
+  return true;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+hs_status hs_sweep_seeds_parse(const char *spec, uint64_t **seeds, size_t *nseeds,
+                               hs_error *err) {
+  uint64_t *v = NULL;
+  size_t n = 0;
+  *seeds = NULL;
+  *nseeds = 0;
+  for (const char *p = spec;;) {
+    const char *q = strchr(p, ',');
+    size_t len = q ? (size_t)(q - p) : strlen(p);
+    const char *dash = memchr(p, '-', len);
+    uint64_t a, b;
+    bool ok = dash ? parse_seed(p, (size_t)(dash - p), &a) &&
+                         parse_seed(dash + 1, len - (size_t)(dash - p) - 1, &b)
+                   : parse_seed(p, len, &a);
+    if (!dash) b = a;
+    if (!ok || b < a) {
+      hs_free(v);
+      return hs_error_set(err, HS_EINVAL,
+                          "--seeds %s: \"%.*s\" is not a seed or a range A-B with A <= B "
+                          "(whole numbers in [0, 2^53])", spec, (int)len, p);
+    }
+    if (b - a >= MAX_VALUES || n + (size_t)(b - a) + 1 > MAX_VALUES) {
+      hs_free(v);
+      return hs_error_set(err, HS_EINVAL, "--seeds %s: more than %u seeds", spec, MAX_VALUES);
+    }
+    v = hs_reallocarray(v, n + (size_t)(b - a) + 1, sizeof *v);
+    for (uint64_t s = a;; s++) {
+      v[n++] = s;
+      if (s == b) break;
+    }
+    if (!q) break;
+    p = q + 1;
+  }
+  uint64_t *sorted = hs_malloc(n * sizeof *sorted);
+  memcpy(sorted, v, n * sizeof *sorted);
+  qsort(sorted, n, sizeof *sorted, cmp_u64);
+  for (size_t i = 1; i < n; i++)
+    if (sorted[i] == sorted[i - 1]) {
+      uint64_t dup = sorted[i];
+      hs_free(sorted);
+      hs_free(v);
+      return hs_error_set(err, HS_EINVAL, "--seeds %s: seed %llu appears twice", spec,
+                          (unsigned long long)dup);
+    }
+  hs_free(sorted);
+  *seeds = v;
+  *nseeds = n;
+  return HS_OK;
+}
