@@ -143,7 +143,7 @@ static void step_start(sim_run *r, ddp_group *g) {
       g->fwd_s[k] = sim_dev_compute_s(r, i, b, false);
       t = g->fwd_s[k];
     }
-    if (g->step == 0) t += sim_dev_stretch_s(r, i, r->dev[i].task.overhead_s);
+    if (g->step == 0) t += sim_dev_stretch_s(r, i, r->dev[i].overhead_s);
     if (t <= 0) continue;
     g->pending++;
     sim_dev_state(r, i, HS_POWER_BUSY);

@@ -14,6 +14,7 @@
  * a device does not change another device's draws. Memory is O(devices): rows
  * stream to the output files as rounds end. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -69,8 +70,10 @@ double sim_dev_stretch_s(sim_run *r, size_t i, double work_s) {
 
 double sim_dev_compute_s(sim_run *r, size_t i, uint64_t samples, bool with_overhead) {
   sim_dev *d = &r->dev[i];
-  hs_task_profile t = d->task;
-  if (!with_overhead) t.overhead_s = 0;
+  hs_task_profile t = {0};
+  t.tau_s = d->tau_s;
+  t.tau_cv = d->tau_cv;
+  t.overhead_s = with_overhead ? d->overhead_s : 0;
   double work = hs_task_compute_time(&t, samples, &d->rng_compute);
   return sim_dev_stretch_s(r, i, work);
 }
@@ -196,7 +199,8 @@ static void expand_devices(sim_run *r) {
   const hs_scenario *sc = r->sc;
   const hs_device_ref *refs = hs_scenario_devices(sc);
   r->ndev = sc->total_devices;
-  r->dev = hs_calloc(r->ndev, sizeof *r->dev);
+  r->dev_raw = hs_calloc(r->ndev + 1, sizeof *r->dev + 64);
+  r->dev = (sim_dev *)(((uintptr_t)r->dev_raw + 63) & ~(uintptr_t)63);
   for (size_t k = 0; k < r->ndev; k++) {
     const hs_device_spec *ds = &sc->devices[refs[k].spec];
     const hs_task_profile *task = hs_profile_task(ds->profile, sc->task);
@@ -206,7 +210,8 @@ static void expand_devices(sim_run *r) {
     d->name = hs_strdup(refs[k].name);
     d->key = fnv1a64(d->name);
     d->spec = refs[k].spec;
-    d->task = *task;
+    d->tau_cv = task->tau_cv;
+    d->overhead_s = task->overhead_s;
     /* Population spread: lognormal factors with median 1, drawn from the
      * device's own stream, so they do not depend on the other devices. */
     double speed = 1.0, power = 1.0;
@@ -218,7 +223,7 @@ static void expand_devices(sim_run *r) {
       speed = exp(ds->speed_spread * z1);
       power = exp(ds->power_spread * z2);
     }
-    d->task.tau_s *= speed;
+    d->tau_s = task->tau_s * speed;
     d->busy_w = task->busy_w * power;
     d->idle_w = hs_profile_idle_w(ds->profile) * power;
     d->comm_w = hs_profile_comm_w(ds->profile) * power;
@@ -240,7 +245,7 @@ static void run_free(sim_run *r) {
   hs_engine_destroy(r->eng);
   if (r->gsl) hs_rng_gsl_destroy(r->gsl);
   for (size_t i = 0; r->dev && i < r->ndev; i++) hs_free(r->dev[i].name);
-  hs_free(r->dev);
+  hs_free(r->dev_raw);
   hs_free(r->alloc);
   hs_free(r->tele);
   hs_free(r->scratch);
