@@ -358,7 +358,13 @@ static int cmd_calibrate(int argc, char **argv) {
   char date[16];
   strftime(date, sizeof date, "%Y-%m-%d", &tmv);
   char notes[1200];
-  snprintf(notes, sizeof notes, "board from %s; %s%s%s", si.board_source,
+#ifdef __OPTIMIZE__
+  const char *opt = "optimised";
+#else
+  const char *opt = "NOT optimised (-O0: timings are pessimistic)";
+#endif
+  snprintf(notes, sizeof notes, "board from %s; built with gcc %s, %s, build type %s; %s%s%s", si.board_source,
+           __VERSION__, opt, PROBE_BUILD_TYPE,
            res.energy_measured ? "energy measured by the sensor" : "energy NOT measured (no sensor)",
            o.notes ? "; " : "", o.notes ? o.notes : "");
   probe_profile_in in = {name, board, si.arch, cpu, si.kernel, date, idle, comm, kind,

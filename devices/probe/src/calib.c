@@ -81,6 +81,10 @@ probe_status probe_calibrate(const probe_calib_cfg *cfg, probe_task_result *res,
   const probe_trainer_type *tr = cfg->trainer;
   size_t ntrain = tr->train_count(st);
   if (!cfg->quiet) fprintf(stderr, "hetsim-probe: %s\n", tr->describe(st));
+  char load0[64] = "n/a", load1[64] = "n/a";
+  char *lp = probe_path(cfg->root, "/proc/loadavg");
+  probe_err lerr;
+  probe_read_line(lp, load0, sizeof load0, &lerr);
   probe_pool *pool = probe_pool_create(cfg->threads ? cfg->threads : 1);
   probe_sampler *smp = probe_sampler_create(cfg->sensor, cfg->root, cfg->hz);
   bool has_sensor = cfg->sensor && cfg->sensor->type;
@@ -162,6 +166,10 @@ probe_status probe_calibrate(const probe_calib_cfg *cfg, probe_task_result *res,
   free(idx);
   free(ord.perm);
 
+  /* Other processes compete for the cores: say how busy the machine was. */
+  probe_read_line(lp, load1, sizeof load1, &lerr);
+  free(lp);
+
   /* Statistics over kept runs. */
   unsigned nthr = 0;
   for (unsigned r = 0; r < runs; r++) nthr += thr[r];
@@ -201,9 +209,11 @@ probe_status probe_calibrate(const probe_calib_cfg *cfg, probe_task_result *res,
   snprintf(res->notes, sizeof res->notes,
            "%s: %u runs of %zu samples (warm-up %zu discarded), batch %zu, %u thread(s); tau_s = mean of %u kept runs; "
            "per-sample median %.4g s, MAD %.3g s; %u run(s) throttled%s (%s); %s; overhead_s = median per-round time "
-           "outside training (sample order + held-out loss); sensor %s, %u run(s) with energy, %zu readings%s%s",
+           "outside training (sample order + held-out loss); /proc/loadavg before \"%.30s\", after \"%.30s\"; sensor %s, "
+           "%u run(s) with energy, %zu readings%s%s",
            tr->name, runs, n, warm, batch, res->threads, nk, res->tau_median_s, res->tau_mad_s, nthr,
-           probe_throttle_count(cfg->root) < 0 ? " (no throttle counters here)" : "", tnote, tr->describe(st), sid, ne,
+           probe_throttle_count(cfg->root) < 0 ? " (no throttle counters here)" : "", tnote, tr->describe(st), load0, load1,
+           sid, ne,
            probe_sampler_count(smp), failnote[0] ? "; " : "", failnote);
   free(kt);
   free(kp);
