@@ -280,6 +280,7 @@ static bool within_deadband(const hs_controller *c, bool *changed) {
     uint64_t o = c->alloc[i], v = c->next[i];
     if (o == v) continue;
     diff = true;
+    if (!c->type->deadband) break; /* only "did it change" matters */
     if (o == 0) {
       inf = true;
       continue;

@@ -48,6 +48,8 @@ struct pol_oort {
   double *score;
   double *hist;        /* exploitation utility per round, ring of 2W */
   pol_rem *cand;
+  double *uncert;      /* uncert[j-1] = sqrt(0.1 ln(r+1) / j), j = 1..r */
+  uint64_t uncert_cap;
 };
 
 hs_status pol_oort_create(hs_controller *c, hs_error *err) {
@@ -83,6 +85,7 @@ void pol_oort_destroy(hs_controller *c) {
   hs_free(o->score);
   hs_free(o->hist);
   hs_free(o->cand);
+  hs_free(o->uncert);
   hs_free(o);
   c->oort = NULL;
 }
@@ -145,6 +148,13 @@ void pol_oort_update(hs_controller *c, const hs_telemetry *t) {
   double umean = nexp ? usum / (double)nexp : 1.0;
   if (!(umean > 0)) umean = 1.0;
   double lr = log((double)r + 1.0);
+  /* the temporal-uncertainty term depends only on (r, last_i): one sqrt per
+   * distinct last round instead of one per participant */
+  if (r > o->uncert_cap) {
+    o->uncert_cap = 2 * r;
+    o->uncert = hs_reallocarray(o->uncert, o->uncert_cap, sizeof *o->uncert);
+  }
+  for (uint64_t j = 1; j <= r; j++) o->uncert[j - 1] = sqrt(0.1 * lr / (double)j);
   hs_rng rng;
   hs_rng_init(&rng, c->cfg.seed, r, HS_RNG_POLICY);
   double *u_exploit = c->w; /* scratch: n doubles */
@@ -154,7 +164,8 @@ void pol_oort_update(hs_controller *c, const hs_telemetry *t) {
     c->sd[i] = hs_rng_uniform(&rng); /* exploration */
     if (!c->have[i]) continue;
     double d = c->tau[i] * share;
-    double sc = o->util[i] / umean + sqrt(0.1 * lr / (double)(o->last[i] ? o->last[i] : 1));
+    uint64_t last = o->last[i] ? o->last[i] : 1;
+    double sc = o->util[i] / umean + o->uncert[last - 1];
     if (o->t_pref > 0 && d > o->t_pref) sc *= pow(o->t_pref / d, c->cfg.oort_alpha);
     o->score[i] = sc > 1e-300 ? sc : 1e-300;
     o->cand[m++] = (pol_rem){o->score[i], (uint32_t)i};
