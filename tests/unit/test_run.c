@@ -310,3 +310,37 @@ Test(run, a_policy_that_does_not_apply_is_an_input_error) {
   cr_assert(strstr(err.msg, "policy.kind") != NULL, "%s", err.msg);
   cr_assert(strstr(err.msg, "does not apply to regime pma") != NULL, "%s", err.msg);
 }
+
+Test(run, a_speed_change_mid_computation_moves_its_completion) {
+  /* slow: 1000 samples x 4 ms = 4 s of work; speed halves at t = 2 s, so the
+   * last 2 s of work take 4 s: the round ends at 6 s, not 4 s. */
+  hs_scenario *sc = scenario("{\"kind\": \"pma\"}", "{\"kind\": \"equal\"}",
+                             "devices[2].speed_trace=half-at-2s.csv", 1, 3000);
+  hs_summary s;
+  hs_error err = {0};
+  cr_assert_eq(hs_run(sc, NULL, &s, &err), HS_OK, "%s", err.msg);
+  cr_assert_float_eq(s.makespan_s, 6.0, 1e-6);
+  hs_scenario_destroy(sc);
+}
+
+Test(run, telemetry_noise_changes_the_allocation_but_stays_reproducible) {
+  char *a = tmpdir(), *b = tmpdir(), *c = tmpdir();
+  hs_scenario *clean = scenario("{\"kind\": \"pma\"}", "{\"kind\": \"time-only\", \"deadband\": 0}",
+                                "task=era5", 3, 3000);
+  hs_scenario *noisy = scenario("{\"kind\": \"pma\"}", "{\"kind\": \"time-only\", \"deadband\": 0}",
+                                "task=era5 telemetry.time_noise=0.2", 3, 3000);
+  run_to(clean, a, false);
+  run_to(noisy, b, false);
+  run_to(noisy, c, false);
+  char *x = slurp(a, "devices.csv"), *y = slurp(b, "devices.csv"), *z = slurp(c, "devices.csv");
+  cr_expect_str_neq(x, y, "20 %% time noise must move the split");
+  cr_expect_str_eq(y, z, "noise comes from seeded streams");
+  hs_free(x);
+  hs_free(y);
+  hs_free(z);
+  hs_free(a);
+  hs_free(b);
+  hs_free(c);
+  hs_scenario_destroy(clean);
+  hs_scenario_destroy(noisy);
+}
