@@ -167,8 +167,11 @@ hs_status hs_report_commit(hs_report *r, const char *const *str_keys, const char
     fputs("  ", f);
     hs_json_fputs(f, fields[i].key);
     fputs(": ", f);
-    if (isfinite(fields[i].value))
-      fprintf(f, "%.10g", fields[i].value);
+    double v = fields[i].value;
+    if (isfinite(v) && v == floor(v) && fabs(v) < 9007199254740992.0)
+      fprintf(f, "%.0f", v); /* counts and seeds: exact, never in exponent form */
+    else if (isfinite(v))
+      fprintf(f, "%.10g", v);
     else
       fputs("null", f);
     fputs(i + 1 < nfields ? ",\n" : "\n", f);
