@@ -1,0 +1,25 @@
+# tests/sweep.cmake: hetsim sweep (library and CLI), hetsim-mpi, hetsim plot.
+hs_add_test(NAME sweep SOURCES unit/test_sweep.c LIBS hetsim::sim TIMEOUT 120)
+
+# Bad grid specs exit 2 with one line naming the spec (case files sweep-*, plot-*).
+add_test(NAME cli_sweep
+  COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/cli/run_cli_tests.sh $<TARGET_FILE:hetsim>
+          ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/cli-work "sweep-*" "plot-*")
+set_tests_properties(cli_sweep PROPERTIES TIMEOUT 120)
+
+# Byte-equality of -j 1, -j 2 and kill + --resume (and mpirun -np 2 when
+# hetsim-mpi is built): tests/sweep/equal_bytes.sh.
+if(TARGET hetsim-mpi)
+  set(HS_SWEEP_MPI_BIN $<TARGET_FILE:hetsim-mpi>)
+  set(HS_SWEEP_MPIEXEC ${MPIEXEC_EXECUTABLE})
+else()
+  set(HS_SWEEP_MPI_BIN "")
+  set(HS_SWEEP_MPIEXEC "")
+endif()
+add_test(NAME sweep_equal_bytes
+  COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/sweep/equal_bytes.sh $<TARGET_FILE:hetsim>
+          ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/sweep-work
+          "${HS_SWEEP_MPI_BIN}" "${HS_SWEEP_MPIEXEC}")
+# OpenMPI refuses root without both variables (CI runs as root).
+set_tests_properties(sweep_equal_bytes PROPERTIES TIMEOUT 300
+  ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
