@@ -48,7 +48,8 @@ struct pol_oort {
   double *score;
   double *hist;        /* exploitation utility per round, ring of 2W */
   pol_rem *cand;
-  double *uncert;      /* uncert[j-1] = sqrt(0.1 ln(r+1) / j), j = 1..r */
+  double *uncert;      /* uncert[j-1] = sqrt(0.1 ln(r+1) / j) when stamp[j-1] == r */
+  uint64_t *stamp;
   uint64_t uncert_cap;
 };
 
@@ -86,6 +87,7 @@ void pol_oort_destroy(hs_controller *c) {
   hs_free(o->hist);
   hs_free(o->cand);
   hs_free(o->uncert);
+  hs_free(o->stamp);
   hs_free(o);
   c->oort = NULL;
 }
@@ -148,13 +150,15 @@ void pol_oort_update(hs_controller *c, const hs_telemetry *t) {
   double umean = nexp ? usum / (double)nexp : 1.0;
   if (!(umean > 0)) umean = 1.0;
   double lr = log((double)r + 1.0);
-  /* the temporal-uncertainty term depends only on (r, last_i): one sqrt per
-   * distinct last round instead of one per participant */
+  /* the temporal-uncertainty term depends only on (r, last_i): memoised per
+   * round, one sqrt per distinct last round instead of one per participant */
   if (r > o->uncert_cap) {
-    o->uncert_cap = 2 * r;
-    o->uncert = hs_reallocarray(o->uncert, o->uncert_cap, sizeof *o->uncert);
+    uint64_t cap = 2 * r;
+    o->uncert = hs_reallocarray(o->uncert, cap, sizeof *o->uncert);
+    o->stamp = hs_reallocarray(o->stamp, cap, sizeof *o->stamp);
+    memset(o->stamp + o->uncert_cap, 0, (cap - o->uncert_cap) * sizeof *o->stamp);
+    o->uncert_cap = cap;
   }
-  for (uint64_t j = 1; j <= r; j++) o->uncert[j - 1] = sqrt(0.1 * lr / (double)j);
   hs_rng rng;
   hs_rng_init(&rng, c->cfg.seed, r, HS_RNG_POLICY);
   double *u_exploit = c->w; /* scratch: n doubles */
@@ -165,6 +169,10 @@ void pol_oort_update(hs_controller *c, const hs_telemetry *t) {
     if (!c->have[i]) continue;
     double d = c->tau[i] * share;
     uint64_t last = o->last[i] ? o->last[i] : 1;
+    if (o->stamp[last - 1] != r) {
+      o->uncert[last - 1] = sqrt(0.1 * lr / (double)last);
+      o->stamp[last - 1] = r;
+    }
     double sc = o->util[i] / umean + o->uncert[last - 1];
     if (o->t_pref > 0 && d > o->t_pref) sc *= pow(o->t_pref / d, c->cfg.oort_alpha);
     o->score[i] = sc > 1e-300 ? sc : 1e-300;
