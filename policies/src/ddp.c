@@ -23,6 +23,7 @@
  * its own (the same ranks win the remainder at every step). */
 #include <assert.h>
 #include <math.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "hs_alloc.h"
@@ -82,7 +83,7 @@ static uint64_t step_global(uint64_t group_budget, uint32_t steps, uint32_t s) {
  * batches over the round stay within about one sample of its exact share
  * instead of collecting the same rounding S times (equal ranks, 5 samples over
  * 3 would otherwise get 2,2,1 at every step). */
-static void plan_step(hs_controller *c) {
+static void plan_step(hs_controller *c, bool weights_ready) {
   pol_ebatch *e = c->eb;
   uint32_t steps = c->cfg.steps_per_round;
   if (e->s == 0) memset(e->carry, 0, c->n * sizeof *e->carry);
@@ -90,7 +91,7 @@ static void plan_step(hs_controller *c) {
     const uint32_t *idx = c->order + c->gstart[g];
     size_t m = c->gstart[g + 1] - c->gstart[g];
     uint64_t gs = step_global(c->gbudget[g], steps, e->s);
-    ebatch_weights(c, idx, m);
+    if (!weights_ready) ebatch_weights(c, idx, m);
     double wsum = 0;
     for (size_t j = 0; j < m; j++) wsum += c->w[idx[j]];
     double scale = (double)gs / wsum;
@@ -105,7 +106,8 @@ static void plan_step(hs_controller *c) {
   }
 }
 
-void pol_ebatch_plan(hs_controller *c, uint64_t *out) {
+/* Round allocation from the current estimates into out; weights stay in c->w. */
+static void ebatch_plan(hs_controller *c, uint64_t *out) {
   for (size_t g = 0; g < c->ngroups; g++) {
     const uint32_t *idx = c->order + c->gstart[g];
     size_t m = c->gstart[g + 1] - c->gstart[g];
@@ -122,7 +124,7 @@ void pol_ebatch_create(hs_controller *c) {
   e->step = hs_calloc(c->n, sizeof *e->step);
   e->carry = hs_calloc(c->n, sizeof *e->carry);
   c->eb = e;
-  plan_step(c);
+  plan_step(c, false);
 }
 
 void pol_ebatch_destroy(hs_controller *c) {
@@ -153,8 +155,8 @@ void pol_ebatch_update(hs_controller *c, const hs_telemetry *t) {
         observe_thr(e, i, (double)t[i].samples / t[i].time_s, c->cfg.ema_batch_beta);
   e->steps_seen = 0;
   e->s = 0;
-  pol_ebatch_plan(c, c->next);
-  plan_step(c);
+  ebatch_plan(c, c->next);
+  plan_step(c, true);
 }
 
 const uint64_t *hs_controller_step_batches(const hs_controller *c) {
@@ -184,6 +186,6 @@ hs_status hs_controller_step_update(hs_controller *c, const double *step_time_s,
       observe_thr(e, i, (double)e->step[i] / step_time_s[i], c->cfg.ema_batch_beta);
   e->steps_seen++;
   e->s = (e->s + 1) % c->cfg.steps_per_round;
-  plan_step(c);
+  plan_step(c, false);
   return HS_OK;
 }

@@ -134,8 +134,6 @@ void pol_oort_update(hs_controller *c, const hs_telemetry *t);
 void pol_ebatch_create(hs_controller *c);
 void pol_ebatch_destroy(hs_controller *c);
 void pol_ebatch_update(hs_controller *c, const hs_telemetry *t);
-/* Planned round allocation from the current throughput estimates into out. */
-void pol_ebatch_plan(hs_controller *c, uint64_t *out);
 
 /* EMA of the per-sample costs (tau, eps) from the records with samples > 0;
  * the first observation is taken as is. */
