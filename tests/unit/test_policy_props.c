@@ -136,8 +136,9 @@ Test(policy_props, invariants_over_random_telemetry) {
 }
 
 Test(policy_props, within_one_sample_of_the_exact_share) {
-  /* ema 0 (the estimate is the last observation), deadband 0, no floor: the
-   * allocation must be floor or ceil of B * (1/c_i) / sum(1/c) */
+  /* ema 0 (the estimate is the last observation), deadband 0: when the floor
+   * binds nobody, the allocation must be floor or ceil of B * (1/c_i) / sum(1/c) */
+  size_t checked = 0;
   hs_rng r;
   hs_rng_init(&r, 12, 0, HS_RNG_BENCH);
   for (int trial = 0; trial < TRIALS; trial++) {
@@ -151,8 +152,10 @@ Test(policy_props, within_one_sample_of_the_exact_share) {
     cr_assert_eq(hs_policy_config_set(&cfg, "w_e", v, &err), HS_OK);
     cr_assert_eq(hs_policy_config_set(&cfg, "ema", "0", &err), HS_OK);
     cr_assert_eq(hs_policy_config_set(&cfg, "deadband", "0", &err), HS_OK);
-    cr_assert_eq(hs_policy_config_set(&cfg, "min_samples", "0", &err), HS_OK);
-    uint64_t budget = 1 + hs_rng_below(&r, 100000);
+    uint64_t fl = hs_rng_below(&r, 4);
+    snprintf(v, sizeof v, "%llu", (unsigned long long)fl);
+    cr_assert_eq(hs_policy_config_set(&cfg, "min_samples", v, &err), HS_OK);
+    uint64_t budget = fl * n + 1 + hs_rng_below(&r, 100000);
     hs_controller *c = hs_controller_create(&cfg, n, NULL, budget, &err);
     cr_assert_not_null(c, "%s", err.msg);
     hs_telemetry *t = hs_malloc(n * sizeof *t);
@@ -175,11 +178,18 @@ Test(policy_props, within_one_sample_of_the_exact_share) {
       wsum += s1[i];
     }
     const uint64_t *a = hs_controller_allocation(c);
+    bool binds = false;
+    for (size_t i = 0; i < n; i++) binds |= (double)budget * s1[i] / wsum < (double)fl;
     for (size_t i = 0; i < n; i++) {
       double exact = (double)budget * s1[i] / wsum;
-      cr_assert_lt(fabs((double)a[i] - exact), 1.0 + 1e-9, "n=%zu i=%zu got %llu exact %.6f", n,
-                   i, (unsigned long long)a[i], exact);
+      cr_assert_geq(a[i], fl);
+      if (!binds)
+        cr_assert_lt(fabs((double)a[i] - exact), 1.0 + 1e-9, "n=%zu i=%zu got %llu exact %.6f",
+                     n, i, (unsigned long long)a[i], exact);
+      else if (exact >= (double)fl)
+        cr_assert_leq((double)a[i], exact + 1.0 + 1e-9); /* the floor only takes away */
     }
+    checked += !binds;
     hs_free(t);
     hs_free(tau);
     hs_free(eps);
@@ -187,4 +197,5 @@ Test(policy_props, within_one_sample_of_the_exact_share) {
     hs_free(s2);
     hs_controller_destroy(c);
   }
+  cr_expect_gt(checked, TRIALS / 4, "only %zu sets without a binding floor", checked);
 }
