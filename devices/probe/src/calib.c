@@ -117,10 +117,17 @@ probe_status probe_calibrate(const probe_calib_cfg *cfg, probe_task_result *res,
   double seen = 0;
   cal_point(res, 0, tr->eval_loss(st));
   uint32_t *idx = probe_xmalloc(warm * sizeof *idx);
-  cal_take(&ord, idx, warm);
-  double w0 = probe_now_mono();
-  tr->train(st, idx, warm, batch, pool);
-  double wt = probe_now_mono() - w0;
+  /* Warm-up: at least `warm` samples and, unless --warmup fixed it, at least
+   * 0.5 s, so caches, page tables and clocks settle even for fast tasks. */
+  double w0 = probe_now_mono(), wt = 0;
+  size_t warmed = 0;
+  do {
+    cal_take(&ord, idx, warm);
+    tr->train(st, idx, warm, batch, pool);
+    warmed += warm;
+    wt = probe_now_mono() - w0;
+  } while (!cfg->warmup && wt < 0.5 && warmed < 100 * warm);
+  warm = warmed;
   seen += (double)warm;
   cal_point(res, seen, tr->eval_loss(st));
   size_t n = cfg->samples;

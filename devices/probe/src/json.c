@@ -309,7 +309,10 @@ probe_json *probe_json_num(double v) {
   assert(isfinite(v));
   probe_json *j = probe_json_new(PJ_NUM);
   j->num = v;
-  j->str = probe_xasprintf("%.6g", v);
+  /* Counts (samples seen, batch sizes) exactly; measured figures to 6
+   * significant digits, well below their run-to-run noise. */
+  if (v == floor(v) && fabs(v) < 1e15) j->str = probe_xasprintf("%.0f", v);
+  else j->str = probe_xasprintf("%.6g", v);
   return j;
 }
 
