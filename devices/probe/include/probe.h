@@ -344,7 +344,7 @@ typedef struct probe_task_result {
   bool energy_measured;
   size_t loss_n;
   double *loss_samples, *loss_values;
-  char notes[1024];
+  char notes[2048];
 } probe_task_result;
 
 typedef struct probe_profile_in {

@@ -215,9 +215,9 @@ probe_status probe_calibrate(const probe_calib_cfg *cfg, probe_task_result *res,
   else snprintf(tnote, sizeof tnote, "max %.1f C", tmax);
   snprintf(res->notes, sizeof res->notes,
            "%s: %u runs of %zu samples (warm-up %zu discarded), batch %zu, %u thread(s); tau_s = mean of %u kept runs; "
-           "per-sample median %.4g s, MAD %.3g s; %u run(s) throttled%s (%s); %s; overhead_s = median per-round time "
-           "outside training (sample order + held-out loss); /proc/loadavg before \"%.30s\", after \"%.30s\"; sensor %s, "
-           "%u run(s) with energy, %zu readings%s%s",
+           "per-sample median %.4g s, MAD %.3g s; %u run(s) throttled%s (%s); %.300s; overhead_s = median per-round time "
+           "outside training (sample order + held-out loss); /proc/loadavg before \"%.30s\", after \"%.30s\"; sensor %.60s, "
+           "%u run(s) with energy, %zu readings%s%.200s",
            tr->name, runs, n, warm, batch, res->threads, nk, res->tau_median_s, res->tau_mad_s, nthr,
            probe_throttle_count(cfg->root) < 0 ? " (no throttle counters here)" : "", tnote, tr->describe(st), load0, load1,
            sid, ne,
