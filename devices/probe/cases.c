@@ -598,11 +598,40 @@ static bool c_sampler_power(const char *tmp, char *why, size_t cap) {
   free(dir);
   free(gone);
   CHECK(st == PROBE_OK && NEAR(j, 4.0 * dt, 1e-6), "4 W for %g s: %g J", dt, j);
-  CHECK(count >= 3, "only %zu readings at 50 Hz in 0.2 s", count);
+  /* 3 readings come from create and the two marks; the rest from the thread */
+  CHECK(count >= 5, "only %zu readings at 50 Hz in 0.2 s", count);
   CHECK(NEAR(temp, 51.234, 1e-9), "max temp %g", temp);
   CHECK(a.throttle == 7, "throttle sum %lld (want 7)", (long long)a.throttle);
   CHECK(stc != PROBE_OK && st2 != PROBE_OK && isnan(j2) && failed && strstr(fe.msg, "disappeared"),
         "vanished sensor mid-run: %d %d \"%s\"", stc, st2, fe.msg);
+  return true;
+}
+
+static bool c_sampler_rpi_throttle(const char *tmp, char *why, size_t cap) {
+  const char *f = "sys/devices/platform/soc/soc:firmware/get_throttled";
+  CHECK(probe_rpi_throttled(tmp) == -1, "no file must read as -1");
+  probe_put(tmp, f, "0x50000\n"); /* throttled earlier (sticky bits), not now */
+  CHECK(probe_rpi_throttled(tmp) == 0, "sticky bits only: %lld", (long long)probe_rpi_throttled(tmp));
+  probe_sensor none = {NULL, NULL};
+  probe_sampler *sm = probe_sampler_create(&none, tmp, 100);
+  probe_mark a, b, c;
+  probe_err e = {PROBE_OK, ""};
+  probe_sampler_mark(sm, &a, &e);
+  probe_put(tmp, f, "0x50005\n"); /* under-voltage + throttled now */
+  struct timespec ts = {0, 50000000};
+  nanosleep(&ts, NULL);
+  probe_sampler_mark(sm, &b, &e);
+  probe_put(tmp, f, "0x50000\n");
+  probe_sampler_mark(sm, &c, &e);
+  nanosleep(&ts, NULL);
+  probe_mark d;
+  probe_sampler_mark(sm, &d, &e);
+  probe_sampler_destroy(sm);
+  CHECK(a.throttle == 0, "before: %lld", (long long)a.throttle);
+  CHECK(b.throttle > a.throttle, "a throttled run must be flagged: %lld -> %lld", (long long)a.throttle,
+        (long long)b.throttle);
+  CHECK(d.throttle == c.throttle, "a clean run must not be flagged: %lld -> %lld", (long long)c.throttle,
+        (long long)d.throttle);
   return true;
 }
 
@@ -661,9 +690,9 @@ static bool c_json(const char *tmp, char *why, size_t cap) {
   char *w = probe_json_write(j);
   probe_json *j2 = probe_json_parse(w, strlen(w), &e);
   ok = ok && j2 && strstr(w, "2.50") && strstr(w, "\\u000a");
-  probe_json_free(j2);
+  probe_json_destroy(j2);
   free(w);
-  probe_json_free(j);
+  probe_json_destroy(j);
   CHECK(ok, "values or round trip wrong");
   static const struct {
     const char *text, *want;
@@ -673,7 +702,7 @@ static bool c_json(const char *tmp, char *why, size_t cap) {
              {"\"abc", "unterminated"}};
   for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
     probe_json *x = probe_json_parse(bad[k].text, strlen(bad[k].text), &e);
-    probe_json_free(x);
+    probe_json_destroy(x);
     CHECK(!x && strstr(e.msg, bad[k].want), "\"%s\": got \"%s\", want \"%s\"", bad[k].text, x ? "accepted" : e.msg,
           bad[k].want);
   }
@@ -719,7 +748,7 @@ static bool c_profile_render_merge(const char *tmp, char *why, size_t cap) {
   probe_json *j = probe_json_parse(a, strlen(a), &e);
   bool ok = j && probe_profile_check(j, &e) == PROBE_OK &&
             probe_json_get(probe_json_get(probe_json_get(j, "tasks"), "mnist"), "energy_measured")->b;
-  probe_json_free(j);
+  probe_json_destroy(j);
   CHECK(ok, "rendered profile invalid: %s", e.msg);
   /* merge a second task */
   probe_task_result r = cs_result("era5");
@@ -736,12 +765,12 @@ static bool c_profile_render_merge(const char *tmp, char *why, size_t cap) {
        probe_json_get(j, "idle_w")->num == 2.5 &&
        strcmp(probe_json_get(probe_json_get(tasks->kids[0], "provenance"), "sensor")->str, "hwmon:ina226:1 on test") == 0 &&
        !probe_json_get(tasks->kids[1], "energy_measured")->b;
-  probe_json_free(j);
+  probe_json_destroy(j);
   /* merging the same task again replaces it */
   char *c = probe_profile_render(&in, b, strlen(b), &e);
   j = c ? probe_json_parse(c, strlen(c), &e) : NULL;
   bool replaced = j && probe_json_get(j, "tasks")->n == 2;
-  probe_json_free(j);
+  probe_json_destroy(j);
   /* another board is refused */
   in.board = "Other Board";
   char *d = probe_profile_render(&in, b, strlen(b), &e);
@@ -777,7 +806,7 @@ static bool c_profile_check_rejects(const char *tmp, char *why, size_t cap) {
     probe_err e = {PROBE_OK, ""};
     probe_json *j = probe_json_parse(m, strlen(m), &e);
     probe_status st = j ? probe_profile_check(j, &e) : PROBE_EPARSE;
-    probe_json_free(j);
+    probe_json_destroy(j);
     free(m);
     if (st == PROBE_OK || !strstr(e.msg, muts[k].want)) {
       free(a);
@@ -850,6 +879,7 @@ static const probe_case CASES[] = {
     {"sensor", "spec", c_sensor_spec},
     {"sampler", "power", c_sampler_power},
     {"sampler", "counter", c_sampler_counter},
+    {"sampler", "rpi_throttle", c_sampler_rpi_throttle},
     {"stats", "stats", c_stats},
     {"json", "json", c_json},
     {"profile", "render_merge", c_profile_render_merge},

@@ -273,7 +273,7 @@ static int cmd_calibrate(int argc, char **argv) {
                             "%s: the file says \"%s\", this board \"%s\": one profile per board type (use another "
                             "--out, or --name/--board to match)",
                             fn[k], probe_json_get(j, fn[k])->str, mine[k]);
-    probe_json_free(j);
+    probe_json_destroy(j);
     if (cst != PROBE_OK) {
       free(existing);
       return die("%s: %s", o.out, err.msg);

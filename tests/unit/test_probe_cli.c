@@ -163,7 +163,7 @@ Test(probe_cli, calibrates_on_a_fake_sensor_and_merges) {
   cr_assert_not_null(strstr(probe_json_get(probe_json_get(t, "provenance"), "sensor")->str, "hwmon:ina226"));
   cr_assert_not_null(strstr(probe_json_get(probe_json_get(t, "provenance"), "notes")->str, "SYNTHETIC"));
   cr_assert_eq(probe_json_get(t, "loss_curve")->n, 5); /* start, after warm-up, 3 runs */
-  probe_json_free(j);
+  probe_json_destroy(j);
   free(text);
 
   /* a second task, without a sensor: merged, honestly marked */
@@ -192,7 +192,7 @@ Test(probe_cli, calibrates_on_a_fake_sensor_and_merges) {
   for (size_t k = 0; k < src->n; k++) named |= strstr(src->kids[k]->str, "vendor TDP") != NULL;
   cr_assert(named, "the estimate's source is recorded");
   cr_assert_str_eq(probe_json_get(probe_json_get(j, "provenance"), "kind")->str, "mixed");
-  probe_json_free(j);
+  probe_json_destroy(j);
   free(text);
 }
 

@@ -16,3 +16,5 @@ static void run_case(const char *module, const char *name) {
 Test(probe_sampler, power) { run_case("sampler", "power"); }
 
 Test(probe_sampler, counter) { run_case("sampler", "counter"); }
+
+Test(probe_sampler, rpi_throttle) { run_case("sampler", "rpi_throttle"); }

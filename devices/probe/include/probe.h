@@ -277,7 +277,7 @@ probe_sampler *probe_sampler_create(probe_sensor *sensor, const char *root, doub
 typedef struct probe_mark {
   double t_mono, t_real;
   double energy_j;       /* cumulative since start (NAN when not measured) */
-  int64_t throttle;      /* sum of throttle counters (-1 when none) */
+  int64_t throttle;      /* x86 throttle counters + Pi throttled readings (-1: no source) */
 } probe_mark;
 /* A synchronous reading that also closes the current trapezoid piece. */
 probe_status probe_sampler_mark(probe_sampler *s, probe_mark *m, probe_err *err);
@@ -292,6 +292,9 @@ bool probe_sampler_failed(probe_sampler *s, probe_err *err);
 void probe_sampler_destroy(probe_sampler *s);
 /* Sum of every throttle counter under root (x86 thermal_throttle); -1: none. */
 int64_t probe_throttle_count(const char *root);
+/* Raspberry Pi firmware throttle state (get_throttled bits 1-3, nonzero when
+ * throttled now); -1 when the file does not exist. */
+int64_t probe_rpi_throttled(const char *root);
 /* Highest thermal zone temperature under root, C; NAN when none. */
 double probe_max_temp_c(const char *root);
 
@@ -309,7 +312,7 @@ struct probe_json {
 };
 /* Strict RFC 8259: no comments, no trailing commas, no duplicate keys. */
 probe_json *probe_json_parse(const char *text, size_t len, probe_err *err);
-void probe_json_free(probe_json *j);
+void probe_json_destroy(probe_json *j);
 probe_json *probe_json_get(const probe_json *obj, const char *key);
 probe_json *probe_json_new(probe_jtype t);
 probe_json *probe_json_num(double v);

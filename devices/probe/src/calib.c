@@ -219,7 +219,7 @@ probe_status probe_calibrate(const probe_calib_cfg *cfg, probe_task_result *res,
            "outside training (sample order + held-out loss); /proc/loadavg before \"%.30s\", after \"%.30s\"; sensor %.60s, "
            "%u run(s) with energy, %zu readings%s%.200s",
            tr->name, runs, n, warm, batch, res->threads, nk, res->tau_median_s, res->tau_mad_s, nthr,
-           probe_throttle_count(cfg->root) < 0 ? " (no throttle counters here)" : "", tnote, tr->describe(st), load0, load1,
+           probe_throttle_count(cfg->root) < 0 && probe_rpi_throttled(cfg->root) < 0 ? " (no throttle counters here)" : "", tnote, tr->describe(st), load0, load1,
            sid, ne,
            probe_sampler_count(smp), failnote[0] ? "; " : "", failnote);
   free(kt);

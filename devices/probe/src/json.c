@@ -40,10 +40,10 @@ probe_json *probe_json_new(probe_jtype t) {
   return j;
 }
 
-void probe_json_free(probe_json *j) {
+void probe_json_destroy(probe_json *j) {
   if (!j) return;
   for (size_t k = 0; k < j->n; k++) {
-    probe_json_free(j->kids[k]);
+    probe_json_destroy(j->kids[k]);
     if (j->keys) free(j->keys[k]);
   }
   free(j->kids);
@@ -186,7 +186,7 @@ static probe_json *jp_number(jp *p) {
   j->str[i - st] = '\0';
   j->num = strtod(j->str, NULL);
   if (!isfinite(j->num)) {
-    probe_json_free(j);
+    probe_json_destroy(j);
     return jp_fail(p, "number out of range");
   }
   p->i = i;
@@ -212,25 +212,25 @@ static probe_json *jp_value(jp *p, int depth) {
       jp_ws(p);
       if (obj) {
         if (p->i >= p->n || p->s[p->i] != '"') {
-          probe_json_free(j);
+          probe_json_destroy(j);
           return jp_fail(p, "expected a string key");
         }
         size_t at = p->i;
         key = jp_string(p);
         if (!key) {
-          probe_json_free(j);
+          probe_json_destroy(j);
           return NULL;
         }
         if (probe_json_get(j, key)) {
           free(key);
-          probe_json_free(j);
+          probe_json_destroy(j);
           p->i = at;
           return jp_fail(p, "duplicate key");
         }
         jp_ws(p);
         if (p->i >= p->n || p->s[p->i] != ':') {
           free(key);
-          probe_json_free(j);
+          probe_json_destroy(j);
           return jp_fail(p, "expected ':'");
         }
         p->i++;
@@ -238,7 +238,7 @@ static probe_json *jp_value(jp *p, int depth) {
       probe_json *v = jp_value(p, depth + 1);
       if (!v) {
         free(key);
-        probe_json_free(j);
+        probe_json_destroy(j);
         return NULL;
       }
       jp_add(j, key, v);
@@ -247,7 +247,7 @@ static probe_json *jp_value(jp *p, int depth) {
         p->i++;
         jp_ws(p);
         if (p->i < p->n && p->s[p->i] == (obj ? '}' : ']')) {
-          probe_json_free(j);
+          probe_json_destroy(j);
           return jp_fail(p, "trailing comma");
         }
         continue;
@@ -256,7 +256,7 @@ static probe_json *jp_value(jp *p, int depth) {
         p->i++;
         return j;
       }
-      probe_json_free(j);
+      probe_json_destroy(j);
       return jp_fail(p, obj ? "expected ',' or '}'" : "expected ',' or ']'");
     }
   }
@@ -291,7 +291,7 @@ probe_json *probe_json_parse(const char *text, size_t len, probe_err *err) {
   if (!j) return NULL;
   jp_ws(&p);
   if (p.i != p.n) {
-    probe_json_free(j);
+    probe_json_destroy(j);
     jp_fail(&p, "text after the JSON value");
     return NULL;
   }
@@ -332,7 +332,7 @@ void probe_json_set(probe_json *obj, const char *key, probe_json *v) {
   assert(obj->type == PJ_OBJ);
   for (size_t k = 0; k < obj->n; k++)
     if (strcmp(obj->keys[k], key) == 0) {
-      probe_json_free(obj->kids[k]);
+      probe_json_destroy(obj->kids[k]);
       obj->kids[k] = v;
       return;
     }

@@ -224,7 +224,7 @@ char *probe_profile_render(const probe_profile_in *in, const char *existing, siz
     if (!root) return NULL;
     if (probe_profile_check(root, err) != PROBE_OK) {
       probe_err_prefix(err, "existing profile is invalid, not merging into it");
-      probe_json_free(root);
+      probe_json_destroy(root);
       return NULL;
     }
     static const char *const same[] = {"name", "arch", "board"};
@@ -236,7 +236,7 @@ char *probe_profile_render(const probe_profile_in *in, const char *existing, siz
                       "%s: the file says \"%s\", this run \"%s\": one profile describes one board type "
                       "(write to another file, or pass --name/--board to match)",
                       same[k], theirs, mine[k]);
-        probe_json_free(root);
+        probe_json_destroy(root);
         return NULL;
       }
     }
@@ -259,6 +259,6 @@ char *probe_profile_render(const probe_profile_in *in, const char *existing, siz
   char *text = NULL;
   if (probe_profile_check(root, err) == PROBE_OK) text = probe_json_write(root);
   else probe_err_prefix(err, "refusing to write a profile the simulator would reject");
-  probe_json_free(root);
+  probe_json_destroy(root);
   return text;
 }

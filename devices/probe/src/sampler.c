@@ -2,7 +2,8 @@
  * CLOCK_MONOTONIC (absolute sleeps, so the interval does not drift with the
  * time a reading takes), reads the sensor and keeps a cumulative energy:
  * counter sensors by unwrapped difference, power sensors by the trapezoid
- * rule between consecutive readings. It also tracks the hottest thermal zone.
+ * rule between consecutive readings. It also tracks the hottest thermal zone
+ * and, on a Raspberry Pi, whether the firmware reports throttling.
  *
  * Invariants (under mu): energy_j is the integral from the first reading to
  * last_t; after a failure no further reading is taken and marks report NAN, so
@@ -35,6 +36,7 @@ struct probe_sampler {
   probe_err err;
   double last_t, last_v, energy_j, first_v, max_temp;
   double took_t;         /* time of the latest reading attempt */
+  int64_t rpi_ticks;     /* readings that saw the Pi firmware throttling */
   size_t count;
 };
 
@@ -84,12 +86,27 @@ double probe_max_temp_c(const char *root) {
   return mx;
 }
 
+int64_t probe_rpi_throttled(const char *root) {
+  char *p = probe_path(root, "/sys/devices/platform/soc/soc:firmware/get_throttled");
+  char buf[32];
+  probe_err ig;
+  int64_t v = -1;
+  if (probe_read_line(p, buf, sizeof buf, &ig) == PROBE_OK) {
+    char *end = NULL;
+    unsigned long x = strtoul(buf, &end, 16);
+    if (end != buf) v = (int64_t)(x & 0xeu); /* now: frequency capped | throttled | soft temp limit */
+  }
+  free(p);
+  return v;
+}
+
 /* One reading; caller holds mu. */
 static void sampler_take(probe_sampler *s) {
   double t = probe_now_mono();
   s->took_t = t;
   double temp = probe_max_temp_c(s->root);
   if (!isnan(temp) && (isnan(s->max_temp) || temp > s->max_temp)) s->max_temp = temp;
+  if (probe_rpi_throttled(s->root) > 0) s->rpi_ticks++;
   const probe_sensor_type *ty = s->sensor ? s->sensor->type : NULL;
   if (!ty || !ty->read || s->failed) {
     s->last_t = t;
@@ -162,8 +179,12 @@ probe_status probe_sampler_mark(probe_sampler *s, probe_mark *m, probe_err *err)
   m->energy_j = polled && !s->failed ? s->energy_j : NAN;
   bool failed = s->failed;
   probe_err e = s->err;
+  int64_t rpi = s->rpi_ticks;
   pthread_mutex_unlock(&s->mu);
-  m->throttle = probe_throttle_count(s->root);
+  /* x86 throttle counters, plus the readings during which a Raspberry Pi's
+   * firmware reported throttling (its get_throttled is a state, not a count). */
+  int64_t x86 = probe_throttle_count(s->root);
+  m->throttle = x86 < 0 && rpi == 0 && probe_rpi_throttled(s->root) < 0 ? -1 : (x86 < 0 ? 0 : x86) + rpi;
   if (failed) {
     if (err) *err = e;
     return e.status;
