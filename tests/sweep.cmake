@@ -23,3 +23,10 @@ add_test(NAME sweep_equal_bytes
 # OpenMPI refuses root without both variables (CI runs as root).
 set_tests_properties(sweep_equal_bytes PROPERTIES TIMEOUT 300
   ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+
+# hetsim plot on a small sweep and a small run: non-empty PNG and SVG files
+# (skipped, not failed, where gnuplot is not installed).
+add_test(NAME plot_figures
+  COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/sweep/plot.sh $<TARGET_FILE:hetsim>
+          ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/plot-work)
+set_tests_properties(plot_figures PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77)

@@ -1,0 +1,32 @@
+#!/bin/sh
+# plot.sh: hetsim plot draws non-empty PNG and SVG files for a small sweep and
+# a small run. Skips (exit 77) when gnuplot is not installed.
+#
+# usage: plot.sh HETSIM SOURCE_DIR WORK_DIR
+set -u
+bin=$1 src=$2 work=$3
+gp=${HETSIM_GNUPLOT:-gnuplot}
+if ! command -v "$gp" >/dev/null 2>&1; then
+  echo "skip: gnuplot not installed (Debian package gnuplot-nox)"
+  exit 77
+fi
+rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
+fail() { echo "FAIL: $*"; exit 1; }
+figure() { # file: exists, non-empty, and the right format
+  [ -s "$1" ] || fail "$1 missing or empty"
+  case $1 in
+    *.png) [ "$(head -c 8 "$1" | od -An -c | tr -d ' ')" = '211PNG\r\n032\n' ] || fail "$1 is not a PNG" ;;
+    *.svg) grep -q '<svg' "$1" || fail "$1 is not an SVG" ;;
+  esac
+  echo "ok   $1 ($(wc -c <"$1") bytes)"
+}
+"$bin" sweep "$src/tests/data/sweep/tiny.json" --policies adaptive --grid policy.w_e=0:1:0.5 \
+  --grid policy.deadband=0,0.1 --seeds 1-2 -j 2 --out we.csv -q || fail "sweep"
+"$bin" plot we.csv -q || fail "plot of a sweep"
+for f in pareto heatmap; do figure "we-plots/$f.png"; figure "we-plots/$f.svg"; done
+"$bin" plot we.points.csv --out heat2 --x policy.deadband --y policy.w_e --z makespan_s_max -q ||
+  fail "plot with --x/--y/--z"
+figure heat2/heatmap.png
+"$bin" run "$src/tests/data/sweep/tiny.json" --trace --out run -q || fail "run"
+"$bin" plot run --rounds 1-2 -q || fail "plot of a run"
+for f in allocation gantt; do figure "run/plots/$f.png"; figure "run/plots/$f.svg"; done

@@ -1,0 +1,22 @@
+# sweep_pareto.gp: energy against makespan, one point per sweep point (means
+# over seeds), coloured by one grid key, with the makespan-energy Pareto front
+# (both minimised) drawn as the staircase that bounds what is attainable.
+# `hetsim plot` sets, before loading this: plot_title, datafile (makespan_s,
+# energy_j, colour index, pareto flag), frontfile (the front, by makespan),
+# colorlabel, ncolors, cbtics_cmd (a `set cbtics (...)` naming each colour).
+set title plot_title noenhanced font ',13'
+set xlabel 'makespan (s), mean over seeds'
+set ylabel 'energy (kJ), mean over seeds'
+set grid lc rgb '#dddddd'
+set key outside top center horizontal noenhanced
+set offsets graph 0.04, graph 0.04, graph 0.06, graph 0.06
+set cblabel colorlabel noenhanced
+# Dark blue to dark gold: every colour stands out on white (no pale yellow end).
+set palette defined (0 '#0d0887', 0.3 '#7e03a8', 0.55 '#cc4778', 0.8 '#f0742f', 1 '#c99a00')
+set cbrange [-0.5:(ncolors > 1 ? ncolors - 0.5 : 0.5)]
+set palette maxcolors (ncolors > 1 ? ncolors : 2)
+eval cbtics_cmd
+if (ncolors <= 1) { unset colorbox }
+plot frontfile using 1:($2/1000) with steps lw 2 lc rgb '#222222' title 'Pareto front', \
+     datafile using 1:($2/1000):3 with points pt 7 ps 1.6 lc palette title 'grid point', \
+     frontfile using 1:($2/1000) with points pt 6 ps 2.4 lw 2 lc rgb '#222222' title 'on the front'
