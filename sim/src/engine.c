@@ -115,7 +115,7 @@ static uint32_t lookup(const hs_engine *e, hs_event_id id) {
 }
 
 static inline bool entry_live(const hs_engine *e, const sim_evq_entry *en) {
-  return e->slots[en->slot].live_seq == en->seq;
+  return e->slots[en->slot].live_seq == sim_evq_seq(en);
 }
 
 static bool keep_live(const sim_evq_entry *en, const void *ctx) { return entry_live(ctx, en); }
@@ -127,13 +127,17 @@ static void maybe_compact(hs_engine *e) {
 
 static void push(hs_engine *e, uint32_t s) {
   slot *sl = &e->slots[s];
+  HS_ASSERT(e->seq < (uint64_t)1 << SIM_EVQ_SEQ_BITS, "2^48 insertions");
   sl->live_seq = e->seq++;
-  sim_evq_push(&e->q, (sim_evq_entry){sl->time, sl->u.prio, s, sl->live_seq});
+  sim_evq_push(&e->q, (sim_evq_entry){sim_evq_time_bits(sl->time + 0.0),
+                                      sim_evq_pack(sl->u.prio, sl->live_seq), s});
 }
 
 hs_event_id hs_engine_schedule(hs_engine *e, double time, int priority, hs_event_fn fn,
                                void *subject, uint64_t arg) {
   HS_ASSERT(fn != NULL, "event without handler");
+  HS_ASSERT(priority >= SIM_EVQ_PRIO_MIN && priority <= SIM_EVQ_PRIO_MAX,
+            "priority outside [-32768, 32767]");
   HS_ASSERT(!isnan(time) && time >= e->now, "event scheduled in the past");
   uint32_t s = slot_alloc(e);
   slot *sl = &e->slots[s];
@@ -185,7 +189,7 @@ static const sim_evq_entry *live_top(hs_engine *e) {
 
 double hs_engine_peek_time(hs_engine *e) {
   const sim_evq_entry *top = live_top(e);
-  return top ? top->time : INFINITY;
+  return top ? sim_evq_time(top) : INFINITY;
 }
 
 static void dispatch(hs_engine *e) {
@@ -197,7 +201,7 @@ static void dispatch(hs_engine *e) {
 #endif
   slot sl = e->slots[top.slot];
   slot_release(e, top.slot); /* before the call: the handler may reuse the slot */
-  e->now = top.time;
+  e->now = sim_evq_time(&top);
   e->fired++;
   sl.fn(e, sl.subject, sl.arg);
 }
@@ -219,7 +223,7 @@ uint64_t hs_engine_run_until(hs_engine *e, double t_end) {
   uint64_t before = e->fired;
   const sim_evq_entry *top;
   e->stop = 0;
-  while (!e->stop && (top = live_top(e)) && top->time <= t_end) dispatch(e);
+  while (!e->stop && (top = live_top(e)) && sim_evq_time(top) <= t_end) dispatch(e);
   if (!e->stop && isfinite(t_end) && t_end > e->now) e->now = t_end;
   return e->fired - before;
 }

@@ -9,17 +9,17 @@
  * smooth distributions, erratic on the bursty ones regimes produce: a whole
  * round's events at one instant) and pairing heaps (pointer-heavy).
  *
- * Invariant: for every i > 0, key(heap[(i-1)/4]) < key(heap[i]). */
+ * Invariant: for every i > 0, key(heap[(i-1)/4]) < key(heap[i]), key = (tb, ps). */
 #include "evq.h"
 
 #include <assert.h>
 
 #include "hs_alloc.h"
 
+__extension__ typedef unsigned __int128 u128;
+
 static inline int less(const sim_evq_entry *a, const sim_evq_entry *b) {
-  if (a->time != b->time) return a->time < b->time;
-  if (a->prio != b->prio) return a->prio < b->prio;
-  return a->seq < b->seq;
+  return ((u128)a->tb << 64 | a->ps) < ((u128)b->tb << 64 | b->ps);
 }
 
 void sim_evq_init(sim_evq *q, size_t cap) {
@@ -44,15 +44,35 @@ static void sift_up(sim_evq *q, size_t i, sim_evq_entry e) {
   q->heap[i] = e;
 }
 
+/* Above this many entries (1.5 MiB) the heap no longer fits in the caches
+ * close to the core and sift_down prefetches one level ahead. */
+#define SIM_EVQ_PREFETCH_MIN 65536
+
 static void sift_down(sim_evq *q, size_t i, sim_evq_entry e) {
   size_t n = q->size;
   for (;;) {
     size_t c = 4 * i + 1;
     if (c >= n) break;
-    size_t best = c;
-    size_t end = c + 4 < n ? c + 4 : n;
-    for (size_t k = c + 1; k < end; k++)
-      if (less(&q->heap[k], &q->heap[best])) best = k;
+    size_t best;
+    if (n > SIM_EVQ_PREFETCH_MIN && 4 * c + 1 < n) {
+      /* Large heaps: the next level is out of cache, and the branch-free
+       * choice below gives the CPU nothing to speculate on; fetch all four
+       * candidates' children while the choice is made. */
+      const sim_evq_entry *g = q->heap + 4 * c + 1;
+      for (int k = 0; k < 16; k += 4) __builtin_prefetch(g + k);
+    }
+    if (c + 4 <= n) {
+      /* All four children: a two-level tournament, which the compiler can do
+       * with conditional moves instead of hard-to-predict branches. */
+      const sim_evq_entry *h = q->heap;
+      size_t b01 = less(&h[c + 1], &h[c]) ? c + 1 : c;
+      size_t b23 = less(&h[c + 3], &h[c + 2]) ? c + 3 : c + 2;
+      best = less(&h[b23], &h[b01]) ? b23 : b01;
+    } else {
+      best = c;
+      for (size_t k = c + 1; k < n; k++)
+        if (less(&q->heap[k], &q->heap[best])) best = k;
+    }
     if (!less(&q->heap[best], &e)) break;
     q->heap[i] = q->heap[best];
     i = best;

@@ -11,13 +11,41 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
+/* The key is two 64-bit words compared as one 128-bit unsigned number:
+ *   tb: the bits of the time, a double >= 0 (for non-negative doubles the bit
+ *       pattern orders like the value, so integer comparison is exact);
+ *   ps: the priority, biased by 2^15, in the top 16 bits, and the insertion
+ *       sequence in the low 48 bits.
+ * So (tb, ps) orders exactly like (time, priority, seq), without the
+ * floating-point compares and their unpredictable branches. */
 typedef struct sim_evq_entry {
-  double time;
-  int32_t prio;
+  uint64_t tb;
+  uint64_t ps;
   uint32_t slot;
-  uint64_t seq;
 } sim_evq_entry;
+
+static inline uint64_t sim_evq_time_bits(double t) {
+  uint64_t b;
+  memcpy(&b, &t, sizeof b);
+  return b;
+}
+static inline double sim_evq_time(const sim_evq_entry *e) {
+  double t;
+  memcpy(&t, &e->tb, sizeof t);
+  return t;
+}
+
+#define SIM_EVQ_SEQ_BITS 48
+#define SIM_EVQ_PRIO_MIN (-32768)
+#define SIM_EVQ_PRIO_MAX 32767
+static inline uint64_t sim_evq_pack(int prio, uint64_t seq) {
+  return ((uint64_t)(prio - SIM_EVQ_PRIO_MIN) << SIM_EVQ_SEQ_BITS) | seq;
+}
+static inline uint64_t sim_evq_seq(const sim_evq_entry *e) {
+  return e->ps & (((uint64_t)1 << SIM_EVQ_SEQ_BITS) - 1);
+}
 
 typedef struct sim_evq {
   sim_evq_entry *heap;
