@@ -2,7 +2,8 @@
  *
  * Total order of pending events (the contract every regime relies on):
  *   1. time ascending (simulated seconds, double),
- *   2. then priority ascending (smaller runs first),
+ *   2. then priority ascending (smaller runs first; priorities lie in
+ *      [-32768, 32767], asserted),
  *   3. then insertion sequence ascending (FIFO among exact ties).
  * A reschedule counts as a new insertion for rule 3. Ties never depend on
  * pointers, hashing or thread timing.

@@ -208,3 +208,24 @@ Test(engine, scheduling_in_the_past_asserts, .signal = SIGABRT) {
   hs_engine_run(e);
   hs_engine_schedule(e, 1.0, 0, noop, NULL, 0);
 }
+
+Test(engine, negative_zero_and_extreme_priorities_keep_the_order) {
+  /* -0.0 equals 0.0: it must tie with it (and break the tie by priority and
+   * insertion), not sort after every positive time. */
+  hs_engine *e = hs_engine_create(0);
+  rec r = {0};
+  hs_engine_schedule(e, 1e-300, 0, record, &r, 1);
+  hs_engine_schedule(e, -0.0, 32767, record, &r, 2);
+  hs_engine_schedule(e, 0.0, -32768, record, &r, 3);
+  hs_engine_schedule(e, 0.0, 32767, record, &r, 4);
+  hs_engine_schedule(e, 1e300, -32768, record, &r, 5);
+  hs_engine_run(e);
+  uint64_t want[] = {3, 2, 4, 1, 5};
+  for (size_t i = 0; i < 5; i++) cr_expect_eq(r.order[i], want[i], "position %zu", i);
+  hs_engine_destroy(e);
+}
+
+Test(engine, priority_out_of_range_asserts, .signal = SIGABRT) {
+  hs_engine *e = hs_engine_create(0);
+  hs_engine_schedule(e, 1.0, 40000, noop, NULL, 0);
+}
