@@ -47,7 +47,8 @@ static const char USAGE[] =
     "  --idle-w W --idle-w-source TEXT   idle power estimate and its source (needed with none)\n"
     "  --comm-w W --comm-w-source TEXT   communication power (default: idle_w, stated as an assumption)\n"
     "  --batch N (32)  --threads N (1)  --runs N (5)  --samples N (per run; default: sized to --run-s)\n"
-    "  --run-s S (3)  --warmup N (20 batches)  --max-samples N (training samples loaded)\n"
+    "  --run-s S (3)  --warmup N (default: 20 batches, repeated until 0.5 s have passed)\n"
+    "  --max-samples N      training samples loaded (mnist 20000, imdb 5000 reviews, era5 all)\n"
     "  --idle-s S (5)       idle baseline before the runs    --hz HZ (10) sensor sampling rate\n"
     "  --seed N (1)  --lr X  --root DIR (/: sysfs root)  --board TEXT  --cpu TEXT\n"
     "  --pmic-cmd CMD       pi5-pmic command (default: vcgencmd pmic_read_adc)\n"
@@ -390,9 +391,10 @@ static int cmd_calibrate(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
-  if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
-    fputs(USAGE, argc < 2 ? stderr : stdout);
-    return argc < 2 ? PROBE_EXIT_BADINPUT : 0;
+  if (argc < 2) return die("no command: calibrate, sensors or synth (see hetsim-probe --help)");
+  if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+    fputs(USAGE, stdout);
+    return 0;
   }
   if (strcmp(argv[1], "calibrate") == 0) return cmd_calibrate(argc, argv);
   if (strcmp(argv[1], "sensors") == 0) return cmd_sensors(argc, argv);

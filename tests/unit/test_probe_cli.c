@@ -94,6 +94,7 @@ Test(probe_cli, help_teaches_with_an_example) {
 
 Test(probe_cli, bad_input_is_one_line_and_exit_2) {
   char a[2048];
+  expect_bad("", "no command");
   snprintf(a, sizeof a, "calibrate --task mnist --out '%s/p.json' --sensor none", tmp);
   expect_bad(a, "--busy-w");
   snprintf(a, sizeof a, "calibrate --task mnist --out '%s/p.json' --sensor none --busy-w 12", tmp);
@@ -194,6 +195,54 @@ Test(probe_cli, calibrates_on_a_fake_sensor_and_merges) {
   cr_assert_str_eq(probe_json_get(probe_json_get(j, "provenance"), "kind")->str, "mixed");
   probe_json_destroy(j);
   free(text);
+}
+
+/* An external meter's log, aligned on wall-clock time: 6 W throughout. */
+Test(probe_cli, meter_log_gives_busy_power) {
+  make_board();
+  double now = probe_now_real();
+  size_t cap = 64 * 1300, n = 0;
+  char *log = probe_xmalloc(cap);
+  n += (size_t)snprintf(log + n, cap - n, "time_s,power_w\n");
+  for (int k = -100; k < 1100; k++) n += (size_t)snprintf(log + n, cap - n, "%.3f,6.0\n", now + k);
+  char *lp = probe_xasprintf("%s/meter.csv", tmp);
+  probe_err e;
+  cr_assert_eq(probe_write_atomic(lp, log, n, &e), PROBE_OK);
+  free(log);
+  char a[2048];
+  snprintf(a, sizeof a,
+           "calibrate --task era5 --data '%s/e.csv' --out '%s/p.json' --root '%s/root' --sensor 'meter:%s' "
+           "--idle-s 0.2 --runs 2 --samples 64 --warmup 32 --quiet",
+           tmp, tmp, tmp, lp);
+  int rc = run(a);
+  char *err = slurp("err.txt");
+  cr_assert_eq(rc, 0, "exit %d: %s", rc, err);
+  free(err);
+  char *text = slurp("p.json");
+  probe_json *j = probe_json_parse(text, strlen(text), &e);
+  cr_assert_not_null(j, "%s", e.msg);
+  probe_json *t = probe_json_get(probe_json_get(j, "tasks"), "era5");
+  cr_assert(probe_json_get(t, "energy_measured")->b);
+  cr_assert(fabs(probe_json_get(t, "busy_w")->num - 6.0) < 1e-6, "busy_w %g", probe_json_get(t, "busy_w")->num);
+  cr_assert(fabs(probe_json_get(j, "idle_w")->num - 6.0) < 1e-6);
+  cr_assert_not_null(strstr(probe_json_get(probe_json_get(t, "provenance"), "sensor")->str, "meter:"));
+  probe_json_destroy(j);
+  free(text);
+  /* a log that ends before the runs: energy not measured, and without an
+   * estimate nothing is written */
+  cr_assert_eq(probe_write_atomic(lp, "time_s,power_w\n1,5\n2,5\n", 23, &e), PROBE_OK);
+  snprintf(a, sizeof a,
+           "calibrate --task era5 --data '%s/e.csv' --out '%s/q.json' --root '%s/root' --sensor 'meter:%s' "
+           "--idle-s 0.1 --runs 1 --samples 32 --warmup 32 --quiet",
+           tmp, tmp, tmp, lp);
+  rc = run(a);
+  err = slurp("err.txt");
+  cr_assert_eq(rc, 2, "exit %d: %s", rc, err);
+  cr_assert_eq(lines(err), 1, "%s", err);
+  cr_assert_not_null(strstr(err, "busy_w"), "%s", err);
+  cr_assert(!exists("q.json"));
+  free(err);
+  free(lp);
 }
 
 Test(probe_cli, refuses_another_boards_file_untouched) {

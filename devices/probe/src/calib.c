@@ -105,7 +105,8 @@ probe_status probe_calibrate(const probe_calib_cfg *cfg, probe_task_result *res,
     cal_sleep(cfg->idle_s);
     ok = ok && probe_sampler_mark(smp, &ib, &e1) == PROBE_OK;
     double e = NAN;
-    if (ok && probe_sampler_energy(smp, &ia, &ib, &e, &e1) == PROBE_OK && e > 0) *idle_w = e / (ib.t_mono - ia.t_mono);
+    if (ok && probe_sampler_energy(smp, &ia, &ib, &e, &e1) == PROBE_OK && e > 0)
+      *idle_w = e / (cfg->sensor->type->window ? ib.t_real - ia.t_real : ib.t_mono - ia.t_mono);
     else if (!cfg->quiet) fprintf(stderr, "hetsim-probe: warning: idle baseline not measured: %s\n", e1.msg);
   }
 
@@ -188,8 +189,10 @@ probe_status probe_calibrate(const probe_calib_cfg *cfg, probe_task_result *res,
     kt[nk++] = t[r] / (double)n;
     double e = NAN;
     probe_err e2 = {PROBE_OK, "no positive energy reading"};
-    if (has_sensor && probe_sampler_energy(smp, &ma[r], &mb[r], &e, &e2) == PROBE_OK && e > 0 && t[r] > 0)
-      kp[ne++] = e / t[r];
+    /* A meter log is integrated over the wall-clock window: divide by that window. */
+    double dur = has_sensor && cfg->sensor->type->window ? mb[r].t_real - ma[r].t_real : t[r];
+    if (has_sensor && probe_sampler_energy(smp, &ma[r], &mb[r], &e, &e2) == PROBE_OK && e > 0 && dur > 0)
+      kp[ne++] = e / dur;
     else if (has_sensor && !failnote[0])
       snprintf(failnote, sizeof failnote, "run %u energy not measured: %s", r + 1, e2.msg);
   }

@@ -35,7 +35,7 @@ struct probe_sampler {
   bool have, failed;
   probe_err err;
   double last_t, last_v, energy_j, first_v, max_temp;
-  double took_t;         /* time of the latest reading attempt */
+  double took_t, took_real; /* time of the latest reading attempt, both clocks */
   int64_t rpi_ticks;     /* readings that saw the Pi firmware throttling */
   size_t count;
 };
@@ -104,6 +104,7 @@ int64_t probe_rpi_throttled(const char *root) {
 static void sampler_take(probe_sampler *s) {
   double t = probe_now_mono();
   s->took_t = t;
+  s->took_real = probe_now_real(); /* same instant on the wall clock, for meter logs */
   double temp = probe_max_temp_c(s->root);
   if (!isnan(temp) && (isnan(s->max_temp) || temp > s->max_temp)) s->max_temp = temp;
   if (probe_rpi_throttled(s->root) > 0) s->rpi_ticks++;
@@ -174,7 +175,7 @@ probe_status probe_sampler_mark(probe_sampler *s, probe_mark *m, probe_err *err)
   pthread_mutex_lock(&s->mu);
   sampler_take(s);
   m->t_mono = s->took_t; /* the energy below is as of this instant */
-  m->t_real = probe_now_real();
+  m->t_real = s->took_real;
   bool polled = s->sensor && s->sensor->type && s->sensor->type->read;
   m->energy_j = polled && !s->failed ? s->energy_j : NAN;
   bool failed = s->failed;
