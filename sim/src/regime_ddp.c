@@ -188,11 +188,7 @@ static void group_finished(sim_run *r, ddp_group *g) {
     round_done(r);
     return;
   }
-  size_t leader = g->ranks[0];
-  sim_dev *d = &r->dev[leader];
-  sim_dev_state(r, leader, HS_POWER_COMM);
-  hs_net_transfer(r->net, r->sc->model_bytes, d->access_bps, d->access_latency_s, &r->server_link,
-                  1, on_silo_uploaded, r, (uint64_t)(g - ds->groups));
+  sim_dev_model_transfer(r, g->ranks[0], on_silo_uploaded, (uint64_t)(g - ds->groups));
 }
 
 static void group_begin(sim_run *r, ddp_group *g) {
@@ -234,13 +230,8 @@ static void ddp_start_round(sim_run *r) {
     return;
   }
   ds->pending_groups = ds->ngroups;
-  for (size_t gi = 0; gi < ds->ngroups; gi++) {
-    size_t leader = ds->groups[gi].ranks[0];
-    sim_dev *d = &r->dev[leader];
-    sim_dev_state(r, leader, HS_POWER_COMM);
-    hs_net_transfer(r->net, r->sc->model_bytes, d->access_bps, d->access_latency_s,
-                    &r->server_link, 1, on_silo_model, r, gi);
-  }
+  for (size_t gi = 0; gi < ds->ngroups; gi++)
+    sim_dev_model_transfer(r, ds->groups[gi].ranks[0], on_silo_model, gi);
 }
 
 /* --- set-up ----------------------------------------------------------------- */

@@ -69,10 +69,7 @@ static void on_uploaded(hs_engine *eng, void *subject, uint64_t i) {
 static void on_computed(hs_engine *eng, void *subject, uint64_t i) {
   (void)eng;
   sim_run *r = subject;
-  sim_dev *d = &r->dev[i];
-  sim_dev_state(r, i, HS_POWER_COMM);
-  hs_net_transfer(r->net, r->sc->model_bytes, d->access_bps, d->access_latency_s, &r->server_link,
-                  1, on_uploaded, r, i);
+  sim_dev_model_transfer(r, i, on_uploaded, i);
 }
 
 static void on_downloaded(hs_engine *eng, void *subject, uint64_t i) {
@@ -87,11 +84,8 @@ static void on_downloaded(hs_engine *eng, void *subject, uint64_t i) {
 }
 
 static void start_loop(sim_run *r, size_t i) {
-  sim_dev *d = &r->dev[i];
   if (r->alloc[i] == 0) return; /* idle until the end */
-  sim_dev_state(r, i, HS_POWER_COMM);
-  hs_net_transfer(r->net, r->sc->model_bytes, d->access_bps, d->access_latency_s, &r->server_link,
-                  1, on_downloaded, r, i);
+  sim_dev_model_transfer(r, i, on_downloaded, i);
 }
 
 static void fa_start(sim_run *r) {

@@ -32,10 +32,7 @@ static void on_uploaded(hs_engine *eng, void *subject, uint64_t i) {
 static void on_computed(hs_engine *eng, void *subject, uint64_t i) {
   (void)eng;
   sim_run *r = subject;
-  sim_dev *d = &r->dev[i];
-  sim_dev_state(r, i, HS_POWER_COMM);
-  hs_net_transfer(r->net, r->sc->model_bytes, d->access_bps, d->access_latency_s, &r->server_link,
-                  1, on_uploaded, r, i);
+  sim_dev_model_transfer(r, i, on_uploaded, i);
 }
 
 static void on_downloaded(hs_engine *eng, void *subject, uint64_t i) {
@@ -49,15 +46,12 @@ static void pma_start_round(sim_run *r) {
   pma_state *ps = r->rs;
   ps->pending = 0;
   for (size_t i = 0; i < r->ndev; i++) {
-    sim_dev *d = &r->dev[i];
     if (r->alloc[i] == 0) {
       if (r->sc->switch_off_unselected) sim_dev_state(r, i, HS_POWER_OFF);
       continue;
     }
     ps->pending++;
-    sim_dev_state(r, i, HS_POWER_COMM);
-    hs_net_transfer(r->net, r->sc->model_bytes, d->access_bps, d->access_latency_s,
-                    &r->server_link, 1, on_downloaded, r, i);
+    sim_dev_model_transfer(r, i, on_downloaded, i);
   }
   if (ps->pending == 0) sim_fail(r, HS_EINVAL, "the policy selected no participant");
 }

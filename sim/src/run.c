@@ -61,6 +61,13 @@ void sim_dev_state(sim_run *r, size_t i, hs_power_state st) {
   }
 }
 
+void sim_dev_model_transfer(sim_run *r, size_t i, hs_event_fn on_done, uint64_t arg) {
+  const sim_dev *d = &r->dev[i];
+  sim_dev_state(r, i, HS_POWER_COMM);
+  hs_net_transfer(r->net, r->sc->model_bytes, d->access_bps, d->access_latency_s, &r->server_link,
+                  1, on_done, r, arg);
+}
+
 double sim_dev_stretch_s(sim_run *r, size_t i, double work_s) {
   const sim_dev *d = &r->dev[i];
   if (!d->trace) return work_s;

@@ -117,6 +117,11 @@ struct sim_run {
 
 /* Switch a device's power state now (ledger + trace spans). */
 void sim_dev_state(sim_run *r, size_t i, hs_power_state st);
+/* Device i starts exchanging one model with the server now: it switches to
+ * COMM and a flow of model_bytes crosses its access link and the server link;
+ * on_done(eng, r, arg) fires when the flow completes. (Up- and downloads cost
+ * the same in this model.) */
+void sim_dev_model_transfer(sim_run *r, size_t i, hs_event_fn on_done, uint64_t arg);
 /* Seconds a computation of `samples` samples (plus the profile's per-round
  * overhead when with_overhead) takes on device i if started now, including its
  * speed trace. One draw from the device's compute stream. */
