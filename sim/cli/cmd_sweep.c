@@ -20,6 +20,7 @@
 #include "cli_opts.h"
 #include "commands.h"
 #include "hs_alloc.h"
+#include "hs_outfile.h"
 #include "hs_sweep.h"
 #ifdef HS_SWEEP_MPI
 #include "hs_sweep_mpi.h"
@@ -256,6 +257,14 @@ static int sweep_main(int argc, char **argv) {
   done = hs_calloc(nrows ? nrows : 1, sizeof *done);
   todo = hs_calloc(nrows ? nrows : 1, sizeof *todo);
   if (root) {
+    const char *slash = strrchr(o.out, '/');
+    if (slash && slash != o.out) { /* --out runs/we.csv: make runs/ */
+      char *dir = hs_malloc((size_t)(slash - o.out) + 1);
+      memcpy(dir, o.out, (size_t)(slash - o.out));
+      dir[slash - o.out] = '\0';
+      hs_mkdir_p(dir, NULL);
+      hs_free(dir);
+    }
     f = hs_sweep_file_open(sw, o.out, o.resume, done, &err);
     if (!f) rc = cli_bad_input("sweep", err.msg);
     for (size_t r = 0; r < nrows; r++)
