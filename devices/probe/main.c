@@ -358,13 +358,16 @@ static int cmd_calibrate(int argc, char **argv) {
   gmtime_r(&now, &tmv);
   char date[16];
   strftime(date, sizeof date, "%Y-%m-%d", &tmv);
-  char notes[1200];
+  char notes[2400];
 #ifdef __OPTIMIZE__
   const char *opt = "optimised";
 #else
   const char *opt = "NOT optimised (-O0: timings are pessimistic)";
 #endif
-  snprintf(notes, sizeof notes, "board from %s; built with gcc %s, %s, build type %s; %s%s%s", si.board_source,
+  char bsrc[400];
+  if (o.board) snprintf(bsrc, sizeof bsrc, "board as given with --board (detected: %.200s, from %s)", si.board, si.board_source);
+  else snprintf(bsrc, sizeof bsrc, "board from %s", si.board_source);
+  snprintf(notes, sizeof notes, "%s; built with gcc %s, %s, build type %s; %s%s%s", bsrc,
            __VERSION__, opt, PROBE_BUILD_TYPE,
            res.energy_measured ? "energy measured by the sensor" : "energy NOT measured (no sensor)",
            o.notes ? "; " : "", o.notes ? o.notes : "");
