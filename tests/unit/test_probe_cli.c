@@ -245,6 +245,50 @@ Test(probe_cli, meter_log_gives_busy_power) {
   free(lp);
 }
 
+/* A sensor that stops answering mid-way: the runs measured before it keep
+ * their energy. The PMIC command answers exactly 4 times (sensor open, sampler
+ * start, run 1 start and end; --hz 0.1 keeps the thread from polling and
+ * --idle-s 0 skips the baseline), so run 2 is where it fails, every time. */
+Test(probe_cli, sensor_failing_mid_run_keeps_measured_runs) {
+  make_board();
+  char *pm = probe_xasprintf("%s/pmic.txt", tmp), *sh = probe_xasprintf("%s/pm.sh", tmp),
+       *cnt = probe_xasprintf("%s/cnt", tmp);
+  probe_err e;
+  const char *adc = "VDD_CORE_A current(7)=2.50000000A\nVDD_CORE_V volt(15)=0.80000000V\n";
+  cr_assert_eq(probe_write_atomic(pm, adc, strlen(adc), &e), PROBE_OK);
+  char *script = probe_xasprintf("c=$(cat '%s' 2>/dev/null || echo 0)\necho $((c+1)) > '%s'\n"
+                                 "[ \"$c\" -lt 4 ] && cat '%s'\n", cnt, cnt, pm);
+  cr_assert_eq(probe_write_atomic(sh, script, strlen(script), &e), PROBE_OK);
+  char a[2048];
+  snprintf(a, sizeof a,
+           "calibrate --task era5 --data '%s/e.csv' --out '%s/p.json' --root '%s/root' --sensor pi5-pmic "
+           "--pmic-cmd 'sh %s' --hz 0.1 --idle-s 0 --idle-w 1.5 --idle-w-source 'test idle' --runs 3 --samples 64 "
+           "--warmup 32 --quiet",
+           tmp, tmp, tmp, sh);
+  int rc = run(a);
+  char *err = slurp("err.txt");
+  cr_assert_eq(rc, 0, "exit %d: %s", rc, err);
+  cr_assert_not_null(strstr(err, "sensor failed during run 2"), "no warning: %s", err);
+  free(err);
+  char *text = slurp("p.json");
+  probe_json *j = probe_json_parse(text, strlen(text), &e);
+  cr_assert_not_null(j, "%s", e.msg);
+  probe_json *t = probe_json_get(probe_json_get(j, "tasks"), "era5");
+  cr_assert(probe_json_get(t, "energy_measured")->b, "run 1 was measured");
+  cr_assert(fabs(probe_json_get(t, "busy_w")->num - 2.0) < 1e-9, "busy_w %g (2.5 A x 0.8 V)",
+            probe_json_get(t, "busy_w")->num);
+  const char *notes = probe_json_get(probe_json_get(t, "provenance"), "notes")->str;
+  cr_assert_not_null(strstr(notes, "1 run(s) with energy"), "%s", notes);
+  cr_assert_not_null(strstr(notes, "sensor failed during run 2"), "%s", notes);
+  cr_assert_eq(probe_json_get(t, "loss_curve")->n, 5, "all 3 runs kept for time");
+  probe_json_destroy(j);
+  free(text);
+  free(script);
+  free(pm);
+  free(sh);
+  free(cnt);
+}
+
 Test(probe_cli, refuses_another_boards_file_untouched) {
   make_board();
   const char *other = "{\"format\": \"hetsim-profile/1\", \"name\": \"p\", \"board\": \"Some Other Board\", "
