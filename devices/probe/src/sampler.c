@@ -11,8 +11,11 @@
  * reading itself, so a run's energy is exact at its boundaries rather than
  * quantised to the sampling interval. Window sensors (meter logs) are not
  * polled; their energy is asked for per window afterwards.
+ * The wait is pthread_cond_timedwait on a CLOCK_MONOTONIC condition variable
+ * with absolute deadlines (so a stop request wakes it at once).
  * Rejected: timer signals (signal-safety of file reads), a relative sleep
- * loop (drifts by the reading time every tick). */
+ * loop (drifts by the reading time every tick), clock_nanosleep (cannot be
+ * woken early to stop). */
 #include "probe.h"
 
 #include <dirent.h>
@@ -31,6 +34,7 @@ struct probe_sampler {
   pthread_t th;
   bool running, stop;
   pthread_mutex_t mu;
+  pthread_cond_t cv;     /* monotonic clock; signalled to stop */
   /* under mu */
   bool have, failed;
   probe_err err;
@@ -141,16 +145,16 @@ static void *sampler_main(void *arg) {
   long step_ns = (long)(s->period * 1e9);
   pthread_mutex_lock(&s->mu);
   while (!s->stop) {
-    pthread_mutex_unlock(&s->mu);
     next.tv_nsec += step_ns % 1000000000L;
     next.tv_sec += step_ns / 1000000000L;
     if (next.tv_nsec >= 1000000000L) {
       next.tv_nsec -= 1000000000L;
       next.tv_sec++;
     }
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR) {
-    }
-    pthread_mutex_lock(&s->mu);
+    /* Absolute deadline on CLOCK_MONOTONIC; destroy() signals cv, so stopping
+     * never waits out a whole period (10 s at 0.1 Hz). */
+    int rc = 0;
+    while (!s->stop && rc != ETIMEDOUT) rc = pthread_cond_timedwait(&s->cv, &s->mu, &next);
     if (!s->stop) sampler_take(s);
   }
   pthread_mutex_unlock(&s->mu);
@@ -164,6 +168,11 @@ probe_sampler *probe_sampler_create(probe_sensor *sensor, const char *root, doub
   s->period = hz > 0 ? 1.0 / hz : 0.1;
   s->max_temp = NAN;
   pthread_mutex_init(&s->mu, NULL);
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&s->cv, &ca);
+  pthread_condattr_destroy(&ca);
   pthread_mutex_lock(&s->mu);
   sampler_take(s);
   pthread_mutex_unlock(&s->mu);
@@ -236,8 +245,10 @@ void probe_sampler_destroy(probe_sampler *s) {
   if (!s) return;
   pthread_mutex_lock(&s->mu);
   s->stop = true;
+  pthread_cond_signal(&s->cv);
   pthread_mutex_unlock(&s->mu);
   if (s->running) pthread_join(s->th, NULL);
+  pthread_cond_destroy(&s->cv);
   pthread_mutex_destroy(&s->mu);
   free(s->root);
   free(s);
