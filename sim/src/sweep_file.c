@@ -93,7 +93,7 @@ static hs_status scan(const hs_sweep *sw, const char *path, const char *buf, siz
   if (len < n1 + n2 || strncmp(buf + n1, h2, n2))
     return hs_error_set(err, HS_EINVAL, "%s: line 2: not the column header of this sweep", path);
 
-  size_t nrows = hs_sweep_nrows(sw), nseeds = hs_sweep_nseeds(sw), naxes = hs_sweep_naxes(sw);
+  size_t nseeds = hs_sweep_nseeds(sw), naxes = hs_sweep_naxes(sw);
   seed_ix *six = hs_malloc(nseeds * sizeof *six);
   for (size_t s = 0; s < nseeds; s++) six[s] = (seed_ix){hs_sweep_seed_at(sw, s), s};
   qsort(six, nseeds, sizeof *six, cmp_seed_ix);
@@ -146,7 +146,6 @@ static hs_status scan(const hs_sweep *sw, const char *path, const char *buf, siz
       o->linelen[row] = (size_t)(end - line) + 1;
       memcpy(&o->val[row * HS_SWEEP_NMETRICS], v, sizeof v);
     }
-    (void)nrows;
     pos = (size_t)(end - buf) + 1;
     o->valid_len = pos;
   }
