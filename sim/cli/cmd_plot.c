@@ -466,7 +466,13 @@ static int plot_sweep(const plot_args *a, plot_job *j) {
       gp_str(v.f, fp);
       fputs("\ncolorlabel = ", v.f);
       gp_str(v.f, kcol >= 0 ? t.col[1 + kcol] : "");
-      fprintf(v.f, "\nncolors = %zu\n", ccol.n ? ccol.n : 1);
+      bool categorical = false;
+      for (size_t c = 0; c < ccol.n; c++) {
+        char *end;
+        strtod(ccol.v[c], &end);
+        if (end == ccol.v[c] || *end) categorical = true;
+      }
+      fprintf(v.f, "\nncolors = %zu\ncategorical = %d\n", ccol.n ? ccol.n : 1, categorical);
       if (ccol.n) gp_tics(v.f, "cbtics_cmd", "cbtics", ccol.v, ccol.n);
       else fputs("cbtics_cmd = ''\n", v.f);
       rc = render(j, vb_text(&v), "sweep_pareto.gp", "pareto", a->quiet);

@@ -3,7 +3,8 @@
 # (both minimised) drawn as the staircase that bounds what is attainable.
 # `hetsim plot` sets, before loading this: plot_title, datafile (makespan_s,
 # energy_j, colour index, pareto flag), frontfile (the front, by makespan),
-# colorlabel, ncolors, cbtics_cmd (a `set cbtics (...)` naming each colour).
+# colorlabel, ncolors, cbtics_cmd (a `set cbtics (...)` naming each colour),
+# categorical (1: the colour key's values are names, not numbers).
 set title plot_title noenhanced font ',13'
 set xlabel 'makespan (s), mean over seeds'
 set ylabel 'energy (kJ), mean over seeds'
@@ -11,8 +12,21 @@ set grid lc rgb '#dddddd'
 set key outside top center horizontal noenhanced
 set offsets graph 0.04, graph 0.04, graph 0.06, graph 0.06
 set cblabel colorlabel noenhanced
-# Dark blue to dark gold: every colour stands out on white (no pale yellow end).
-set palette defined (0 '#0d0887', 0.3 '#7e03a8', 0.55 '#cc4778', 0.8 '#f0742f', 1 '#c99a00')
+# Numbers (w_e): an ordered palette, dark blue to dark gold, every colour
+# visible on white. Names (policies): one distinct hue per name, each as a
+# flat step of the palette (repeated positions make the steps sharp).
+if (categorical) {
+  qual = '#1f77b4 #ff7f0e #2ca02c #d62728 #9467bd #8c564b #e377c2 #7f7f7f #bcbd22 #17becf'
+  pal = 'set palette defined ('
+  do for [k=0:(ncolors > 1 ? ncolors : 1) - 1] {
+    c = word(qual, k % 10 + 1)
+    pal = pal . sprintf("%s%d '%s', %d '%s'", (k ? ', ' : ''), k, c, k + 1, c)
+  }
+  eval pal . ')'
+} else {
+  set palette defined (0 '#0d0887', 0.3 '#7e03a8', 0.55 '#cc4778', 0.8 '#f0742f', 1 '#c99a00')
+}
+set rmargin 18
 set cbrange [-0.5:(ncolors > 1 ? ncolors - 0.5 : 0.5)]
 set palette maxcolors (ncolors > 1 ? ncolors : 2)
 eval cbtics_cmd
