@@ -57,7 +57,7 @@ static const unsigned char GZ_FIXED[] = {0x1f,0x8b,0x08,0x00,0x00,0x00,0x00,0x00
 
 /* gzip with one stored (uncompressed) deflate block: what gzip -0 writes. */
 static unsigned char *cs_gzip_stored(const unsigned char *d, size_t n, size_t *outlen) {
-  unsigned char *g = probe_xmalloc(n + 10 + 5 + 8);
+  unsigned char *g = hs_malloc(n + 10 + 5 + 8);
   const unsigned char hdr[10] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff};
   memcpy(g, hdr, 10);
   g[10] = 1; /* BFINAL=1, BTYPE=00 */
@@ -76,20 +76,20 @@ static unsigned char *cs_gzip_stored(const unsigned char *d, size_t n, size_t *o
 static bool c_gzip_dynamic(const char *tmp, char *why, size_t cap) {
   (void)tmp;
   size_t cl = 20000, n = 0;
-  char *expect = probe_xmalloc(cl);
+  char *expect = hs_malloc(cl);
   for (int i = 0; i < 200; i++)
     n += (size_t)snprintf(expect + n, cl - n, "line %d: the quick brown fox jumps over the lazy dog %d\n", i, i * i % 97);
   unsigned char *out = NULL;
   size_t ol = 0;
-  probe_err e = {PROBE_OK, ""};
-  probe_status st = probe_gunzip(GZ_DYNAMIC, sizeof GZ_DYNAMIC, 0, &out, &ol, &e);
-  bool ok = st == PROBE_OK && ol == n && memcmp(out, expect, n) == 0;
+  hs_error e = {HS_OK, ""};
+  hs_status st = probe_gunzip(GZ_DYNAMIC, sizeof GZ_DYNAMIC, 0, &out, &ol, &e);
+  bool ok = st == HS_OK && ol == n && memcmp(out, expect, n) == 0;
   free(out);
   free(expect);
   CHECK(ok, "dynamic-Huffman gzip: status %d (%s), %zu bytes, expected %zu", st, e.msg, ol, n);
   /* max_out stops early: the first 13 bytes only */
   st = probe_gunzip(GZ_DYNAMIC, sizeof GZ_DYNAMIC, 13, &out, &ol, &e);
-  ok = st == PROBE_OK && ol == 13 && memcmp(out, "line 0: the q", 13) == 0;
+  ok = st == HS_OK && ol == 13 && memcmp(out, "line 0: the q", 13) == 0;
   free(out);
   CHECK(ok, "max_out 13: status %d, %zu bytes", st, ol);
   return true;
@@ -99,21 +99,21 @@ static bool c_gzip_fixed_and_stored(const char *tmp, char *why, size_t cap) {
   (void)tmp;
   unsigned char *out = NULL;
   size_t ol = 0;
-  probe_err e = {PROBE_OK, ""};
-  probe_status st = probe_gunzip(GZ_FIXED, sizeof GZ_FIXED, 0, &out, &ol, &e);
-  bool ok = st == PROBE_OK && ol == 29 && memcmp(out, "hello, hello, hello, hetsim!\n", 29) == 0;
+  hs_error e = {HS_OK, ""};
+  hs_status st = probe_gunzip(GZ_FIXED, sizeof GZ_FIXED, 0, &out, &ol, &e);
+  bool ok = st == HS_OK && ol == 29 && memcmp(out, "hello, hello, hello, hetsim!\n", 29) == 0;
   free(out);
   CHECK(ok, "fixed-Huffman gzip: status %d (%s)", st, e.msg);
   size_t gl = 0;
   unsigned char *g = cs_gzip_stored((const unsigned char *)"stored block", 12, &gl);
   st = probe_gunzip(g, gl, 0, &out, &ol, &e);
-  ok = st == PROBE_OK && ol == 12 && memcmp(out, "stored block", 12) == 0;
+  ok = st == HS_OK && ol == 12 && memcmp(out, "stored block", 12) == 0;
   free(out);
   CHECK(ok, "stored gzip: status %d (%s)", st, e.msg);
   g[gl - 8] ^= 1; /* corrupt the CRC */
   st = probe_gunzip(g, gl, 0, &out, &ol, &e);
   free(g);
-  CHECK(st == PROBE_EPARSE && strstr(e.msg, "CRC") && strstr(e.msg, "offset"), "bad CRC: got %d \"%s\"", st, e.msg);
+  CHECK(st == HS_EPARSE && strstr(e.msg, "CRC") && strstr(e.msg, "offset"), "bad CRC: got %d \"%s\"", st, e.msg);
   return true;
 }
 
@@ -121,11 +121,11 @@ static bool c_gzip_truncated(const char *tmp, char *why, size_t cap) {
   (void)tmp;
   unsigned char *out = NULL;
   size_t ol = 0;
-  probe_err e = {PROBE_OK, ""};
-  probe_status st = probe_gunzip(GZ_DYNAMIC, 300, 0, &out, &ol, &e);
-  CHECK(st == PROBE_EPARSE && strstr(e.msg, "offset"), "truncated gzip: got %d \"%s\"", st, e.msg);
+  hs_error e = {HS_OK, ""};
+  hs_status st = probe_gunzip(GZ_DYNAMIC, 300, 0, &out, &ol, &e);
+  CHECK(st == HS_EPARSE && strstr(e.msg, "offset"), "truncated gzip: got %d \"%s\"", st, e.msg);
   st = probe_gunzip((const unsigned char *)"not gzip at all, really", 23, 0, &out, &ol, &e);
-  CHECK(st == PROBE_EPARSE && strstr(e.msg, "offset 0"), "not gzip: got %d \"%s\"", st, e.msg);
+  CHECK(st == HS_EPARSE && strstr(e.msg, "offset 0"), "not gzip: got %d \"%s\"", st, e.msg);
   return true;
 }
 
@@ -134,7 +134,7 @@ static bool c_gzip_truncated(const char *tmp, char *why, size_t cap) {
 static unsigned char *cs_idx(int nd, const uint32_t *dims, uint8_t fill_seed, size_t *len) {
   size_t items = 1;
   for (int d = 0; d < nd; d++) items *= dims[d];
-  unsigned char *b = probe_xmalloc(4 + 4 * (size_t)nd + items);
+  unsigned char *b = hs_malloc(4 + 4 * (size_t)nd + items);
   b[0] = 0;
   b[1] = 0;
   b[2] = 8;
@@ -152,32 +152,32 @@ static bool c_idx_header_checks(const char *tmp, char *why, size_t cap) {
   size_t len = 0;
   unsigned char *b = cs_idx(3, dims, 1, &len);
   probe_idx x;
-  probe_err e = {PROBE_OK, ""};
-  CHECK(probe_idx_parse(b, len, 0, &x, &e) == PROBE_OK && x.count == 5 && x.item_size == 12 && x.data[0] == 1,
+  hs_error e = {HS_OK, ""};
+  CHECK(probe_idx_parse(b, len, 0, &x, &e) == HS_OK && x.count == 5 && x.item_size == 12 && x.data[0] == 1,
         "valid IDX rejected: %s", e.msg);
   probe_idx_fini(&x);
   b[1] = 7;
-  CHECK(probe_idx_parse(b, len, 0, &x, &e) == PROBE_EPARSE && strstr(e.msg, "offset 0"), "bad magic: \"%s\"", e.msg);
+  CHECK(probe_idx_parse(b, len, 0, &x, &e) == HS_EPARSE && strstr(e.msg, "offset 0"), "bad magic: \"%s\"", e.msg);
   b[1] = 0;
   b[2] = 0x0d;
-  CHECK(probe_idx_parse(b, len, 0, &x, &e) == PROBE_EUNSUP && strstr(e.msg, "offset 2"), "float type: \"%s\"", e.msg);
+  CHECK(probe_idx_parse(b, len, 0, &x, &e) == HS_EUNSUP && strstr(e.msg, "offset 2"), "float type: \"%s\"", e.msg);
   b[2] = 8;
   b[3] = 9;
-  CHECK(probe_idx_parse(b, len, 0, &x, &e) == PROBE_EPARSE && strstr(e.msg, "offset 3"), "9 dims: \"%s\"", e.msg);
+  CHECK(probe_idx_parse(b, len, 0, &x, &e) == HS_EPARSE && strstr(e.msg, "offset 3"), "9 dims: \"%s\"", e.msg);
   b[3] = 3;
-  CHECK(probe_idx_parse(b, len - 1, 0, &x, &e) == PROBE_EPARSE && strstr(e.msg, "4 of 5 items"),
+  CHECK(probe_idx_parse(b, len - 1, 0, &x, &e) == HS_EPARSE && strstr(e.msg, "4 of 5 items"),
         "truncated data: \"%s\"", e.msg);
-  CHECK(probe_idx_parse(b, len - 1, 3, &x, &e) == PROBE_OK && x.count == 3, "max_items 3 on a short file: \"%s\"", e.msg);
+  CHECK(probe_idx_parse(b, len - 1, 3, &x, &e) == HS_OK && x.count == 3, "max_items 3 on a short file: \"%s\"", e.msg);
   probe_idx_fini(&x);
-  unsigned char *big = probe_xmalloc(len + 2);
+  unsigned char *big = hs_malloc(len + 2);
   memcpy(big, b, len);
   big[len] = big[len + 1] = 0;
-  CHECK(probe_idx_parse(big, len + 2, 0, &x, &e) == PROBE_EPARSE && strstr(e.msg, "2 bytes after"),
+  CHECK(probe_idx_parse(big, len + 2, 0, &x, &e) == HS_EPARSE && strstr(e.msg, "2 bytes after"),
         "trailing bytes: \"%s\"", e.msg);
   free(big);
   b[7] = 0; /* dims[0] = 0 */
   b[4] = b[5] = b[6] = 0;
-  CHECK(probe_idx_parse(b, len, 0, &x, &e) == PROBE_EPARSE && strstr(e.msg, "offset 4"), "zero dim: \"%s\"", e.msg);
+  CHECK(probe_idx_parse(b, len, 0, &x, &e) == HS_EPARSE && strstr(e.msg, "offset 4"), "zero dim: \"%s\"", e.msg);
   free(b);
   return true;
 }
@@ -190,20 +190,20 @@ static bool c_idx_gzip_file(const char *tmp, char *why, size_t cap) {
   CHECK(probe_put_bin(tmp, "x-idx3-ubyte.gz", g, gl), "cannot write");
   char *p = cs_path(tmp, "x-idx3-ubyte.gz");
   probe_idx x;
-  probe_err e = {PROBE_OK, ""};
-  probe_status st = probe_idx_load(p, 0, &x, &e);
-  bool ok = st == PROBE_OK && x.count == 6 && memcmp(x.data, b + 16, 24) == 0;
+  hs_error e = {HS_OK, ""};
+  hs_status st = probe_idx_load(p, 0, &x, &e);
+  bool ok = st == HS_OK && x.count == 6 && memcmp(x.data, b + 16, 24) == 0;
   probe_idx_fini(&x);
   st = probe_idx_load(p, 2, &x, &e);
-  ok = ok && st == PROBE_OK && x.count == 2;
+  ok = ok && st == HS_OK && x.count == 2;
   probe_idx_fini(&x);
   g[20] ^= 0xff; /* corrupt one data byte: the CRC catches it */
   probe_put_bin(tmp, "x-idx3-ubyte.gz", g, gl);
   st = probe_idx_load(p, 0, &x, &e);
-  bool named = st == PROBE_EPARSE && strstr(e.msg, p) && strstr(e.msg, "CRC");
+  bool named = st == HS_EPARSE && strstr(e.msg, p) && strstr(e.msg, "CRC");
   char *missing = cs_path(tmp, "nope-idx1-ubyte");
-  probe_status st2 = probe_idx_load(missing, 0, &x, &e);
-  bool miss = st2 == PROBE_ENOENT && strstr(e.msg, missing);
+  hs_status st2 = probe_idx_load(missing, 0, &x, &e);
+  bool miss = st2 == HS_ENOENT && strstr(e.msg, missing);
   free(missing);
   free(p);
   free(b);
@@ -219,23 +219,23 @@ static bool c_csv_parse(const char *tmp, char *why, size_t cap) {
   (void)tmp;
   const char *ok = "time,t2m,u10\r\n2020-01-01T00:00,280.5,1.5\r\n2020-01-01T01:00,281,-2e-1\r\n";
   probe_table t;
-  probe_err e = {PROBE_OK, ""};
-  CHECK(probe_csv_parse(ok, strlen(ok), &t, &e) == PROBE_OK, "valid CSV rejected: %s", e.msg);
+  hs_error e = {HS_OK, ""};
+  CHECK(probe_csv_parse(ok, strlen(ok), &t, &e) == HS_OK, "valid CSV rejected: %s", e.msg);
   bool good = t.rows == 2 && t.cols == 2 && probe_table_col(&t, "u10") == 1 && t.v[3] == -0.2 && t.v[0] == 280.5;
   probe_table_fini(&t);
   CHECK(good, "values or columns wrong");
   const char *bad = "time,t2m,u10\n2020-01-01T00:00,280.5,1.5\n2020-01-01T01:00,28x1,2\n";
-  CHECK(probe_csv_parse(bad, strlen(bad), &t, &e) == PROBE_EPARSE && strstr(e.msg, "line 3") &&
+  CHECK(probe_csv_parse(bad, strlen(bad), &t, &e) == HS_EPARSE && strstr(e.msg, "line 3") &&
             strstr(e.msg, "column t2m") && strstr(e.msg, "offset 57"),
         "bad number: \"%s\"", e.msg);
   const char *shortrow = "time,t2m,u10\n2020,1\n";
-  CHECK(probe_csv_parse(shortrow, strlen(shortrow), &t, &e) == PROBE_EPARSE && strstr(e.msg, "line 2"),
+  CHECK(probe_csv_parse(shortrow, strlen(shortrow), &t, &e) == HS_EPARSE && strstr(e.msg, "line 2"),
         "short row: \"%s\"", e.msg);
   const char *longrow = "time,t2m\n2020,1,2\n";
-  CHECK(probe_csv_parse(longrow, strlen(longrow), &t, &e) == PROBE_EPARSE && strstr(e.msg, "more fields"),
+  CHECK(probe_csv_parse(longrow, strlen(longrow), &t, &e) == HS_EPARSE && strstr(e.msg, "more fields"),
         "long row: \"%s\"", e.msg);
   const char *nan = "time,t2m\n2020,nan\n";
-  CHECK(probe_csv_parse(nan, strlen(nan), &t, &e) == PROBE_EPARSE, "NaN accepted");
+  CHECK(probe_csv_parse(nan, strlen(nan), &t, &e) == HS_EPARSE, "NaN accepted");
   return true;
 }
 
@@ -251,19 +251,19 @@ static bool c_text_tokenize_and_load(const char *tmp, char *why, size_t cap) {
         "cannot write corpus");
   char *dir = cs_path(tmp, "aclImdb/train");
   probe_docs d;
-  probe_err e = {PROBE_OK, ""};
-  probe_status st = probe_docs_load(dir, 0, &d, &e);
-  bool ok = st == PROBE_OK && d.n == 4 && d.label[0] == 1 && d.label[1] == 0 && d.len[0] == 3 && d.len[1] == 2;
+  hs_error e = {HS_OK, ""};
+  hs_status st = probe_docs_load(dir, 0, &d, &e);
+  bool ok = st == HS_OK && d.n == 4 && d.label[0] == 1 && d.label[1] == 0 && d.len[0] == 3 && d.len[1] == 2;
   probe_docs_fini(&d);
   CHECK(ok, "aclImdb load: %d \"%s\"", st, e.msg);
   probe_put_bin(tmp, "aclImdb/train/neg/2_3.txt", "bad \xff byte", 10);
   st = probe_docs_load(dir, 0, &d, &e);
-  CHECK(st == PROBE_EPARSE && strstr(e.msg, "2_3.txt") && strstr(e.msg, "offset 4"), "bad UTF-8: \"%s\"", e.msg);
+  CHECK(st == HS_EPARSE && strstr(e.msg, "2_3.txt") && strstr(e.msg, "offset 4"), "bad UTF-8: \"%s\"", e.msg);
   free(dir);
   dir = cs_path(tmp, "nowhere");
   st = probe_docs_load(dir, 0, &d, &e);
   free(dir);
-  CHECK(st == PROBE_ENOENT && strstr(e.msg, "nowhere/pos"), "missing corpus: \"%s\"", e.msg);
+  CHECK(st == HS_ENOENT && strstr(e.msg, "nowhere/pos"), "missing corpus: \"%s\"", e.msg);
   return true;
 }
 
@@ -273,8 +273,8 @@ static bool cs_train(const char *task, const char *data, char *why, size_t cap) 
   CHECK(t, "no trainer %s", task);
   probe_train_cfg cfg = {data, 0, 7, 0};
   void *st = NULL;
-  probe_err e = {PROBE_OK, ""};
-  CHECK(t->load(&cfg, &st, &e) == PROBE_OK, "%s load: %s", task, e.msg);
+  hs_error e = {HS_OK, ""};
+  CHECK(t->load(&cfg, &st, &e) == HS_OK, "%s load: %s", task, e.msg);
   size_t n = t->train_count(st);
   uint32_t idx[64];
   for (size_t i = 0; i < 64; i++) idx[i] = (uint32_t)(i % n);
@@ -312,12 +312,12 @@ static bool c_train_mnist(const char *tmp, char *why, size_t cap) {
   char *none = cs_path(tmp, "empty");
   probe_train_cfg cfg = {none, 0, 1, 0};
   void *st = NULL;
-  probe_err e = {PROBE_OK, ""};
-  probe_status s = t->load(&cfg, &st, &e);
+  hs_error e = {HS_OK, ""};
+  hs_status s = t->load(&cfg, &st, &e);
   free(none);
   free(d);
   if (!ok) return false;
-  CHECK(s == PROBE_ENOENT && strstr(e.msg, "dataset-fashion-mnist") && strstr(e.msg, "empty/train-images"),
+  CHECK(s == HS_ENOENT && strstr(e.msg, "dataset-fashion-mnist") && strstr(e.msg, "empty/train-images"),
         "missing dataset: \"%s\"", e.msg);
   /* labels that do not match the images */
   uint32_t dl2[1] = {39};
@@ -328,27 +328,27 @@ static bool c_train_mnist(const char *tmp, char *why, size_t cap) {
   cfg.data = d;
   s = t->load(&cfg, &st, &e);
   free(d);
-  CHECK(s == PROBE_EPARSE && strstr(e.msg, "39 labels for 40 images"), "label count: \"%s\"", e.msg);
+  CHECK(s == HS_EPARSE && strstr(e.msg, "39 labels for 40 images"), "label count: \"%s\"", e.msg);
   return true;
 }
 
 static bool c_train_era5(const char *tmp, char *why, size_t cap) {
   char *p = cs_path(tmp, "era5.csv");
-  probe_err e = {PROBE_OK, ""};
-  probe_status st = probe_synth_era5(p, 80, 3, &e);
-  bool ok = st == PROBE_OK && cs_train("era5", p, why, cap);
+  hs_error e = {HS_OK, ""};
+  hs_status st = probe_synth_era5(p, 80, 3, &e);
+  bool ok = st == HS_OK && cs_train("era5", p, why, cap);
   free(p);
-  CHECK(st == PROBE_OK, "synth era5: %s", e.msg);
+  CHECK(st == HS_OK, "synth era5: %s", e.msg);
   return ok;
 }
 
 static bool c_train_imdb(const char *tmp, char *why, size_t cap) {
   char *p = cs_path(tmp, "aclImdb");
-  probe_err e = {PROBE_OK, ""};
-  probe_status st = probe_synth_imdb(p, 40, 3, &e);
-  bool ok = st == PROBE_OK && cs_train("imdb", p, why, cap);
+  hs_error e = {HS_OK, ""};
+  hs_status st = probe_synth_imdb(p, 40, 3, &e);
+  bool ok = st == HS_OK && cs_train("imdb", p, why, cap);
   free(p);
-  CHECK(st == PROBE_OK, "synth imdb: %s", e.msg);
+  CHECK(st == HS_OK, "synth imdb: %s", e.msg);
   return ok;
 }
 
@@ -386,17 +386,17 @@ static bool c_rapl_wrap(const char *tmp, char *why, size_t cap) {
   probe_put(tmp, "sys/class/powercap/intel-rapl:0:0/energy_uj", "5\n");
   probe_sensor s;
   probe_sensor_cfg cfg = {tmp, NULL, NULL, 0};
-  probe_err e = {PROBE_OK, ""};
-  CHECK(probe_sensor_open("rapl", &cfg, &s, &e) == PROBE_OK, "rapl open: %s", e.msg);
+  hs_error e = {HS_OK, ""};
+  CHECK(probe_sensor_open("rapl", &cfg, &s, &e) == HS_OK, "rapl open: %s", e.msg);
   probe_put(tmp, f, "1000\n"); /* wrapped: 999000 -> 1000000 -> 1000 = 2000 uJ */
   double j1 = 0, j2 = 0;
-  probe_status st1 = s.type->read(s.state, &j1, &e);
+  hs_status st1 = s.type->read(s.state, &j1, &e);
   probe_put(tmp, f, "501000\n");
-  probe_status st2 = s.type->read(s.state, &j2, &e);
+  hs_status st2 = s.type->read(s.state, &j2, &e);
   bool id = strcmp(s.type->id(s.state), "rapl:package-0") == 0 && strstr(s.type->covers(s.state), "package only");
   probe_sensor_close(&s);
-  CHECK(st1 == PROBE_OK && NEAR(j1, 0.002, 1e-12), "after wrap %g J (want 0.002)", j1);
-  CHECK(st2 == PROBE_OK && NEAR(j2, 0.502, 1e-12), "then %g J (want 0.502)", j2);
+  CHECK(st1 == HS_OK && NEAR(j1, 0.002, 1e-12), "after wrap %g J (want 0.002)", j1);
+  CHECK(st2 == HS_OK && NEAR(j2, 0.502, 1e-12), "then %g J (want 0.502)", j2);
   CHECK(id, "id/covers wrong");
   return true;
 }
@@ -404,8 +404,8 @@ static bool c_rapl_wrap(const char *tmp, char *why, size_t cap) {
 static bool c_rapl_missing_and_denied(const char *tmp, char *why, size_t cap) {
   probe_sensor s;
   probe_sensor_cfg cfg = {tmp, NULL, NULL, 0};
-  probe_err e = {PROBE_OK, ""};
-  CHECK(probe_sensor_open("rapl", &cfg, &s, &e) == PROBE_ENOENT && strstr(e.msg, "powercap"), "no powercap: \"%s\"",
+  hs_error e = {HS_OK, ""};
+  CHECK(probe_sensor_open("rapl", &cfg, &s, &e) == HS_ENOENT && strstr(e.msg, "powercap"), "no powercap: \"%s\"",
         e.msg);
   probe_put(tmp, "sys/class/powercap/intel-rapl:0/name", "package-0\n");
   probe_put(tmp, "sys/class/powercap/intel-rapl:0/energy_uj", "100\n");
@@ -417,9 +417,9 @@ static bool c_rapl_missing_and_denied(const char *tmp, char *why, size_t cap) {
   if (pid == 0) {
     if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0)) _exit(3);
     probe_sensor s2;
-    probe_err e2 = {PROBE_OK, ""};
-    probe_status st = probe_sensor_open("rapl", &cfg, &s2, &e2);
-    _exit(st == PROBE_EPERM && strstr(e2.msg, "5.10") && strstr(e2.msg, "root") ? 0 : 1);
+    hs_error e2 = {HS_OK, ""};
+    hs_status st = probe_sensor_open("rapl", &cfg, &s2, &e2);
+    _exit(st == HS_EPERM && strstr(e2.msg, "5.10") && strstr(e2.msg, "root") ? 0 : 1);
   }
   int ws = 0;
   waitpid(pid, &ws, 0);
@@ -429,7 +429,7 @@ static bool c_rapl_missing_and_denied(const char *tmp, char *why, size_t cap) {
   probe_put(tmp, "plain", "12\n");
   char *pp = cs_path(tmp, "plain/x");
   int64_t v = 0;
-  CHECK(probe_read_i64(pp, &v, &e) == PROBE_ENOENT, "ENOTDIR maps to not found: \"%s\"", e.msg);
+  CHECK(probe_read_i64(pp, &v, &e) == HS_ENOENT, "ENOTDIR maps to not found: \"%s\"", e.msg);
   free(pp);
   return true;
 }
@@ -446,24 +446,24 @@ static bool c_hwmon_by_name(const char *tmp, char *why, size_t cap) {
   probe_put(tmp, "sys/class/hwmon/hwmon5/curr2_input", "500\n");
   probe_sensor s;
   probe_sensor_cfg cfg = {tmp, NULL, NULL, 0};
-  probe_err e = {PROBE_OK, ""};
+  hs_error e = {HS_OK, ""};
   double w = 0;
-  CHECK(probe_sensor_open("hwmon:ina226", &cfg, &s, &e) == PROBE_OK, "ina226: %s", e.msg);
-  probe_status st = s.type->read(s.state, &w, &e);
+  CHECK(probe_sensor_open("hwmon:ina226", &cfg, &s, &e) == HS_OK, "ina226: %s", e.msg);
+  hs_status st = s.type->read(s.state, &w, &e);
   probe_sensor_close(&s);
-  CHECK(st == PROBE_OK && NEAR(w, 5.25, 1e-9), "ina226 power1_input: %g W (want 5.25)", w);
-  CHECK(probe_sensor_open("hwmon:ina3221", &cfg, &s, &e) == PROBE_OK, "ina3221: %s", e.msg);
+  CHECK(st == HS_OK && NEAR(w, 5.25, 1e-9), "ina226 power1_input: %g W (want 5.25)", w);
+  CHECK(probe_sensor_open("hwmon:ina3221", &cfg, &s, &e) == HS_OK, "ina3221: %s", e.msg);
   st = s.type->read(s.state, &w, &e);
   probe_sensor_close(&s);
-  CHECK(st == PROBE_OK && NEAR(w, 6.0, 1e-9), "ina3221 5000 mV x 1200 mA: %g W (want 6)", w);
-  CHECK(probe_sensor_open("hwmon:ina3221:2", &cfg, &s, &e) == PROBE_OK, "ina3221:2: %s", e.msg);
+  CHECK(st == HS_OK && NEAR(w, 6.0, 1e-9), "ina3221 5000 mV x 1200 mA: %g W (want 6)", w);
+  CHECK(probe_sensor_open("hwmon:ina3221:2", &cfg, &s, &e) == HS_OK, "ina3221:2: %s", e.msg);
   st = s.type->read(s.state, &w, &e);
   probe_sensor_close(&s);
-  CHECK(st == PROBE_OK && NEAR(w, 1.65, 1e-9), "channel 2: %g W (want 1.65)", w);
-  CHECK(probe_sensor_open("hwmon:ina219", &cfg, &s, &e) == PROBE_ENOENT && strstr(e.msg, "ina226"),
+  CHECK(st == HS_OK && NEAR(w, 1.65, 1e-9), "channel 2: %g W (want 1.65)", w);
+  CHECK(probe_sensor_open("hwmon:ina219", &cfg, &s, &e) == HS_ENOENT && strstr(e.msg, "ina226"),
         "unknown name should list what exists: \"%s\"", e.msg);
-  CHECK(probe_sensor_open("hwmon:ina3221:x", &cfg, &s, &e) == PROBE_EINVAL, "bad channel accepted");
-  CHECK(probe_sensor_open("auto", &cfg, &s, &e) == PROBE_OK && strncmp(s.type->id(s.state), "hwmon:ina226", 12) == 0,
+  CHECK(probe_sensor_open("hwmon:ina3221:x", &cfg, &s, &e) == HS_EINVAL, "bad channel accepted");
+  CHECK(probe_sensor_open("auto", &cfg, &s, &e) == HS_OK && strncmp(s.type->id(s.state), "hwmon:ina226", 12) == 0,
         "auto should find hwmon ina226 (lowest index with power): %s", e.msg);
   probe_sensor_close(&s);
   return true;
@@ -474,22 +474,22 @@ static bool c_hwmon_index_changed(const char *tmp, char *why, size_t cap) {
   probe_put(tmp, "sys/class/hwmon/hwmon2/power1_input", "2000000\n");
   probe_sensor s;
   probe_sensor_cfg cfg = {tmp, NULL, NULL, 0};
-  probe_err e = {PROBE_OK, ""};
-  CHECK(probe_sensor_open("hwmon:ina219", &cfg, &s, &e) == PROBE_OK, "open: %s", e.msg);
+  hs_error e = {HS_OK, ""};
+  CHECK(probe_sensor_open("hwmon:ina219", &cfg, &s, &e) == HS_OK, "open: %s", e.msg);
   char *a = cs_path(tmp, "sys/class/hwmon/hwmon2"), *b = cs_path(tmp, "sys/class/hwmon/hwmon7");
   int r = rename(a, b); /* driver rebound: same chip, new index */
   probe_put(tmp, "sys/class/hwmon/hwmon7/power1_input", "3000000\n");
   double w = 0;
-  probe_status st = s.type->read(s.state, &w, &e);
+  hs_status st = s.type->read(s.state, &w, &e);
   char *c = cs_path(tmp, "gone");
   rename(b, c); /* now it is gone for good */
-  probe_status st2 = s.type->read(s.state, &w, &e);
+  hs_status st2 = s.type->read(s.state, &w, &e);
   probe_sensor_close(&s);
   free(a);
   free(b);
   free(c);
-  CHECK(r == 0 && st == PROBE_OK && NEAR(w, 3.0, 1e-9), "after renumbering: %d, %g W", st, w);
-  CHECK(st2 == PROBE_ENOENT && strstr(e.msg, "disappeared"), "vanished sensor: \"%s\"", e.msg);
+  CHECK(r == 0 && st == HS_OK && NEAR(w, 3.0, 1e-9), "after renumbering: %d, %g W", st, w);
+  CHECK(st2 == HS_ENOENT && strstr(e.msg, "disappeared"), "vanished sensor: \"%s\"", e.msg);
   return true;
 }
 
@@ -501,24 +501,24 @@ static bool c_pmic(const char *tmp, char *why, size_t cap) {
                     "     EXT5V_V volt(24)=5.10000000V\n"
                     "     BATT_V volt(25)=0.00000000V\n";
   double w = 0;
-  probe_err e = {PROBE_OK, ""};
-  CHECK(probe_pmic_parse(out, &w, &e) == PROBE_OK && NEAR(w, 0.37 + 1.6, 1e-9),
+  hs_error e = {HS_OK, ""};
+  CHECK(probe_pmic_parse(out, &w, &e) == HS_OK && NEAR(w, 0.37 + 1.6, 1e-9),
         "pmic sum %g W (want 1.97: 0.1 A x 3.7 V + 2 A x 0.8 V; EXT5V has no current)", w);
-  CHECK(probe_pmic_parse("garbage\n", &w, &e) == PROBE_EPARSE, "garbage parsed");
+  CHECK(probe_pmic_parse("garbage\n", &w, &e) == HS_EPARSE, "garbage parsed");
   CHECK(probe_put(tmp, "pmic.txt", out), "write");
   char *cmd = probe_xasprintf("cat '%s/pmic.txt'", tmp);
   probe_sensor s;
   probe_sensor_cfg cfg = {tmp, NULL, cmd, 0};
-  probe_status st = probe_sensor_open("pi5-pmic", &cfg, &s, &e);
+  hs_status st = probe_sensor_open("pi5-pmic", &cfg, &s, &e);
   double w2 = 0;
-  if (st == PROBE_OK) {
+  if (st == HS_OK) {
     st = s.type->read(s.state, &w2, &e);
     probe_sensor_close(&s);
   }
   free(cmd);
-  CHECK(st == PROBE_OK && NEAR(w2, 1.97, 1e-9), "pi5-pmic via command: %d %s %g", st, e.msg, w2);
+  CHECK(st == HS_OK && NEAR(w2, 1.97, 1e-9), "pi5-pmic via command: %d %s %g", st, e.msg, w2);
   cfg.pmic_cmd = "false";
-  CHECK(probe_sensor_open("pi5-pmic", &cfg, &s, &e) == PROBE_ENOENT && strstr(e.msg, "vcgencmd"),
+  CHECK(probe_sensor_open("pi5-pmic", &cfg, &s, &e) == HS_ENOENT && strstr(e.msg, "vcgencmd"),
         "failing command: \"%s\"", e.msg);
   return true;
 }
@@ -531,33 +531,33 @@ static bool c_meter_window(const char *tmp, char *why, size_t cap) {
   char *spec = probe_xasprintf("meter:%s", p);
   probe_sensor s;
   probe_sensor_cfg cfg = {tmp, NULL, NULL, 0};
-  probe_err e = {PROBE_OK, ""};
-  probe_status st = probe_sensor_open(spec, &cfg, &s, &e);
+  hs_error e = {HS_OK, ""};
+  hs_status st = probe_sensor_open(spec, &cfg, &s, &e);
   double j = 0;
-  probe_status w1 = st == PROBE_OK ? s.type->window(s.state, 1002, 1008, &j, &e) : st;
+  hs_status w1 = st == HS_OK ? s.type->window(s.state, 1002, 1008, &j, &e) : st;
   double j2 = 0;
-  probe_status w2 = st == PROBE_OK ? s.type->window(s.state, 995, 1008, &j2, &e) : st;
-  if (st == PROBE_OK) probe_sensor_close(&s);
+  hs_status w2 = st == HS_OK ? s.type->window(s.state, 995, 1008, &j2, &e) : st;
+  if (st == HS_OK) probe_sensor_close(&s);
   cfg.meter_offset_s = 10; /* meter clock 10 s behind: its 1000 is our 1010 */
-  probe_status st3 = probe_sensor_open(spec, &cfg, &s, &e);
+  hs_status st3 = probe_sensor_open(spec, &cfg, &s, &e);
   double j3 = 0;
-  probe_status w3 = st3 == PROBE_OK ? s.type->window(s.state, 1012, 1018, &j3, &e) : st3;
-  if (st3 == PROBE_OK) probe_sensor_close(&s);
+  hs_status w3 = st3 == HS_OK ? s.type->window(s.state, 1012, 1018, &j3, &e) : st3;
+  if (st3 == HS_OK) probe_sensor_close(&s);
   free(p);
   free(spec);
-  CHECK(w1 == PROBE_OK && NEAR(j, 90.0, 1e-9), "meter window %g J (want 90)", j);
-  CHECK(w2 == PROBE_ERANGE, "window before the log must fail, got %d", w2);
-  CHECK(w3 == PROBE_OK && NEAR(j3, 90.0, 1e-9), "with offset %g J (want 90)", j3);
+  CHECK(w1 == HS_OK && NEAR(j, 90.0, 1e-9), "meter window %g J (want 90)", j);
+  CHECK(w2 == HS_ERANGE, "window before the log must fail, got %d", w2);
+  CHECK(w3 == HS_OK && NEAR(j3, 90.0, 1e-9), "with offset %g J (want 90)", j3);
   return true;
 }
 
 static bool c_sensor_spec(const char *tmp, char *why, size_t cap) {
   probe_sensor s;
   probe_sensor_cfg cfg = {tmp, NULL, "false", 0};
-  probe_err e = {PROBE_OK, ""};
-  CHECK(probe_sensor_open("none", &cfg, &s, &e) == PROBE_OK && s.type == NULL, "none");
-  CHECK(probe_sensor_open("bogus", &cfg, &s, &e) == PROBE_EINVAL && strstr(e.msg, "bogus"), "unknown: \"%s\"", e.msg);
-  CHECK(probe_sensor_open("auto", &cfg, &s, &e) == PROBE_ENOENT && strstr(e.msg, "--sensor none"),
+  hs_error e = {HS_OK, ""};
+  CHECK(probe_sensor_open("none", &cfg, &s, &e) == HS_OK && s.type == NULL, "none");
+  CHECK(probe_sensor_open("bogus", &cfg, &s, &e) == HS_EINVAL && strstr(e.msg, "bogus"), "unknown: \"%s\"", e.msg);
+  CHECK(probe_sensor_open("auto", &cfg, &s, &e) == HS_ENOENT && strstr(e.msg, "--sensor none"),
         "auto with nothing: \"%s\"", e.msg);
   return true;
 }
@@ -571,8 +571,8 @@ static bool c_sampler_power(const char *tmp, char *why, size_t cap) {
   probe_put(tmp, "sys/devices/system/cpu/cpu1/thermal_throttle/core_throttle_count", "4\n");
   probe_sensor s;
   probe_sensor_cfg cfg = {tmp, NULL, NULL, 0};
-  probe_err e = {PROBE_OK, ""};
-  CHECK(probe_sensor_open("hwmon:ina226", &cfg, &s, &e) == PROBE_OK, "open: %s", e.msg);
+  hs_error e = {HS_OK, ""};
+  CHECK(probe_sensor_open("hwmon:ina226", &cfg, &s, &e) == HS_OK, "open: %s", e.msg);
   probe_sampler *sm = probe_sampler_create(&s, tmp, 50);
   probe_mark a, b, c;
   probe_sampler_mark(sm, &a, &e);
@@ -580,7 +580,7 @@ static bool c_sampler_power(const char *tmp, char *why, size_t cap) {
   nanosleep(&ts, NULL);
   probe_sampler_mark(sm, &b, &e);
   double j = 0;
-  probe_status st = probe_sampler_energy(sm, &a, &b, &j, &e);
+  hs_status st = probe_sampler_energy(sm, &a, &b, &j, &e);
   double dt = b.t_mono - a.t_mono;
   double temp = probe_sampler_max_temp_c(sm, false);
   size_t count = probe_sampler_count(sm);
@@ -588,21 +588,21 @@ static bool c_sampler_power(const char *tmp, char *why, size_t cap) {
   char *dir = cs_path(tmp, "sys/class/hwmon/hwmon0"), *gone = cs_path(tmp, "gone");
   rename(dir, gone);
   nanosleep(&ts, NULL);
-  probe_status stc = probe_sampler_mark(sm, &c, &e);
+  hs_status stc = probe_sampler_mark(sm, &c, &e);
   double j2 = 0;
-  probe_status st2 = probe_sampler_energy(sm, &b, &c, &j2, &e);
-  probe_err fe;
+  hs_status st2 = probe_sampler_energy(sm, &b, &c, &j2, &e);
+  hs_error fe;
   bool failed = probe_sampler_failed(sm, &fe);
   probe_sampler_destroy(sm);
   probe_sensor_close(&s);
   free(dir);
   free(gone);
-  CHECK(st == PROBE_OK && NEAR(j, 4.0 * dt, 1e-6), "4 W for %g s: %g J", dt, j);
+  CHECK(st == HS_OK && NEAR(j, 4.0 * dt, 1e-6), "4 W for %g s: %g J", dt, j);
   /* 3 readings come from create and the two marks; the rest from the thread */
   CHECK(count >= 5, "only %zu readings at 50 Hz in 0.2 s", count);
   CHECK(NEAR(temp, 51.234, 1e-9), "max temp %g", temp);
   CHECK(a.throttle == 7, "throttle sum %lld (want 7)", (long long)a.throttle);
-  CHECK(stc != PROBE_OK && st2 != PROBE_OK && isnan(j2) && failed && strstr(fe.msg, "disappeared"),
+  CHECK(stc != HS_OK && st2 != HS_OK && isnan(j2) && failed && strstr(fe.msg, "disappeared"),
         "vanished sensor mid-run: %d %d \"%s\"", stc, st2, fe.msg);
   return true;
 }
@@ -615,7 +615,7 @@ static bool c_sampler_rpi_throttle(const char *tmp, char *why, size_t cap) {
   probe_sensor none = {NULL, NULL};
   probe_sampler *sm = probe_sampler_create(&none, tmp, 100);
   probe_mark a, b, c;
-  probe_err e = {PROBE_OK, ""};
+  hs_error e = {HS_OK, ""};
   probe_sampler_mark(sm, &a, &e);
   probe_put(tmp, f, "0x50005\n"); /* under-voltage + throttled now */
   struct timespec ts = {0, 50000000};
@@ -641,8 +641,8 @@ static bool c_sampler_counter(const char *tmp, char *why, size_t cap) {
   probe_put(tmp, "sys/class/powercap/intel-rapl:0/energy_uj", "262143000000\n");
   probe_sensor s;
   probe_sensor_cfg cfg = {tmp, NULL, NULL, 0};
-  probe_err e = {PROBE_OK, ""};
-  CHECK(probe_sensor_open("rapl", &cfg, &s, &e) == PROBE_OK, "open: %s", e.msg);
+  hs_error e = {HS_OK, ""};
+  CHECK(probe_sensor_open("rapl", &cfg, &s, &e) == HS_OK, "open: %s", e.msg);
   probe_sampler *sm = probe_sampler_create(&s, tmp, 1);
   probe_mark a, b;
   probe_sampler_mark(sm, &a, &e);
@@ -650,10 +650,10 @@ static bool c_sampler_counter(const char *tmp, char *why, size_t cap) {
   probe_put(tmp, "sys/class/powercap/intel-rapl:0/energy_uj", "671150\n");
   probe_sampler_mark(sm, &b, &e);
   double j = 0;
-  probe_status st = probe_sampler_energy(sm, &a, &b, &j, &e);
+  hs_status st = probe_sampler_energy(sm, &a, &b, &j, &e);
   probe_sampler_destroy(sm);
   probe_sensor_close(&s);
-  CHECK(st == PROBE_OK && NEAR(j, 1.0, 1e-9), "energy over a wrap %g J (want 1)", j);
+  CHECK(st == HS_OK && NEAR(j, 1.0, 1e-9), "energy over a wrap %g J (want 1)", j);
   return true;
 }
 
@@ -681,7 +681,7 @@ static bool c_stats(const char *tmp, char *why, size_t cap) {
 static bool c_json(const char *tmp, char *why, size_t cap) {
   (void)tmp;
   const char *t = "{\"a\": [1, 2.50, -3e2], \"s\": \"x\\u00e9\\n\", \"b\": true, \"n\": null, \"o\": {}}";
-  probe_err e = {PROBE_OK, ""};
+  hs_error e = {HS_OK, ""};
   probe_json *j = probe_json_parse(t, strlen(t), &e);
   CHECK(j, "valid JSON rejected: %s", e.msg);
   probe_json *a = probe_json_get(j, "a");
@@ -736,7 +736,7 @@ char *probe_case_profile_text(const char *tmpdir, const char *task, const char *
   const char *src[] = {"comm_w = idle_w: assumption", NULL};
   probe_profile_in in = {"testboard", board, "aarch64", "4x Cortex-A72", "6.1.0", "2026-11-29", 2.7, 2.7, "mixed",
                          "hwmon:ina226:1 on test", "board input", 10, src, "notes", &r};
-  probe_err e;
+  hs_error e;
   return probe_profile_render(&in, NULL, 0, &e);
 }
 
@@ -744,9 +744,9 @@ static bool c_profile_render_merge(const char *tmp, char *why, size_t cap) {
   (void)tmp;
   char *a = probe_case_profile_text(tmp, "mnist", "Test Board");
   CHECK(a, "render failed");
-  probe_err e = {PROBE_OK, ""};
+  hs_error e = {HS_OK, ""};
   probe_json *j = probe_json_parse(a, strlen(a), &e);
-  bool ok = j && probe_profile_check(j, &e) == PROBE_OK &&
+  bool ok = j && probe_profile_check(j, &e) == HS_OK &&
             probe_json_get(probe_json_get(probe_json_get(j, "tasks"), "mnist"), "energy_measured")->b;
   probe_json_destroy(j);
   CHECK(ok, "rendered profile invalid: %s", e.msg);
@@ -803,12 +803,12 @@ static bool c_profile_check_rejects(const char *tmp, char *why, size_t cap) {
       FAIL("text \"%s\" not in the rendered profile", muts[k].from);
     }
     char *m = probe_xasprintf("%.*s%s%s", (int)(p - a), a, muts[k].to, p + strlen(muts[k].from));
-    probe_err e = {PROBE_OK, ""};
+    hs_error e = {HS_OK, ""};
     probe_json *j = probe_json_parse(m, strlen(m), &e);
-    probe_status st = j ? probe_profile_check(j, &e) : PROBE_EPARSE;
+    hs_status st = j ? probe_profile_check(j, &e) : HS_EPARSE;
     probe_json_destroy(j);
     free(m);
-    if (st == PROBE_OK || !strstr(e.msg, muts[k].want)) {
+    if (st == HS_OK || !strstr(e.msg, muts[k].want)) {
       free(a);
       FAIL("mutation %zu accepted or message \"%s\" lacks \"%s\"", k, e.msg, muts[k].want);
     }
@@ -841,8 +841,8 @@ static bool c_sysinfo(const char *tmp, char *why, size_t cap) {
 
 static bool c_write_atomic(const char *tmp, char *why, size_t cap) {
   char *p = cs_path(tmp, "out.json");
-  probe_err e = {PROBE_OK, ""};
-  CHECK(probe_write_atomic(p, "{}\n", 3, &e) == PROBE_OK, "write: %s", e.msg);
+  hs_error e = {HS_OK, ""};
+  CHECK(probe_write_atomic(p, "{}\n", 3, &e) == HS_OK, "write: %s", e.msg);
   unsigned char *d = NULL;
   size_t n = 0;
   probe_read_file(p, &d, &n, &e);
@@ -850,10 +850,10 @@ static bool c_write_atomic(const char *tmp, char *why, size_t cap) {
   free(d);
   free(p);
   p = cs_path(tmp, "no/such/dir/out.json");
-  probe_status st = probe_write_atomic(p, "{}", 2, &e);
+  hs_status st = probe_write_atomic(p, "{}", 2, &e);
   free(p);
   CHECK(ok, "content wrong");
-  CHECK(st != PROBE_OK && strstr(e.msg, "no/such/dir/out.json"), "bad folder: \"%s\"", e.msg);
+  CHECK(st != HS_OK && strstr(e.msg, "no/such/dir/out.json"), "bad folder: \"%s\"", e.msg);
   return true;
 }
 

@@ -69,7 +69,7 @@ static const char USAGE[] =
 
 static int die(const char *fmt, ...) PROBE_PRINTF(1, 2);
 static int die(const char *fmt, ...) {
-  char msg[PROBE_MSG_MAX + 256];
+  char msg[HS_ERROR_MSG_MAX + 256];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
@@ -77,7 +77,7 @@ static int die(const char *fmt, ...) {
   for (char *c = msg; *c; c++)
     if (*c == '\n') *c = ' '; /* one line, always */
   fprintf(stderr, "hetsim-probe: %s\n", msg);
-  return PROBE_EXIT_BADINPUT;
+  return HS_EXIT_BADINPUT;
 }
 
 typedef struct {
@@ -142,7 +142,7 @@ static int cli_parse(int argc, char **argv, cli_opts *o) {
       }
     for (size_t k = 0; k < sizeof nums / sizeof *nums && !known; k++)
       if (strcmp(a, nums[k].opt) == 0) {
-        if (!cli_num(a, v, nums[k].lo, nums[k].hi, nums[k].integer, nums[k].d)) return PROBE_EXIT_BADINPUT;
+        if (!cli_num(a, v, nums[k].lo, nums[k].hi, nums[k].integer, nums[k].d)) return HS_EXIT_BADINPUT;
         known = true;
       }
     if (!known) return die("%s: unknown option (see hetsim-probe --help)", a);
@@ -163,12 +163,12 @@ static int cmd_sensors(int argc, char **argv) {
       continue;
     }
     void *st = NULL;
-    probe_err e = {PROBE_OK, ""};
+    hs_error e = {HS_OK, ""};
     sc.arg = NULL;
-    if (t->open(&sc, &st, &e) == PROBE_OK) {
+    if (t->open(&sc, &st, &e) == HS_OK) {
       double v = 0;
-      probe_err e2 = {PROBE_OK, ""};
-      bool ok = t->read(st, &v, &e2) == PROBE_OK;
+      hs_error e2 = {HS_OK, ""};
+      bool ok = t->read(st, &v, &e2) == HS_OK;
       printf("%-9s available: %s, covers %s%s%s\n", t->name, t->id(st), t->covers(st), ok ? "" : "; read failed: ",
              ok ? "" : e2.msg);
       t->close(st);
@@ -194,10 +194,10 @@ static int cmd_sensors(int argc, char **argv) {
 static int cmd_synth(int argc, char **argv) {
   if (argc < 4) return die("synth: usage: hetsim-probe synth era5 FILE.csv [--rows N] | synth imdb DIR [--docs N]");
   double n = 0;
-  if (argc == 6 && !cli_num(argv[4], argv[5], 10, 1e7, true, &n)) return PROBE_EXIT_BADINPUT;
+  if (argc == 6 && !cli_num(argv[4], argv[5], 10, 1e7, true, &n)) return HS_EXIT_BADINPUT;
   if (argc != 4 && argc != 6) return die("synth: unexpected arguments (see hetsim-probe --help)");
-  probe_err err = {PROBE_OK, ""};
-  probe_status st;
+  hs_error err = {HS_OK, ""};
+  hs_status st;
   if (strcmp(argv[2], "era5") == 0) {
     if (argc == 6 && strcmp(argv[4], "--rows") != 0) return die("%s: unknown option for synth era5", argv[4]);
     st = probe_synth_era5(argv[3], n > 0 ? (size_t)n : 8784, 1, &err);
@@ -207,7 +207,7 @@ static int cmd_synth(int argc, char **argv) {
   } else {
     return die("synth: \"%s\" is not era5 or imdb", argv[2]);
   }
-  if (st != PROBE_OK) return die("%s", err.msg);
+  if (st != HS_OK) return die("%s", err.msg);
   printf("wrote synthetic %s data to %s (marked as synthetic)\n", argv[2], argv[3]);
   return 0;
 }
@@ -234,7 +234,7 @@ static int cmd_calibrate(int argc, char **argv) {
   if (!tr) return die("--task: unknown task \"%s\" (mnist, era5 or imdb)", o.task);
   if (!o.out) return die("--out: missing (the profile file to write or merge into)");
   if (!cli_est_ok("--busy-w", &o.busy) || !cli_est_ok("--idle-w", &o.idle) || !cli_est_ok("--comm-w", &o.comm))
-    return PROBE_EXIT_BADINPUT;
+    return HS_EXIT_BADINPUT;
   char name[128];
   if (o.name) {
     snprintf(name, sizeof name, "%s", o.name);
@@ -262,20 +262,20 @@ static int cmd_calibrate(int argc, char **argv) {
   /* Refuse a bad merge before spending minutes measuring. */
   unsigned char *existing = NULL;
   size_t elen = 0;
-  probe_err err = {PROBE_OK, ""};
+  hs_error err = {HS_OK, ""};
   if (probe_exists(o.out)) {
-    if (probe_read_file(o.out, &existing, &elen, &err) != PROBE_OK) return die("%s", err.msg);
+    if (probe_read_file(o.out, &existing, &elen, &err) != HS_OK) return die("%s", err.msg);
     probe_json *j = probe_json_parse((const char *)existing, elen, &err);
-    probe_status cst = j ? probe_profile_check(j, &err) : PROBE_EPARSE;
+    hs_status cst = j ? probe_profile_check(j, &err) : HS_EPARSE;
     const char *fn[] = {"name", "board", "arch"}, *mine[] = {name, board, si.arch};
-    for (int k = 0; k < 3 && cst == PROBE_OK; k++)
+    for (int k = 0; k < 3 && cst == HS_OK; k++)
       if (strcmp(probe_json_get(j, fn[k])->str, mine[k]) != 0)
-        cst = probe_err_set(&err, PROBE_EINVAL,
+        cst = hs_error_set(&err, HS_EINVAL,
                             "%s: the file says \"%s\", this board \"%s\": one profile per board type (use another "
                             "--out, or --name/--board to match)",
                             fn[k], probe_json_get(j, fn[k])->str, mine[k]);
     probe_json_destroy(j);
-    if (cst != PROBE_OK) {
+    if (cst != HS_OK) {
       free(existing);
       return die("%s: %s", o.out, err.msg);
     }
@@ -283,7 +283,7 @@ static int cmd_calibrate(int argc, char **argv) {
 
   probe_sensor sensor = {NULL, NULL};
   probe_sensor_cfg sc = {o.root, NULL, o.pmic_cmd, o.meter_offset};
-  if (probe_sensor_open(o.sensor, &sc, &sensor, &err) != PROBE_OK) {
+  if (probe_sensor_open(o.sensor, &sc, &sensor, &err) != HS_OK) {
     free(existing);
     return die("%s", err.msg);
   }
@@ -292,14 +292,14 @@ static int cmd_calibrate(int argc, char **argv) {
                         o.idle_s, o.hz, o.root, &sensor, o.quiet};
   probe_task_result res;
   double idle_meas = NAN;
-  probe_status st = probe_calibrate(&cc, &res, &idle_meas, &err);
+  hs_status st = probe_calibrate(&cc, &res, &idle_meas, &err);
   const char *sid = sensor.type ? sensor.type->id(sensor.state) : NULL;
   const char *cov = sensor.type ? sensor.type->covers(sensor.state) : NULL;
   char sid_copy[320] = "", cov_copy[320] = "";
   if (sid) snprintf(sid_copy, sizeof sid_copy, "%s on %s", sid, board);
   if (cov) snprintf(cov_copy, sizeof cov_copy, "%s", cov);
   probe_sensor_close(&sensor);
-  if (st != PROBE_OK) {
+  if (st != HS_OK) {
     free(existing);
     return die("%s", err.msg);
   }
@@ -381,7 +381,7 @@ static int cmd_calibrate(int argc, char **argv) {
   }
   st = probe_write_atomic(o.out, text, strlen(text), &err);
   free(text);
-  if (st != PROBE_OK) {
+  if (st != HS_OK) {
     probe_task_result_fini(&res);
     return die("%s", err.msg);
   }

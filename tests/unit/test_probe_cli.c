@@ -43,8 +43,8 @@ static char *slurp(const char *name) {
   char *p = probe_xasprintf("%s/%s", tmp, name);
   unsigned char *d = NULL;
   size_t n = 0;
-  probe_err e;
-  if (probe_read_file(p, &d, &n, &e) != PROBE_OK) d = NULL;
+  hs_error e;
+  if (probe_read_file(p, &d, &n, &e) != HS_OK) d = NULL;
   free(p);
   return (char *)d;
 }
@@ -119,8 +119,8 @@ Test(probe_cli, bad_input_is_one_line_and_exit_2) {
            "--idle-w 2 --idle-w-source y --runs 1 --samples 32 --quiet",
            tmp, tmp);
   char *p = probe_xasprintf("%s/e.csv", tmp);
-  probe_err e;
-  cr_assert_eq(probe_synth_era5(p, 60, 1, &e), PROBE_OK);
+  hs_error e;
+  cr_assert_eq(probe_synth_era5(p, 60, 1, &e), HS_OK);
   free(p);
   expect_bad(a, "no/p.json");
 }
@@ -128,8 +128,8 @@ Test(probe_cli, bad_input_is_one_line_and_exit_2) {
 /* A fake hwmon INA226 reading 4.5 W and a synthetic ERA5 file. */
 static void make_board(void) {
   char *p = probe_xasprintf("%s/e.csv", tmp);
-  probe_err e;
-  cr_assert_eq(probe_synth_era5(p, 200, 1, &e), PROBE_OK);
+  hs_error e;
+  cr_assert_eq(probe_synth_era5(p, 200, 1, &e), HS_OK);
   free(p);
   char *d = probe_xasprintf("mkdir -p '%s/root/sys/class/hwmon/hwmon4' && echo ina226 > '%s/root/sys/class/hwmon/hwmon4/name'"
                             " && echo 4500000 > '%s/root/sys/class/hwmon/hwmon4/power1_input'",
@@ -151,10 +151,10 @@ Test(probe_cli, calibrates_on_a_fake_sensor_and_merges) {
   free(err);
   char *text = slurp("p.json");
   cr_assert_not_null(text);
-  probe_err e = {PROBE_OK, ""};
+  hs_error e = {HS_OK, ""};
   probe_json *j = probe_json_parse(text, strlen(text), &e);
   cr_assert_not_null(j, "%s", e.msg);
-  cr_assert_eq(probe_profile_check(j, &e), PROBE_OK, "%s", e.msg);
+  cr_assert_eq(probe_profile_check(j, &e), HS_OK, "%s", e.msg);
   cr_assert_str_eq(probe_json_get(j, "name")->str, "p");
   probe_json *t = probe_json_get(probe_json_get(j, "tasks"), "era5");
   cr_assert_not_null(t);
@@ -169,7 +169,7 @@ Test(probe_cli, calibrates_on_a_fake_sensor_and_merges) {
 
   /* a second task, without a sensor: merged, honestly marked */
   char *acl = probe_xasprintf("%s/acl", tmp);
-  cr_assert_eq(probe_synth_imdb(acl, 40, 2, &e), PROBE_OK);
+  cr_assert_eq(probe_synth_imdb(acl, 40, 2, &e), HS_OK);
   free(acl);
   snprintf(a, sizeof a,
            "calibrate --task imdb --data '%s/acl' --out '%s/p.json' --root '%s/root' --sensor none --busy-w 9 "
@@ -202,12 +202,12 @@ Test(probe_cli, meter_log_gives_busy_power) {
   make_board();
   double now = probe_now_real();
   size_t cap = 64 * 1300, n = 0;
-  char *log = probe_xmalloc(cap);
+  char *log = hs_malloc(cap);
   n += (size_t)snprintf(log + n, cap - n, "time_s,power_w\n");
   for (int k = -100; k < 1100; k++) n += (size_t)snprintf(log + n, cap - n, "%.3f,6.0\n", now + k);
   char *lp = probe_xasprintf("%s/meter.csv", tmp);
-  probe_err e;
-  cr_assert_eq(probe_write_atomic(lp, log, n, &e), PROBE_OK);
+  hs_error e;
+  cr_assert_eq(probe_write_atomic(lp, log, n, &e), HS_OK);
   free(log);
   char a[2048];
   snprintf(a, sizeof a,
@@ -230,7 +230,7 @@ Test(probe_cli, meter_log_gives_busy_power) {
   free(text);
   /* a log that ends before the runs: energy not measured, and without an
    * estimate nothing is written */
-  cr_assert_eq(probe_write_atomic(lp, "time_s,power_w\n1,5\n2,5\n", 23, &e), PROBE_OK);
+  cr_assert_eq(probe_write_atomic(lp, "time_s,power_w\n1,5\n2,5\n", 23, &e), HS_OK);
   snprintf(a, sizeof a,
            "calibrate --task era5 --data '%s/e.csv' --out '%s/q.json' --root '%s/root' --sensor 'meter:%s' "
            "--idle-s 0.1 --runs 1 --samples 32 --warmup 32 --quiet",
@@ -253,12 +253,12 @@ Test(probe_cli, sensor_failing_mid_run_keeps_measured_runs) {
   make_board();
   char *pm = probe_xasprintf("%s/pmic.txt", tmp), *sh = probe_xasprintf("%s/pm.sh", tmp),
        *cnt = probe_xasprintf("%s/cnt", tmp);
-  probe_err e;
+  hs_error e;
   const char *adc = "VDD_CORE_A current(7)=2.50000000A\nVDD_CORE_V volt(15)=0.80000000V\n";
-  cr_assert_eq(probe_write_atomic(pm, adc, strlen(adc), &e), PROBE_OK);
+  cr_assert_eq(probe_write_atomic(pm, adc, strlen(adc), &e), HS_OK);
   char *script = probe_xasprintf("c=$(cat '%s' 2>/dev/null || echo 0)\necho $((c+1)) > '%s'\n"
                                  "[ \"$c\" -lt 4 ] && cat '%s'\n", cnt, cnt, pm);
-  cr_assert_eq(probe_write_atomic(sh, script, strlen(script), &e), PROBE_OK);
+  cr_assert_eq(probe_write_atomic(sh, script, strlen(script), &e), HS_OK);
   char a[2048];
   snprintf(a, sizeof a,
            "calibrate --task era5 --data '%s/e.csv' --out '%s/p.json' --root '%s/root' --sensor pi5-pmic "
@@ -296,8 +296,8 @@ Test(probe_cli, refuses_another_boards_file_untouched) {
                       "{\"kind\": \"estimated\", \"sources\": [\"s\"]}, \"tasks\": {\"mnist\": {\"tau_s\": 0.001, "
                       "\"tau_cv\": 0, \"busy_w\": 2, \"overhead_s\": 0}}}\n";
   char *p = probe_xasprintf("%s/p.json", tmp);
-  probe_err e;
-  cr_assert_eq(probe_write_atomic(p, other, strlen(other), &e), PROBE_OK);
+  hs_error e;
+  cr_assert_eq(probe_write_atomic(p, other, strlen(other), &e), HS_OK);
   char a[2048];
   snprintf(a, sizeof a,
            "calibrate --task era5 --data '%s/e.csv' --out '%s' --root '%s/root' --sensor hwmon:ina226 --idle-s 0.1 "

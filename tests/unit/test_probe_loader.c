@@ -33,8 +33,8 @@ TestSuite(probe_loader, .init = setup, .fini = teardown);
 
 static hs_profile *load_text(const char *text) {
   char *p = probe_xasprintf("%s/rt.json", tmp);
-  probe_err pe;
-  cr_assert_eq(probe_write_atomic(p, text, strlen(text), &pe), PROBE_OK);
+  hs_error pe;
+  cr_assert_eq(probe_write_atomic(p, text, strlen(text), &pe), HS_OK);
   hs_error err = {HS_OK, ""};
   hs_profile *prof = hs_profile_load(p, &err);
   cr_assert_not_null(prof, "the simulator's loader rejected the harness output: %s", err.msg);
@@ -69,9 +69,9 @@ Test(probe_loader, rendered_profile_round_trips) {
 
 Test(probe_loader, cli_output_and_merge_load) {
   char *csv = probe_xasprintf("%s/e.csv", tmp), *acl = probe_xasprintf("%s/acl", tmp);
-  probe_err e;
-  cr_assert_eq(probe_synth_era5(csv, 120, 1, &e), PROBE_OK);
-  cr_assert_eq(probe_synth_imdb(acl, 30, 1, &e), PROBE_OK);
+  hs_error e;
+  cr_assert_eq(probe_synth_era5(csv, 120, 1, &e), HS_OK);
+  cr_assert_eq(probe_synth_imdb(acl, 30, 1, &e), HS_OK);
   for (int k = 0; k < 2; k++) {
     char *cmd = probe_xasprintf("'%s' calibrate --task %s --data '%s' --out '%s/rt.json' --root '%s' --sensor none "
                                 "--busy-w 7.25 --busy-w-source 'test figure' --idle-w 2.5 --idle-w-source 'test idle' "

@@ -16,78 +16,19 @@
 #include <stdint.h>
 
 /* ------------------------------------------------------------------ status */
-/* X(name, value, text): same values as hs_status so messages and exit codes
- * read the same in the harness and in the simulator. */
-#define PROBE_STATUS_MAP(X)                       \
-  X(OK, 0, "ok")                                  \
-  X(EINVAL, -1, "invalid value")                  \
-  X(ENOENT, -2, "not found")                      \
-  X(EIO, -3, "input/output error")                \
-  X(EPARSE, -4, "malformed input")                \
-  X(ERANGE, -5, "value out of range")             \
-  X(EKEY, -6, "unknown key")                      \
-  X(ETYPE, -7, "wrong type")                      \
-  X(EMISSING, -8, "missing required field")       \
-  X(EPERM, -9, "permission denied")               \
-  X(EUNSUP, -10, "not supported")                 \
-  X(ESTATE, -11, "operation not valid in this state")
-
-typedef enum probe_status {
-#define PROBE_STATUS_ENUM_(name, value, text) PROBE_##name = value,
-  PROBE_STATUS_MAP(PROBE_STATUS_ENUM_)
-#undef PROBE_STATUS_ENUM_
-} probe_status;
-
-#define PROBE_EXIT_BADINPUT 2
-#define PROBE_MSG_MAX 512
-
-typedef struct probe_err {
-  probe_status status;
-  char msg[PROBE_MSG_MAX];
-} probe_err;
+/* Status codes, error messages ("<file>: <where>: <reason>") and aborting
+ * allocation are hetsim's own (hetsim::status: libc only, so it builds on a
+ * bare board too): one table for the harness and the simulator. */
+#include "hs_alloc.h"
+#include "hs_status.h"
 
 #if defined(__GNUC__)
 #define PROBE_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #else
 #define PROBE_PRINTF(a, b)
-/* ------------------------------------------------------------ calibration */
-typedef struct probe_calib_cfg {
-  const probe_trainer_type *trainer;
-  probe_train_cfg train;
-  unsigned runs, threads;
-  size_t batch, samples, warmup;   /* samples 0: sized so a run lasts run_s */
-  double run_s, idle_s, hz;
-  const char *root;
-  probe_sensor *sensor;            /* type NULL: time only */
-  bool quiet;
-} probe_calib_cfg;
-/* Load the data, measure idle power, warm up, time `runs` rounds while the
- * sampler watches power and temperature, record the loss curve. res owns its
- * loss arrays (probe_task_result_fini). *idle_w is NAN when not measured.
- * A sensor that fails mid-way keeps the runs measured before it (a warning
- * goes to stderr). */
-probe_status probe_calibrate(const probe_calib_cfg *cfg, probe_task_result *res, double *idle_w, probe_err *err);
-void probe_task_result_fini(probe_task_result *r);
-
-/* ------------------------------------------------- synthetic data (labelled) */
-/* ERA5-layout CSV of `rows` hourly rows and a FILE.synthetic marker. */
-probe_status probe_synth_era5(const char *path, size_t rows, uint64_t seed, probe_err *err);
-/* aclImdb-layout folder (train/ and test/, pos/ and neg/) and DIR/SYNTHETIC. */
-probe_status probe_synth_imdb(const char *dir, size_t docs, uint64_t seed, probe_err *err);
-
 #endif
 
-const char *probe_status_str(probe_status st);
-/* Set status and message (err may be NULL); returns st. */
-probe_status probe_err_set(probe_err *err, probe_status st, const char *fmt, ...) PROBE_PRINTF(3, 4);
-/* Prepend "prefix: " to the message (e.g. the file once known). */
-void probe_err_prefix(probe_err *err, const char *fmt, ...) PROBE_PRINTF(2, 3);
-
-/* Allocation that aborts on out-of-memory (not an input error). */
-void *probe_xmalloc(size_t n);
-void *probe_xcalloc(size_t count, size_t size);
-void *probe_xrealloc(void *p, size_t n);
-char *probe_xstrdup(const char *s);
+/* Allocation comes from hs_alloc.h; this one formats into a new heap string. */
 char *probe_xasprintf(const char *fmt, ...) PROBE_PRINTF(1, 2);
 
 /* ------------------------------------------------------------------- files */
@@ -95,14 +36,14 @@ char *probe_xasprintf(const char *fmt, ...) PROBE_PRINTF(1, 2);
 char *probe_path(const char *root, const char *path);
 /* Whole file into a heap buffer with a NUL after it. ENOENT / EPERM / EIO with
  * "<path>: <reason>". */
-probe_status probe_read_file(const char *path, unsigned char **data, size_t *len, probe_err *err);
+hs_status probe_read_file(const char *path, unsigned char **data, size_t *len, hs_error *err);
 /* First line of a small (sysfs) file, trailing whitespace removed. */
-probe_status probe_read_line(const char *path, char *buf, size_t cap, probe_err *err);
+hs_status probe_read_line(const char *path, char *buf, size_t cap, hs_error *err);
 /* A sysfs integer file; "<path>: not an integer" when it is not one. */
-probe_status probe_read_i64(const char *path, int64_t *out, probe_err *err);
+hs_status probe_read_i64(const char *path, int64_t *out, hs_error *err);
 bool probe_exists(const char *path);
 /* Write `text` to `path` atomically: a temp file in the same folder, then rename. */
-probe_status probe_write_atomic(const char *path, const char *text, size_t len, probe_err *err);
+hs_status probe_write_atomic(const char *path, const char *text, size_t len, hs_error *err);
 
 /* ------------------------------------------------------------------- clock */
 double probe_now_mono(void);     /* CLOCK_MONOTONIC, s */
@@ -112,8 +53,8 @@ double probe_now_real(void);     /* CLOCK_REALTIME, s since the epoch */
 /* Decompress one gzip member. When max_out > 0 decoding stops once max_out
  * bytes are out (the CRC is then not checked). Errors name the offset in the
  * compressed input: "offset 1234: invalid distance code". */
-probe_status probe_gunzip(const unsigned char *in, size_t inlen, size_t max_out,
-                          unsigned char **out, size_t *outlen, probe_err *err);
+hs_status probe_gunzip(const unsigned char *in, size_t inlen, size_t max_out,
+                          unsigned char **out, size_t *outlen, hs_error *err);
 uint32_t probe_crc32(uint32_t crc, const unsigned char *p, size_t n);
 
 /* -------------------------------------------------------------------- IDX */
@@ -125,10 +66,10 @@ typedef struct probe_idx {
   unsigned char *data;   /* count * item_size bytes, owned */
 } probe_idx;
 /* Parse an IDX buffer of unsigned bytes (type 0x08). max_items 0 = all. */
-probe_status probe_idx_parse(const unsigned char *buf, size_t len, size_t max_items,
-                             probe_idx *out, probe_err *err);
+hs_status probe_idx_parse(const unsigned char *buf, size_t len, size_t max_items,
+                             probe_idx *out, hs_error *err);
 /* Load a plain or gzip-compressed IDX file; messages start with the path. */
-probe_status probe_idx_load(const char *path, size_t max_items, probe_idx *out, probe_err *err);
+hs_status probe_idx_load(const char *path, size_t max_items, probe_idx *out, hs_error *err);
 void probe_idx_fini(probe_idx *x);
 
 /* ------------------------------------------------------------ ERA5 (CSV) */
@@ -139,8 +80,8 @@ typedef struct probe_table {
   char **names;          /* cols names */
   double *v;             /* rows * cols, row-major */
 } probe_table;
-probe_status probe_csv_parse(const char *text, size_t len, probe_table *t, probe_err *err);
-probe_status probe_csv_load(const char *path, probe_table *t, probe_err *err);
+hs_status probe_csv_parse(const char *text, size_t len, probe_table *t, hs_error *err);
+hs_status probe_csv_load(const char *path, probe_table *t, hs_error *err);
 void probe_table_fini(probe_table *t);
 int probe_table_col(const probe_table *t, const char *name); /* -1 when absent */
 
@@ -157,7 +98,7 @@ typedef struct probe_docs {
 } probe_docs;
 /* Read <dir>/{pos,neg}/ *.txt (sorted by name, alternating pos/neg up to
  * max_docs, 0 = all). ENOENT names the expected folder. */
-probe_status probe_docs_load(const char *dir, size_t max_docs, probe_docs *d, probe_err *err);
+hs_status probe_docs_load(const char *dir, size_t max_docs, probe_docs *d, hs_error *err);
 void probe_docs_fini(probe_docs *d);
 
 /* ------------------------------------------------------------ thread pool */
@@ -182,7 +123,7 @@ typedef struct probe_trainer_type {
   const char *name;
   const char *default_data;      /* where Debian or the docs put the data */
   const char *data_help;         /* how to get it (package, layout) */
-  probe_status (*load)(const probe_train_cfg *cfg, void **state, probe_err *err);
+  hs_status (*load)(const probe_train_cfg *cfg, void **state, hs_error *err);
   size_t (*train_count)(const void *state);
   /* SGD over the samples idx[0..n) in batches of `batch`, batch split over
    * the pool's threads; returns the mean training loss. */
@@ -238,10 +179,10 @@ typedef enum probe_reading_kind { PROBE_ENERGY_J, PROBE_POWER_W } probe_reading_
 typedef struct probe_sensor_type {
   const char *name;
   probe_reading_kind kind;
-  probe_status (*open)(const probe_sensor_cfg *cfg, void **state, probe_err *err);
-  probe_status (*read)(void *state, double *value, probe_err *err);   /* NULL for window sensors */
+  hs_status (*open)(const probe_sensor_cfg *cfg, void **state, hs_error *err);
+  hs_status (*read)(void *state, double *value, hs_error *err);   /* NULL for window sensors */
   /* Window sensors: energy in J between two CLOCK_REALTIME instants. */
-  probe_status (*window)(void *state, double t0, double t1, double *joules, probe_err *err);
+  hs_status (*window)(void *state, double t0, double t1, double *joules, hs_error *err);
   const char *(*id)(const void *state);     /* "rapl:package-0", "hwmon:ina226" */
   const char *(*covers)(const void *state); /* what its figure includes */
   void (*close)(void *state);
@@ -255,8 +196,8 @@ typedef struct probe_sensor {
 /* Open a sensor by spec: rapl | hwmon:NAME[:CH] | pi5-pmic | meter:FILE | none
  * | auto (the first of rapl, hwmon power sensors, pi5-pmic that works).
  * "none" yields type NULL. */
-probe_status probe_sensor_open(const char *spec, const probe_sensor_cfg *cfg, probe_sensor *s,
-                               probe_err *err);
+hs_status probe_sensor_open(const char *spec, const probe_sensor_cfg *cfg, probe_sensor *s,
+                               hs_error *err);
 void probe_sensor_close(probe_sensor *s);
 const probe_sensor_type *probe_sensor_type_find(const char *name);
 const probe_sensor_type *probe_sensor_type_at(size_t i);
@@ -264,7 +205,7 @@ const probe_sensor_type *probe_sensor_type_at(size_t i);
 uint64_t probe_counter_delta(uint64_t prev, uint64_t cur, uint64_t range);
 /* Parse `vcgencmd pmic_read_adc` output: total W of rails with both a
  * current (_A) and a voltage (_V) line. EPARSE when there is none. */
-probe_status probe_pmic_parse(const char *text, double *watts, probe_err *err);
+hs_status probe_pmic_parse(const char *text, double *watts, hs_error *err);
 /* Names of hwmon devices under root that expose power (power*_input or
  * in*_input with curr*_input), written comma-separated into buf. */
 void probe_hwmon_list(const char *root, char *buf, size_t cap);
@@ -280,15 +221,15 @@ typedef struct probe_mark {
   int64_t throttle;      /* x86 throttle counters + Pi throttled readings (-1: no source) */
 } probe_mark;
 /* A synchronous reading that also closes the current trapezoid piece. */
-probe_status probe_sampler_mark(probe_sampler *s, probe_mark *m, probe_err *err);
+hs_status probe_sampler_mark(probe_sampler *s, probe_mark *m, hs_error *err);
 /* Energy between two marks (window sensors are asked here). NAN and a
  * message when the sensor failed in between. */
-probe_status probe_sampler_energy(probe_sampler *s, const probe_mark *a, const probe_mark *b,
-                                  double *joules, probe_err *err);
+hs_status probe_sampler_energy(probe_sampler *s, const probe_mark *a, const probe_mark *b,
+                                  double *joules, hs_error *err);
 double probe_sampler_max_temp_c(probe_sampler *s, bool reset); /* NAN when no zone */
 /* Samples taken, and a sensor failure seen by the thread (message in err). */
 size_t probe_sampler_count(probe_sampler *s);
-bool probe_sampler_failed(probe_sampler *s, probe_err *err);
+bool probe_sampler_failed(probe_sampler *s, hs_error *err);
 void probe_sampler_destroy(probe_sampler *s);
 /* Sum of every throttle counter under root (x86 thermal_throttle); -1: none. */
 int64_t probe_throttle_count(const char *root);
@@ -311,7 +252,7 @@ struct probe_json {
   char **keys;           /* OBJ keys, in file order */
 };
 /* Strict RFC 8259: no comments, no trailing commas, no duplicate keys. */
-probe_json *probe_json_parse(const char *text, size_t len, probe_err *err);
+probe_json *probe_json_parse(const char *text, size_t len, hs_error *err);
 void probe_json_destroy(probe_json *j);
 probe_json *probe_json_get(const probe_json *obj, const char *key);
 probe_json *probe_json_new(probe_jtype t);
@@ -364,10 +305,10 @@ typedef struct probe_profile_in {
  * `existing` is non-NULL (other tasks kept verbatim; the same board is
  * required). Returns heap text or NULL with err ("<where>: <reason>"). */
 char *probe_profile_render(const probe_profile_in *in, const char *existing, size_t existing_len,
-                           probe_err *err);
+                           hs_error *err);
 /* The checks the simulator's loader makes, so the harness never writes a
  * profile the simulator rejects. */
-probe_status probe_profile_check(const probe_json *root, probe_err *err);
+hs_status probe_profile_check(const probe_json *root, hs_error *err);
 
 /* ------------------------------------------------------------ calibration */
 typedef struct probe_calib_cfg {
@@ -385,13 +326,13 @@ typedef struct probe_calib_cfg {
  * loss arrays (probe_task_result_fini). *idle_w is NAN when not measured.
  * A sensor that fails mid-way keeps the runs measured before it (a warning
  * goes to stderr). */
-probe_status probe_calibrate(const probe_calib_cfg *cfg, probe_task_result *res, double *idle_w, probe_err *err);
+hs_status probe_calibrate(const probe_calib_cfg *cfg, probe_task_result *res, double *idle_w, hs_error *err);
 void probe_task_result_fini(probe_task_result *r);
 
 /* ------------------------------------------------- synthetic data (labelled) */
 /* ERA5-layout CSV of `rows` hourly rows and a FILE.synthetic marker. */
-probe_status probe_synth_era5(const char *path, size_t rows, uint64_t seed, probe_err *err);
+hs_status probe_synth_era5(const char *path, size_t rows, uint64_t seed, hs_error *err);
 /* aclImdb-layout folder (train/ and test/, pos/ and neg/) and DIR/SYNTHETIC. */
-probe_status probe_synth_imdb(const char *dir, size_t docs, uint64_t seed, probe_err *err);
+hs_status probe_synth_imdb(const char *dir, size_t docs, uint64_t seed, hs_error *err);
 
 #endif

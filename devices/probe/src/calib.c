@@ -65,59 +65,59 @@ static void cal_sleep(double s) {
 }
 
 static void cal_point(probe_task_result *r, double samples, double loss) {
-  r->loss_samples = probe_xrealloc(r->loss_samples, (r->loss_n + 1) * sizeof(double));
-  r->loss_values = probe_xrealloc(r->loss_values, (r->loss_n + 1) * sizeof(double));
+  r->loss_samples = hs_realloc(r->loss_samples, (r->loss_n + 1) * sizeof(double));
+  r->loss_values = hs_realloc(r->loss_values, (r->loss_n + 1) * sizeof(double));
   r->loss_samples[r->loss_n] = samples;
   r->loss_values[r->loss_n] = loss;
   r->loss_n++;
 }
 
-probe_status probe_calibrate(const probe_calib_cfg *cfg, probe_task_result *res, double *idle_w, probe_err *err) {
+hs_status probe_calibrate(const probe_calib_cfg *cfg, probe_task_result *res, double *idle_w, hs_error *err) {
   memset(res, 0, sizeof *res);
   *idle_w = NAN;
   void *st = NULL;
-  probe_status s = cfg->trainer->load(&cfg->train, &st, err);
-  if (s != PROBE_OK) return s;
+  hs_status s = cfg->trainer->load(&cfg->train, &st, err);
+  if (s != HS_OK) return s;
   const probe_trainer_type *tr = cfg->trainer;
   size_t ntrain = tr->train_count(st);
   if (!cfg->quiet) fprintf(stderr, "hetsim-probe: %s\n", tr->describe(st));
   char load0[64] = "n/a", load1[64] = "n/a";
   char *lp = probe_path(cfg->root, "/proc/loadavg");
-  probe_err lerr;
+  hs_error lerr;
   probe_read_line(lp, load0, sizeof load0, &lerr);
   probe_pool *pool = probe_pool_create(cfg->threads ? cfg->threads : 1);
   probe_sampler *smp = probe_sampler_create(cfg->sensor, cfg->root, cfg->hz);
   bool has_sensor = cfg->sensor && cfg->sensor->type;
   const char *sid = has_sensor ? cfg->sensor->type->id(cfg->sensor->state) : "none";
   unsigned runs = cfg->runs ? cfg->runs : 5;
-  double *t = probe_xcalloc(runs, sizeof *t), *ovh = probe_xcalloc(runs, sizeof *ovh);
-  probe_mark *ma = probe_xcalloc(runs, sizeof *ma), *mb = probe_xcalloc(runs, sizeof *mb);
-  bool *thr = probe_xcalloc(runs, sizeof *thr);
-  double *temp = probe_xcalloc(runs, sizeof *temp);
-  char failnote[PROBE_MSG_MAX + 64] = "";
+  double *t = hs_calloc(runs, sizeof *t), *ovh = hs_calloc(runs, sizeof *ovh);
+  probe_mark *ma = hs_calloc(runs, sizeof *ma), *mb = hs_calloc(runs, sizeof *mb);
+  bool *thr = hs_calloc(runs, sizeof *thr);
+  double *temp = hs_calloc(runs, sizeof *temp);
+  char failnote[HS_ERROR_MSG_MAX + 64] = "";
 
   /* Idle baseline, before anything warms the chip. */
   probe_mark ia, ib;
   if (has_sensor && cfg->idle_s > 0) {
-    probe_err e1 = {PROBE_OK, ""};
+    hs_error e1 = {HS_OK, ""};
     if (!cfg->quiet) fprintf(stderr, "hetsim-probe: idle baseline for %.1f s (keep the board quiet)\n", cfg->idle_s);
-    bool ok = probe_sampler_mark(smp, &ia, &e1) == PROBE_OK;
+    bool ok = probe_sampler_mark(smp, &ia, &e1) == HS_OK;
     cal_sleep(cfg->idle_s);
-    ok = ok && probe_sampler_mark(smp, &ib, &e1) == PROBE_OK;
+    ok = ok && probe_sampler_mark(smp, &ib, &e1) == HS_OK;
     double e = NAN;
-    if (ok && probe_sampler_energy(smp, &ia, &ib, &e, &e1) == PROBE_OK && e > 0)
+    if (ok && probe_sampler_energy(smp, &ia, &ib, &e, &e1) == HS_OK && e > 0)
       *idle_w = e / (cfg->sensor->type->window ? ib.t_real - ia.t_real : ib.t_mono - ia.t_mono);
     else if (!cfg->quiet) fprintf(stderr, "hetsim-probe: warning: idle baseline not measured: %s\n", e1.msg);
   }
 
-  cal_order ord = {probe_xmalloc(ntrain * sizeof(uint32_t)), ntrain, 0, cfg->train.seed ^ 0x5eedull};
+  cal_order ord = {hs_malloc(ntrain * sizeof(uint32_t)), ntrain, 0, cfg->train.seed ^ 0x5eedull};
   for (size_t i = 0; i < ntrain; i++) ord.perm[i] = (uint32_t)i;
   cal_shuffle(&ord);
   size_t batch = cfg->batch ? cfg->batch : 32;
   size_t warm = cfg->warmup ? cfg->warmup : 20 * batch;
   double seen = 0;
   cal_point(res, 0, tr->eval_loss(st));
-  uint32_t *idx = probe_xmalloc(warm * sizeof *idx);
+  uint32_t *idx = hs_malloc(warm * sizeof *idx);
   /* Warm-up: at least `warm` samples and, unless --warmup fixed it, at least
    * 0.5 s, so caches, page tables and clocks settle even for fast tasks. */
   double w0 = probe_now_mono(), wt = 0;
@@ -138,7 +138,7 @@ probe_status probe_calibrate(const probe_calib_cfg *cfg, probe_task_result *res,
     if (n < batch) n = batch;
     if (n > 50 * ntrain) n = 50 * ntrain;
   }
-  idx = probe_xrealloc(idx, n * sizeof *idx);
+  idx = hs_realloc(idx, n * sizeof *idx);
   if (!cfg->quiet)
     fprintf(stderr, "hetsim-probe: warm-up %zu samples in %.3f s (discarded); %u runs of %zu samples, batch %zu, %u thread%s\n",
             warm, wt, runs, n, batch, probe_pool_size(pool), probe_pool_size(pool) == 1 ? "" : "s");
@@ -147,7 +147,7 @@ probe_status probe_calibrate(const probe_calib_cfg *cfg, probe_task_result *res,
     probe_sampler_max_temp_c(smp, true);
     double r0 = probe_now_mono();
     cal_take(&ord, idx, n);
-    probe_err e1 = {PROBE_OK, ""};
+    hs_error e1 = {HS_OK, ""};
     probe_sampler_mark(smp, &ma[r], &e1);
     double loss_train = tr->train(st, idx, n, batch, pool);
     probe_sampler_mark(smp, &mb[r], &e1);
@@ -162,7 +162,7 @@ probe_status probe_calibrate(const probe_calib_cfg *cfg, probe_task_result *res,
     if (!cfg->quiet)
       fprintf(stderr, "hetsim-probe: run %u/%u: %.3f s, %.3g s/sample, train loss %.4f, held-out loss %.4f%s\n", r + 1,
               runs, t[r], t[r] / (double)n, loss_train, l, thr[r] ? " THROTTLED" : "");
-    probe_err fe;
+    hs_error fe;
     if (!warned && has_sensor && probe_sampler_failed(smp, &fe)) {
       warned = true;
       snprintf(failnote, sizeof failnote, "sensor failed during run %u: %s", r + 1, fe.msg);
@@ -182,16 +182,16 @@ probe_status probe_calibrate(const probe_calib_cfg *cfg, probe_task_result *res,
   unsigned nthr = 0;
   for (unsigned r = 0; r < runs; r++) nthr += thr[r];
   bool keep_all = nthr == runs;
-  double *kt = probe_xcalloc(runs, sizeof *kt), *kp = probe_xcalloc(runs, sizeof *kp);
+  double *kt = hs_calloc(runs, sizeof *kt), *kp = hs_calloc(runs, sizeof *kp);
   unsigned nk = 0, ne = 0;
   for (unsigned r = 0; r < runs; r++) {
     if (thr[r] && !keep_all) continue;
     kt[nk++] = t[r] / (double)n;
     double e = NAN;
-    probe_err e2 = {PROBE_OK, "no positive energy reading"};
+    hs_error e2 = {HS_OK, "no positive energy reading"};
     /* A meter log is integrated over the wall-clock window: divide by that window. */
     double dur = has_sensor && cfg->sensor->type->window ? mb[r].t_real - ma[r].t_real : t[r];
-    if (has_sensor && probe_sampler_energy(smp, &ma[r], &mb[r], &e, &e2) == PROBE_OK && e > 0 && dur > 0)
+    if (has_sensor && probe_sampler_energy(smp, &ma[r], &mb[r], &e, &e2) == HS_OK && e > 0 && dur > 0)
       kp[ne++] = e / dur;
     else if (has_sensor && !failnote[0])
       snprintf(failnote, sizeof failnote, "run %u energy not measured: %s", r + 1, e2.msg);
@@ -236,5 +236,5 @@ probe_status probe_calibrate(const probe_calib_cfg *cfg, probe_task_result *res,
   probe_sampler_destroy(smp);
   probe_pool_destroy(pool);
   tr->destroy(st);
-  return PROBE_OK;
+  return HS_OK;
 }

@@ -29,16 +29,16 @@ int probe_table_col(const probe_table *t, const char *name) {
   return -1;
 }
 
-probe_status probe_csv_parse(const char *text, size_t len, probe_table *t, probe_err *err) {
+hs_status probe_csv_parse(const char *text, size_t len, probe_table *t, hs_error *err) {
   memset(t, 0, sizeof *t);
   size_t pos = 0, line = 1;
   /* header */
   size_t eol = pos;
   while (eol < len && text[eol] != '\n') eol++;
-  if (eol == 0) return probe_err_set(err, PROBE_EPARSE, "line 1 (offset 0): empty header line");
+  if (eol == 0) return hs_error_set(err, HS_EPARSE, "line 1 (offset 0): empty header line");
   int time_col = -1, ncol_all = 0;
   size_t cap_names = 8;
-  t->names = probe_xcalloc(cap_names, sizeof *t->names);
+  t->names = hs_calloc(cap_names, sizeof *t->names);
   size_t s = 0;
   for (size_t i = 0; i <= eol; i++) {
     if (i == eol || text[i] == ',') {
@@ -46,16 +46,16 @@ probe_status probe_csv_parse(const char *text, size_t len, probe_table *t, probe
       if (e > s && text[e - 1] == '\r') e--;
       if (e == s) {
         probe_table_fini(t);
-        return probe_err_set(err, PROBE_EPARSE, "line 1 (offset %zu): empty column name", s);
+        return hs_error_set(err, HS_EPARSE, "line 1 (offset %zu): empty column name", s);
       }
       if (e - s == 4 && memcmp(text + s, "time", 4) == 0) {
         time_col = ncol_all;
       } else {
         if (t->cols == cap_names) {
           cap_names *= 2;
-          t->names = probe_xrealloc(t->names, cap_names * sizeof *t->names);
+          t->names = hs_realloc(t->names, cap_names * sizeof *t->names);
         }
-        char *nm = probe_xmalloc(e - s + 1);
+        char *nm = hs_malloc(e - s + 1);
         memcpy(nm, text + s, e - s);
         nm[e - s] = '\0';
         t->names[t->cols++] = nm;
@@ -66,10 +66,10 @@ probe_status probe_csv_parse(const char *text, size_t len, probe_table *t, probe
   }
   if (t->cols == 0) {
     probe_table_fini(t);
-    return probe_err_set(err, PROBE_EPARSE, "line 1 (offset 0): no numeric column besides `time`");
+    return hs_error_set(err, HS_EPARSE, "line 1 (offset 0): no numeric column besides `time`");
   }
   size_t cap = 1024;
-  t->v = probe_xmalloc(cap * t->cols * sizeof *t->v);
+  t->v = hs_malloc(cap * t->cols * sizeof *t->v);
   pos = eol < len ? eol + 1 : len;
   while (pos < len) {
     line++;
@@ -82,11 +82,11 @@ probe_status probe_csv_parse(const char *text, size_t len, probe_table *t, probe
       while (k < len && (text[k] == '\n' || text[k] == '\r')) k++;
       if (k == len) break;
       probe_table_fini(t);
-      return probe_err_set(err, PROBE_EPARSE, "line %zu (offset %zu): blank line inside the data", line, pos);
+      return hs_error_set(err, HS_EPARSE, "line %zu (offset %zu): blank line inside the data", line, pos);
     }
     if (t->rows == cap) {
       cap *= 2;
-      t->v = probe_xrealloc(t->v, cap * t->cols * sizeof *t->v);
+      t->v = hs_realloc(t->v, cap * t->cols * sizeof *t->v);
     }
     double *row = t->v + t->rows * t->cols;
     size_t c = 0, f = pos;
@@ -95,7 +95,7 @@ probe_status probe_csv_parse(const char *text, size_t len, probe_table *t, probe
       while (fe < end && text[fe] != ',') fe++;
       if (fe == end && col < ncol_all - 1) {
         probe_table_fini(t);
-        return probe_err_set(err, PROBE_EPARSE, "line %zu (offset %zu): %d fields, header has %d", line, fe,
+        return hs_error_set(err, HS_EPARSE, "line %zu (offset %zu): %d fields, header has %d", line, fe,
                              col + 1, ncol_all);
       }
       if (col != time_col) {
@@ -113,7 +113,7 @@ probe_status probe_csv_parse(const char *text, size_t len, probe_table *t, probe
           char name[64];
           snprintf(name, sizeof name, "%s", t->names[c]);
           probe_table_fini(t);
-          return probe_err_set(err, PROBE_EPARSE, "line %zu, column %s (offset %zu): not a finite number: \"%.*s\"",
+          return hs_error_set(err, HS_EPARSE, "line %zu, column %s (offset %zu): not a finite number: \"%.*s\"",
                                line, name, f, (int)(n > 30 ? 30 : n), text + f);
         }
         row[c++] = v;
@@ -122,7 +122,7 @@ probe_status probe_csv_parse(const char *text, size_t len, probe_table *t, probe
     }
     if (f <= end) {
       probe_table_fini(t);
-      return probe_err_set(err, PROBE_EPARSE, "line %zu (offset %zu): more fields than the header's %d", line,
+      return hs_error_set(err, HS_EPARSE, "line %zu (offset %zu): more fields than the header's %d", line,
                            f - 1, ncol_all);
     }
     t->rows++;
@@ -130,19 +130,19 @@ probe_status probe_csv_parse(const char *text, size_t len, probe_table *t, probe
   }
   if (t->rows == 0) {
     probe_table_fini(t);
-    return probe_err_set(err, PROBE_EPARSE, "line 2 (offset %zu): no data rows", len);
+    return hs_error_set(err, HS_EPARSE, "line 2 (offset %zu): no data rows", len);
   }
-  return PROBE_OK;
+  return HS_OK;
 }
 
-probe_status probe_csv_load(const char *path, probe_table *t, probe_err *err) {
+hs_status probe_csv_load(const char *path, probe_table *t, hs_error *err) {
   unsigned char *buf = NULL;
   size_t len = 0;
   memset(t, 0, sizeof *t);
-  probe_status st = probe_read_file(path, &buf, &len, err);
-  if (st != PROBE_OK) return st;
+  hs_status st = probe_read_file(path, &buf, &len, err);
+  if (st != HS_OK) return st;
   st = probe_csv_parse((const char *)buf, len, t, err);
   free(buf);
-  if (st != PROBE_OK) probe_err_prefix(err, "%s", path);
+  if (st != HS_OK) hs_error_prefix(err, "%s", path);
   return st;
 }

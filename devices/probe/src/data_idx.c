@@ -16,28 +16,28 @@ static uint32_t idx_be32(const unsigned char *p) {
   return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
-probe_status probe_idx_parse(const unsigned char *buf, size_t len, size_t max_items,
-                             probe_idx *out, probe_err *err) {
+hs_status probe_idx_parse(const unsigned char *buf, size_t len, size_t max_items,
+                             probe_idx *out, hs_error *err) {
   memset(out, 0, sizeof *out);
-  if (len < 4) return probe_err_set(err, PROBE_EPARSE, "offset %zu: file ends inside the 4-byte IDX magic", len);
+  if (len < 4) return hs_error_set(err, HS_EPARSE, "offset %zu: file ends inside the 4-byte IDX magic", len);
   if (buf[0] != 0 || buf[1] != 0)
-    return probe_err_set(err, PROBE_EPARSE, "offset 0: bad IDX magic %02x %02x (expected 00 00)", buf[0], buf[1]);
+    return hs_error_set(err, HS_EPARSE, "offset 0: bad IDX magic %02x %02x (expected 00 00)", buf[0], buf[1]);
   if (buf[2] != 0x08)
-    return probe_err_set(err, PROBE_EUNSUP, "offset 2: IDX data type 0x%02x is not 0x08 (unsigned byte)", buf[2]);
+    return hs_error_set(err, HS_EUNSUP, "offset 2: IDX data type 0x%02x is not 0x08 (unsigned byte)", buf[2]);
   int nd = buf[3];
   if (nd < 1 || nd > 4)
-    return probe_err_set(err, PROBE_EPARSE, "offset 3: %d dimensions (expected 1 to 4)", nd);
+    return hs_error_set(err, HS_EPARSE, "offset 3: %d dimensions (expected 1 to 4)", nd);
   size_t hdr = 4 + 4 * (size_t)nd;
   if (len < hdr)
-    return probe_err_set(err, PROBE_EPARSE, "offset %zu: file ends inside the IDX dimension sizes", len);
+    return hs_error_set(err, HS_EPARSE, "offset %zu: file ends inside the IDX dimension sizes", len);
   size_t item = 1;
   for (int d = 0; d < nd; d++) {
     out->dims[d] = idx_be32(buf + 4 + 4 * d);
     if (out->dims[d] == 0)
-      return probe_err_set(err, PROBE_EPARSE, "offset %d: dimension %d is 0", 4 + 4 * d, d);
+      return hs_error_set(err, HS_EPARSE, "offset %d: dimension %d is 0", 4 + 4 * d, d);
     if (d > 0) {
       if (item > ((size_t)1 << 32) / out->dims[d])
-        return probe_err_set(err, PROBE_ERANGE, "offset %d: item size too large", 4 + 4 * d);
+        return hs_error_set(err, HS_ERANGE, "offset %d: item size too large", 4 + 4 * d);
       item *= out->dims[d];
     }
   }
@@ -45,26 +45,26 @@ probe_status probe_idx_parse(const unsigned char *buf, size_t len, size_t max_it
   if (max_items && max_items < count) count = max_items;
   size_t have = len - hdr;
   if (have / item < count)
-    return probe_err_set(err, PROBE_EPARSE,
+    return hs_error_set(err, HS_EPARSE,
                          "offset %zu: data ends after %zu of %zu items (header promises %u items of %zu bytes)",
                          len, have / item, count, out->dims[0], item);
   if (count == out->dims[0] && have != count * item)
-    return probe_err_set(err, PROBE_EPARSE, "offset %zu: %zu bytes after the %u items the header promises",
+    return hs_error_set(err, HS_EPARSE, "offset %zu: %zu bytes after the %u items the header promises",
                          hdr + count * item, have - count * item, out->dims[0]);
   out->ndims = nd;
   out->count = count;
   out->item_size = item;
-  out->data = probe_xmalloc(count * item);
+  out->data = hs_malloc(count * item);
   memcpy(out->data, buf + hdr, count * item);
-  return PROBE_OK;
+  return HS_OK;
 }
 
-probe_status probe_idx_load(const char *path, size_t max_items, probe_idx *out, probe_err *err) {
+hs_status probe_idx_load(const char *path, size_t max_items, probe_idx *out, hs_error *err) {
   memset(out, 0, sizeof *out);
   unsigned char *raw = NULL;
   size_t len = 0;
-  probe_status st = probe_read_file(path, &raw, &len, err);
-  if (st != PROBE_OK) return st;
+  hs_status st = probe_read_file(path, &raw, &len, err);
+  if (st != HS_OK) return st;
   unsigned char *plain = raw;
   size_t plen = len;
   if (len >= 2 && raw[0] == 0x1f && raw[1] == 0x8b) {
@@ -74,12 +74,12 @@ probe_status probe_idx_load(const char *path, size_t max_items, probe_idx *out, 
       unsigned char *hdr = NULL;
       size_t hl = 0;
       st = probe_gunzip(raw, len, 4, &hdr, &hl, err);
-      if (st == PROBE_OK && hl == 4 && hdr[3] >= 1 && hdr[3] <= 4) {
+      if (st == HS_OK && hl == 4 && hdr[3] >= 1 && hdr[3] <= 4) {
         unsigned char *h2 = NULL;
         size_t hl2 = 0;
         size_t hsize = 4 + 4 * (size_t)hdr[3];
         st = probe_gunzip(raw, len, hsize, &h2, &hl2, err);
-        if (st == PROBE_OK && hl2 == hsize) {
+        if (st == HS_OK && hl2 == hsize) {
           size_t item = 1;
           for (int d = 1; d < hdr[3]; d++) item *= idx_be32(h2 + 4 + 4 * d);
           uint32_t n0 = idx_be32(h2 + 4);
@@ -88,22 +88,22 @@ probe_status probe_idx_load(const char *path, size_t max_items, probe_idx *out, 
         free(h2);
       }
       free(hdr);
-      if (st != PROBE_OK) {
+      if (st != HS_OK) {
         free(raw);
-        probe_err_prefix(err, "%s", path);
+        hs_error_prefix(err, "%s", path);
         return st;
       }
     }
     st = probe_gunzip(raw, len, want, &plain, &plen, err);
     free(raw);
-    if (st != PROBE_OK) {
-      probe_err_prefix(err, "%s (gzip)", path);
+    if (st != HS_OK) {
+      hs_error_prefix(err, "%s (gzip)", path);
       return st;
     }
   }
   st = probe_idx_parse(plain, plen, max_items, out, err);
   free(plain);
-  if (st != PROBE_OK) probe_err_prefix(err, "%s", path);
+  if (st != HS_OK) hs_error_prefix(err, "%s", path);
   return st;
 }
 

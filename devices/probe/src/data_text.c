@@ -59,11 +59,11 @@ static int text_cmp(const void *a, const void *b) {
 }
 
 /* Sorted *.txt names in dir (heap). ENOENT when the folder is missing. */
-static probe_status text_list(const char *dir, char ***names, size_t *n, probe_err *err) {
+static hs_status text_list(const char *dir, char ***names, size_t *n, hs_error *err) {
   *names = NULL;
   *n = 0;
   DIR *d = opendir(dir);
-  if (!d) return probe_err_set(err, PROBE_ENOENT, "%s: folder not found", dir);
+  if (!d) return hs_error_set(err, HS_ENOENT, "%s: folder not found", dir);
   size_t cap = 0;
   struct dirent *e;
   while ((e = readdir(d)) != NULL) {
@@ -71,13 +71,13 @@ static probe_status text_list(const char *dir, char ***names, size_t *n, probe_e
     if (l < 5 || strcmp(e->d_name + l - 4, ".txt") != 0) continue;
     if (*n == cap) {
       cap = cap ? cap * 2 : 256;
-      *names = probe_xrealloc(*names, cap * sizeof **names);
+      *names = hs_realloc(*names, cap * sizeof **names);
     }
-    (*names)[(*n)++] = probe_xstrdup(e->d_name);
+    (*names)[(*n)++] = hs_strdup(e->d_name);
   }
   closedir(d);
   if (*n) qsort(*names, *n, sizeof **names, text_cmp);
-  return PROBE_OK;
+  return HS_OK;
 }
 
 void probe_docs_fini(probe_docs *d) {
@@ -88,43 +88,43 @@ void probe_docs_fini(probe_docs *d) {
   memset(d, 0, sizeof *d);
 }
 
-probe_status probe_docs_load(const char *dir, size_t max_docs, probe_docs *d, probe_err *err) {
+hs_status probe_docs_load(const char *dir, size_t max_docs, probe_docs *d, hs_error *err) {
   memset(d, 0, sizeof *d);
   char **names[2] = {NULL, NULL};
   size_t count[2] = {0, 0};
   char *sub[2] = {probe_xasprintf("%s/pos", dir), probe_xasprintf("%s/neg", dir)};
-  probe_status st = PROBE_OK;
-  for (int k = 0; k < 2 && st == PROBE_OK; k++) {
+  hs_status st = HS_OK;
+  for (int k = 0; k < 2 && st == HS_OK; k++) {
     st = text_list(sub[k], &names[k], &count[k], err);
-    if (st == PROBE_OK && count[k] == 0)
-      st = probe_err_set(err, PROBE_ENOENT, "%s: no *.txt reviews", sub[k]);
+    if (st == HS_OK && count[k] == 0)
+      st = hs_error_set(err, HS_ENOENT, "%s: no *.txt reviews", sub[k]);
   }
   size_t total = count[0] + count[1];
   if (max_docs && max_docs < total) total = max_docs;
   size_t taken[2] = {0, 0};
-  if (st == PROBE_OK) {
-    d->tok = probe_xcalloc(total, sizeof *d->tok);
-    d->len = probe_xcalloc(total, sizeof *d->len);
-    d->label = probe_xcalloc(total, sizeof *d->label);
+  if (st == HS_OK) {
+    d->tok = hs_calloc(total, sizeof *d->tok);
+    d->len = hs_calloc(total, sizeof *d->len);
+    d->label = hs_calloc(total, sizeof *d->label);
   }
-  uint32_t *buf = probe_xmalloc(65536 * sizeof *buf);
-  while (st == PROBE_OK && d->n < total) {
+  uint32_t *buf = hs_malloc(65536 * sizeof *buf);
+  while (st == HS_OK && d->n < total) {
     int k = (int)(d->n % 2); /* alternate pos, neg; fall back to the other when one runs out */
     if (taken[k] == count[k]) k = 1 - k;
     char *path = probe_xasprintf("%s/%s", sub[k], names[k][taken[k]++]);
     unsigned char *text = NULL;
     size_t len = 0;
     st = probe_read_file(path, &text, &len, err);
-    if (st == PROBE_OK) {
+    if (st == HS_OK) {
       size_t bad = text_utf8_bad(text, len);
       if (bad < len) {
-        st = probe_err_set(err, PROBE_EPARSE, "%s: offset %zu: not UTF-8 text (byte 0x%02x)", path, bad, text[bad]);
+        st = hs_error_set(err, HS_EPARSE, "%s: offset %zu: not UTF-8 text (byte 0x%02x)", path, bad, text[bad]);
       } else {
         size_t n = probe_tokenize((const char *)text, buf, 65536);
         if (n == 0) {
-          st = probe_err_set(err, PROBE_EPARSE, "%s: offset 0: review has no words", path);
+          st = hs_error_set(err, HS_EPARSE, "%s: offset 0: review has no words", path);
         } else {
-          d->tok[d->n] = probe_xmalloc(n * sizeof *buf);
+          d->tok[d->n] = hs_malloc(n * sizeof *buf);
           memcpy(d->tok[d->n], buf, n * sizeof *buf);
           d->len[d->n] = (uint32_t)n;
           d->label[d->n] = (uint8_t)(k == 0);
@@ -141,6 +141,6 @@ probe_status probe_docs_load(const char *dir, size_t max_docs, probe_docs *d, pr
     free(names[k]);
     free(sub[k]);
   }
-  if (st != PROBE_OK) probe_docs_fini(d);
+  if (st != HS_OK) probe_docs_fini(d);
   return st;
 }

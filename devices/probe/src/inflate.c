@@ -51,7 +51,7 @@ static int inf_bits(inf_state *s, int need) {
 static void inf_put(inf_state *s, unsigned char c) {
   if (s->outlen == s->outcap) {
     s->outcap = s->outcap ? s->outcap * 2 : 65536;
-    s->out = probe_xrealloc(s->out, s->outcap);
+    s->out = hs_realloc(s->out, s->outcap);
   }
   s->out[s->outlen++] = c;
   if (s->max_out && s->outlen >= s->max_out) s->full = true;
@@ -210,18 +210,18 @@ uint32_t probe_crc32(uint32_t crc, const unsigned char *p, size_t n) {
   return ~crc;
 }
 
-probe_status probe_gunzip(const unsigned char *in, size_t inlen, size_t max_out,
-                          unsigned char **out, size_t *outlen, probe_err *err) {
+hs_status probe_gunzip(const unsigned char *in, size_t inlen, size_t max_out,
+                          unsigned char **out, size_t *outlen, hs_error *err) {
   *out = NULL;
   *outlen = 0;
   if (inlen < 18 || in[0] != 0x1f || in[1] != 0x8b)
-    return probe_err_set(err, PROBE_EPARSE, "offset 0: not a gzip file (no 1f 8b magic)");
-  if (in[2] != 8) return probe_err_set(err, PROBE_EPARSE, "offset 2: compression method %u is not deflate", in[2]);
+    return hs_error_set(err, HS_EPARSE, "offset 0: not a gzip file (no 1f 8b magic)");
+  if (in[2] != 8) return hs_error_set(err, HS_EPARSE, "offset 2: compression method %u is not deflate", in[2]);
   unsigned flg = in[3];
-  if (flg & 0xe0) return probe_err_set(err, PROBE_EPARSE, "offset 3: reserved flag bits set");
+  if (flg & 0xe0) return hs_error_set(err, HS_EPARSE, "offset 3: reserved flag bits set");
   size_t pos = 10;
   if (flg & 4) { /* FEXTRA */
-    if (pos + 2 > inlen) return probe_err_set(err, PROBE_EPARSE, "offset %zu: truncated header", pos);
+    if (pos + 2 > inlen) return hs_error_set(err, HS_EPARSE, "offset %zu: truncated header", pos);
     pos += 2 + (in[pos] | (size_t)in[pos + 1] << 8);
   }
   for (unsigned bit = 8; bit <= 16; bit <<= 1) { /* FNAME, FCOMMENT: NUL-terminated */
@@ -230,11 +230,11 @@ probe_status probe_gunzip(const unsigned char *in, size_t inlen, size_t max_out,
     pos++;
   }
   if (flg & 2) pos += 2; /* FHCRC */
-  if (pos >= inlen) return probe_err_set(err, PROBE_EPARSE, "offset %zu: truncated header", inlen);
+  if (pos >= inlen) return hs_error_set(err, HS_EPARSE, "offset %zu: truncated header", inlen);
 
   /* On the heap: longjmp leaves non-volatile locals changed after setjmp
    * indeterminate, but not the object a pointer set before setjmp points to. */
-  inf_state *s = probe_xcalloc(1, sizeof *s);
+  inf_state *s = hs_calloc(1, sizeof *s);
   s->in = in;
   s->inlen = inlen;
   s->pos = pos;
@@ -245,14 +245,14 @@ probe_status probe_gunzip(const unsigned char *in, size_t inlen, size_t max_out,
   size_t want = max_out ? max_out : isize;
   if (want > 0 && want < ((size_t)1 << 31)) {
     s->outcap = want;
-    s->out = probe_xmalloc(want);
+    s->out = hs_malloc(want);
   }
   const char *why = NULL;
   volatile size_t block_at = pos;
   if (setjmp(s->fail)) {
     free(s->out);
     free(s);
-    return probe_err_set(err, PROBE_EPARSE, "offset %zu: compressed data ends early (truncated file?)", inlen);
+    return hs_error_set(err, HS_EPARSE, "offset %zu: compressed data ends early (truncated file?)", inlen);
   }
   int last = 0;
   do {
@@ -264,32 +264,32 @@ probe_status probe_gunzip(const unsigned char *in, size_t inlen, size_t max_out,
     else if (type == 2) why = inf_dynamic(s);
     else why = "invalid block type 3";
   } while (!why && !last && !s->full);
-  probe_status st = PROBE_OK;
+  hs_status st = HS_OK;
   size_t at = s->pos;
   if (why) {
-    st = probe_err_set(err, PROBE_EPARSE, "offset %zu: %s (in the block starting near offset %zu)",
+    st = hs_error_set(err, HS_EPARSE, "offset %zu: %s (in the block starting near offset %zu)",
                        at, why, (size_t)block_at);
   } else if (!s->full) {
     if (at + 8 > inlen) {
-      st = probe_err_set(err, PROBE_EPARSE, "offset %zu: missing gzip trailer", at);
+      st = hs_error_set(err, HS_EPARSE, "offset %zu: missing gzip trailer", at);
     } else {
       const unsigned char *t = in + at;
       uint32_t crc = t[0] | (uint32_t)t[1] << 8 | (uint32_t)t[2] << 16 | (uint32_t)t[3] << 24;
       uint32_t len = t[4] | (uint32_t)t[5] << 8 | (uint32_t)t[6] << 16 | (uint32_t)t[7] << 24;
       if (probe_crc32(0, s->out, s->outlen) != crc)
-        st = probe_err_set(err, PROBE_EPARSE, "offset %zu: CRC-32 mismatch (corrupt data)", at);
+        st = hs_error_set(err, HS_EPARSE, "offset %zu: CRC-32 mismatch (corrupt data)", at);
       else if (len != (uint32_t)s->outlen)
-        st = probe_err_set(err, PROBE_EPARSE, "offset %zu: length mismatch in trailer", at + 4);
+        st = hs_error_set(err, HS_EPARSE, "offset %zu: length mismatch in trailer", at + 4);
     }
   }
-  if (st != PROBE_OK) {
+  if (st != HS_OK) {
     free(s->out);
     free(s);
     return st;
   }
   if (s->max_out && s->outlen > s->max_out) s->outlen = s->max_out;
-  *out = s->out ? s->out : probe_xmalloc(1);
+  *out = s->out ? s->out : hs_malloc(1);
   *outlen = s->outlen;
   free(s);
-  return PROBE_OK;
+  return HS_OK;
 }

@@ -19,12 +19,12 @@
 typedef struct {
   const char *s;
   size_t n, i;
-  probe_err *err;
+  hs_error *err;
   bool bad;
 } jp;
 
 static probe_json *jp_fail(jp *p, const char *why) {
-  if (!p->bad) probe_err_set(p->err, PROBE_EPARSE, "offset %zu: %s", p->i, why);
+  if (!p->bad) hs_error_set(p->err, HS_EPARSE, "offset %zu: %s", p->i, why);
   p->bad = true;
   return NULL;
 }
@@ -35,7 +35,7 @@ static void jp_ws(jp *p) {
 }
 
 probe_json *probe_json_new(probe_jtype t) {
-  probe_json *j = probe_xcalloc(1, sizeof *j);
+  probe_json *j = hs_calloc(1, sizeof *j);
   j->type = t;
   return j;
 }
@@ -55,8 +55,8 @@ void probe_json_destroy(probe_json *j) {
 static void jp_add(probe_json *j, char *key, probe_json *v) {
   if (j->n == j->cap) {
     j->cap = j->cap ? j->cap * 2 : 4;
-    j->kids = probe_xrealloc(j->kids, j->cap * sizeof *j->kids);
-    if (j->type == PJ_OBJ) j->keys = probe_xrealloc(j->keys, j->cap * sizeof *j->keys);
+    j->kids = hs_realloc(j->kids, j->cap * sizeof *j->kids);
+    if (j->type == PJ_OBJ) j->keys = hs_realloc(j->keys, j->cap * sizeof *j->keys);
   }
   if (j->type == PJ_OBJ) j->keys[j->n] = key;
   j->kids[j->n++] = v;
@@ -79,7 +79,7 @@ static char *jp_string(jp *p) {
   assert(p->s[p->i] == '"');
   p->i++;
   size_t cap = 32, n = 0;
-  char *out = probe_xmalloc(cap);
+  char *out = hs_malloc(cap);
   for (;;) {
     if (p->i >= p->n) {
       free(out);
@@ -89,7 +89,7 @@ static char *jp_string(jp *p) {
     unsigned char c = (unsigned char)p->s[p->i];
     if (n + 5 > cap) {
       cap *= 2;
-      out = probe_xrealloc(out, cap);
+      out = hs_realloc(out, cap);
     }
     if (c == '"') {
       p->i++;
@@ -181,7 +181,7 @@ static probe_json *jp_number(jp *p) {
     while (i < p->n && s[i] >= '0' && s[i] <= '9') i++;
   }
   probe_json *j = probe_json_new(PJ_NUM);
-  j->str = probe_xmalloc(i - st + 1);
+  j->str = hs_malloc(i - st + 1);
   memcpy(j->str, s + st, i - st);
   j->str[i - st] = '\0';
   j->num = strtod(j->str, NULL);
@@ -285,7 +285,7 @@ static probe_json *jp_value(jp *p, int depth) {
   return jp_fail(p, "unexpected character");
 }
 
-probe_json *probe_json_parse(const char *text, size_t len, probe_err *err) {
+probe_json *probe_json_parse(const char *text, size_t len, hs_error *err) {
   jp p = {text, len, 0, err, false};
   probe_json *j = jp_value(&p, 0);
   if (!j) return NULL;
@@ -318,7 +318,7 @@ probe_json *probe_json_num(double v) {
 
 probe_json *probe_json_str(const char *s) {
   probe_json *j = probe_json_new(PJ_STR);
-  j->str = probe_xstrdup(s);
+  j->str = hs_strdup(s);
   return j;
 }
 
@@ -336,7 +336,7 @@ void probe_json_set(probe_json *obj, const char *key, probe_json *v) {
       obj->kids[k] = v;
       return;
     }
-  jp_add(obj, probe_xstrdup(key), v);
+  jp_add(obj, hs_strdup(key), v);
 }
 
 void probe_json_push(probe_json *arr, probe_json *v) {
@@ -352,7 +352,7 @@ typedef struct {
 static void jb_put(jbuf *b, const char *s, size_t l) {
   if (b->n + l + 1 > b->cap) {
     while (b->n + l + 1 > b->cap) b->cap = b->cap ? b->cap * 2 : 1024;
-    b->b = probe_xrealloc(b->b, b->cap);
+    b->b = hs_realloc(b->b, b->cap);
   }
   memcpy(b->b + b->n, s, l);
   b->n += l;

@@ -29,10 +29,10 @@ void probe_mlp_init(probe_mlp *m, int nin, int nhid, int nout, uint64_t seed) {
   m->nin = nin;
   m->nhid = nhid;
   m->nout = nout;
-  m->w1 = probe_xmalloc((size_t)nin * (size_t)nhid * sizeof *m->w1);
-  m->b1 = probe_xcalloc((size_t)nhid, sizeof *m->b1);
-  m->w2 = probe_xmalloc((size_t)nhid * (size_t)nout * sizeof *m->w2);
-  m->b2 = probe_xcalloc((size_t)nout, sizeof *m->b2);
+  m->w1 = hs_malloc((size_t)nin * (size_t)nhid * sizeof *m->w1);
+  m->b1 = hs_calloc((size_t)nhid, sizeof *m->b1);
+  m->w2 = hs_malloc((size_t)nhid * (size_t)nout * sizeof *m->w2);
+  m->b2 = hs_calloc((size_t)nout, sizeof *m->b2);
   uint64_t s = seed;
   float a1 = (float)sqrt(6.0 / nin), a2 = (float)sqrt(6.0 / (nhid + nout)); /* He / Glorot */
   for (size_t i = 0; i < (size_t)nin * (size_t)nhid; i++) m->w1[i] = mlp_uniform(&s, a1);
@@ -48,12 +48,12 @@ void probe_mlp_fini(probe_mlp *m) {
 }
 
 void probe_mlp_grad_init(probe_mlp_grad *g, const probe_mlp *m) {
-  g->w1 = probe_xcalloc((size_t)m->nin * (size_t)m->nhid, sizeof *g->w1);
-  g->b1 = probe_xcalloc((size_t)m->nhid, sizeof *g->b1);
-  g->w2 = probe_xcalloc((size_t)m->nhid * (size_t)m->nout, sizeof *g->w2);
-  g->b2 = probe_xcalloc((size_t)m->nout, sizeof *g->b2);
-  g->h = probe_xcalloc((size_t)m->nhid, sizeof *g->h);
-  g->o = probe_xcalloc((size_t)m->nout, sizeof *g->o);
+  g->w1 = hs_calloc((size_t)m->nin * (size_t)m->nhid, sizeof *g->w1);
+  g->b1 = hs_calloc((size_t)m->nhid, sizeof *g->b1);
+  g->w2 = hs_calloc((size_t)m->nhid * (size_t)m->nout, sizeof *g->w2);
+  g->b2 = hs_calloc((size_t)m->nout, sizeof *g->b2);
+  g->h = hs_calloc((size_t)m->nhid, sizeof *g->h);
+  g->o = hs_calloc((size_t)m->nout, sizeof *g->o);
   g->loss = 0;
 }
 

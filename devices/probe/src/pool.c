@@ -53,14 +53,14 @@ static void *pool_worker(void *arg) {
 
 probe_pool *probe_pool_create(unsigned nthreads) {
   assert(nthreads >= 1);
-  probe_pool *p = probe_xcalloc(1, sizeof *p);
+  probe_pool *p = hs_calloc(1, sizeof *p);
   p->n = nthreads;
   pthread_mutex_init(&p->mu, NULL);
   pthread_cond_init(&p->go, NULL);
   pthread_cond_init(&p->done, NULL);
-  p->th = probe_xcalloc(nthreads, sizeof *p->th);
+  p->th = hs_calloc(nthreads, sizeof *p->th);
   for (unsigned i = 1; i < nthreads; i++) {
-    pool_arg *a = probe_xmalloc(sizeof *a);
+    pool_arg *a = hs_malloc(sizeof *a);
     a->p = p;
     a->tid = i;
     if (pthread_create(&p->th[i], NULL, pool_worker, a) != 0) {

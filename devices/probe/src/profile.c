@@ -25,99 +25,99 @@ static bool pc_in(const char *key, const char *const *allowed) {
   return false;
 }
 
-static probe_status pc_keys(const probe_json *o, const char *path, const char *const *allowed, probe_err *err) {
+static hs_status pc_keys(const probe_json *o, const char *path, const char *const *allowed, hs_error *err) {
   for (size_t k = 0; k < o->n; k++)
     if (!pc_in(o->keys[k], allowed))
-      return probe_err_set(err, PROBE_EKEY, "%s%s%s: unknown key", path, path[0] ? "." : "", o->keys[k]);
-  return PROBE_OK;
+      return hs_error_set(err, HS_EKEY, "%s%s%s: unknown key", path, path[0] ? "." : "", o->keys[k]);
+  return HS_OK;
 }
 
-static probe_status pc_num(const probe_json *o, const char *path, const char *key, bool required, double lo,
-                           bool lo_open, double hi, probe_err *err) {
+static hs_status pc_num(const probe_json *o, const char *path, const char *key, bool required, double lo,
+                           bool lo_open, double hi, hs_error *err) {
   const probe_json *v = probe_json_get(o, key);
-  if (!v) return required ? probe_err_set(err, PROBE_EMISSING, "%s.%s: missing", path, key) : PROBE_OK;
-  if (v->type != PJ_NUM) return probe_err_set(err, PROBE_ETYPE, "%s.%s: must be a number", path, key);
+  if (!v) return required ? hs_error_set(err, HS_EMISSING, "%s.%s: missing", path, key) : HS_OK;
+  if (v->type != PJ_NUM) return hs_error_set(err, HS_ETYPE, "%s.%s: must be a number", path, key);
   if (!isfinite(v->num) || (lo_open ? v->num <= lo : v->num < lo) || v->num > hi)
-    return probe_err_set(err, PROBE_ERANGE, "%s.%s: %s out of range (%s %g%s)", path, key, v->str,
+    return hs_error_set(err, HS_ERANGE, "%s.%s: %s out of range (%s %g%s)", path, key, v->str,
                          lo_open ? ">" : ">=", lo, hi < 1e300 ? ", <= the maximum" : "");
-  return PROBE_OK;
+  return HS_OK;
 }
 
-static probe_status pc_str(const probe_json *o, const char *path, const char *key, bool required, probe_err *err) {
+static hs_status pc_str(const probe_json *o, const char *path, const char *key, bool required, hs_error *err) {
   const probe_json *v = probe_json_get(o, key);
-  if (!v) return required ? probe_err_set(err, PROBE_EMISSING, "%s%s%s: missing", path, path[0] ? "." : "", key) : PROBE_OK;
-  if (v->type != PJ_STR) return probe_err_set(err, PROBE_ETYPE, "%s%s%s: must be a string", path, path[0] ? "." : "", key);
-  return PROBE_OK;
+  if (!v) return required ? hs_error_set(err, HS_EMISSING, "%s%s%s: missing", path, path[0] ? "." : "", key) : HS_OK;
+  if (v->type != PJ_STR) return hs_error_set(err, HS_ETYPE, "%s%s%s: must be a string", path, path[0] ? "." : "", key);
+  return HS_OK;
 }
 
-static probe_status pc_prov(const probe_json *p, const char *path, probe_err *err) {
+static hs_status pc_prov(const probe_json *p, const char *path, hs_error *err) {
   static const char *const keys[] = {"kind", "sources", "sensor", "covers", "sample_hz", "runs",
                                      "date", "kernel", "notes", NULL};
-  if (p->type != PJ_OBJ) return probe_err_set(err, PROBE_ETYPE, "%s: must be an object", path);
-  probe_status st = pc_keys(p, path, keys, err);
-  if (st == PROBE_OK) st = pc_str(p, path, "kind", true, err);
-  if (st != PROBE_OK) return st;
+  if (p->type != PJ_OBJ) return hs_error_set(err, HS_ETYPE, "%s: must be an object", path);
+  hs_status st = pc_keys(p, path, keys, err);
+  if (st == HS_OK) st = pc_str(p, path, "kind", true, err);
+  if (st != HS_OK) return st;
   const char *kind = probe_json_get(p, "kind")->str;
   if (strcmp(kind, "measured") && strcmp(kind, "mixed") && strcmp(kind, "estimated"))
-    return probe_err_set(err, PROBE_EINVAL, "%s.kind: \"%s\" is not measured, mixed or estimated", path, kind);
+    return hs_error_set(err, HS_EINVAL, "%s.kind: \"%s\" is not measured, mixed or estimated", path, kind);
   const probe_json *s = probe_json_get(p, "sources");
   if (!s && strcmp(kind, "measured") != 0)
-    return probe_err_set(err, PROBE_EMISSING, "%s.sources: required when kind is %s", path, kind);
+    return hs_error_set(err, HS_EMISSING, "%s.sources: required when kind is %s", path, kind);
   if (s) {
-    if (s->type != PJ_ARR) return probe_err_set(err, PROBE_ETYPE, "%s.sources: must be an array of strings", path);
+    if (s->type != PJ_ARR) return hs_error_set(err, HS_ETYPE, "%s.sources: must be an array of strings", path);
     if (s->n == 0 && strcmp(kind, "measured") != 0)
-      return probe_err_set(err, PROBE_EINVAL, "%s.sources: empty, but kind is %s", path, kind);
+      return hs_error_set(err, HS_EINVAL, "%s.sources: empty, but kind is %s", path, kind);
     for (size_t k = 0; k < s->n; k++)
       if (s->kids[k]->type != PJ_STR || !s->kids[k]->str[0])
-        return probe_err_set(err, PROBE_ETYPE, "%s.sources[%zu]: must be a non-empty string", path, k);
+        return hs_error_set(err, HS_ETYPE, "%s.sources[%zu]: must be a non-empty string", path, k);
   }
   const probe_json *sn = probe_json_get(p, "sensor");
   if (sn && sn->type == PJ_STR && (!sn->str[0] || strcmp(kind, "estimated") == 0))
-    return probe_err_set(err, PROBE_EINVAL, "%s.sensor: empty, or given for an estimated profile", path);
+    return hs_error_set(err, HS_EINVAL, "%s.sensor: empty, or given for an estimated profile", path);
   if (!sn && strcmp(kind, "measured") == 0)
-    return probe_err_set(err, PROBE_EMISSING, "%s.sensor: required when kind is measured", path);
+    return hs_error_set(err, HS_EMISSING, "%s.sensor: required when kind is measured", path);
   const probe_json *dt = probe_json_get(p, "date");
   if (dt && dt->type == PJ_STR) {
     unsigned y = 0, mo = 0, d = 0;
     char tail = 0;
     if (strlen(dt->str) != 10 || sscanf(dt->str, "%4u-%2u-%2u%c", &y, &mo, &d, &tail) != 3 || mo < 1 || mo > 12 ||
         d < 1 || d > 31)
-      return probe_err_set(err, PROBE_EINVAL, "%s.date: \"%s\" is not YYYY-MM-DD", path, dt->str);
+      return hs_error_set(err, HS_EINVAL, "%s.date: \"%s\" is not YYYY-MM-DD", path, dt->str);
   }
   static const char *const strs[] = {"sensor", "covers", "date", "kernel", "notes"};
-  for (int k = 0; k < 5 && st == PROBE_OK; k++) st = pc_str(p, path, strs[k], false, err);
-  if (st == PROBE_OK) st = pc_num(p, path, "sample_hz", false, 0, true, 1e300, err);
-  if (st == PROBE_OK) st = pc_num(p, path, "runs", false, 1, false, 1e300, err);
+  for (int k = 0; k < 5 && st == HS_OK; k++) st = pc_str(p, path, strs[k], false, err);
+  if (st == HS_OK) st = pc_num(p, path, "sample_hz", false, 0, true, 1e300, err);
+  if (st == HS_OK) st = pc_num(p, path, "runs", false, 1, false, 1e300, err);
   return st;
 }
 
-static probe_status pc_task(const probe_json *t, const char *path, probe_err *err) {
+static hs_status pc_task(const probe_json *t, const char *path, hs_error *err) {
   static const char *const keys[] = {"tau_s", "tau_cv", "busy_w", "overhead_s", "batch_size", "threads",
                                      "energy_measured", "loss_curve", "provenance", NULL};
-  if (t->type != PJ_OBJ) return probe_err_set(err, PROBE_ETYPE, "%s: must be an object", path);
-  probe_status st = pc_keys(t, path, keys, err);
-  if (st == PROBE_OK) st = pc_num(t, path, "tau_s", true, 0, true, 1e300, err);
-  if (st == PROBE_OK) st = pc_num(t, path, "tau_cv", true, 0, false, 10, err);
-  if (st == PROBE_OK) st = pc_num(t, path, "busy_w", true, 0, true, 1e300, err);
-  if (st == PROBE_OK) st = pc_num(t, path, "overhead_s", true, 0, false, 1e300, err);
-  if (st == PROBE_OK) st = pc_num(t, path, "batch_size", false, 1, false, 4294967295.0, err);
-  if (st == PROBE_OK) st = pc_num(t, path, "threads", false, 1, false, 4294967295.0, err);
-  if (st != PROBE_OK) return st;
+  if (t->type != PJ_OBJ) return hs_error_set(err, HS_ETYPE, "%s: must be an object", path);
+  hs_status st = pc_keys(t, path, keys, err);
+  if (st == HS_OK) st = pc_num(t, path, "tau_s", true, 0, true, 1e300, err);
+  if (st == HS_OK) st = pc_num(t, path, "tau_cv", true, 0, false, 10, err);
+  if (st == HS_OK) st = pc_num(t, path, "busy_w", true, 0, true, 1e300, err);
+  if (st == HS_OK) st = pc_num(t, path, "overhead_s", true, 0, false, 1e300, err);
+  if (st == HS_OK) st = pc_num(t, path, "batch_size", false, 1, false, 4294967295.0, err);
+  if (st == HS_OK) st = pc_num(t, path, "threads", false, 1, false, 4294967295.0, err);
+  if (st != HS_OK) return st;
   const probe_json *e = probe_json_get(t, "energy_measured");
-  if (e && e->type != PJ_BOOL) return probe_err_set(err, PROBE_ETYPE, "%s.energy_measured: must be true or false", path);
+  if (e && e->type != PJ_BOOL) return hs_error_set(err, HS_ETYPE, "%s.energy_measured: must be true or false", path);
   const probe_json *lc = probe_json_get(t, "loss_curve");
   if (lc) {
     if (lc->type != PJ_ARR || lc->n == 0)
-      return probe_err_set(err, PROBE_ETYPE, "%s.loss_curve: must be a non-empty array", path);
+      return hs_error_set(err, HS_ETYPE, "%s.loss_curve: must be a non-empty array", path);
     double prev = -1;
     for (size_t k = 0; k < lc->n; k++) {
       const probe_json *pt = lc->kids[k];
       if (pt->type != PJ_ARR || pt->n != 2 || pt->kids[0]->type != PJ_NUM || pt->kids[1]->type != PJ_NUM)
-        return probe_err_set(err, PROBE_ETYPE, "%s.loss_curve[%zu]: must be [samples, loss]", path, k);
+        return hs_error_set(err, HS_ETYPE, "%s.loss_curve[%zu]: must be [samples, loss]", path, k);
       if (!(pt->kids[0]->num >= 0) || !(pt->kids[0]->num > prev))
-        return probe_err_set(err, PROBE_ERANGE, "%s.loss_curve[%zu]: samples must be >= 0 and ascending", path, k);
+        return hs_error_set(err, HS_ERANGE, "%s.loss_curve[%zu]: samples must be >= 0 and ascending", path, k);
       if (!isfinite(pt->kids[1]->num))
-        return probe_err_set(err, PROBE_ERANGE, "%s.loss_curve[%zu]: loss must be finite", path, k);
+        return hs_error_set(err, HS_ERANGE, "%s.loss_curve[%zu]: loss must be finite", path, k);
       prev = pt->kids[0]->num;
     }
   }
@@ -127,31 +127,31 @@ static probe_status pc_task(const probe_json *t, const char *path, probe_err *er
     snprintf(pp, sizeof pp, "%s.provenance", path);
     return pc_prov(p, pp, err);
   }
-  return PROBE_OK;
+  return HS_OK;
 }
 
-probe_status probe_profile_check(const probe_json *root, probe_err *err) {
+hs_status probe_profile_check(const probe_json *root, hs_error *err) {
   static const char *const keys[] = {"format", "name", "board", "arch", "cpu", "idle_w",
                                      "comm_w", "provenance", "tasks", NULL};
-  if (root->type != PJ_OBJ) return probe_err_set(err, PROBE_ETYPE, "(top): must be an object");
-  probe_status st = pc_keys(root, "", keys, err);
+  if (root->type != PJ_OBJ) return hs_error_set(err, HS_ETYPE, "(top): must be an object");
+  hs_status st = pc_keys(root, "", keys, err);
   static const char *const strs[] = {"format", "name", "board", "arch", "cpu"};
-  for (int k = 0; k < 5 && st == PROBE_OK; k++) st = pc_str(root, "", strs[k], true, err);
-  if (st != PROBE_OK) return st;
+  for (int k = 0; k < 5 && st == HS_OK; k++) st = pc_str(root, "", strs[k], true, err);
+  if (st != HS_OK) return st;
   if (strcmp(probe_json_get(root, "format")->str, "hetsim-profile/1") != 0)
-    return probe_err_set(err, PROBE_EUNSUP, "format: \"%s\" is not hetsim-profile/1", probe_json_get(root, "format")->str);
+    return hs_error_set(err, HS_EUNSUP, "format: \"%s\" is not hetsim-profile/1", probe_json_get(root, "format")->str);
   const char *name = probe_json_get(root, "name")->str;
   if (!name[0] || name[0] == '.' || strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789._-") != strlen(name))
-    return probe_err_set(err, PROBE_EINVAL, "name: \"%s\" must match [a-z0-9._-]+ and not start with '.'", name);
-  if ((st = pc_num(root, "(top)", "idle_w", true, 0, true, 1e300, err)) != PROBE_OK) return st;
-  if ((st = pc_num(root, "(top)", "comm_w", true, 0, true, 1e300, err)) != PROBE_OK) return st;
+    return hs_error_set(err, HS_EINVAL, "name: \"%s\" must match [a-z0-9._-]+ and not start with '.'", name);
+  if ((st = pc_num(root, "(top)", "idle_w", true, 0, true, 1e300, err)) != HS_OK) return st;
+  if ((st = pc_num(root, "(top)", "comm_w", true, 0, true, 1e300, err)) != HS_OK) return st;
   const probe_json *p = probe_json_get(root, "provenance");
-  if (!p) return probe_err_set(err, PROBE_EMISSING, "provenance: missing");
-  if ((st = pc_prov(p, "provenance", err)) != PROBE_OK) return st;
+  if (!p) return hs_error_set(err, HS_EMISSING, "provenance: missing");
+  if ((st = pc_prov(p, "provenance", err)) != HS_OK) return st;
   const probe_json *t = probe_json_get(root, "tasks");
-  if (!t) return probe_err_set(err, PROBE_EMISSING, "tasks: missing");
-  if (t->type != PJ_OBJ || t->n == 0) return probe_err_set(err, PROBE_ETYPE, "tasks: must be an object with at least one task");
-  for (size_t k = 0; k < t->n && st == PROBE_OK; k++) {
+  if (!t) return hs_error_set(err, HS_EMISSING, "tasks: missing");
+  if (t->type != PJ_OBJ || t->n == 0) return hs_error_set(err, HS_ETYPE, "tasks: must be an object with at least one task");
+  for (size_t k = 0; k < t->n && st == HS_OK; k++) {
     char path[128];
     snprintf(path, sizeof path, "tasks.%.100s", t->keys[k]);
     st = pc_task(t->kids[k], path, err);
@@ -209,7 +209,7 @@ static probe_json *pr_copy(const probe_json *j) {
   probe_json *c = probe_json_new(j->type);
   c->b = j->b;
   c->num = j->num;
-  c->str = j->str ? probe_xstrdup(j->str) : NULL;
+  c->str = j->str ? hs_strdup(j->str) : NULL;
   for (size_t k = 0; k < j->n; k++) {
     if (j->type == PJ_OBJ) probe_json_set(c, j->keys[k], pr_copy(j->kids[k]));
     else probe_json_push(c, pr_copy(j->kids[k]));
@@ -217,13 +217,13 @@ static probe_json *pr_copy(const probe_json *j) {
   return c;
 }
 
-char *probe_profile_render(const probe_profile_in *in, const char *existing, size_t existing_len, probe_err *err) {
+char *probe_profile_render(const probe_profile_in *in, const char *existing, size_t existing_len, hs_error *err) {
   probe_json *root = NULL;
   if (existing) {
     root = probe_json_parse(existing, existing_len, err);
     if (!root) return NULL;
-    if (probe_profile_check(root, err) != PROBE_OK) {
-      probe_err_prefix(err, "existing profile is invalid, not merging into it");
+    if (probe_profile_check(root, err) != HS_OK) {
+      hs_error_prefix(err, "existing profile is invalid, not merging into it");
       probe_json_destroy(root);
       return NULL;
     }
@@ -232,7 +232,7 @@ char *probe_profile_render(const probe_profile_in *in, const char *existing, siz
     for (int k = 0; k < 3; k++) {
       const char *theirs = probe_json_get(root, same[k])->str;
       if (strcmp(theirs, mine[k]) != 0) {
-        probe_err_set(err, PROBE_EINVAL,
+        hs_error_set(err, HS_EINVAL,
                       "%s: the file says \"%s\", this run \"%s\": one profile describes one board type "
                       "(write to another file, or pass --name/--board to match)",
                       same[k], theirs, mine[k]);
@@ -257,8 +257,8 @@ char *probe_profile_render(const probe_profile_in *in, const char *existing, siz
   if (!probe_json_get(root, "tasks")) probe_json_set(root, "tasks", probe_json_new(PJ_OBJ));
   probe_json_set(probe_json_get(root, "tasks"), in->task->task, pr_task(in));
   char *text = NULL;
-  if (probe_profile_check(root, err) == PROBE_OK) text = probe_json_write(root);
-  else probe_err_prefix(err, "refusing to write a profile the simulator would reject");
+  if (probe_profile_check(root, err) == HS_OK) text = probe_json_write(root);
+  else hs_error_prefix(err, "refusing to write a profile the simulator would reject");
   probe_json_destroy(root);
   return text;
 }

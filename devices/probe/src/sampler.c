@@ -37,7 +37,7 @@ struct probe_sampler {
   pthread_cond_t cv;     /* monotonic clock; signalled to stop */
   /* under mu */
   bool have, failed;
-  probe_err err;
+  hs_error err;
   double last_t, last_v, energy_j, first_v, max_temp;
   double took_t, took_real; /* time of the latest reading attempt, both clocks */
   int64_t rpi_ticks;     /* readings that saw the Pi firmware throttling */
@@ -56,8 +56,8 @@ int64_t probe_throttle_count(const char *root) {
       for (int k = 0; k < 2; k++) {
         char *p = probe_xasprintf("%s/%s/thermal_throttle/%s", base, e->d_name, files[k]);
         int64_t v = 0;
-        probe_err ig;
-        if (probe_read_i64(p, &v, &ig) == PROBE_OK) total = (total < 0 ? 0 : total) + v;
+        hs_error ig;
+        if (probe_read_i64(p, &v, &ig) == HS_OK) total = (total < 0 ? 0 : total) + v;
         free(p);
       }
     }
@@ -77,8 +77,8 @@ double probe_max_temp_c(const char *root) {
       if (strncmp(e->d_name, "thermal_zone", 12) != 0) continue;
       char *p = probe_xasprintf("%s/%s/temp", base, e->d_name);
       int64_t v = 0;
-      probe_err ig;
-      if (probe_read_i64(p, &v, &ig) == PROBE_OK) { /* millidegrees C */
+      hs_error ig;
+      if (probe_read_i64(p, &v, &ig) == HS_OK) { /* millidegrees C */
         double c = 1e-3 * (double)v;
         if (isnan(mx) || c > mx) mx = c;
       }
@@ -93,9 +93,9 @@ double probe_max_temp_c(const char *root) {
 int64_t probe_rpi_throttled(const char *root) {
   char *p = probe_path(root, "/sys/devices/platform/soc/soc:firmware/get_throttled");
   char buf[32];
-  probe_err ig;
+  hs_error ig;
   int64_t v = -1;
-  if (probe_read_line(p, buf, sizeof buf, &ig) == PROBE_OK) {
+  if (probe_read_line(p, buf, sizeof buf, &ig) == HS_OK) {
     char *end = NULL;
     unsigned long x = strtoul(buf, &end, 16);
     if (end != buf) v = (int64_t)(x & 0xeu); /* now: frequency capped | throttled | soft temp limit */
@@ -118,8 +118,8 @@ static void sampler_take(probe_sampler *s) {
     return;
   }
   double v = 0;
-  probe_err e = {PROBE_OK, ""};
-  if (ty->read(s->sensor->state, &v, &e) != PROBE_OK) {
+  hs_error e = {HS_OK, ""};
+  if (ty->read(s->sensor->state, &v, &e) != HS_OK) {
     s->failed = true;
     s->err = e;
     return;
@@ -162,9 +162,9 @@ static void *sampler_main(void *arg) {
 }
 
 probe_sampler *probe_sampler_create(probe_sensor *sensor, const char *root, double hz) {
-  probe_sampler *s = probe_xcalloc(1, sizeof *s);
+  probe_sampler *s = hs_calloc(1, sizeof *s);
   s->sensor = sensor;
-  s->root = probe_xstrdup(root ? root : "/");
+  s->root = hs_strdup(root ? root : "/");
   s->period = hz > 0 ? 1.0 / hz : 0.1;
   s->max_temp = NAN;
   pthread_mutex_init(&s->mu, NULL);
@@ -180,7 +180,7 @@ probe_sampler *probe_sampler_create(probe_sensor *sensor, const char *root, doub
   return s;
 }
 
-probe_status probe_sampler_mark(probe_sampler *s, probe_mark *m, probe_err *err) {
+hs_status probe_sampler_mark(probe_sampler *s, probe_mark *m, hs_error *err) {
   pthread_mutex_lock(&s->mu);
   sampler_take(s);
   m->t_mono = s->took_t; /* the energy below is as of this instant */
@@ -188,7 +188,7 @@ probe_status probe_sampler_mark(probe_sampler *s, probe_mark *m, probe_err *err)
   bool polled = s->sensor && s->sensor->type && s->sensor->type->read;
   m->energy_j = polled && !s->failed ? s->energy_j : NAN;
   bool failed = s->failed;
-  probe_err e = s->err;
+  hs_error e = s->err;
   int64_t rpi = s->rpi_ticks;
   pthread_mutex_unlock(&s->mu);
   /* x86 throttle counters, plus the readings during which a Raspberry Pi's
@@ -199,23 +199,23 @@ probe_status probe_sampler_mark(probe_sampler *s, probe_mark *m, probe_err *err)
     if (err) *err = e;
     return e.status;
   }
-  return PROBE_OK;
+  return HS_OK;
 }
 
-probe_status probe_sampler_energy(probe_sampler *s, const probe_mark *a, const probe_mark *b, double *joules,
-                                  probe_err *err) {
+hs_status probe_sampler_energy(probe_sampler *s, const probe_mark *a, const probe_mark *b, double *joules,
+                                  hs_error *err) {
   *joules = NAN;
   const probe_sensor_type *ty = s->sensor ? s->sensor->type : NULL;
-  if (!ty) return probe_err_set(err, PROBE_ESTATE, "no sensor: energy not measured");
+  if (!ty) return hs_error_set(err, HS_ESTATE, "no sensor: energy not measured");
   if (ty->window) return ty->window(s->sensor->state, a->t_real, b->t_real, joules, err);
   if (isnan(a->energy_j) || isnan(b->energy_j)) {
     pthread_mutex_lock(&s->mu);
-    probe_err e = s->err;
+    hs_error e = s->err;
     pthread_mutex_unlock(&s->mu);
-    return probe_err_set(err, PROBE_EIO, "%s: sensor failed during the run: %s", ty->id(s->sensor->state), e.msg);
+    return hs_error_set(err, HS_EIO, "%s: sensor failed during the run: %s", ty->id(s->sensor->state), e.msg);
   }
   *joules = b->energy_j - a->energy_j;
-  return PROBE_OK;
+  return HS_OK;
 }
 
 double probe_sampler_max_temp_c(probe_sampler *s, bool reset) {
@@ -233,7 +233,7 @@ size_t probe_sampler_count(probe_sampler *s) {
   return n;
 }
 
-bool probe_sampler_failed(probe_sampler *s, probe_err *err) {
+bool probe_sampler_failed(probe_sampler *s, hs_error *err) {
   pthread_mutex_lock(&s->mu);
   bool f = s->failed;
   if (f && err) *err = s->err;

@@ -36,27 +36,27 @@ uint64_t probe_counter_delta(uint64_t prev, uint64_t cur, uint64_t range) {
   return (r - prev) + cur; /* what the powercap docs and turbostat use */
 }
 
-probe_status probe_sensor_open(const char *spec, const probe_sensor_cfg *cfg, probe_sensor *s, probe_err *err) {
+hs_status probe_sensor_open(const char *spec, const probe_sensor_cfg *cfg, probe_sensor *s, hs_error *err) {
   s->type = NULL;
   s->state = NULL;
-  if (strcmp(spec, "none") == 0) return PROBE_OK;
+  if (strcmp(spec, "none") == 0) return HS_OK;
   probe_sensor_cfg c = *cfg;
   if (strcmp(spec, "auto") == 0) {
     /* Board sensors in order of coverage; an external meter is never guessed. */
     const char *try[] = {"rapl", "hwmon", "pi5-pmic"};
-    char tried[PROBE_MSG_MAX] = "";
+    char tried[HS_ERROR_MSG_MAX] = "";
     for (size_t i = 0; i < 3; i++) {
-      probe_err e = {PROBE_OK, ""};
+      hs_error e = {HS_OK, ""};
       c.arg = NULL;
       const probe_sensor_type *t = probe_sensor_type_find(try[i]);
-      if (t->open(&c, &s->state, &e) == PROBE_OK) {
+      if (t->open(&c, &s->state, &e) == HS_OK) {
         s->type = t;
-        return PROBE_OK;
+        return HS_OK;
       }
       size_t l = strlen(tried);
       snprintf(tried + l, sizeof tried - l, "%s%s", l ? "; " : "", e.msg);
     }
-    return probe_err_set(err, PROBE_ENOENT, "--sensor auto: no power sensor found (%s); use --sensor none with --busy-w",
+    return hs_error_set(err, HS_ENOENT, "--sensor auto: no power sensor found (%s); use --sensor none with --busy-w",
                          tried);
   }
   const char *colon = strchr(spec, ':');
@@ -67,17 +67,17 @@ probe_status probe_sensor_open(const char *spec, const probe_sensor_cfg *cfg, pr
   kind[kl] = '\0';
   const probe_sensor_type *t = probe_sensor_type_find(kind);
   if (!t)
-    return probe_err_set(err, PROBE_EINVAL,
+    return hs_error_set(err, HS_EINVAL,
                          "--sensor: unknown sensor \"%s\" (auto, rapl, hwmon:NAME[:CH], pi5-pmic, meter:FILE.csv, none)",
                          spec);
   c.arg = colon ? colon + 1 : NULL;
-  probe_status st = t->open(&c, &s->state, err);
-  if (st != PROBE_OK) {
-    probe_err_prefix(err, "--sensor %s", spec);
+  hs_status st = t->open(&c, &s->state, err);
+  if (st != HS_OK) {
+    hs_error_prefix(err, "--sensor %s", spec);
     return st;
   }
   s->type = t;
-  return PROBE_OK;
+  return HS_OK;
 }
 
 void probe_sensor_close(probe_sensor *s) {

@@ -38,8 +38,8 @@ static char *hwmon_find(const char *root, const char *name, int ch, char *found_
       if (strncmp(e->d_name, "hwmon", 5) != 0) continue;
       char *np = probe_xasprintf("%s/%s/name", base, e->d_name);
       char nm[64];
-      probe_err ig;
-      bool ok = probe_read_line(np, nm, sizeof nm, &ig) == PROBE_OK;
+      hs_error ig;
+      bool ok = probe_read_line(np, nm, sizeof nm, &ig) == HS_OK;
       free(np);
       if (!ok || (name && strcmp(nm, name) != 0)) continue;
       char *dir = probe_xasprintf("%s/%s", base, e->d_name);
@@ -75,8 +75,8 @@ void probe_hwmon_list(const char *root, char *buf, size_t cap) {
       if (strncmp(e->d_name, "hwmon", 5) != 0) continue;
       char *np = probe_xasprintf("%s/%s/name", base, e->d_name);
       char nm[64];
-      probe_err ig;
-      bool ok = probe_read_line(np, nm, sizeof nm, &ig) == PROBE_OK;
+      hs_error ig;
+      bool ok = probe_read_line(np, nm, sizeof nm, &ig) == HS_OK;
       free(np);
       if (!ok) continue;
       char *dir = hwmon_find(root, nm, 1, NULL, 0);
@@ -101,35 +101,35 @@ static void hwmon_close(void *state) {
   free(s);
 }
 
-static probe_status hwmon_read_once(hwmon_state *s, double *watts, probe_err *err) {
+static hs_status hwmon_read_once(hwmon_state *s, double *watts, hs_error *err) {
   char *p = probe_xasprintf("%s/%s%d_input", s->dir, s->direct ? "power" : "in", s->ch);
   int64_t a = 0, b = 0;
-  probe_status st = probe_read_i64(p, &a, err);
+  hs_status st = probe_read_i64(p, &a, err);
   free(p);
-  if (st == PROBE_OK && !s->direct) {
+  if (st == HS_OK && !s->direct) {
     p = probe_xasprintf("%s/curr%d_input", s->dir, s->ch);
     st = probe_read_i64(p, &b, err);
     free(p);
   }
-  if (st != PROBE_OK) return st;
+  if (st != HS_OK) return st;
   *watts = s->direct ? 1e-6 * (double)a : 1e-6 * (double)a * (double)b; /* uW, or mV x mA = uW */
-  return PROBE_OK;
+  return HS_OK;
 }
 
-static probe_status hwmon_read(void *state, double *watts, probe_err *err) {
+static hs_status hwmon_read(void *state, double *watts, hs_error *err) {
   hwmon_state *s = state;
-  probe_status st = hwmon_read_once(s, watts, err);
-  if (st != PROBE_ENOENT) return st;
+  hs_status st = hwmon_read_once(s, watts, err);
+  if (st != HS_ENOENT) return st;
   char *dir = hwmon_find(s->root, s->name, s->ch, NULL, 0);
-  if (!dir) return probe_err_set(err, PROBE_ENOENT, "hwmon:%s: the device disappeared (%s)", s->name, err ? err->msg : "");
+  if (!dir) return hs_error_set(err, HS_ENOENT, "hwmon:%s: the device disappeared (%s)", s->name, err ? err->msg : "");
   free(s->dir);
   s->dir = dir;
   s->relocated++;
   return hwmon_read_once(s, watts, err);
 }
 
-static probe_status hwmon_open(const probe_sensor_cfg *cfg, void **state, probe_err *err) {
-  hwmon_state *s = probe_xcalloc(1, sizeof *s);
+static hs_status hwmon_open(const probe_sensor_cfg *cfg, void **state, hs_error *err) {
+  hwmon_state *s = hs_calloc(1, sizeof *s);
   s->ch = 1;
   char name[64] = "";
   if (cfg->arg && cfg->arg[0]) {
@@ -141,31 +141,31 @@ static probe_status hwmon_open(const probe_sensor_cfg *cfg, void **state, probe_
       long ch = strtol(c + 1, &end, 10);
       if (end == c + 1 || *end != '\0' || ch < 1 || ch > 64) {
         hwmon_close(s);
-        return probe_err_set(err, PROBE_EINVAL, "hwmon: channel \"%s\" is not a number 1..64", c + 1);
+        return hs_error_set(err, HS_EINVAL, "hwmon: channel \"%s\" is not a number 1..64", c + 1);
       }
       s->ch = (int)ch;
     }
   }
-  s->root = probe_xstrdup(cfg->root ? cfg->root : "/");
+  s->root = hs_strdup(cfg->root ? cfg->root : "/");
   char found[64] = "";
   s->dir = hwmon_find(s->root, name[0] ? name : NULL, s->ch, found, sizeof found);
   if (!s->dir) {
     char have[256];
     probe_hwmon_list(s->root, have, sizeof have);
-    probe_status st = name[0]
-                          ? probe_err_set(err, PROBE_ENOENT, "hwmon: no device named \"%s\" (power sensors here: %s)",
+    hs_status st = name[0]
+                          ? hs_error_set(err, HS_ENOENT, "hwmon: no device named \"%s\" (power sensors here: %s)",
                                           name, have[0] ? have : "none")
-                          : probe_err_set(err, PROBE_ENOENT, "hwmon: no device exposes power (power*_input or in*+curr*)");
+                          : hs_error_set(err, HS_ENOENT, "hwmon: no device exposes power (power*_input or in*+curr*)");
     hwmon_close(s);
     return st;
   }
-  s->name = probe_xstrdup(name[0] ? name : found);
+  s->name = hs_strdup(name[0] ? name : found);
   char *p = probe_xasprintf("%s/power%d_input", s->dir, s->ch);
   s->direct = probe_exists(p);
   free(p);
   double w = 0;
-  probe_status st = hwmon_read_once(s, &w, err);
-  if (st != PROBE_OK) {
+  hs_status st = hwmon_read_once(s, &w, err);
+  if (st != HS_OK) {
     hwmon_close(s);
     return st;
   }
@@ -175,7 +175,7 @@ static probe_status hwmon_open(const probe_sensor_cfg *cfg, void **state, probe_
            "when wired there",
            s->name, s->ch, s->direct ? "power input" : "bus voltage x current");
   *state = s;
-  return PROBE_OK;
+  return HS_OK;
 }
 
 static const char *hwmon_id(const void *state) { return ((const hwmon_state *)state)->id; }

@@ -20,36 +20,36 @@ typedef struct {
   char id[300], covers[128];
 } meter_state;
 
-static probe_status meter_load(const meter_state *s, probe_table *t, int *ct, int *cp, probe_err *err) {
-  probe_status st = probe_csv_load(s->path, t, err);
-  if (st != PROBE_OK) return st;
+static hs_status meter_load(const meter_state *s, probe_table *t, int *ct, int *cp, hs_error *err) {
+  hs_status st = probe_csv_load(s->path, t, err);
+  if (st != HS_OK) return st;
   *ct = probe_table_col(t, "time_s");
   *cp = probe_table_col(t, "power_w");
   if (*ct < 0 || *cp < 0) {
     probe_table_fini(t);
-    return probe_err_set(err, PROBE_EMISSING, "%s: line 1: the header needs columns time_s and power_w", s->path);
+    return hs_error_set(err, HS_EMISSING, "%s: line 1: the header needs columns time_s and power_w", s->path);
   }
   for (size_t i = 1; i < t->rows; i++)
     if (!(t->v[i * t->cols + (size_t)*ct] > t->v[(i - 1) * t->cols + (size_t)*ct])) {
       probe_table_fini(t);
-      return probe_err_set(err, PROBE_EPARSE, "%s: line %zu, column time_s: time does not increase", s->path, i + 2);
+      return hs_error_set(err, HS_EPARSE, "%s: line %zu, column time_s: time does not increase", s->path, i + 2);
     }
-  return PROBE_OK;
+  return HS_OK;
 }
 
-static probe_status meter_window(void *state, double t0, double t1, double *joules, probe_err *err) {
+static hs_status meter_window(void *state, double t0, double t1, double *joules, hs_error *err) {
   meter_state *s = state;
   probe_table t;
   int ct = 0, cp = 0;
-  probe_status st = meter_load(s, &t, &ct, &cp, err);
-  if (st != PROBE_OK) return st;
+  hs_status st = meter_load(s, &t, &ct, &cp, err);
+  if (st != HS_OK) return st;
   size_t n = t.rows, c = t.cols;
 #define MT(i) (t.v[(i) * c + (size_t)ct] + s->offset)
 #define MP(i) (t.v[(i) * c + (size_t)cp])
   if (n < 2 || MT(0) > t0 || MT(n - 1) < t1) {
     double a = n ? MT(0) : 0, b = n ? MT(n - 1) : 0;
     probe_table_fini(&t);
-    return probe_err_set(err, PROBE_ERANGE,
+    return hs_error_set(err, HS_ERANGE,
                          "%s: the log covers [%.3f, %.3f] s but the run was [%.3f, %.3f] s (Unix time): check the "
                          "meter's clock or --meter-offset-s",
                          s->path, a, b, t0, t1);
@@ -67,7 +67,7 @@ static probe_status meter_window(void *state, double t0, double t1, double *joul
 #undef MP
   probe_table_fini(&t);
   *joules = e;
-  return PROBE_OK;
+  return HS_OK;
 }
 
 static void meter_close(void *state) {
@@ -76,20 +76,20 @@ static void meter_close(void *state) {
   free(s);
 }
 
-static probe_status meter_open(const probe_sensor_cfg *cfg, void **state, probe_err *err) {
-  if (!cfg->arg || !cfg->arg[0]) return probe_err_set(err, PROBE_EINVAL, "meter: needs a file: meter:FILE.csv");
-  meter_state *s = probe_xcalloc(1, sizeof *s);
-  s->path = probe_xstrdup(cfg->arg);
+static hs_status meter_open(const probe_sensor_cfg *cfg, void **state, hs_error *err) {
+  if (!cfg->arg || !cfg->arg[0]) return hs_error_set(err, HS_EINVAL, "meter: needs a file: meter:FILE.csv");
+  meter_state *s = hs_calloc(1, sizeof *s);
+  s->path = hs_strdup(cfg->arg);
   s->offset = cfg->meter_offset_s;
   if (!probe_exists(s->path)) {
-    probe_status st = probe_err_set(err, PROBE_ENOENT, "%s: meter log not found (start the meter's logger first)", s->path);
+    hs_status st = hs_error_set(err, HS_ENOENT, "%s: meter log not found (start the meter's logger first)", s->path);
     meter_close(s);
     return st;
   }
   snprintf(s->id, sizeof s->id, "meter:%s", s->path);
   snprintf(s->covers, sizeof s->covers, "whatever the external meter is wired to (usually the whole board at the wall or USB input)");
   *state = s;
-  return PROBE_OK;
+  return HS_OK;
 }
 
 static const char *meter_id(const void *state) { return ((const meter_state *)state)->id; }

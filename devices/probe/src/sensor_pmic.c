@@ -16,7 +16,7 @@
 
 #define PMIC_MAX_RAILS 64
 
-probe_status probe_pmic_parse(const char *text, double *watts, probe_err *err) {
+hs_status probe_pmic_parse(const char *text, double *watts, hs_error *err) {
   char rail[PMIC_MAX_RAILS][40];
   double amps[PMIC_MAX_RAILS], volts[PMIC_MAX_RAILS];
   bool has_a[PMIC_MAX_RAILS], has_v[PMIC_MAX_RAILS];
@@ -62,9 +62,9 @@ probe_status probe_pmic_parse(const char *text, double *watts, probe_err *err) {
       w += amps[r] * volts[r];
       used++;
     }
-  if (used == 0) return probe_err_set(err, PROBE_EPARSE, "pmic_read_adc output has no rail with both current and volt lines");
+  if (used == 0) return hs_error_set(err, HS_EPARSE, "pmic_read_adc output has no rail with both current and volt lines");
   *watts = w;
-  return PROBE_OK;
+  return HS_OK;
 }
 
 typedef struct {
@@ -72,21 +72,21 @@ typedef struct {
   char id[64], covers[256];
 } pmic_state;
 
-static probe_status pmic_read(void *state, double *watts, probe_err *err) {
+static hs_status pmic_read(void *state, double *watts, hs_error *err) {
   pmic_state *s = state;
   FILE *f = popen(s->cmd, "r");
-  if (!f) return probe_err_set(err, PROBE_EIO, "pi5-pmic: cannot run \"%s\"", s->cmd);
+  if (!f) return hs_error_set(err, HS_EIO, "pi5-pmic: cannot run \"%s\"", s->cmd);
   char buf[8192];
   size_t n = fread(buf, 1, sizeof buf - 1, f);
   buf[n] = '\0';
   int rc = pclose(f);
   if (rc != 0)
-    return probe_err_set(err, PROBE_ENOENT,
+    return hs_error_set(err, HS_ENOENT,
                          "pi5-pmic: \"%s\" failed (status %d): vcgencmd comes with Raspberry Pi OS (package "
                          "raspi-utils) and pmic_read_adc needs a Pi 5",
                          s->cmd, rc);
-  probe_status st = probe_pmic_parse(buf, watts, err);
-  if (st != PROBE_OK) probe_err_prefix(err, "pi5-pmic: \"%s\"", s->cmd);
+  hs_status st = probe_pmic_parse(buf, watts, err);
+  if (st != HS_OK) hs_error_prefix(err, "pi5-pmic: \"%s\"", s->cmd);
   return st;
 }
 
@@ -96,12 +96,12 @@ static void pmic_close(void *state) {
   free(s);
 }
 
-static probe_status pmic_open(const probe_sensor_cfg *cfg, void **state, probe_err *err) {
-  pmic_state *s = probe_xcalloc(1, sizeof *s);
+static hs_status pmic_open(const probe_sensor_cfg *cfg, void **state, hs_error *err) {
+  pmic_state *s = hs_calloc(1, sizeof *s);
   s->cmd = probe_xasprintf("%s 2>/dev/null", cfg->pmic_cmd ? cfg->pmic_cmd : "vcgencmd pmic_read_adc");
   double w = 0;
-  probe_status st = pmic_read(s, &w, err);
-  if (st != PROBE_OK) {
+  hs_status st = pmic_read(s, &w, err);
+  if (st != HS_OK) {
     pmic_close(s);
     return st;
   }
@@ -109,7 +109,7 @@ static probe_status pmic_open(const probe_sensor_cfg *cfg, void **state, probe_e
   snprintf(s->covers, sizeof s->covers,
            "Raspberry Pi 5 PMIC rails (SoC, DRAM, I/O) summed; not the 5 V input, USB devices or regulator losses");
   *state = s;
-  return PROBE_OK;
+  return HS_OK;
 }
 
 static const char *pmic_id(const void *state) { return ((const pmic_state *)state)->id; }

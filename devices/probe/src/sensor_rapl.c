@@ -32,28 +32,28 @@ static void rapl_close(void *state) {
   free(s);
 }
 
-static probe_status rapl_read_raw(const char *path, uint64_t *v, probe_err *err) {
+static hs_status rapl_read_raw(const char *path, uint64_t *v, hs_error *err) {
   int64_t x = 0;
-  probe_status st = probe_read_i64(path, &x, err);
-  if (st == PROBE_EPERM)
-    return probe_err_set(err, PROBE_EPERM,
+  hs_status st = probe_read_i64(path, &x, err);
+  if (st == HS_EPERM)
+    return hs_error_set(err, HS_EPERM,
                          "%s: permission denied: since Linux 5.10 RAPL energy counters are readable by root only "
                          "(CVE-2020-8694); run as root, or `sudo chmod o+r` that file until reboot, or pick another "
                          "--sensor",
                          path);
-  if (st != PROBE_OK) return st;
-  if (x < 0) return probe_err_set(err, PROBE_EPARSE, "%s: negative counter %lld", path, (long long)x);
+  if (st != HS_OK) return st;
+  if (x < 0) return hs_error_set(err, HS_EPARSE, "%s: negative counter %lld", path, (long long)x);
   *v = (uint64_t)x;
-  return PROBE_OK;
+  return HS_OK;
 }
 
 static int rapl_cmp(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-static probe_status rapl_open(const probe_sensor_cfg *cfg, void **state, probe_err *err) {
+static hs_status rapl_open(const probe_sensor_cfg *cfg, void **state, hs_error *err) {
   char *base = probe_path(cfg->root, "/sys/class/powercap");
   DIR *d = opendir(base);
   if (!d) {
-    probe_status st = probe_err_set(err, PROBE_ENOENT, "rapl: %s: no powercap folder (no RAPL on this machine or kernel)", base);
+    hs_status st = hs_error_set(err, HS_ENOENT, "rapl: %s: no powercap folder (no RAPL on this machine or kernel)", base);
     free(base);
     return st;
   }
@@ -65,24 +65,24 @@ static probe_status rapl_open(const probe_sensor_cfg *cfg, void **state, probe_e
     /* top-level zones only: intel-rapl:0, not intel-rapl:0:1 (unless named explicitly) */
     if (strncmp(e->d_name, "intel-rapl:", 11) != 0 || !c) continue;
     if (strchr(c + 1, ':') && !cfg->arg) continue;
-    names[nn++] = probe_xstrdup(e->d_name);
+    names[nn++] = hs_strdup(e->d_name);
   }
   closedir(d);
   qsort(names, nn, sizeof *names, rapl_cmp);
-  rapl_state *s = probe_xcalloc(1, sizeof *s);
-  probe_status st = PROBE_OK;
+  rapl_state *s = hs_calloc(1, sizeof *s);
+  hs_status st = HS_OK;
   char zones[96] = "";
-  for (size_t i = 0; i < nn && st == PROBE_OK; i++) {
+  for (size_t i = 0; i < nn && st == HS_OK; i++) {
     char *np = probe_xasprintf("%s/%s/name", base, names[i]);
     char zname[64];
-    probe_err e2;
-    if (probe_read_line(np, zname, sizeof zname, &e2) == PROBE_OK && s->n < RAPL_MAX_ZONES &&
+    hs_error e2;
+    if (probe_read_line(np, zname, sizeof zname, &e2) == HS_OK && s->n < RAPL_MAX_ZONES &&
         (cfg->arg ? strcmp(zname, cfg->arg) == 0 : strncmp(zname, "package", 7) == 0)) {
       char *ep = probe_xasprintf("%s/%s/energy_uj", base, names[i]);
       char *rp = probe_xasprintf("%s/%s/max_energy_range_uj", base, names[i]);
       int64_t range = 0;
-      probe_err e3;
-      if (probe_read_i64(rp, &range, &e3) != PROBE_OK || range <= 0) range = 0;
+      hs_error e3;
+      if (probe_read_i64(rp, &range, &e3) != HS_OK || range <= 0) range = 0;
       st = rapl_read_raw(ep, &s->last[s->n], err);
       s->range[s->n] = (uint64_t)range;
       s->path[s->n++] = ep;
@@ -93,10 +93,10 @@ static probe_status rapl_open(const probe_sensor_cfg *cfg, void **state, probe_e
     free(np);
   }
   for (size_t i = 0; i < nn; i++) free(names[i]);
-  if (st == PROBE_OK && s->n == 0)
-    st = probe_err_set(err, PROBE_ENOENT, "rapl: %s: no zone named %s", base, cfg->arg ? cfg->arg : "package-*");
+  if (st == HS_OK && s->n == 0)
+    st = hs_error_set(err, HS_ENOENT, "rapl: %s: no zone named %s", base, cfg->arg ? cfg->arg : "package-*");
   free(base);
-  if (st != PROBE_OK) {
+  if (st != HS_OK) {
     rapl_close(s);
     return st;
   }
@@ -110,20 +110,20 @@ static probe_status rapl_open(const probe_sensor_cfg *cfg, void **state, probe_e
     snprintf(s->covers, sizeof s->covers, "CPU package only (%s: cores, caches, uncore); no DRAM, no board, no PSU "
                                           "losses", zones);
   *state = s;
-  return PROBE_OK;
+  return HS_OK;
 }
 
-static probe_status rapl_read(void *state, double *joules, probe_err *err) {
+static hs_status rapl_read(void *state, double *joules, hs_error *err) {
   rapl_state *s = state;
   for (size_t i = 0; i < s->n; i++) {
     uint64_t v = 0;
-    probe_status st = rapl_read_raw(s->path[i], &v, err);
-    if (st != PROBE_OK) return st;
+    hs_status st = rapl_read_raw(s->path[i], &v, err);
+    if (st != HS_OK) return st;
     s->total_j += 1e-6 * (double)probe_counter_delta(s->last[i], v, s->range[i]);
     s->last[i] = v;
   }
   *joules = s->total_j;
-  return PROBE_OK;
+  return HS_OK;
 }
 
 static const char *rapl_id(const void *state) { return ((const rapl_state *)state)->id; }

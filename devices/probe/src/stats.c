@@ -16,7 +16,7 @@ static int stats_cmp(const void *a, const void *b) {
 
 double probe_median(const double *x, size_t n) {
   assert(n > 0);
-  double *c = probe_xmalloc(n * sizeof *c);
+  double *c = hs_malloc(n * sizeof *c);
   memcpy(c, x, n * sizeof *c);
   qsort(c, n, sizeof *c, stats_cmp);
   double m = n % 2 ? c[n / 2] : 0.5 * (c[n / 2 - 1] + c[n / 2]);
@@ -40,7 +40,7 @@ double probe_cv(const double *x, size_t n) {
 
 double probe_mad(const double *x, size_t n) {
   double m = probe_median(x, n);
-  double *d = probe_xmalloc(n * sizeof *d);
+  double *d = hs_malloc(n * sizeof *d);
   for (size_t i = 0; i < n; i++) d[i] = fabs(x[i] - m);
   double r = probe_median(d, n);
   free(d);

@@ -45,7 +45,7 @@ static void sy_printf(sy_buf *b, const char *fmt, ...) {
   if (k < 0) return;
   if (b->n + (size_t)k + 1 > b->cap) {
     while (b->n + (size_t)k + 1 > b->cap) b->cap = b->cap ? b->cap * 2 : 4096;
-    b->b = probe_xrealloc(b->b, b->cap);
+    b->b = hs_realloc(b->b, b->cap);
   }
   va_start(ap, fmt);
   vsnprintf(b->b + b->n, (size_t)k + 1, fmt, ap);
@@ -53,7 +53,7 @@ static void sy_printf(sy_buf *b, const char *fmt, ...) {
   b->n += (size_t)k;
 }
 
-probe_status probe_synth_era5(const char *path, size_t rows, uint64_t seed, probe_err *err) {
+hs_status probe_synth_era5(const char *path, size_t rows, uint64_t seed, hs_error *err) {
   static const int mdays[12] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31}; /* 2020 is a leap year */
   sy_buf b = {NULL, 0, 0};
   sy_printf(&b, "time,t2m,d2m,u10,v10,msl,sp,tcc,tp\n");
@@ -87,19 +87,19 @@ probe_status probe_synth_era5(const char *path, size_t rows, uint64_t seed, prob
   /* Marker first: an interrupted run leaves data that still says it is synthetic. */
   char *m = probe_xasprintf("%s.synthetic", path);
   static const char note[] = "synthetic content in the ERA5 CSV layout, written by hetsim-probe synth era5\n";
-  probe_status st = probe_write_atomic(m, note, sizeof note - 1, err);
+  hs_status st = probe_write_atomic(m, note, sizeof note - 1, err);
   free(m);
-  if (st == PROBE_OK) st = probe_write_atomic(path, b.b, b.n, err);
+  if (st == HS_OK) st = probe_write_atomic(path, b.b, b.n, err);
   free(b.b);
   return st;
 }
 
-static probe_status sy_mkdir(const char *p, probe_err *err) {
-  if (mkdir(p, 0755) == 0 || errno == EEXIST) return PROBE_OK;
-  return probe_err_set(err, PROBE_EIO, "%s: cannot create folder: %s", p, strerror(errno));
+static hs_status sy_mkdir(const char *p, hs_error *err) {
+  if (mkdir(p, 0755) == 0 || errno == EEXIST) return HS_OK;
+  return hs_error_set(err, HS_EIO, "%s: cannot create folder: %s", p, strerror(errno));
 }
 
-probe_status probe_synth_imdb(const char *dir, size_t docs, uint64_t seed, probe_err *err) {
+hs_status probe_synth_imdb(const char *dir, size_t docs, uint64_t seed, hs_error *err) {
   static const char *const pos[] = {"great", "wonderful", "brilliant", "moving", "superb", "loved", "beautiful",
                                     "excellent", "charming", "masterpiece", "funny", "touching"};
   static const char *const neg[] = {"awful", "boring", "terrible", "waste", "worst", "dull", "poorly",
@@ -111,22 +111,22 @@ probe_status probe_synth_imdb(const char *dir, size_t docs, uint64_t seed, probe
                                     "script", "camera", "first", "would", "could", "even", "some", "people"};
   const size_t npos = sizeof pos / sizeof *pos, nneg = sizeof neg / sizeof *neg, nneu = sizeof neu / sizeof *neu;
   uint64_t s = seed;
-  probe_status st = sy_mkdir(dir, err);
-  if (st == PROBE_OK) { /* marker first, as for era5 */
+  hs_status st = sy_mkdir(dir, err);
+  if (st == HS_OK) { /* marker first, as for era5 */
     char *m = probe_xasprintf("%s/SYNTHETIC", dir);
     static const char note[] = "synthetic reviews in the aclImdb layout, written by hetsim-probe synth imdb\n";
     st = probe_write_atomic(m, note, sizeof note - 1, err);
     free(m);
   }
   static const char *const splits[] = {"train", "test"};
-  for (int sp = 0; sp < 2 && st == PROBE_OK; sp++) {
+  for (int sp = 0; sp < 2 && st == HS_OK; sp++) {
     char *sd = probe_xasprintf("%s/%s", dir, splits[sp]);
     st = sy_mkdir(sd, err);
     size_t nd = sp == 0 ? docs : (docs / 10 > 2 ? docs / 10 : 2);
-    for (int lab = 0; lab < 2 && st == PROBE_OK; lab++) {
+    for (int lab = 0; lab < 2 && st == HS_OK; lab++) {
       char *ld = probe_xasprintf("%s/%s", sd, lab ? "pos" : "neg");
       st = sy_mkdir(ld, err);
-      for (size_t i = 0; i < nd / 2 && st == PROBE_OK; i++) {
+      for (size_t i = 0; i < nd / 2 && st == HS_OK; i++) {
         sy_buf b = {NULL, 0, 0};
         size_t words = 60 + (size_t)(sy_next(&s) % 241);
         for (size_t w = 0; w < words; w++) {
@@ -145,7 +145,7 @@ probe_status probe_synth_imdb(const char *dir, size_t docs, uint64_t seed, probe
           ok = fwrite(b.b, 1, b.n, fp) == b.n;
           ok = fclose(fp) == 0 && ok;
         }
-        if (!ok) st = probe_err_set(err, PROBE_EIO, "%s: cannot write: %s", f, strerror(errno));
+        if (!ok) st = hs_error_set(err, HS_EIO, "%s: cannot write: %s", f, strerror(errno));
         free(f);
         free(b.b);
       }

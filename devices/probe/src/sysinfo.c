@@ -15,8 +15,8 @@ static bool si_read(const char *root, const char *path, char *buf, size_t cap) {
   char *p = probe_path(root, path);
   unsigned char *data = NULL;
   size_t len = 0;
-  probe_err ig;
-  bool ok = probe_read_file(p, &data, &len, &ig) == PROBE_OK && len > 0;
+  hs_error ig;
+  bool ok = probe_read_file(p, &data, &len, &ig) == HS_OK && len > 0;
   free(p);
   if (ok) {
     /* device-tree strings end in NUL; sysfs ones in a newline */
@@ -60,8 +60,8 @@ void probe_sysinfo_read(const char *root, probe_sysinfo *si) {
   char *cp = probe_path(root, "/proc/cpuinfo");
   unsigned char *ci = NULL;
   size_t cl = 0;
-  probe_err ig;
-  if (probe_read_file(cp, &ci, &cl, &ig) != PROBE_OK) ci = NULL;
+  hs_error ig;
+  if (probe_read_file(cp, &ci, &cl, &ig) != HS_OK) ci = NULL;
   free(cp);
   const char *txt = ci ? (const char *)ci : "";
   for (const char *l = txt; *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l))

@@ -57,7 +57,7 @@ static void mlp_ensure(mlp_task *t, unsigned nth) {
   if (nth > TRAIN_MAX_THREADS) nth = TRAIN_MAX_THREADS;
   for (; t->ng < nth; t->ng++) {
     probe_mlp_grad_init(&t->g[t->ng], &t->m);
-    t->x[t->ng] = probe_xcalloc((size_t)t->m.nin, sizeof(float));
+    t->x[t->ng] = hs_calloc((size_t)t->m.nin, sizeof(float));
   }
 }
 
@@ -153,51 +153,51 @@ static char *mnist_file(const char *dir, const char *base) {
   return NULL;
 }
 
-static probe_status mnist_check(const probe_idx *img, const probe_idx *lab, const char *ipath, const char *lpath,
-                                probe_err *err) {
+static hs_status mnist_check(const probe_idx *img, const probe_idx *lab, const char *ipath, const char *lpath,
+                                hs_error *err) {
   if (img->ndims != 3)
-    return probe_err_set(err, PROBE_EPARSE, "%s: offset 3: %d dimensions, images need 3", ipath, img->ndims);
+    return hs_error_set(err, HS_EPARSE, "%s: offset 3: %d dimensions, images need 3", ipath, img->ndims);
   if (lab->ndims != 1)
-    return probe_err_set(err, PROBE_EPARSE, "%s: offset 3: %d dimensions, labels need 1", lpath, lab->ndims);
+    return hs_error_set(err, HS_EPARSE, "%s: offset 3: %d dimensions, labels need 1", lpath, lab->ndims);
   if (img->dims[0] != lab->dims[0])
-    return probe_err_set(err, PROBE_EPARSE, "%s: offset 4: %u labels for %u images in %s", lpath, lab->dims[0],
+    return hs_error_set(err, HS_EPARSE, "%s: offset 4: %u labels for %u images in %s", lpath, lab->dims[0],
                          img->dims[0], ipath);
   for (size_t i = 0; i < lab->count; i++)
     if (lab->data[i] > 9)
-      return probe_err_set(err, PROBE_EPARSE, "%s: offset %zu: label %u is not a class 0..9", lpath, 8 + i,
+      return hs_error_set(err, HS_EPARSE, "%s: offset %zu: label %u is not a class 0..9", lpath, 8 + i,
                            lab->data[i]);
-  return PROBE_OK;
+  return HS_OK;
 }
 
-static probe_status mnist_load(const probe_train_cfg *cfg, void **state, probe_err *err) {
+static hs_status mnist_load(const probe_train_cfg *cfg, void **state, hs_error *err) {
   const char *dir = cfg->data ? cfg->data : "/usr/share/datasets/fashion-mnist";
-  mnist_state *s = probe_xcalloc(1, sizeof *s);
+  mnist_state *s = hs_calloc(1, sizeof *s);
   *state = NULL;
   char *ip = mnist_file(dir, "train-images-idx3-ubyte"), *lp = mnist_file(dir, "train-labels-idx1-ubyte");
-  probe_status st = PROBE_OK;
+  hs_status st = HS_OK;
   if (!ip || !lp) {
-    st = probe_err_set(err, PROBE_ENOENT,
+    st = hs_error_set(err, HS_ENOENT,
                        "%s/%s: not found (nor without .gz): install the Debian package dataset-fashion-mnist, "
                        "or pass --data DIR holding the IDX files",
                        dir, ip ? "train-labels-idx1-ubyte.gz" : "train-images-idx3-ubyte.gz");
   }
   size_t cap = cfg->max_samples ? cfg->max_samples : 20000;
-  if (st == PROBE_OK) st = probe_idx_load(ip, cap, &s->img, err);
-  if (st == PROBE_OK) st = probe_idx_load(lp, cap, &s->lab, err);
-  if (st == PROBE_OK) st = mnist_check(&s->img, &s->lab, ip, lp, err);
-  char *tip = st == PROBE_OK ? mnist_file(dir, "t10k-images-idx3-ubyte") : NULL;
-  char *tlp = st == PROBE_OK ? mnist_file(dir, "t10k-labels-idx1-ubyte") : NULL;
-  if (st == PROBE_OK && tip && tlp) {
+  if (st == HS_OK) st = probe_idx_load(ip, cap, &s->img, err);
+  if (st == HS_OK) st = probe_idx_load(lp, cap, &s->lab, err);
+  if (st == HS_OK) st = mnist_check(&s->img, &s->lab, ip, lp, err);
+  char *tip = st == HS_OK ? mnist_file(dir, "t10k-images-idx3-ubyte") : NULL;
+  char *tlp = st == HS_OK ? mnist_file(dir, "t10k-labels-idx1-ubyte") : NULL;
+  if (st == HS_OK && tip && tlp) {
     st = probe_idx_load(tip, 1000, &s->himg, err);
-    if (st == PROBE_OK) st = probe_idx_load(tlp, 1000, &s->hlab, err);
-    if (st == PROBE_OK) st = mnist_check(&s->himg, &s->hlab, tip, tlp, err);
-    if (st == PROBE_OK && s->himg.item_size != s->img.item_size)
-      st = probe_err_set(err, PROBE_EPARSE, "%s: offset 8: image size differs from %s", tip, ip);
+    if (st == HS_OK) st = probe_idx_load(tlp, 1000, &s->hlab, err);
+    if (st == HS_OK) st = mnist_check(&s->himg, &s->hlab, tip, tlp, err);
+    if (st == HS_OK && s->himg.item_size != s->img.item_size)
+      st = hs_error_set(err, HS_EPARSE, "%s: offset 8: image size differs from %s", tip, ip);
   }
-  if (st == PROBE_OK) {
+  if (st == HS_OK) {
     s->held_is_tail = !(tip && tlp);
     size_t n = s->img.count;
-    if (s->held_is_tail && n < 10) st = probe_err_set(err, PROBE_EPARSE, "%s: only %zu images", ip, n);
+    if (s->held_is_tail && n < 10) st = hs_error_set(err, HS_EPARSE, "%s: only %zu images", ip, n);
     s->t.nheld = s->held_is_tail ? n / 10 : s->himg.count;
     s->t.ntrain = s->held_is_tail ? n - n / 10 : n;
     probe_mlp_init(&s->t.m, (int)s->img.item_size, 128, 10, cfg->seed);
@@ -212,12 +212,12 @@ static probe_status mnist_load(const probe_train_cfg *cfg, void **state, probe_e
   free(lp);
   free(tip);
   free(tlp);
-  if (st != PROBE_OK) {
+  if (st != HS_OK) {
     mnist_destroy(s);
     return st;
   }
   *state = s;
-  return PROBE_OK;
+  return HS_OK;
 }
 
 /* ------------------------------------------------------------------- era5 */
@@ -247,24 +247,24 @@ static void era5_destroy(void *state) {
   free(s);
 }
 
-static probe_status era5_load(const probe_train_cfg *cfg, void **state, probe_err *err) {
+static hs_status era5_load(const probe_train_cfg *cfg, void **state, hs_error *err) {
   *state = NULL;
   if (!cfg->data)
-    return probe_err_set(err, PROBE_ENOENT,
+    return hs_error_set(err, HS_ENOENT,
                          "--data: era5 needs a CSV extract (header `time,t2m,...`, see README section probe); "
                          "`hetsim-probe synth era5 FILE.csv` writes a synthetic one in that layout");
-  era5_state *s = probe_xcalloc(1, sizeof *s);
-  probe_status st = probe_csv_load(cfg->data, &s->tab, err);
-  if (st == PROBE_OK) {
+  era5_state *s = hs_calloc(1, sizeof *s);
+  hs_status st = probe_csv_load(cfg->data, &s->tab, err);
+  if (st == HS_OK) {
     s->target = probe_table_col(&s->tab, "t2m");
     if (s->target < 0)
-      st = probe_err_set(err, PROBE_EMISSING, "%s: line 1: no column `t2m` (the regression target)", cfg->data);
+      st = hs_error_set(err, HS_EMISSING, "%s: line 1: no column `t2m` (the regression target)", cfg->data);
   }
-  size_t windows = st == PROBE_OK && s->tab.rows > ERA5_WINDOW ? s->tab.rows - ERA5_WINDOW : 0;
-  if (st == PROBE_OK && windows < 20)
-    st = probe_err_set(err, PROBE_EPARSE, "%s: %zu rows; need at least %d (a %d-hour window and 20 targets)",
+  size_t windows = st == HS_OK && s->tab.rows > ERA5_WINDOW ? s->tab.rows - ERA5_WINDOW : 0;
+  if (st == HS_OK && windows < 20)
+    st = hs_error_set(err, HS_EPARSE, "%s: %zu rows; need at least %d (a %d-hour window and 20 targets)",
                        cfg->data, s->tab.rows, ERA5_WINDOW + 20, ERA5_WINDOW);
-  if (st != PROBE_OK) {
+  if (st != HS_OK) {
     era5_destroy(s);
     return st;
   }
@@ -291,7 +291,7 @@ static probe_status era5_load(const probe_train_cfg *cfg, void **state, probe_er
            train_synthetic(cfg->data) ? " (SYNTHETIC content in the real ERA5 CSV layout, written by hetsim-probe synth)"
                                       : "");
   *state = s;
-  return PROBE_OK;
+  return HS_OK;
 }
 
 /* ------------------------------------------------------------------- imdb */
@@ -341,7 +341,7 @@ static double imdb_sample(imdb_state *s, imdb_grad *g, const uint32_t *tok, uint
   g->gb += dz;
   if (g->nt + len > g->cap) {
     g->cap = (g->nt + len) * 2;
-    g->touch = probe_xrealloc(g->touch, g->cap * sizeof *g->touch);
+    g->touch = hs_realloc(g->touch, g->cap * sizeof *g->touch);
   }
   for (uint32_t k = 0; k < len; k++) g->touch[g->nt++] = (imdb_touch){tok[k], dz * inv};
   return loss;
@@ -413,26 +413,26 @@ static void imdb_destroy(void *state) {
   free(s);
 }
 
-static probe_status imdb_load(const probe_train_cfg *cfg, void **state, probe_err *err) {
+static hs_status imdb_load(const probe_train_cfg *cfg, void **state, hs_error *err) {
   *state = NULL;
   if (!cfg->data)
-    return probe_err_set(err, PROBE_ENOENT,
+    return hs_error_set(err, HS_ENOENT,
                          "--data: imdb needs the aclImdb folder (aclImdb/train/{pos,neg}/*.txt, from "
                          "ai.stanford.edu/~amaas/data/sentiment); `hetsim-probe synth imdb DIR` writes a "
                          "synthetic one in that layout");
-  imdb_state *s = probe_xcalloc(1, sizeof *s);
+  imdb_state *s = hs_calloc(1, sizeof *s);
   char *tr = probe_xasprintf("%s/train", cfg->data), *te = probe_xasprintf("%s/test", cfg->data);
   size_t cap = cfg->max_samples ? cfg->max_samples : 5000;
-  probe_status st = probe_docs_load(tr, cap, &s->train, err);
-  if (st == PROBE_OK) {
+  hs_status st = probe_docs_load(tr, cap, &s->train, err);
+  if (st == HS_OK) {
     char *tp = probe_xasprintf("%s/pos", te);
     s->held_is_tail = !probe_exists(tp);
     free(tp);
     if (!s->held_is_tail) st = probe_docs_load(te, 500, &s->held, err);
   }
-  if (st == PROBE_OK && s->held_is_tail && s->train.n < 10)
-    st = probe_err_set(err, PROBE_EPARSE, "%s: only %zu reviews; need at least 10", tr, s->train.n);
-  if (st != PROBE_OK) {
+  if (st == HS_OK && s->held_is_tail && s->train.n < 10)
+    st = hs_error_set(err, HS_EPARSE, "%s: only %zu reviews; need at least 10", tr, s->train.n);
+  if (st != HS_OK) {
     free(tr);
     free(te);
     imdb_destroy(s);
@@ -440,7 +440,7 @@ static probe_status imdb_load(const probe_train_cfg *cfg, void **state, probe_er
   }
   s->nheld = s->held_is_tail ? s->train.n / 10 : s->held.n;
   s->ntrain = s->held_is_tail ? s->train.n - s->nheld : s->train.n;
-  s->emb = probe_xmalloc((size_t)PROBE_IMDB_BUCKETS * IMDB_DIM * sizeof *s->emb);
+  s->emb = hs_malloc((size_t)PROBE_IMDB_BUCKETS * IMDB_DIM * sizeof *s->emb);
   uint64_t x = cfg->seed ^ 0x1d8bULL;
   for (size_t i = 0; i < (size_t)PROBE_IMDB_BUCKETS * IMDB_DIM; i++) {
     x = x * 6364136223846793005ull + 1442695040888963407ull; /* LCG: init only */
@@ -456,7 +456,7 @@ static probe_status imdb_load(const probe_train_cfg *cfg, void **state, probe_er
   free(tr);
   free(te);
   *state = s;
-  return PROBE_OK;
+  return HS_OK;
 }
 
 /* --------------------------------------------------------------- registry */
