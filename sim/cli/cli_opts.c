@@ -16,13 +16,13 @@ int cli_bad_input(const char *cmd, const char *msg) {
   return HS_EXIT_BADINPUT;
 }
 
-static char *value_of(int argc, char **argv, int *i, const char *opt) {
+char *cli_opt_value(int argc, char **argv, int *i, const char *opt) {
   size_t n = strlen(opt);
   if (!strncmp(argv[*i], opt, n) && argv[*i][n] == '=') return argv[*i] + n + 1;
   return *i + 1 < argc ? argv[++*i] : NULL;
 }
 
-static bool is_opt(const char *a, const char *opt) {
+bool cli_is_opt(const char *a, const char *opt) {
   size_t n = strlen(opt);
   return !strncmp(a, opt, n) && (a[n] == '\0' || a[n] == '=');
 }
@@ -37,14 +37,14 @@ int cli_opts_parse(cli_opts *o, const char *cmd, int argc, char **argv, bool mul
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
       o->help = true;
       return 0;
-    } else if (is_opt(a, "--set")) {
-      char *kv = value_of(argc, argv, &i, "--set");
+    } else if (cli_is_opt(a, "--set")) {
+      char *kv = cli_opt_value(argc, argv, &i, "--set");
       hs_error err = {0};
       if (!kv) return cli_bad_input(cmd, "--set: expected key=value (e.g. --set policy.w_e=0.25)");
       if (hs_override_parse(kv, &o->ovr[o->novr], &err) != HS_OK) return cli_bad_input(cmd, err.msg);
       o->novr++;
-    } else if (is_opt(a, "--seed")) {
-      const char *v = value_of(argc, argv, &i, "--seed");
+    } else if (cli_is_opt(a, "--seed")) {
+      const char *v = cli_opt_value(argc, argv, &i, "--seed");
       char *end;
       errno = 0;
       if (!v || !*v || v[0] == '-' || (strtoull(v, &end, 10), errno || *end)) {
@@ -53,15 +53,15 @@ int cli_opts_parse(cli_opts *o, const char *cmd, int argc, char **argv, bool mul
         return cli_bad_input(cmd, msg);
       }
       o->ovr[o->novr++] = (hs_override){"seed", v};
-    } else if (is_opt(a, "--policy") || (multi && is_opt(a, "--policies"))) {
-      const char *v = value_of(argc, argv, &i, is_opt(a, "--policy") ? "--policy" : "--policies");
+    } else if (cli_is_opt(a, "--policy") || (multi && cli_is_opt(a, "--policies"))) {
+      const char *v = cli_opt_value(argc, argv, &i, cli_is_opt(a, "--policy") ? "--policy" : "--policies");
       if (!v || !*v) {
         snprintf(msg, sizeof msg, "%s: expected a policy name (see hetsim %s --help)", a, cmd);
         return cli_bad_input(cmd, msg);
       }
       o->policies = v;
-    } else if (is_opt(a, "--out")) {
-      o->out_dir = value_of(argc, argv, &i, "--out");
+    } else if (cli_is_opt(a, "--out")) {
+      o->out_dir = cli_opt_value(argc, argv, &i, "--out");
       if (!o->out_dir || !*o->out_dir) return cli_bad_input(cmd, "--out: expected a folder");
     } else if (!strcmp(a, "--trace")) {
       o->trace = true;

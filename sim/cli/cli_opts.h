@@ -26,6 +26,11 @@ typedef struct cli_opts {
  * after printing one line on stderr. */
 int cli_opts_parse(cli_opts *o, const char *cmd, int argc, char **argv, bool multi);
 void cli_opts_fini(cli_opts *o);
+/* Option helpers every command uses: is `a` the option `opt` (alone or as
+ * opt=value)? Its value: the text after '=' or the next argument (advancing
+ * *i), NULL when there is none. */
+bool cli_is_opt(const char *a, const char *opt);
+char *cli_opt_value(int argc, char **argv, int *i, const char *opt);
 /* One line on stderr: "hetsim CMD: msg" (newlines folded). Returns 2. */
 int cli_bad_input(const char *cmd, const char *msg);
 /* Load the scenario with the options' overrides, plus policy.kind=policy when

@@ -760,16 +760,6 @@ done:
 
 /* --- the command -------------------------------------------------------------- */
 
-static const char *opt_value(int argc, char **argv, int *i, const char *opt) {
-  size_t n = strlen(opt);
-  if (!strncmp(argv[*i], opt, n) && argv[*i][n] == '=') return argv[*i] + n + 1;
-  return *i + 1 < argc ? argv[++*i] : NULL;
-}
-
-static bool is_opt(const char *a, const char *opt) {
-  size_t n = strlen(opt);
-  return !strncmp(a, opt, n) && (a[n] == '\0' || a[n] == '=');
-}
 
 int hs_cmd_plot(int argc, char **argv) {
   plot_args a = {0};
@@ -778,9 +768,9 @@ int hs_cmd_plot(int argc, char **argv) {
     const char *s = argv[i];
     bool matched = false;
     for (size_t k = 0; k < sizeof valued / sizeof valued[0] && !matched; k++) {
-      if (!is_opt(s, valued[k])) continue;
+      if (!cli_is_opt(s, valued[k])) continue;
       matched = true;
-      const char *v = opt_value(argc, argv, &i, valued[k]);
+      const char *v = cli_opt_value(argc, argv, &i, valued[k]);
       if (!v || !*v) return bad("%s: expected a value (see hetsim plot --help)", valued[k]);
       const char **slot[] = {&a.out, &a.x, &a.y, &a.z, &a.color, &a.rounds};
       *slot[k] = v;

@@ -85,16 +85,6 @@ typedef struct sweep_args {
   bool resume, quiet, help;
 } sweep_args;
 
-static const char *opt_value(int argc, char **argv, int *i, const char *opt) {
-  size_t n = strlen(opt);
-  if (!strncmp(argv[*i], opt, n) && argv[*i][n] == '=') return argv[*i] + n + 1;
-  return *i + 1 < argc ? argv[++*i] : NULL;
-}
-
-static bool is_opt(const char *a, const char *opt) {
-  size_t n = strlen(opt);
-  return !strncmp(a, opt, n) && (a[n] == '\0' || a[n] == '=');
-}
 
 static int parse_args(sweep_args *o, int argc, char **argv, bool speak) {
   char msg[HS_ERROR_MSG_MAX + 64];
@@ -111,28 +101,28 @@ static int parse_args(sweep_args *o, int argc, char **argv, bool speak) {
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
       o->help = true;
       return 0;
-    } else if (is_opt(a, "--grid")) {
-      const char *v = opt_value(argc, argv, &i, "--grid");
+    } else if (cli_is_opt(a, "--grid")) {
+      const char *v = cli_opt_value(argc, argv, &i, "--grid");
       if (!v || !*v) BAD("--grid: expected KEY=v1,v2 or KEY=start:stop:step");
       o->grids[o->ngrids++] = v;
-    } else if (is_opt(a, "--set")) {
-      char *v = (char *)(uintptr_t)opt_value(argc, argv, &i, "--set");
+    } else if (cli_is_opt(a, "--set")) {
+      char *v = cli_opt_value(argc, argv, &i, "--set");
       hs_error err = {0};
       if (!v) BAD("--set: expected key=value (e.g. --set rounds=3)");
       if (hs_override_parse(v, &o->set[o->nset], &err) != HS_OK) BAD("%s", err.msg);
       o->nset++;
-    } else if (is_opt(a, "--policies") || is_opt(a, "--policy")) {
-      o->policies = opt_value(argc, argv, &i, is_opt(a, "--policy") ? "--policy" : "--policies");
+    } else if (cli_is_opt(a, "--policies") || cli_is_opt(a, "--policy")) {
+      o->policies = cli_opt_value(argc, argv, &i, cli_is_opt(a, "--policy") ? "--policy" : "--policies");
       if (!o->policies || !*o->policies) BAD("--policies: expected a,b,... (policy names)");
-    } else if (is_opt(a, "--seeds")) {
-      o->seeds = opt_value(argc, argv, &i, "--seeds");
+    } else if (cli_is_opt(a, "--seeds")) {
+      o->seeds = cli_opt_value(argc, argv, &i, "--seeds");
       if (!o->seeds || !*o->seeds) BAD("--seeds: expected a list like 1-10 or 1,2,5");
-    } else if (is_opt(a, "--out")) {
-      o->out = opt_value(argc, argv, &i, "--out");
+    } else if (cli_is_opt(a, "--out")) {
+      o->out = cli_opt_value(argc, argv, &i, "--out");
       if (!o->out || !*o->out) BAD("--out: expected a file name (e.g. --out results.csv)");
-    } else if (!strcmp(a, "-j") || is_opt(a, "--jobs") || (!strncmp(a, "-j", 2) && a[2])) {
+    } else if (!strcmp(a, "-j") || cli_is_opt(a, "--jobs") || (!strncmp(a, "-j", 2) && a[2])) {
       const char *v = !strncmp(a, "-j", 2) && a[2] && a[1] == 'j' ? a + 2
-                                                                   : opt_value(argc, argv, &i, "--jobs");
+                                                                   : cli_opt_value(argc, argv, &i, "--jobs");
       char *end;
       errno = 0;
       long j = v ? strtol(v, &end, 10) : 0;
