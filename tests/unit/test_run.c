@@ -344,3 +344,16 @@ Test(run, telemetry_noise_changes_the_allocation_but_stays_reproducible) {
   hs_scenario_destroy(clean);
   hs_scenario_destroy(noisy);
 }
+
+Test(run, a_second_run_into_the_same_folder_leaves_no_stale_trace) {
+  hs_scenario *sc = scenario("{\"kind\": \"pma\"}", "{\"kind\": \"equal\"}", NULL, 1, 300);
+  char *dir = tmpdir();
+  char path[600];
+  snprintf(path, sizeof path, "%s/trace.json", dir);
+  run_to(sc, dir, true);
+  cr_assert_eq(access(path, F_OK), 0);
+  run_to(sc, dir, false);
+  cr_assert_neq(access(path, F_OK), 0, "trace.json of the first run removed");
+  hs_free(dir);
+  hs_scenario_destroy(sc);
+}

@@ -8,7 +8,8 @@
  * Rows stream to temporary files as the run produces them (memory does not grow
  * with rounds x devices); hs_report_commit renames every file into place only
  * at the end, hs_report_abort removes them: a failed run leaves no half-written
- * file. Numbers are printed with %.10g: enough for closed-form checks, and the
+ * file. A trace.json from an earlier run in the same folder is removed when
+ * this run writes none. Numbers are printed with %.10g: enough for closed-form checks, and the
  * same bytes for the same run. */
 #ifndef HS_REPORT_H
 #define HS_REPORT_H

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "hs_alloc.h"
 #include "hs_outfile.h"
@@ -177,6 +178,7 @@ hs_status hs_report_commit(hs_report *r, const char *const *str_keys, const char
     fputs(i + 1 < nfields ? ",\n" : "\n", f);
   }
   fputs("}\n", f);
+  bool traced = r->trace != NULL;
   if (r->trace) fputs("\n]}\n", hs_outfile_stream(r->trace));
   hs_status st = hs_outfile_commit(r->rounds, err);
   r->rounds = NULL;
@@ -190,6 +192,13 @@ hs_status hs_report_commit(hs_report *r, const char *const *str_keys, const char
   }
   if (st == HS_OK) st = hs_outfile_commit(s, err);
   else hs_outfile_abort(s);
+  if (st == HS_OK && !traced) {
+    /* A trace.json left by an earlier run into the same folder would describe
+     * another run than the files beside it. */
+    char *old = join(r->dir, "trace.json");
+    unlink(old);
+    hs_free(old);
+  }
   hs_report_abort(r);
   return st;
 }
