@@ -142,9 +142,14 @@ typedef struct hs_telemetry {
 
 typedef struct hs_controller hs_controller;
 
+/* The largest budget a controller splits: 2^53 samples per round (shares are
+ * computed in doubles, which hold every integer up to 2^53 exactly). */
+#define HS_POLICY_BUDGET_MAX ((uint64_t)1 << 53)
+
 /* n >= 1 participants; groups is NULL (one group) or n group ids (any uint32
  * values; equal ids form a group); budget is the samples per round for the
- * whole population. Errors: bad config, n = 0, a budget below the floor
+ * whole population, at most HS_POLICY_BUDGET_MAX. Errors: bad config, n = 0,
+ * a budget above HS_POLICY_BUDGET_MAX or below the floor
  * (n*min_samples overall and per group; oort: K*min_samples), groups with oort.
  * The caller owns the returned controller (hs_controller_destroy); cfg and
  * groups are copied. */
@@ -190,7 +195,9 @@ void hs_ddp_grad_weights(const uint64_t *b, size_t ranks, uint32_t steps, double
  * s < budget mod S, so every round trains exactly the budget (per group when
  * groups are given: the group budget is spread the same way). Within a step the
  * global batch is split in proportion to each rank's smoothed throughput
- * (samples/s, EMA with ema_batch_beta, first observation as is), floor 1 when
+ * (samples/s, EMA with ema_batch_beta, first observation as is; kept in
+ * [1e-290, 1e290] so that extreme reported times cannot overflow the split),
+ * floor 1 when
  * the step's batch is at least the rank count, largest remainder; rounding is
  * carried across the steps of a round, so each rank's round total stays within
  * about one sample of its exact share.

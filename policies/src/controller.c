@@ -113,6 +113,12 @@ hs_controller *hs_controller_create(const hs_policy_config *cfg, size_t n,
     hs_error_set(err, HS_EINVAL, "participants: need at least one");
     return NULL;
   }
+  if (budget > HS_POLICY_BUDGET_MAX) {
+    /* shares are computed in doubles: exact integers only up to 2^53 */
+    hs_error_set(err, HS_ERANGE, "budget: %llu samples is more than 2^53 = %llu",
+                 (unsigned long long)budget, (unsigned long long)HS_POLICY_BUDGET_MAX);
+    return NULL;
+  }
   if (n >= UINT32_MAX) {
     hs_error_set(err, HS_ERANGE, "participants: %zu is more than this controller supports", n);
     return NULL;

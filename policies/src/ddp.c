@@ -138,7 +138,17 @@ void pol_ebatch_destroy(hs_controller *c) {
   c->eb = NULL;
 }
 
+/* Throughputs are kept in [THR_MIN, THR_MAX] samples/s. n/t overflows to inf
+ * for a tiny reported time (10^6 samples in 1e-305 s), and an inf weight breaks
+ * the apportionment, whose weights must sum to a finite number (2^32 ranks x
+ * 1e290 still do); at the other end, a budget (<= 2^53) divided by a group's
+ * weight sum must stay finite (1 sample in 1e300 s). */
+#define THR_MAX 1e290
+#define THR_MIN 1e-290
+
 static void observe_thr(pol_ebatch *e, size_t i, double thr, double beta) {
+  if (!(thr <= THR_MAX)) thr = THR_MAX;
+  if (thr < THR_MIN) thr = THR_MIN;
   if (!e->have[i]) {
     e->thr[i] = thr;
     e->have[i] = 1;

@@ -122,19 +122,27 @@ double pol_kth(double *a, size_t m, size_t k) {
   return pol_select(a, m, k);
 }
 
+/* The mean of the two middle values; lo + hi overflows past DBL_MAX/2, and
+ * then the halves are added instead (only then: the common case keeps its
+ * rounding, so results do not move). */
+static double mid(double lo, double hi) {
+  double m = 0.5 * (lo + hi);
+  return isinf(m) && isfinite(lo) && isfinite(hi) ? 0.5 * lo + 0.5 * hi : m;
+}
+
 double pol_median(double *a, size_t m) {
   assert(m >= 1);
   size_t k = (m - 1) / 2;
   if (m >= 16 * SAMPLE_N) {
     double lo, hi;
-    if (median_bracket(a, m, k, &lo, &hi)) return m % 2 ? lo : 0.5 * (lo + hi);
+    if (median_bracket(a, m, k, &lo, &hi)) return m % 2 ? lo : mid(lo, hi);
   }
   double lo = pol_select(a, m, k);
   if (m % 2) return lo;
   double hi = a[k + 1];
   for (size_t i = k + 2; i < m; i++)
     if (a[i] < hi) hi = a[i];
-  return 0.5 * (lo + hi);
+  return mid(lo, hi);
 }
 
 /* (frac desc, idx asc): a strict total order, since indices are distinct */

@@ -158,8 +158,19 @@ int hs_cmd_replay(int argc, char **argv) {
     rc = fail(err.msg);
     goto done;
   }
+  /* summed with a bound: counts up to 2^63-1 each would wrap a uint64_t */
   uint64_t budget = 0;
-  for (size_t d = 0; d < t->ndevices; d++) budget += (uint64_t)t->samples[d];
+  for (size_t d = 0; d < t->ndevices; d++) {
+    budget += (uint64_t)t->samples[d];
+    if (budget > HS_POLICY_BUDGET_MAX) {
+      snprintf(msg, sizeof msg,
+               "%s: round %llu: budget: the first round's samples sum to more than 2^53 = %llu "
+               "(the most a controller splits)",
+               in, (unsigned long long)t->rounds[0], (unsigned long long)HS_POLICY_BUDGET_MAX);
+      rc = fail(msg);
+      goto done;
+    }
+  }
   c = hs_controller_create(&cfg, t->ndevices, NULL, budget, &err);
   if (!c) {
     snprintf(msg, sizeof msg, "%s: round %llu: %s (the budget is the sum of the first round's samples)",

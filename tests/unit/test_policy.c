@@ -381,3 +381,40 @@ Test(policy, groups_never_exchange_samples) {
   expect_alloc(ctl, (uint64_t[]){100, 100, 50, 50}, 4);
   hs_controller_destroy(ctl);
 }
+
+Test(policy, budget_above_2_53_is_an_error_and_2_53_is_exact) {
+  /* splits run in doubles: above 2^53 samples a share is no longer exact, and
+   * near 2^64 an equal-cost round once gave 0 and 2^64-1 (floor broken, the
+   * integer sum wrapped) */
+  hs_policy_config c = cfg_of("time-only");
+  hs_error err = {0};
+  uint64_t top = (uint64_t)1 << 53;
+  cr_expect_null(hs_controller_create(&c, 2, NULL, top + 1, &err));
+  cr_expect_eq(err.status, HS_ERANGE);
+  cr_expect(strncmp(err.msg, "budget: 9007199254740993 samples", 32) == 0, "%s", err.msg);
+  cr_expect_null(hs_controller_create(&c, 2, NULL, UINT64_MAX, &err));
+  hs_controller *ctl = make(&c, 3, NULL, top);
+  hs_telemetry t[3] = {{1, 1, 1}, {3, 1, 1}, {7, 1, 1}};
+  cr_assert_eq(hs_controller_update(ctl, t, 3, &err), HS_OK, "%s", err.msg);
+  const uint64_t *a = hs_controller_allocation(ctl);
+  cr_expect_eq(a[0] + a[1] + a[2], top);
+  /* shares 21/31, 7/31, 3/31 of 2^53 */
+  cr_expect(a[0] >= 6101651108050348 && a[0] <= 6101651108050350, "%llu", (unsigned long long)a[0]);
+  cr_expect(a[2] >= 871664444007192 && a[2] <= 871664444007194, "%llu", (unsigned long long)a[2]);
+  hs_controller_destroy(ctl);
+}
+
+Test(policy, median_of_two_huge_costs_does_not_overflow) {
+  /* per-sample times 1.7e308 (three) and 1: the median of four is
+   * (1.7e308 + 1.7e308)/2, which overflowed to inf; every tau/median became 0,
+   * every cost the clamp, and the split equal, as if nothing was measured.
+   * With 1.7e300 the same shape gives the fast participant everything but the
+   * floor, and so must 1.7e308. */
+  hs_policy_config c = cfg_of("time-only");
+  hs_controller *ctl = make(&c, 4, NULL, 400);
+  hs_telemetry t[4] = {{1.7e308, 0, 1}, {1.7e308, 0, 1}, {1.7e308, 0, 1}, {1, 0, 1}};
+  hs_error err = {0};
+  cr_assert_eq(hs_controller_update(ctl, t, 4, &err), HS_OK, "%s", err.msg);
+  expect_alloc(ctl, (uint64_t[]){1, 1, 1, 397}, 4);
+  hs_controller_destroy(ctl);
+}

@@ -205,3 +205,48 @@ Test(policy_ema_batch, rounding_does_not_pile_up_over_a_round) {
   }
   hs_controller_destroy(c);
 }
+
+Test(policy_ema_batch, tiny_times_do_not_overflow_the_throughput) {
+  /* 10^6 samples in 1e-305 s is 1e311 samples/s: more than a double holds.
+   * The rank must still win nearly everything, and the split must stay exact
+   * (the weights once summed to inf and the apportionment broke) */
+  hs_controller *c = make_eb(3, 3000, "3", "0", NULL);
+  hs_telemetry tel[3] = {{1e-305, 0, 1000000}, {1, 0, 1000000}, {2, 0, 1000000}};
+  hs_error err = {0};
+  cr_assert_eq(hs_controller_update(c, tel, 3, &err), HS_OK, "%s", err.msg);
+  const uint64_t *a = hs_controller_allocation(c);
+  cr_expect(a[0] == 2998 && a[1] == 1 && a[2] == 1, "%llu %llu %llu", (unsigned long long)a[0],
+            (unsigned long long)a[1], (unsigned long long)a[2]);
+  const uint64_t *b = hs_controller_step_batches(c);
+  cr_expect(b[0] == 998 && b[1] == 1 && b[2] == 1, "%llu %llu %llu", (unsigned long long)b[0],
+            (unsigned long long)b[1], (unsigned long long)b[2]);
+  /* the same through a step: 998 samples in 1e-308 s */
+  double t[3] = {1e-308, 1, 1};
+  cr_assert_eq(hs_controller_step_update(c, t, 3, &err), HS_OK, "%s", err.msg);
+  b = hs_controller_step_batches(c);
+  cr_expect_eq(b[0] + b[1] + b[2], 1000);
+  cr_expect(b[1] >= 1 && b[2] >= 1 && b[0] >= 990, "%llu %llu %llu", (unsigned long long)b[0],
+            (unsigned long long)b[1], (unsigned long long)b[2]);
+  hs_controller_destroy(c);
+}
+
+Test(policy_ema_batch, huge_times_do_not_underflow_the_throughput) {
+  /* 1 sample in 1e300 s: a weight of 1e-300, and budget / weight sum = inf
+   * made every quota inf (an assertion in debug builds, garbage otherwise) */
+  uint32_t g[3] = {0, 1, 1};
+  hs_controller *c = make_eb(3, (uint64_t)1 << 40, "2", NULL, g);
+  hs_telemetry tel[3] = {{1e300, 0, 1}, {1e300, 0, 1}, {1, 0, 1}};
+  hs_error err = {0};
+  cr_assert_eq(hs_controller_update(c, tel, 3, &err), HS_OK, "%s", err.msg);
+  const uint64_t *a = hs_controller_allocation(c);
+  /* groups by size: 2^40/3 (rounded down) and the rest, which rank 2 takes
+   * but one sample */
+  uint64_t g0 = ((uint64_t)1 << 40) / 3;
+  cr_expect_eq(a[0], g0);
+  cr_expect(a[1] == 1 && a[2] == ((uint64_t)1 << 40) - g0 - 1, "%llu %llu",
+            (unsigned long long)a[1], (unsigned long long)a[2]);
+  const uint64_t *b = hs_controller_step_batches(c);
+  cr_expect_eq(b[0], g0 / 2 + g0 % 2);
+  cr_expect_eq(b[1], 1);
+  hs_controller_destroy(c);
+}

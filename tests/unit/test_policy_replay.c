@@ -168,6 +168,31 @@ Test(policy_replay, bad_input_exits_2_with_one_line, .init = setup, .fini = tear
   hs_free(err);
 }
 
+Test(policy_replay, a_budget_beyond_2_53_is_refused, .init = setup, .fini = teardown) {
+  /* 2^63-1 + 2^63-1 + 5 samples sum past 2^64: the budget used to wrap
+   * around silently, to 3, and the replay "worked" with 1 sample each */
+  char huge[300];
+  snprintf(huge, sizeof huge, "%s/huge.csv", work);
+  FILE *f = fopen(huge, "w");
+  cr_assert_not_null(f);
+  fputs("round,device,time_s,energy_j,samples\n0,a,1,1,9223372036854775807\n"
+        "0,b,1,1,9223372036854775807\n0,c,1,1,5\n",
+        f);
+  fclose(f);
+  char args[700];
+  snprintf(args, sizeof args, "'%s' --policy equal -o '%s/never.csv'", huge, work);
+  cr_expect_eq(replay(args), 2);
+  size_t len;
+  char *err = slurp("err", &len), *out = slurp("out", &len);
+  cr_expect(strstr(err, "huge.csv: round 0: budget: the first round's samples sum to more than "
+                        "2^53 = 9007199254740992"),
+            "%s", err);
+  cr_expect_eq(count_lines(err), 1);
+  cr_expect_eq(out[0], '\0');
+  hs_free(err);
+  hs_free(out);
+}
+
 Test(policy_replay, help_teaches_with_an_example, .init = setup, .fini = teardown) {
   cr_assert_eq(replay("--help"), 0);
   size_t len;

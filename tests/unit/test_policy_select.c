@@ -3,6 +3,7 @@
  * its fallback), top-k by remainder, and apportionment with a floor, each
  * against a sort-based reference. */
 #include <criterion/criterion.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,9 @@ Test(policy_select, median_small_known_answers) {
   cr_expect_eq(median_of_copy((double[]){8, 1, 4, 2}, 4), 3); /* (2+4)/2 */
   cr_expect_eq(median_of_copy((double[]){2, 2, 2, 2, 9}, 5), 2);
   cr_expect_eq(median_of_copy((double[]){7, 7, 1, 1}, 4), 4);
+  /* the mean of the two middle values must not overflow */
+  cr_expect_eq(median_of_copy((double[]){DBL_MAX, 1, DBL_MAX, DBL_MAX}, 4), DBL_MAX);
+  cr_expect_eq(median_of_copy((double[]){DBL_MAX, 0, DBL_MAX, 1.5e308}, 4), 0.5 * DBL_MAX + 0.75e308);
 }
 
 Test(policy_select, median_matches_sort_on_random_and_tied_data) {
