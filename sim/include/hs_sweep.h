@@ -47,7 +47,8 @@ extern const char *const hs_sweep_metric_names[HS_SWEEP_NMETRICS];
 
 /* One grid axis. Owned strings; release with hs_sweep_axis_fini. */
 typedef struct hs_sweep_axis {
-  char *spec;     /* as given, for messages ("policy.w_e=0:1:0.25") */
+  char *spec;     /* as given, for messages ("policy.w_e=0:1:0.25"); past 80
+                     bytes cut, with "...", so a message keeps its reason */
   char *key;
   char **values;  /* --set value text; ranges expanded */
   size_t nvalues; /* >= 1 */

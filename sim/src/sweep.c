@@ -28,6 +28,8 @@
 #include "hs_run.h"
 #include "hs_sweep.h"
 
+#define SPEC_SHOWN 80 /* bytes of a spec that messages quote (as sweep_grid.c) */
+
 const char *const hs_sweep_metric_names[HS_SWEEP_NMETRICS] = {
     "makespan_s",    "energy_j",   "energy_compute_j", "energy_comm_j",
     "energy_idle_j", "compute_cv", "wait_fraction"};
@@ -158,8 +160,20 @@ static hs_scenario *load_row(const hs_sweep *sw, size_t point, size_t s, hs_erro
   return sc;
 }
 
+/* Does msg hold ": --set KEY: " (an override the loader could not apply)? */
+static bool names_set_key(const char *msg, const char *key) {
+  size_t n = strlen(key);
+  for (const char *p = strstr(msg, ": --set "); p; p = strstr(p + 1, ": --set ")) {
+    const char *k = p + strlen(": --set ");
+    if (!strncmp(k, key, n) && !strncmp(k + n, ": ", 2)) return true;
+  }
+  return false;
+}
+
 /* Name the grid spec a point's load error came from: the loader ends a
- * message about an override with "(from --set KEY)". */
+ * message about an override's value with "(from --set KEY)", and writes
+ * "<file>: --set KEY: <reason>" when the key itself cannot be set
+ * (devices[9].count on four devices). */
 static void explain_point_error(const hs_sweep *sw, const char *policies, size_t point,
                                 hs_error *err) {
   const char *from = strstr(err->msg, "(from --set ");
@@ -172,6 +186,8 @@ static void explain_point_error(const hs_sweep *sw, const char *policies, size_t
           !strncmp(sw->axes[a].key, k, (size_t)(end - k)))
         ax = &sw->axes[a];
   }
+  for (size_t a = 0; !ax && a < sw->naxes; a++)
+    if (names_set_key(err->msg, sw->axes[a].key)) ax = &sw->axes[a];
   char msg[HS_ERROR_MSG_MAX];
   snprintf(msg, sizeof msg, "%s", err->msg);
   const char *hint = "";
@@ -181,14 +197,17 @@ static void explain_point_error(const hs_sweep *sw, const char *policies, size_t
            "adaptive)";
   if (ax && !strcmp(ax->key, "policy.kind") && policies && sw->naxes &&
       ax == &sw->axes[0] && !strcmp(ax->spec, "policy.kind"))
-    hs_error_set(err, err->status, "--policies %s: %s%s", policies, msg, hint);
+    hs_error_set(err, err->status, "--policies %.*s%s: %s%s", SPEC_SHOWN, policies,
+                 strlen(policies) > SPEC_SHOWN ? "..." : "", msg, hint);
   else if (ax)
     hs_error_set(err, err->status, "--grid %s: %s%s", ax->spec, msg, hint);
   else {
     sbuf b = {0};
     for (size_t a = 0; a < sw->naxes; a++)
       sb_printf(&b, "%s%s=%s", a ? "," : "", sw->axes[a].key, hs_sweep_value(sw, point, a));
-    hs_error_set(err, err->status, "at grid point %s: %s", b.s ? b.s : "(none)", msg);
+    /* Long keys or many axes must leave room for the reason. */
+    hs_error_set(err, err->status, "at grid point %.*s%s: %s", SPEC_SHOWN,
+                 b.s ? b.s : "(none)", b.len > SPEC_SHOWN ? "..." : "", msg);
     hs_free(b.s);
   }
 }
@@ -286,7 +305,8 @@ hs_sweep *hs_sweep_create(const hs_sweep_spec *spec, hs_error *err) {
     hs_free(g);
     if (st != HS_OK) {
       const char *why = strstr(e.msg, ": ");
-      hs_error_set(err, st, "--policies %s%s", spec->policies, why ? why : "");
+      hs_error_set(err, st, "--policies %.*s%s%s", SPEC_SHOWN, spec->policies,
+                   strlen(spec->policies) > SPEC_SHOWN ? "..." : "", why ? why : "");
       goto fail;
     }
     hs_free(ax.spec);

@@ -22,6 +22,21 @@
 
 #define MAX_VALUES 1000000u
 #define MAX_SEED 9007199254740992ULL /* 2^53, the scenario's own bound */
+#define SPEC_SHOWN 80                /* bytes of a spec that messages quote */
+
+/* Messages quote the spec, then give the reason, in at most HS_ERROR_MSG_MAX
+ * bytes: a long spec (a list of 200 values) is cut, at a UTF-8 character
+ * boundary, so the reason always fits. Heap, hs_free. */
+static char *spec_shown(const char *spec) {
+  size_t n = strlen(spec);
+  if (n <= SPEC_SHOWN) return hs_strdup(spec);
+  size_t cut = SPEC_SHOWN - 3;
+  while (cut > 0 && ((unsigned char)spec[cut] & 0xc0) == 0x80) cut--;
+  char *s = hs_malloc(cut + 4);
+  memcpy(s, spec, cut);
+  memcpy(s + cut, "...", 4);
+  return s;
+}
 
 void hs_sweep_axis_fini(hs_sweep_axis *a) {
   if (!a) return;
@@ -93,13 +108,13 @@ static bool bad_char(const char *s, size_t n) {
 
 hs_status hs_sweep_axis_parse(const char *spec, hs_sweep_axis *out, hs_error *err) {
   memset(out, 0, sizeof *out);
-  out->spec = hs_strdup(spec);
+  out->spec = spec_shown(spec);
   const char *eq = strchr(spec, '=');
   hs_status st = HS_OK;
   if (!eq || eq == spec) {
     st = hs_error_set(err, HS_EINVAL,
                       "--grid %s: expected key=v1,v2,... or key=start:stop:step "
-                      "(e.g. --grid policy.w_e=0:1:0.25)", spec);
+                      "(e.g. --grid policy.w_e=0:1:0.25)", out->spec);
     goto fail;
   }
   out->key = hs_malloc((size_t)(eq - spec) + 1);
@@ -107,7 +122,7 @@ hs_status hs_sweep_axis_parse(const char *spec, hs_sweep_axis *out, hs_error *er
   out->key[eq - spec] = '\0';
   if (bad_char(out->key, strlen(out->key)) || strchr(out->key, ',')) {
     st = hs_error_set(err, HS_EINVAL, "--grid %s: the key holds a character a CSV header cannot",
-                      spec);
+                      out->spec);
     goto fail;
   }
   const char *val = eq + 1;
@@ -121,17 +136,18 @@ hs_status hs_sweep_axis_parse(const char *spec, hs_sweep_axis *out, hs_error *er
     const char *q = strchr(p, ',');
     size_t n = q ? (size_t)(q - p) : strlen(p);
     if (n == 0) {
-      st = hs_error_set(err, HS_EINVAL, "--grid %s: empty value in the list", spec);
+      st = hs_error_set(err, HS_EINVAL, "--grid %s: empty value in the list", out->spec);
       goto fail;
     }
     if (bad_char(p, n)) {
       st = hs_error_set(err, HS_EINVAL,
                         "--grid %s: a value holds '\"', '|' or a control character (write "
-                        "strings bare: --grid task=mnist,era5)", spec);
+                        "strings bare: --grid task=mnist,era5)", out->spec);
       goto fail;
     }
     if (out->nvalues == MAX_VALUES) {
-      st = hs_error_set(err, HS_EINVAL, "--grid %s: more than %u values", spec, MAX_VALUES);
+      st = hs_error_set(err, HS_EINVAL, "--grid %s: more than %u values", out->spec,
+                        MAX_VALUES);
       goto fail;
     }
     push_value(out, p, n);
@@ -141,8 +157,8 @@ hs_status hs_sweep_axis_parse(const char *spec, hs_sweep_axis *out, hs_error *er
   for (size_t i = 0; i < out->nvalues; i++)
     for (size_t j = 0; j < i; j++)
       if (!strcmp(out->values[i], out->values[j])) {
-        st = hs_error_set(err, HS_EINVAL, "--grid %s: value \"%s\" appears twice", spec,
-                          out->values[i]);
+        st = hs_error_set(err, HS_EINVAL, "--grid %s: value \"%.60s\" appears twice",
+                          out->spec, out->values[i]);
         goto fail;
       }
   return HS_OK;
@@ -174,6 +190,8 @@ hs_status hs_sweep_seeds_parse(const char *spec, uint64_t **seeds, size_t *nseed
   size_t n = 0;
   *seeds = NULL;
   *nseeds = 0;
+  char *shown = spec_shown(spec);
+  hs_status st = HS_OK;
   for (const char *p = spec;;) {
     const char *q = strchr(p, ',');
     size_t len = q ? (size_t)(q - p) : strlen(p);
@@ -184,14 +202,14 @@ hs_status hs_sweep_seeds_parse(const char *spec, uint64_t **seeds, size_t *nseed
                    : parse_seed(p, len, &a);
     if (!dash) b = a;
     if (!ok || b < a) {
-      hs_free(v);
-      return hs_error_set(err, HS_EINVAL,
-                          "--seeds %s: \"%.*s\" is not a seed or a range A-B with A <= B "
-                          "(whole numbers in [0, 2^53])", spec, (int)len, p);
+      st = hs_error_set(err, HS_EINVAL,
+                        "--seeds %s: \"%.*s\" is not a seed or a range A-B with A <= B "
+                        "(whole numbers in [0, 2^53])", shown, len > 60 ? 60 : (int)len, p);
+      goto fail;
     }
     if (b - a >= MAX_VALUES || n + (size_t)(b - a) + 1 > MAX_VALUES) {
-      hs_free(v);
-      return hs_error_set(err, HS_EINVAL, "--seeds %s: more than %u seeds", spec, MAX_VALUES);
+      st = hs_error_set(err, HS_EINVAL, "--seeds %s: more than %u seeds", shown, MAX_VALUES);
+      goto fail;
     }
     v = hs_reallocarray(v, n + (size_t)(b - a) + 1, sizeof *v);
     for (uint64_t s = a;; s++) {
@@ -206,14 +224,18 @@ hs_status hs_sweep_seeds_parse(const char *spec, uint64_t **seeds, size_t *nseed
   qsort(sorted, n, sizeof *sorted, cmp_u64);
   for (size_t i = 1; i < n; i++)
     if (sorted[i] == sorted[i - 1]) {
-      uint64_t dup = sorted[i];
-      hs_free(sorted);
-      hs_free(v);
-      return hs_error_set(err, HS_EINVAL, "--seeds %s: seed %llu appears twice", spec,
-                          (unsigned long long)dup);
+      st = hs_error_set(err, HS_EINVAL, "--seeds %s: seed %llu appears twice", shown,
+                        (unsigned long long)sorted[i]);
+      break;
     }
   hs_free(sorted);
+  if (st != HS_OK) goto fail;
+  hs_free(shown);
   *seeds = v;
   *nseeds = n;
   return HS_OK;
+fail:
+  hs_free(shown);
+  hs_free(v);
+  return st;
 }

@@ -148,6 +148,40 @@ Test(sweep, every_point_validated_before_running) {
   expect_bad_sweep("adaptive", "policy.kind=equal", "--grid policy.kind=equal: ",
                    "already swept");
   expect_bad_sweep(NULL, "seed=1,2", "--grid seed=1,2: ", "--seeds");
+  /* A key whose parent does not exist fails when it is set, not validated. */
+  expect_bad_sweep(NULL, "devices[9].count=1,2", "--grid devices[9].count=1,2: ",
+                   "does not exist");
+}
+
+/* A grid written out in full (200 values) with one bad value: the message
+ * quotes the start of the spec and still says what is wrong. */
+Test(sweep, long_spec_keeps_the_reason) {
+  char grid[4096] = "policy.w_e=0", *w = grid + strlen(grid);
+  for (int i = 1; i < 200; i++) w += sprintf(w, ",%g", i / 1000.0);
+  strcpy(w, ",2");
+  hs_error err = {0};
+  const char *g[] = {grid};
+  hs_sweep *sw = make(NULL, g, 1, NULL, &err);
+  cr_expect_null(sw, "a w_e of 2 accepted");
+  hs_sweep_destroy(sw);
+  cr_expect(!strncmp(err.msg, "--grid policy.w_e=0,0.001,", 26), "names the spec: %s", err.msg);
+  cr_expect(strstr(err.msg, "policy.w_e: 2 is outside") != NULL, "says why: %s", err.msg);
+  /* The same for errors of the spec itself, of --seeds and of --policies. */
+  strcpy(w, ",,1");
+  hs_sweep_axis a;
+  cr_expect_neq(hs_sweep_axis_parse(grid, &a, &err), HS_OK);
+  cr_expect(strstr(err.msg, "empty value in the list") != NULL, "says why: %s", err.msg);
+  char seeds[4096] = "1", *v = seeds + 1;
+  for (int i = 2; i < 400; i++) v += sprintf(v, ",%d", i);
+  strcpy(v, ",7");
+  uint64_t *s;
+  size_t n;
+  cr_expect_neq(hs_sweep_seeds_parse(seeds, &s, &n, &err), HS_OK);
+  cr_expect(strstr(err.msg, "seed 7 appears twice") != NULL, "says why: %s", err.msg);
+  char pol[2048] = "adaptive";
+  for (int i = 0; i < 100; i++) strcat(pol, ",equal");
+  cr_expect_null(make(pol, NULL, 0, NULL, &err));
+  cr_expect(strstr(err.msg, "appears twice") != NULL, "says why: %s", err.msg);
 }
 
 static hs_sweep *small(hs_error *err) {
