@@ -801,11 +801,16 @@ static hs_status parse_policy(ctx *c, const cJSON *root) {
     char text[128];
     if (!policy_text(m, text, sizeof text))
       return fail(c, HS_ETYPE, "expected a number, got %s", sim_json_type(m));
+    /* The policies library quotes the key before its reason. No policy key
+     * is longer than a name: a longer one goes in cut, so that the reason
+     * still fits in the message (it is unknown either way). */
+    char key[SCN_MAX_NAME + 1];
+    snprintf(key, sizeof key, "%s", m->string);
     hs_error_clear(&e);
-    st = hs_policy_config_set(&sc->policy, m->string, text, &e);
+    st = hs_policy_config_set(&sc->policy, key, text, &e);
     if (st) {
-      size_t kl = strlen(m->string);
-      const char *why = !strncmp(e.msg, m->string, kl) && !strncmp(e.msg + kl, ": ", 2)
+      size_t kl = strlen(key);
+      const char *why = !strncmp(e.msg, key, kl) && !strncmp(e.msg + kl, ": ", 2)
                             ? e.msg + kl + 2
                             : e.msg;
       return fail(c, st, "%s", why);

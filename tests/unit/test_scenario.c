@@ -222,6 +222,12 @@ Test(scenario, policy_values_go_through_the_policies_library) {
   expect_fail(BASE, c, 1, HS_EKEY, "policy.steps_per_round: set regime.steps_per_round", NULL);
   hs_override d[] = {SET("policy.kind", "adaptive"), SET("policy.w_e", "[1]")};
   expect_fail(BASE, d, 2, HS_ETYPE, "policy.w_e: expected a number", NULL);
+  /* A very long policy key: the reason still fits in the message. */
+  char key[3100] = "policy.";
+  memset(key + 7, 'k', 3000);
+  key[3007] = '\0';
+  hs_override e[] = {SET(key, "1")};
+  expect_fail(BASE, e, 1, HS_EKEY, "unknown policy key (keys of \"equal\"", NULL);
 }
 
 Test(scenario, profiles_resolved_and_checked) {
