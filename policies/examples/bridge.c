@@ -38,7 +38,7 @@ static void usage(FILE *out) {
         "  printf '1.0 5 100 2.0 6 100 4.0 9 100\\n' |\n"
         "    hs-policy-bridge --policy time-only --participants 3 --budget 300\n"
         "  100 100 100\n"
-        "  172 85 43\n"
+        "  171 86 43\n"
         "\n"
         "policies:",
         out);
@@ -60,7 +60,7 @@ static int bad(const char *fmt, ...) {
 static int parse_u64(const char *s, unsigned long long *out) {
   char *end;
   errno = 0;
-  if (!s || !*s || *s == '-') return -1;
+  if (!s || *s < '0' || *s > '9') return -1; /* strtoull would take " -5" as 2^64-5 */
   *out = strtoull(s, &end, 10);
   return (*end || errno) ? -1 : 0;
 }
@@ -170,8 +170,10 @@ int main(int argc, char **argv) {
         }
         t[i].samples = v;
       } else {
+        /* errno is not consulted: strtod sets ERANGE for subnormal results
+         * (finite numbers), and an overflow (inf) is the controller's to name */
         double v = strtod(tok, &end);
-        if (*end || errno) {
+        if (*end) {
           fprintf(stderr, "hs-policy-bridge: %s: participant %zu: %s: \"%s\" is not a number\n",
                   where, i, field % 3 ? "energy_j" : "time_s", tok);
           rc = HS_EXIT_BADINPUT;

@@ -303,3 +303,46 @@ Test(policy_bridge, bad_line_exits_2) {
   cr_expect_null(fgets(line, sizeof line, c.from));
   cr_expect_eq(reap(&c), 2);
 }
+
+Test(policy_bridge, subnormal_numbers_are_numbers) {
+  /* strtod reports ERANGE for 1e-310 though it is a finite number; the bridge
+   * answered "is not a number" and exited */
+  signal(SIGPIPE, SIG_IGN);
+  char *argv[] = {"hs-policy-bridge", "--policy", "time-only", "--participants", "2",
+                  "--budget", "20", NULL};
+  child c = spawn_bridge(argv);
+  uint64_t got[2];
+  read_alloc(&c, got, 2);
+  fputs("1e-310 4.9e-324 10 1 0 10\n", c.to);
+  fflush(c.to);
+  read_alloc(&c, got, 2);
+  cr_expect(got[0] == 19 && got[1] == 1, "%llu %llu", (unsigned long long)got[0],
+            (unsigned long long)got[1]);
+  fclose(c.to);
+  c.to = NULL;
+  cr_expect_eq(reap(&c), 0);
+}
+
+Test(policy_bridge, help_example_shows_what_the_bridge_prints) {
+  /* the --help example claimed 172 85 43 for shares 171.4, 85.7, 42.9 */
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd, "'%s' --help", HS_BRIDGE_BIN);
+  FILE *p = popen(cmd, "r");
+  cr_assert_not_null(p);
+  char help[4096];
+  size_t n = fread(help, 1, sizeof help - 1, p);
+  help[n] = '\0';
+  cr_expect_eq(pclose(p), 0);
+  snprintf(cmd, sizeof cmd,
+           "printf '1.0 5 100 2.0 6 100 4.0 9 100\\n' | '%s' --policy time-only "
+           "--participants 3 --budget 300",
+           HS_BRIDGE_BIN);
+  p = popen(cmd, "r");
+  cr_assert_not_null(p);
+  char out[256];
+  n = fread(out, 1, sizeof out - 1, p);
+  out[n] = '\0';
+  cr_expect_eq(pclose(p), 0);
+  cr_expect_str_eq(out, "100 100 100\n171 86 43\n");
+  cr_expect(strstr(help, "  100 100 100\n  171 86 43\n"), "%s", help);
+}

@@ -45,6 +45,22 @@ Test(telemetry_csv, crlf_blank_lines_and_round_gaps) {
   hs_telemetry_csv_destroy(t);
 }
 
+Test(telemetry_csv, whitespace_lines_and_subnormal_values) {
+  /* a line of blanks is a blank line (editors and exports leave them at the
+   * end); 1e-310 is a finite number even though strtod reports ERANGE for it */
+  hs_error err = {0};
+  hs_telemetry_csv *t = parse(HDR "0,a,1e-310,2,10\n  \n0,b,1,4.9e-324,4\n\t\n \r\n", &err);
+  cr_assert_not_null(t, "%s", err.msg);
+  cr_expect_eq(t->ndevices, 2);
+  cr_expect_eq(t->time_s[0], 1e-310);
+  cr_expect_eq(t->energy_j[1], 4.9e-324);
+  hs_telemetry_csv_destroy(t);
+  /* overflow is still not a finite number */
+  cr_expect_null(parse(HDR "0,a,1e999,2,10\n", &err));
+  cr_expect(strstr(err.msg, "t.csv: line 2: time_s: \"1e999\" is not a finite number"), "%s",
+            err.msg);
+}
+
 Test(telemetry_csv, errors_name_line_and_field) {
   struct {
     const char *text, *want;

@@ -9,7 +9,8 @@
  * order; every later round lists the same devices in the same order. Round
  * numbers are non-negative integers that strictly increase from block to block
  * (gaps allowed). time_s and energy_j are finite and >= 0, samples is a
- * non-negative integer. Blank lines are skipped; CRLF line ends are accepted;
+ * non-negative integer. Blank lines (empty, or only spaces and tabs) are
+ * skipped; CRLF line ends are accepted;
  * quoted fields are not (device names must not contain commas or quotes).
  *
  * The table is independent of the controller library on purpose (traces/ does

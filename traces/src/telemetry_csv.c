@@ -49,9 +49,10 @@ static bool parse_u64(const char *s, uint64_t *out) {
 static bool parse_double(const char *s, double *out) {
   if (!*s) return false;
   char *end;
-  errno = 0;
+  /* errno is not consulted: strtod sets ERANGE for a subnormal result too
+   * (1e-310 is a finite number), and overflow shows as an infinity */
   double v = strtod(s, &end);
-  if (*end || errno == ERANGE || !isfinite(v)) return false;
+  if (*end || !isfinite(v)) return false;
   *out = v;
   return true;
 }
@@ -135,7 +136,7 @@ hs_telemetry_csv *hs_telemetry_csv_parse(const char *text, size_t len, const cha
       header = true;
       continue;
     }
-    if (!line[0]) continue;
+    if (!line[strspn(line, " \t")]) continue; /* blank, or only spaces and tabs */
     char *f[6];
     int nf = split5(line, f);
     if (nf != 5) {
