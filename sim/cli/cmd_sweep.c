@@ -86,15 +86,15 @@ typedef struct sweep_args {
 } sweep_args;
 
 
-static int parse_args(sweep_args *o, int argc, char **argv, bool speak) {
-  char msg[HS_ERROR_MSG_MAX + 64];
+/* 0, or HS_EXIT_BADINPUT with the reason in why (the caller prints it). */
+static int parse_args(sweep_args *o, int argc, char **argv, char *why, size_t cap) {
   o->grids = hs_calloc((size_t)argc + 1, sizeof *o->grids);
   o->set = hs_calloc((size_t)argc + 1, sizeof *o->set);
   o->jobs = 1;
-#define BAD(...)                                     \
-  do {                                               \
-    snprintf(msg, sizeof msg, __VA_ARGS__);          \
-    return speak ? cli_bad_input("sweep", msg) : 2;  \
+#define BAD(...)                          \
+  do {                                    \
+    snprintf(why, cap, __VA_ARGS__);      \
+    return HS_EXIT_BADINPUT;              \
   } while (0)
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -221,26 +221,52 @@ static void print_points(const hs_sweep *sw, const hs_sweep_point *pt) {
 
 static int sweep_main(int argc, char **argv) {
 #ifdef HS_SWEEP_MPI
-  bool root = hs_sweep_mpi_rank() == 0;
+  int rank = hs_sweep_mpi_rank();
 #else
-  bool root = true;
+  int rank = 0;
 #endif
+  bool root = rank == 0;
   sweep_args o = {0};
-  int rc = parse_args(&o, argc, argv, root);
+  char why[HS_ERROR_MSG_MAX + 64] = "";
+  int rc = parse_args(&o, argc, argv, why, sizeof why);
   hs_sweep *sw = NULL;
   hs_sweep_file *f = NULL;
   bool *done = NULL;
   size_t *todo = NULL;
   sink k = {0};
-  if (rc || o.help) {
-    if (o.help && root) sweep_usage(stdout);
+  hs_error err = {0};
+  if (!rc && !o.help) {
+    hs_sweep_spec spec = {o.scenario, o.set, o.nset, o.policies, o.grids, o.ngrids, o.seeds};
+    sw = hs_sweep_create(&spec, &err);
+    if (!sw) {
+      rc = HS_EXIT_BADINPUT;
+      snprintf(why, sizeof why, "%s", err.msg);
+    }
+  }
+#ifdef HS_SWEEP_MPI
+  /* Each rank reads the scenario and profiles from its own node: all must
+   * have validated before rank 0 creates RESULTS, or a rank failing alone
+   * (a node without a profile) would leave the others waiting forever in
+   * the next collective. The lowest failing rank says why. */
+  int first = hs_sweep_mpi_first_failure(rc != 0);
+  if (first >= 0) {
+    if (first == rank) {
+      char msg[sizeof why + 32];
+      if (rank) snprintf(msg, sizeof msg, "rank %d: %s", rank, why);
+      else snprintf(msg, sizeof msg, "%s", why);
+      cli_bad_input("sweep", msg);
+    }
+    rc = HS_EXIT_BADINPUT;
     goto out;
   }
-  hs_error err = {0};
-  hs_sweep_spec spec = {o.scenario, o.set, o.nset, o.policies, o.grids, o.ngrids, o.seeds};
-  sw = hs_sweep_create(&spec, &err);
-  if (!sw) {
-    rc = root ? cli_bad_input("sweep", err.msg) : HS_EXIT_BADINPUT;
+#else
+  if (rc) {
+    cli_bad_input("sweep", why);
+    goto out;
+  }
+#endif
+  if (o.help) {
+    if (root) sweep_usage(stdout);
     goto out;
   }
   size_t nrows = hs_sweep_nrows(sw), ntodo = 0;

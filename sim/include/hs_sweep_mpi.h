@@ -19,6 +19,9 @@ int hs_sweep_mpi_rank(void);
 int hs_sweep_mpi_size(void);
 /* Rank 0's v, on every rank (collective). */
 int hs_sweep_mpi_bcast_int(int v);
+/* The lowest rank that passes failed = true, or -1 when none does, on every
+ * rank (collective): lets every rank stop when any one of them cannot go on. */
+int hs_sweep_mpi_first_failure(bool failed);
 
 /* Collective. rows[0..n) (significant on rank 0 only: the rows to run, in
  * ascending order) are broadcast, run on every rank with `jobs` threads each,

@@ -15,6 +15,7 @@
  * rank 0 would sit idle); one gather at the end (a killed job would lose every
  * row, where waves lose at most the wave in flight). Cost: a wave waits for
  * its slowest rank; 4 * jobs rows per rank per wave keep that wait small. */
+#include <limits.h>
 #include <mpi.h>
 #include <string.h>
 
@@ -42,6 +43,12 @@ int hs_sweep_mpi_size(void) {
 int hs_sweep_mpi_bcast_int(int v) {
   MPI_Bcast(&v, 1, MPI_INT, 0, MPI_COMM_WORLD);
   return v;
+}
+
+int hs_sweep_mpi_first_failure(bool failed) {
+  int mine = failed ? hs_sweep_mpi_rank() : INT_MAX, first = INT_MAX;
+  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  return first == INT_MAX ? -1 : first;
 }
 
 typedef struct slots {

@@ -51,3 +51,18 @@ mpirun_ "$@" --out mpi.csv -q || fail "mpirun -np 2"
 same j1.csv mpi.csv "mpirun -np 2 = -j 1"
 mpirun_ "$@" -j 2 --out kmpi.csv --resume -q || fail "mpirun -np 2 -j 2 --resume"
 same j1.csv kmpi.csv "killed -j 2 + mpirun --resume = -j 1"
+
+# A rank that fails validation alone (its node has a broken rpi4 profile on
+# HETSIM_PROFILE_PATH) stops every rank with its reason before RESULTS exists,
+# instead of leaving rank 0 waiting forever in the first collective.
+mkdir -p badprof && echo '{' >badprof/rpi4.json
+ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0 timeout 120 "$mpiexec" --oversubscribe \
+  --allow-run-as-root -np 1 "$mpi" sweep "$@" --out lone.csv -q : \
+  -np 1 -x HETSIM_PROFILE_PATH="$work/badprof" "$mpi" sweep "$@" --out lone.csv -q \
+  >lone.out 2>&1
+rc=$?
+[ $rc -ne 124 ] || fail "a rank failing validation alone left the others waiting"
+[ $rc -ne 0 ] || fail "a rank failing validation alone: exit 0"
+grep -q "^hetsim sweep: rank 1: .*badprof/rpi4.json" lone.out || fail "no reason: $(cat lone.out)"
+[ ! -e lone.csv ] || fail "lone.csv created although rank 1 failed validation"
+echo "ok   a rank failing validation alone stops the sweep with its reason"
