@@ -201,13 +201,13 @@ static void explain_point_error(const hs_sweep *sw, const char *policies, size_t
                  strlen(policies) > SPEC_SHOWN ? "..." : "", msg, hint);
   else if (ax)
     hs_error_set(err, err->status, "--grid %s: %s%s", ax->spec, msg, hint);
-  else {
+  else if (sw->naxes) {
     sbuf b = {0};
     for (size_t a = 0; a < sw->naxes; a++)
       sb_printf(&b, "%s%s=%s", a ? "," : "", sw->axes[a].key, hs_sweep_value(sw, point, a));
     /* Long keys or many axes must leave room for the reason. */
-    hs_error_set(err, err->status, "at grid point %.*s%s: %s", SPEC_SHOWN,
-                 b.s ? b.s : "(none)", b.len > SPEC_SHOWN ? "..." : "", msg);
+    hs_error_set(err, err->status, "at grid point %.*s%s: %s", SPEC_SHOWN, b.s,
+                 b.len > SPEC_SHOWN ? "..." : "", msg);
     hs_free(b.s);
   }
 }

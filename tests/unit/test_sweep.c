@@ -184,6 +184,15 @@ Test(sweep, long_spec_keeps_the_reason) {
   cr_expect(strstr(err.msg, "appears twice") != NULL, "says why: %s", err.msg);
 }
 
+/* Without grids (seeds only) a bad scenario reads as the scenario's own error. */
+Test(sweep, no_grid_error_is_the_scenarios) {
+  static const hs_override set[] = {{"rounds", "0"}};
+  hs_sweep_spec spec = {TINY, set, 1, NULL, NULL, 0, "1-2"};
+  hs_error err = {0};
+  cr_expect_null(hs_sweep_create(&spec, &err));
+  cr_expect(!strncmp(err.msg, TINY ": rounds: ", strlen(TINY ": rounds: ")), "%s", err.msg);
+}
+
 static hs_sweep *small(hs_error *err) {
   const char *g[] = {"policy.w_e=0:1:0.5", "policy.deadband=0,0.1"};
   return make(NULL, g, 2, "1-3", err);
