@@ -176,6 +176,16 @@ hs_sweep_file *hs_sweep_file_open(const hs_sweep *sw, const char *path, bool res
   memset(done, 0, nrows * sizeof *done);
   struct stat stt;
   bool exists = stat(path, &stt) == 0;
+  /* What it is comes first: --resume cannot help with a folder. */
+  if (exists && S_ISDIR(stt.st_mode)) {
+    hs_error_set(err, HS_EINVAL, "%s: a folder, not a results file (e.g. --out %s%sresults.csv)",
+                 path, path, path[strlen(path) - 1] == '/' ? "" : "/");
+    return NULL;
+  }
+  if (exists && !S_ISREG(stt.st_mode)) {
+    hs_error_set(err, HS_EINVAL, "%s: not a regular file", path);
+    return NULL;
+  }
   if (exists && !resume) {
     hs_error_set(err, HS_EINVAL, "%s: exists: add --resume to continue it, or remove it", path);
     return NULL;
@@ -183,10 +193,6 @@ hs_sweep_file *hs_sweep_file_open(const hs_sweep *sw, const char *path, bool res
   bool fresh = !exists;
   size_t keep = 0;
   if (exists) {
-    if (!S_ISREG(stt.st_mode)) {
-      hs_error_set(err, HS_EINVAL, "%s: not a regular file", path);
-      return NULL;
-    }
     size_t len;
     char *buf = hs_read_file(path, &len, err);
     if (!buf) return NULL;
