@@ -180,10 +180,10 @@ static void progress_line(sink *k, bool final) {
   fflush(stderr);
 }
 
-static void on_row(size_t i, const hs_sweep_result *r, void *ud) {
+static bool on_row(size_t i, const hs_sweep_result *r, void *ud) {
   (void)i;
   sink *k = ud;
-  if (k->st != HS_OK) return;
+  if (k->st != HS_OK) return false;
   size_t n = hs_sweep_format_row(k->sw, r, k->buf, k->cap);
   if (n >= k->cap) {
     k->cap = 2 * n + 1;
@@ -191,6 +191,7 @@ static void on_row(size_t i, const hs_sweep_result *r, void *ud) {
     hs_sweep_format_row(k->sw, r, k->buf, k->cap);
   }
   k->st = hs_sweep_file_append(k->file, k->buf, n, &k->err);
+  if (k->st != HS_OK) return false; /* rows that cannot be written are not worth running */
   k->done++;
   k->nrun++;
   if (k->kill_after > 0 && (long)k->nrun >= k->kill_after) raise(SIGKILL);
@@ -200,6 +201,7 @@ static void on_row(size_t i, const hs_sweep_result *r, void *ud) {
     k->last_sync = t;
   }
   if (k->progress) progress_line(k, false);
+  return k->st == HS_OK;
 }
 
 static void print_points(const hs_sweep *sw, const hs_sweep_point *pt) {

@@ -110,13 +110,16 @@ typedef struct hs_sweep_result {
 /* Load row's scenario and hs_run it (no output files). Re-entrant. */
 hs_status hs_sweep_run_row(const hs_sweep *sw, size_t row, hs_sweep_result *out, hs_error *err);
 
-/* Called once per finished row, never concurrently; i is its position in rows[]. */
-typedef void (*hs_sweep_done_fn)(size_t i, const hs_sweep_result *r, void *userdata);
+/* Called once per finished row, never concurrently; i is its position in rows[].
+ * Returns false to stop the sweep (its results cannot be kept: a full disk),
+ * true to go on. */
+typedef bool (*hs_sweep_done_fn)(size_t i, const hs_sweep_result *r, void *userdata);
 
 /* Run rows[0..n) on `jobs` threads (>= 1; 1 runs on the caller's thread), in
  * rows[] order of starting; fn sees them in completion order. On the first
- * failure no new row starts, the rows in flight finish (fn sees them) and the
- * error of the lowest failed position is returned. */
+ * failure, or when fn returns false, no new row starts and the rows in flight
+ * finish (fn sees them); the error of the lowest failed position is returned
+ * (HS_OK when fn stopped the sweep and no row failed). */
 hs_status hs_sweep_run_rows(const hs_sweep *sw, const size_t *rows, size_t n, unsigned jobs,
                             hs_sweep_done_fn fn, void *userdata, hs_error *err);
 

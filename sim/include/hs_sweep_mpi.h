@@ -27,7 +27,9 @@ int hs_sweep_mpi_first_failure(bool failed);
  * ascending order) are broadcast, run on every rank with `jobs` threads each,
  * and fn (rank 0 only) sees each result in rows[] order. On a failure every
  * rank stops after the current wave; the rank whose row failed returns its
- * error in *err, the others return HS_ESTATE with an empty message. */
+ * error in *err, the others return HS_ESTATE with an empty message. When fn
+ * returns false, every rank stops after the current wave and returns HS_OK
+ * (unless a row failed too). */
 hs_status hs_sweep_mpi_run(const hs_sweep *sw, const size_t *rows, size_t n, unsigned jobs,
                            hs_sweep_done_fn fn, void *userdata, hs_error *err);
 

@@ -426,8 +426,8 @@ static void *pool_worker(void *arg) {
         p->fail_err = e;
       }
       p->stop = true;
-    } else {
-      p->fn(i, &r, p->ud);
+    } else if (!p->fn(i, &r, p->ud)) {
+      p->stop = true; /* the caller cannot keep results: running on is waste */
     }
     pthread_mutex_unlock(&p->mu);
   }

@@ -55,12 +55,13 @@ typedef struct slots {
   double *rec; /* this rank's block */
 } slots;
 
-static void store(size_t j, const hs_sweep_result *r, void *ud) {
+static bool store(size_t j, const hs_sweep_result *r, void *ud) {
   slots *s = ud;
   double *d = &s->rec[j * REC];
   d[0] = (double)r->row;
   d[1] = 1;
   memcpy(&d[2], r->m, sizeof r->m);
+  return true;
 }
 
 hs_status hs_sweep_mpi_run(const hs_sweep *sw, const size_t *rows, size_t n, unsigned jobs,
@@ -97,7 +98,7 @@ hs_status hs_sweep_mpi_run(const hs_sweep *sw, const size_t *rows, size_t n, uns
     if (rst != HS_OK) i_failed = true;
     mine[per * REC] = rst != HS_OK;
     MPI_Gather(mine, (int)block, MPI_DOUBLE, gathered, (int)block, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    int stop = 0;
+    int stop = 0; /* 1: a rank's row failed; 2: fn asked to stop */
     if (rank == 0) {
       for (int r = 0; r < size; r++) stop |= gathered[(size_t)r * block + per * REC] != 0;
       for (size_t k = 0; k < count; k++) {
@@ -107,10 +108,11 @@ hs_status hs_sweep_mpi_run(const hs_sweep *sw, const size_t *rows, size_t n, uns
         res.row = (size_t)d[0];
         HS_ASSERT(res.row == all_rows[w + k], "gathered slot holds the row sent there");
         memcpy(res.m, &d[2], sizeof res.m);
-        fn((size_t)(w + k), &res, userdata);
+        if (!fn((size_t)(w + k), &res, userdata)) stop |= 2;
       }
     }
     stop = hs_sweep_mpi_bcast_int(stop);
+    if (stop == 2) break;
     if (stop) {
       st = i_failed ? my_err.status : HS_ESTATE;
       if (i_failed && err) {

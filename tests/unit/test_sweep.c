@@ -204,7 +204,7 @@ typedef struct collect {
   size_t calls;
 } collect;
 
-static void collect_row(size_t i, const hs_sweep_result *r, void *ud) {
+static bool collect_row(size_t i, const hs_sweep_result *r, void *ud) {
   (void)i;
   collect *c = ud;
   char buf[512];
@@ -213,6 +213,7 @@ static void collect_row(size_t i, const hs_sweep_result *r, void *ud) {
   cr_assert_null(c->line[r->row], "row %zu reported twice", r->row);
   c->line[r->row] = hs_strdup(buf);
   c->calls++;
+  return true;
 }
 
 static char **run_all(const hs_sweep *sw, unsigned jobs) {
@@ -241,6 +242,36 @@ Test(sweep, same_rows_whatever_the_thread_count) {
   }
   hs_free(a);
   hs_free(b);
+  hs_sweep_destroy(sw);
+}
+
+typedef struct stopper {
+  size_t calls, stop_after;
+} stopper;
+
+static bool stop_row(size_t i, const hs_sweep_result *r, void *ud) {
+  (void)i, (void)r;
+  stopper *s = ud;
+  return ++s->calls < s->stop_after;
+}
+
+/* A caller that cannot keep results (a full disk) stops the sweep: no new
+ * row starts, only the rows already in flight finish. */
+Test(sweep, callback_stops_the_sweep) {
+  hs_error err = {0};
+  hs_sweep *sw = small(&err);
+  cr_assert(sw, "%s", err.msg);
+  size_t n = hs_sweep_nrows(sw);
+  size_t *rows = hs_malloc(n * sizeof *rows);
+  for (size_t i = 0; i < n; i++) rows[i] = i;
+  for (unsigned jobs = 1; jobs <= 3; jobs += 2) {
+    stopper s = {0, 2};
+    cr_expect_eq(hs_sweep_run_rows(sw, rows, n, jobs, stop_row, &s, &err), HS_OK);
+    cr_expect_geq(s.calls, 2);
+    cr_expect_leq(s.calls, 2 + jobs - 1, "-j %u: %zu of %zu rows ran after the stop", jobs,
+                  s.calls, n);
+  }
+  hs_free(rows);
   hs_sweep_destroy(sw);
 }
 
