@@ -58,8 +58,9 @@ typedef struct hs_sweep_axis {
  * '|' or a control character) or "key=start:stop:step" (numbers, step != 0,
  * stop included when start + i*step reaches it within 1e-9 steps; value i is
  * start + i*step printed with 15 significant digits, so 0:1:0.1 gives 0.3,
- * not 0.30000000000000004). At most 1,000,000 values. Errors (HS_EINVAL) start
- * with "--grid SPEC: ". */
+ * not 0.30000000000000004, and whole numbers up to 2^53 in full; a step so
+ * small that two values print alike is an error). At most 1,000,000 values.
+ * Errors (HS_EINVAL) start with "--grid SPEC: ". */
 hs_status hs_sweep_axis_parse(const char *spec, hs_sweep_axis *out, hs_error *err);
 void hs_sweep_axis_fini(hs_sweep_axis *a);
 

@@ -7,7 +7,9 @@
  * sweep). Value i is start + i*step, never an accumulated sum, which would
  * drift by an ulp per step; it is printed with 15 significant digits so the
  * text is the decimal the user meant (0.3, not 0.30000000000000004) and the
- * scenario parses that text exactly as it would from --set. The count is
+ * scenario parses that text exactly as it would from --set; whole numbers up
+ * to 2^53 are printed in full. A step below what 15 digits resolve would
+ * print two values alike (two points, one scenario): refused. The count is
  * floor((stop - start)/step + 1e-9) + 1: the 1e-9 step tolerance keeps a stop
  * that is a multiple of the step in a range despite division rounding.
  * Seeds are checked for repeats with a sort, O(n log n). */
@@ -21,7 +23,8 @@
 #include "hs_sweep.h"
 
 #define MAX_VALUES 1000000u
-#define MAX_SEED 9007199254740992ULL /* 2^53, the scenario's own bound */
+#define MAX_SEED 9007199254740992ULL /* 2^53, the scenario's own bound; also the
+                                        largest whole number a range prints in full */
 #define SPEC_SHOWN 80                /* bytes of a spec that messages quote */
 
 /* Messages quote the spec, then give the reason, in at most HS_ERROR_MSG_MAX
@@ -80,8 +83,11 @@ static hs_status parse_range(hs_sweep_axis *a, const char *val, hs_error *err) {
   if (step == 0)
     return hs_error_set(err, HS_EINVAL, "--grid %s: step is 0 (a range needs a step != 0)",
                         a->spec);
-  double q = (stop - start) / step;
-  if (!isfinite(q) || q < -1e-9)
+  if (!isfinite(stop - start))
+    return hs_error_set(err, HS_EINVAL, "--grid %s: stop - start is beyond a double's range",
+                        a->spec);
+  double q = (stop - start) / step; /* +-inf for a tiny step: "more than" below */
+  if (q < -1e-9)
     return hs_error_set(err, HS_EINVAL,
                         "--grid %s: empty range (a step of %g never goes from %g to %g)",
                         a->spec, step, start, stop);
@@ -92,7 +98,15 @@ static hs_status parse_range(hs_sweep_axis *a, const char *val, hs_error *err) {
     double v = start + (double)i * step;
     if (fabs(v) < 1e-12 * fabs(step)) v = 0; /* no "-0" or 5.55e-17 for a zero crossing */
     char buf[40];
-    int len = snprintf(buf, sizeof buf, "%.15g", v);
+    /* Whole numbers up to 2^53 in full: %.15g would print 1234567890123457
+     * as 1.23456789012346e+15, another number. */
+    int len = v == floor(v) && fabs(v) <= MAX_SEED ? snprintf(buf, sizeof buf, "%.0f", v)
+                                                   : snprintf(buf, sizeof buf, "%.15g", v);
+    if (i > 0 && !strcmp(buf, a->values[i - 1]))
+      return hs_error_set(err, HS_EINVAL,
+                          "--grid %s: values %zu and %zu both print as %s (a step of %g is "
+                          "below the 15 significant digits a value keeps)",
+                          a->spec, i - 1, i, buf, step);
     push_value(a, buf, (size_t)len);
   }
   return HS_OK;

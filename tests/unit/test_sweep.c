@@ -38,6 +38,9 @@ Test(sweep_grid, lists_and_ranges) {
   expect_values("x=-1:1:1", (const char *[]){"-1", "0", "1"}, 3);
   expect_values("rounds=2:7:2", (const char *[]){"2", "4", "6"}, 3);
   expect_values("x=5:5:1", (const char *[]){"5"}, 1);
+  /* Whole numbers up to 2^53 print in full (%.15g would round them). */
+  expect_values("samples_per_round=9007199254740990:9007199254740992:1",
+                (const char *[]){"9007199254740990", "9007199254740991", "9007199254740992"}, 3);
 }
 
 Test(sweep_grid, range_has_no_accumulated_drift) {
@@ -72,6 +75,10 @@ Test(sweep_grid, bad_specs_name_the_spec) {
   expect_bad_axis("task=\"a\"", "bare");
   expect_bad_axis("x=1,2,1", "appears twice");
   expect_bad_axis("x=0:1e9:1e-3", "more than");
+  expect_bad_axis("x=0:1e300:1e-300", "more than"); /* the count overflows a double */
+  expect_bad_axis("x=-1e308:1e308:1e307", "beyond a double's range");
+  /* Values that print alike would be two points running the same scenario. */
+  expect_bad_axis("x=1:1.000000000000001:1e-16", "both print as 1");
 }
 
 Test(sweep_grid, seeds) {
