@@ -564,7 +564,10 @@ static char *run_title(const char *dir) {
   return hs_strdup(buf);
 }
 
-static int plot_allocation(const plot_args *a, plot_job *j, const char *title) {
+/* The run figures check everything they read first; with draw false they
+ * stop there, so that a bad input found by the second figure (a --rounds
+ * beyond the run) does not leave the first one drawn. */
+static int plot_allocation(const plot_args *a, plot_job *j, const char *title, bool draw) {
   char *p = path_join(a->source, "devices.csv");
   table t;
   int rc = access(p, R_OK) ? bad("%s: cannot read (is %s a folder written by hetsim run --out?)",
@@ -578,7 +581,7 @@ static int plot_allocation(const plot_args *a, plot_job *j, const char *title) {
        cs = col_of(t.col, t.ncol, "samples");
   if (cr < 0 || cd < 0 || cs < 0) {
     rc = bad("%s: line 1: expected the columns round, device, samples", p);
-  } else {
+  } else if (draw) {
     cats dev = {0};
     long maxround = 0;
     for (size_t r = 0; r < t.nrow; r++) {
@@ -623,7 +626,7 @@ static int plot_allocation(const plot_args *a, plot_job *j, const char *title) {
   return rc;
 }
 
-static int plot_gantt(const plot_args *a, plot_job *j, const char *title) {
+static int plot_gantt(const plot_args *a, plot_job *j, const char *title, bool draw) {
   char *tp = path_join(a->source, "trace.json"), *rp = path_join(a->source, "rounds.csv");
   int rc = 0;
   table rt = {0};
@@ -632,7 +635,7 @@ static int plot_gantt(const plot_args *a, plot_job *j, const char *title) {
   if (access(tp, R_OK) != 0) {
     if (a->rounds)
       rc = bad("--rounds: %s: no trace to draw (run hetsim run with --trace)", tp);
-    else if (!a->quiet)
+    else if (draw && !a->quiet)
       printf("gantt skipped: no %s (run hetsim run with --trace)\n", tp);
     goto done;
   }
@@ -670,6 +673,7 @@ static int plot_gantt(const plot_args *a, plot_job *j, const char *title) {
     rc = bad("%s: not a Chrome trace (expected an object with traceEvents)", tp);
     goto done;
   }
+  if (!draw) goto done;
   /* Track names by tid. */
   size_t ndev = 0;
   char **names = NULL;
@@ -827,13 +831,16 @@ int hs_cmd_plot(int argc, char **argv) {
   }
   j.out = out;
   int rc = 0;
-  /* A sweep's folder is made after its options are checked (plot_sweep). */
-  if (run && hs_mkdir_p(out, &(hs_error){0}) != HS_OK) {
-    rc = bad("--out %s: cannot create the folder", out);
-  } else if (run) {
+  /* The output folder is made once the inputs are checked (for a sweep, in
+   * plot_sweep): bad input leaves nothing behind. */
+  if (run) {
     char *title = run_title(a.source);
-    rc = plot_allocation(&a, &j, title);
-    if (!rc) rc = plot_gantt(&a, &j, title);
+    rc = plot_allocation(&a, &j, title, false);
+    if (!rc) rc = plot_gantt(&a, &j, title, false);
+    if (!rc && hs_mkdir_p(out, &(hs_error){0}) != HS_OK)
+      rc = bad("--out %s: cannot create the folder", out);
+    if (!rc) rc = plot_allocation(&a, &j, title, true);
+    if (!rc) rc = plot_gantt(&a, &j, title, true);
     hs_free(title);
   } else {
     rc = plot_sweep(&a, &j);

@@ -30,3 +30,11 @@ figure heat2/heatmap.png
 "$bin" run "$src/tests/data/sweep/tiny.json" --trace --out run -q || fail "run"
 "$bin" plot run --rounds 1-2 -q || fail "plot of a run"
 for f in allocation gantt; do figure "run/plots/$f.png"; figure "run/plots/$f.svg"; done
+# A --rounds beyond the run is bad input: found before any figure is drawn,
+# so neither the allocation figure nor the output folder is left behind.
+"$bin" plot run --rounds 5-9 --out badr -q 2>badr.err
+rc=$?
+[ $rc = 2 ] || fail "--rounds beyond the run: exit $rc"
+[ ! -e badr ] || fail "--rounds beyond the run left badr/: $(ls badr)"
+grep -q "the run has rounds 0-2 only" badr.err || fail "--rounds beyond the run: $(cat badr.err)"
+echo "ok   --rounds beyond the run draws nothing"
