@@ -38,3 +38,11 @@ rc=$?
 [ ! -e badr ] || fail "--rounds beyond the run left badr/: $(ls badr)"
 grep -q "the run has rounds 0-2 only" badr.err || fail "--rounds beyond the run: $(cat badr.err)"
 echo "ok   --rounds beyond the run draws nothing"
+# A grid with one value on a key: the heat map still fills its cells (gnuplot's
+# `with image` drew nothing below 2 x 2 cells and warned), and a single
+# makespan or energy gives gnuplot no empty range to warn about.
+"$bin" sweep "$src/tests/data/sweep/tiny.json" --grid policy.w_e=0.5 --grid policy.deadband=0,0.1 \
+  --out one.csv -q || fail "sweep with one w_e"
+"$bin" plot one.csv -q 2>one.err || fail "plot of a grid with one value: $(cat one.err)"
+[ ! -s one.err ] || fail "plot of a grid with one value: gnuplot warned: $(head -3 one.err)"
+for f in pareto heatmap; do figure "one-plots/$f.png"; figure "one-plots/$f.svg"; done

@@ -31,6 +31,18 @@ set cbrange [-0.5:(ncolors > 1 ? ncolors - 0.5 : 0.5)]
 set palette maxcolors (ncolors > 1 ? ncolors : 2)
 eval cbtics_cmd
 if (ncolors <= 1) { unset colorbox }
+# All points at one makespan or one energy (a single point, a grid with one
+# value): give that axis a width, as gnuplot would after a warning.
+stats datafile using 1 nooutput name 'MX'
+stats datafile using ($2/1000) nooutput name 'MY'
+if (MX_min == MX_max) {
+  xpad = MX_min != 0 ? abs(MX_min) * 0.01 : 1
+  set xrange [MX_min - xpad:MX_max + xpad]
+}
+if (MY_min == MY_max) {
+  ypad = MY_min != 0 ? abs(MY_min) * 0.01 : 1
+  set yrange [MY_min - ypad:MY_max + ypad]
+}
 plot frontfile using 1:($2/1000) with steps lw 2 lc rgb '#222222' title 'Pareto front', \
      datafile using 1:($2/1000):3 with points pt 7 ps 1.6 lc palette title 'grid point', \
      frontfile using 1:($2/1000) with points pt 6 ps 2.4 lw 2 lc rgb '#222222' title 'on the front'
