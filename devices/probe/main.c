@@ -132,8 +132,8 @@ static int cli_parse(int argc, char **argv, cli_opts *o) {
                 {"--max-samples", &o->max_samples, 10, 1e9, true}, {"--idle-s", &o->idle_s, 0, 3600, false},
                 {"--hz", &o->hz, 0.1, 1000, false}, {"--seed", &o->seed, 0, 9007199254740992.0, true},
                 {"--lr", &o->lr, 1e-9, 100, false}, {"--meter-offset-s", &o->meter_offset, -1e9, 1e9, false},
-                {"--busy-w", &o->busy.w, 1e-6, 1e6, false}, {"--idle-w", &o->idle.w, 1e-6, 1e6, false},
-                {"--comm-w", &o->comm.w, 1e-6, 1e6, false}};
+                {"--busy-w", &o->busy.w, 1e-6, 1e5, false}, {"--idle-w", &o->idle.w, 1e-6, 1e5, false},
+                {"--comm-w", &o->comm.w, 1e-6, 1e5, false}}; /* the loader's 100 kW */
     bool known = false;
     for (size_t k = 0; k < sizeof strs / sizeof *strs && !known; k++)
       if (strcmp(a, strs[k].opt) == 0) {

@@ -101,6 +101,13 @@ Test(probe_cli, bad_input_is_one_line_and_exit_2) {
   expect_bad(a, "--busy-w-source");
   snprintf(a, sizeof a, "calibrate --task mnist --out '%s/p.json' --threads 0", tmp);
   expect_bad(a, "--threads");
+  /* the simulator's loader takes at most 100 kW: refused before any run, not
+   * after a whole calibration */
+  snprintf(a, sizeof a,
+           "calibrate --task mnist --out '%s/p.json' --sensor none --busy-w 200000 --busy-w-source x", tmp);
+  expect_bad(a, "--busy-w: \"200000\" is not a number in [1e-06, 100000]");
+  snprintf(a, sizeof a, "calibrate --task mnist --out '%s/p.json' --idle-w 100001", tmp);
+  expect_bad(a, "--idle-w");
   snprintf(a, sizeof a, "calibrate --task cifar --out '%s/p.json'", tmp);
   expect_bad(a, "--task");
   snprintf(a, sizeof a, "calibrate --task mnist --out '%s/p.json' --frobnicate 1", tmp);

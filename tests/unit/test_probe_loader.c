@@ -118,3 +118,48 @@ Test(probe_loader, shipped_build_machine_profile_loads) {
   hs_profile_destroy(p);
   free(path);
 }
+
+/* Whatever the harness's own check accepts, the simulator's loader must load:
+ * the harness refuses to write (or merge into) anything else. Each mutation
+ * below is out of the loader's range; the check once let all of them through
+ * (it bounded watts and seconds at 1e300 and never asked for whole counts), so
+ * `--busy-w 200000` or a hand-edited batch_size of 1.5 gave a file hetsim
+ * refused. */
+Test(probe_loader, what_the_harness_check_accepts_the_loader_loads) {
+  static const struct {
+    const char *from, *to, *want;
+  } muts[] = {
+      {"\"busy_w\": 6.5", "\"busy_w\": 200000", "tasks.mnist.busy_w"},
+      {"\"idle_w\": 2.7", "\"idle_w\": 100001", "idle_w"},
+      {"\"comm_w\": 2.7", "\"comm_w\": 1e6", "comm_w"},
+      {"\"tau_s\": 0.00042", "\"tau_s\": 90000", "tasks.mnist.tau_s"},
+      {"\"overhead_s\": 0.2", "\"overhead_s\": 86401", "tasks.mnist.overhead_s"},
+      {"\"batch_size\": 32", "\"batch_size\": 1.5", "tasks.mnist.batch_size"},
+      {"\"threads\": 2", "\"threads\": 4294967296", "tasks.mnist.threads"},
+      {"\"runs\": 5", "\"runs\": 2.5", "provenance.runs"},
+      {"\"sample_hz\": 10", "\"sample_hz\": 2e9", "provenance.sample_hz"},
+  };
+  char *a = probe_case_profile_text(tmp, "mnist", "Test Board");
+  cr_assert_not_null(a);
+  char *path = probe_xasprintf("%s/mut.json", tmp);
+  for (size_t k = 0; k < sizeof muts / sizeof *muts; k++) {
+    char *p = strstr(a, muts[k].from);
+    cr_assert_not_null(p, "\"%s\" not in the rendered profile", muts[k].from);
+    char *m = probe_xasprintf("%.*s%s%s", (int)(p - a), a, muts[k].to, p + strlen(muts[k].from));
+    hs_error e = {HS_OK, ""};
+    cr_assert_eq(probe_write_atomic(path, m, strlen(m), &e), HS_OK);
+    hs_profile *prof = hs_profile_load(path, &e);
+    cr_expect_null(prof, "mutation %zu: the loader accepts it (the test is wrong)", k);
+    hs_profile_destroy(prof);
+    e = (hs_error){HS_OK, ""};
+    probe_json *j = probe_json_parse(m, strlen(m), &e);
+    cr_assert_not_null(j, "%s", e.msg);
+    hs_status st = probe_profile_check(j, &e);
+    cr_expect(st != HS_OK && strstr(e.msg, muts[k].want), "mutation %zu (%s): check says \"%s\"", k,
+              muts[k].to, st == HS_OK ? "OK" : e.msg);
+    probe_json_destroy(j);
+    free(m);
+  }
+  free(path);
+  free(a);
+}

@@ -32,14 +32,24 @@ static hs_status pc_keys(const probe_json *o, const char *path, const char *cons
   return HS_OK;
 }
 
+/* The loader's bounds (devices/src/profile.c: DEV_WATTS_MAX, DEV_SECONDS_MAX,
+ * the sample_hz limit, uint32 counts): the harness has no business writing a
+ * file the simulator then refuses. */
+#define PC_WATTS_MAX 100000.0
+#define PC_SECONDS_MAX 86400.0
+#define PC_HZ_MAX 1e9
+#define PC_COUNT_MAX 4294967295.0
+
 static hs_status pc_num(const probe_json *o, const char *path, const char *key, bool required, double lo,
-                           bool lo_open, double hi, hs_error *err) {
+                           bool lo_open, double hi, bool whole, hs_error *err) {
   const probe_json *v = probe_json_get(o, key);
   if (!v) return required ? hs_error_set(err, HS_EMISSING, "%s.%s: missing", path, key) : HS_OK;
   if (v->type != PJ_NUM) return hs_error_set(err, HS_ETYPE, "%s.%s: must be a number", path, key);
   if (!isfinite(v->num) || (lo_open ? v->num <= lo : v->num < lo) || v->num > hi)
-    return hs_error_set(err, HS_ERANGE, "%s.%s: %s out of range (%s %g%s)", path, key, v->str,
-                         lo_open ? ">" : ">=", lo, hi < 1e300 ? ", <= the maximum" : "");
+    return hs_error_set(err, HS_ERANGE, "%s.%s: %s out of range (%s %g, <= %g)", path, key, v->str,
+                         lo_open ? ">" : ">=", lo, hi);
+  if (whole && v->num != floor(v->num))
+    return hs_error_set(err, HS_ERANGE, "%s.%s: %s is not a whole number", path, key, v->str);
   return HS_OK;
 }
 
@@ -86,8 +96,8 @@ static hs_status pc_prov(const probe_json *p, const char *path, hs_error *err) {
   }
   static const char *const strs[] = {"sensor", "covers", "date", "kernel", "notes"};
   for (int k = 0; k < 5 && st == HS_OK; k++) st = pc_str(p, path, strs[k], false, err);
-  if (st == HS_OK) st = pc_num(p, path, "sample_hz", false, 0, true, 1e300, err);
-  if (st == HS_OK) st = pc_num(p, path, "runs", false, 1, false, 1e300, err);
+  if (st == HS_OK) st = pc_num(p, path, "sample_hz", false, 0, true, PC_HZ_MAX, false, err);
+  if (st == HS_OK) st = pc_num(p, path, "runs", false, 1, false, PC_COUNT_MAX, true, err);
   return st;
 }
 
@@ -96,12 +106,12 @@ static hs_status pc_task(const probe_json *t, const char *path, hs_error *err) {
                                      "energy_measured", "loss_curve", "provenance", NULL};
   if (t->type != PJ_OBJ) return hs_error_set(err, HS_ETYPE, "%s: must be an object", path);
   hs_status st = pc_keys(t, path, keys, err);
-  if (st == HS_OK) st = pc_num(t, path, "tau_s", true, 0, true, 1e300, err);
-  if (st == HS_OK) st = pc_num(t, path, "tau_cv", true, 0, false, 10, err);
-  if (st == HS_OK) st = pc_num(t, path, "busy_w", true, 0, true, 1e300, err);
-  if (st == HS_OK) st = pc_num(t, path, "overhead_s", true, 0, false, 1e300, err);
-  if (st == HS_OK) st = pc_num(t, path, "batch_size", false, 1, false, 4294967295.0, err);
-  if (st == HS_OK) st = pc_num(t, path, "threads", false, 1, false, 4294967295.0, err);
+  if (st == HS_OK) st = pc_num(t, path, "tau_s", true, 0, true, PC_SECONDS_MAX, false, err);
+  if (st == HS_OK) st = pc_num(t, path, "tau_cv", true, 0, false, 10, false, err);
+  if (st == HS_OK) st = pc_num(t, path, "busy_w", true, 0, true, PC_WATTS_MAX, false, err);
+  if (st == HS_OK) st = pc_num(t, path, "overhead_s", true, 0, false, PC_SECONDS_MAX, false, err);
+  if (st == HS_OK) st = pc_num(t, path, "batch_size", false, 1, false, PC_COUNT_MAX, true, err);
+  if (st == HS_OK) st = pc_num(t, path, "threads", false, 1, false, PC_COUNT_MAX, true, err);
   if (st != HS_OK) return st;
   const probe_json *e = probe_json_get(t, "energy_measured");
   if (e && e->type != PJ_BOOL) return hs_error_set(err, HS_ETYPE, "%s.energy_measured: must be true or false", path);
@@ -143,8 +153,8 @@ hs_status probe_profile_check(const probe_json *root, hs_error *err) {
   const char *name = probe_json_get(root, "name")->str;
   if (!name[0] || name[0] == '.' || strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789._-") != strlen(name))
     return hs_error_set(err, HS_EINVAL, "name: \"%s\" must match [a-z0-9._-]+ and not start with '.'", name);
-  if ((st = pc_num(root, "(top)", "idle_w", true, 0, true, 1e300, err)) != HS_OK) return st;
-  if ((st = pc_num(root, "(top)", "comm_w", true, 0, true, 1e300, err)) != HS_OK) return st;
+  if ((st = pc_num(root, "(top)", "idle_w", true, 0, true, PC_WATTS_MAX, false, err)) != HS_OK) return st;
+  if ((st = pc_num(root, "(top)", "comm_w", true, 0, true, PC_WATTS_MAX, false, err)) != HS_OK) return st;
   const probe_json *p = probe_json_get(root, "provenance");
   if (!p) return hs_error_set(err, HS_EMISSING, "provenance: missing");
   if ((st = pc_prov(p, "provenance", err)) != HS_OK) return st;
