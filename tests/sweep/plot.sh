@@ -46,3 +46,10 @@ echo "ok   --rounds beyond the run draws nothing"
 "$bin" plot one.csv -q 2>one.err || fail "plot of a grid with one value: $(cat one.err)"
 [ ! -s one.err ] || fail "plot of a grid with one value: gnuplot warned: $(head -3 one.err)"
 for f in pareto heatmap; do figure "one-plots/$f.png"; figure "one-plots/$f.svg"; done
+# One round under the equal policy: one x value and one share for everyone;
+# the allocation figure is drawn without gnuplot warning about empty ranges.
+"$bin" run "$src/tests/data/sweep/tiny.json" --policy equal --set rounds=1 --out eq -q ||
+  fail "run, equal policy, one round"
+"$bin" plot eq -q 2>eq.err || fail "plot of a one-round run: $(cat eq.err)"
+[ ! -s eq.err ] || fail "plot of a one-round run: gnuplot warned: $(head -3 eq.err)"
+figure eq/plots/allocation.png

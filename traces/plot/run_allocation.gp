@@ -9,6 +9,14 @@ set grid lc rgb '#dddddd'
 set key outside right top noenhanced
 set xtics 1
 if (nrounds > 25) { set xtics autofreq }
+# One round, or one share for everyone (the equal policy on equal budgets):
+# give that axis a width, as gnuplot would after a warning.
+if (nrounds <= 1) { set xrange [-0.5:0.5] }
+stats datafile using 2 nooutput name 'S'
+if (S_min == S_max) {
+  spad = S_min != 0 ? abs(S_min) * 0.01 : 1
+  set yrange [S_min - spad:S_max + spad]
+}
 # 12 distinct colours, then the same colours dashed, so no two legend entries
 # of up to 24 devices look alike.
 colors = '#1f77b4 #ff7f0e #2ca02c #d62728 #9467bd #8c564b #e377c2 #7f7f7f #bcbd22 #17becf #000000 #a6761d'
