@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_opts.h"
 #include "commands.h"
 #include "hs_alloc.h"
 #include "hs_outfile.h"
@@ -53,10 +54,8 @@ static void list_policies(void) {
   }
 }
 
-static int fail(const char *msg) {
-  fprintf(stderr, "hetsim replay: %s\n", msg);
-  return HS_EXIT_BADINPUT;
-}
+/* One line on stderr (line breaks from --set values or paths become spaces). */
+static int fail(const char *msg) { return cli_bad_input("replay", msg); }
 
 /* "participant 3: time_s: ..." -> "round R: device \"name\": time_s: ..." */
 static void name_device(hs_error *err, const hs_telemetry_csv *t, size_t r, const char *path) {
@@ -210,8 +209,7 @@ int hs_cmd_replay(int argc, char **argv) {
   mem = NULL;
   if (out) {
     if (hs_write_file_atomic(out, buf, buflen, &err) != HS_OK) {
-      fprintf(stderr, "hetsim replay: %s\n", err.msg);
-      rc = 1;
+      rc = fail(err.msg); /* an unusable -o path is bad input, as for run --out */
       goto done;
     }
   } else if (fwrite(buf, 1, buflen, stdout) != buflen || fflush(stdout) != 0) {

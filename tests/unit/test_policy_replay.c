@@ -132,6 +132,8 @@ Test(policy_replay, bad_input_exits_2_with_one_line, .init = setup, .fini = tear
       {"telemetry.csv", "", "--policy: required"},
       {"nothing.csv", "--policy equal", "nothing.csv: cannot open"},
       {"telemetry.csv", "--policy equal --frobnicate", "--frobnicate: unknown option"},
+      /* a value with a line break in it must not break the one-line message */
+      {"telemetry.csv", "--policy adaptive --set 'w_e=0.3\n2'", "w_e: \"0.3 2\" is not a finite"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     char args[1024];
@@ -166,6 +168,23 @@ Test(policy_replay, bad_input_exits_2_with_one_line, .init = setup, .fini = tear
   err = slurp("err", &len);
   cr_expect(strstr(err, "torn.csv: line 3: time_s: \"x\" is not a finite number"), "%s", err);
   hs_free(err);
+}
+
+Test(policy_replay, an_unusable_output_path_is_bad_input, .init = setup, .fini = teardown) {
+  /* as for `hetsim run --out` and `hetsim-probe --out`: exit 2, one line
+   * naming the path (it was exit 1) */
+  char args[1024];
+  snprintf(args, sizeof args, "'%s/telemetry.csv' --policy equal -o '%s/no/such/x.csv'", GOLDEN,
+           work);
+  cr_expect_eq(replay(args), 2);
+  size_t len;
+  char *err = slurp("err", &len), *out = slurp("out", &len);
+  cr_expect(strstr(err, "hetsim replay: ") == err && strstr(err, "/no/such/x.csv: cannot create"),
+            "%s", err);
+  cr_expect_eq(count_lines(err), 1);
+  cr_expect_eq(out[0], '\0');
+  hs_free(err);
+  hs_free(out);
 }
 
 Test(policy_replay, a_budget_beyond_2_53_is_refused, .init = setup, .fini = teardown) {
@@ -345,4 +364,26 @@ Test(policy_bridge, help_example_shows_what_the_bridge_prints) {
   cr_expect_eq(pclose(p), 0);
   cr_expect_str_eq(out, "100 100 100\n171 86 43\n");
   cr_expect(strstr(help, "  100 100 100\n  171 86 43\n"), "%s", help);
+}
+
+Test(policy_bridge, bad_options_are_one_line_and_exit_2) {
+  static const char *const cases[][2] = {
+      {"--policy adaptive --participants 2 --budget 10 --set 'w_e=0.3\n2'", "w_e: \"0.3 2\""},
+      {"--policy 'time\nonly' --participants 2 --budget 10", "no policy \"time only\""},
+      {"--policy time-only --participants 2 --budget 9007199254740993", "more than 2^53"},
+      {"--policy time-only --participants ' 2' --budget 10", "--participants"},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "'%s' %s 2>&1 >/dev/null </dev/null", HS_BRIDGE_BIN, cases[k][0]);
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    char err[2048];
+    size_t n = fread(err, 1, sizeof err - 1, p);
+    err[n] = '\0';
+    int st = pclose(p);
+    cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 2, "case %zu: status %d", k, st);
+    cr_expect_eq(count_lines(err), 1, "case %zu: stderr \"%s\"", k, err);
+    cr_expect(strstr(err, cases[k][1]), "case %zu: stderr \"%s\" lacks \"%s\"", k, err, cases[k][1]);
+  }
 }
