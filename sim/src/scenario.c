@@ -751,14 +751,18 @@ static hs_status parse_regime(ctx *c, const cJSON *root) {
   return HS_OK;
 }
 
-/* The text hs_policy_config_set reads for a JSON value. */
+/* The text hs_policy_config_set reads for a JSON number: whole numbers that
+ * fit 64 bits in full (%.17g writes 2^60 as 1.152921504606847e+18, which
+ * the library rightly refuses as an integer). Only numbers: the library also
+ * takes quoted text, but "w_e": "0.5" in a file is a wrong type, as
+ * "rounds": "3" is. */
 static bool policy_text(const cJSON *v, char *buf, size_t cap) {
-  if (cJSON_IsNumber(v))
-    snprintf(buf, cap, "%.17g", v->valuedouble);
-  else if (cJSON_IsString(v))
-    snprintf(buf, cap, "%s", v->valuestring);
+  if (!cJSON_IsNumber(v)) return false;
+  double d = v->valuedouble;
+  if (d == floor(d) && fabs(d) < 18446744073709551616.0)
+    snprintf(buf, cap, "%.0f", d);
   else
-    return false;
+    snprintf(buf, cap, "%.17g", d);
   return true;
 }
 

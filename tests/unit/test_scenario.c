@@ -222,6 +222,17 @@ Test(scenario, policy_values_go_through_the_policies_library) {
   expect_fail(BASE, c, 1, HS_EKEY, "policy.steps_per_round: set regime.steps_per_round", NULL);
   hs_override d[] = {SET("policy.kind", "adaptive"), SET("policy.w_e", "[1]")};
   expect_fail(BASE, d, 2, HS_ETYPE, "policy.w_e: expected a number", NULL);
+  /* Numbers only, as for every other numeric key ("rounds": "3" is refused). */
+  hs_override q[] = {SET("policy.kind", "adaptive"), SET("policy.w_e", "\"0.5\"")};
+  expect_fail(BASE, q, 2, HS_ETYPE, "policy.w_e: expected a number, got a string", NULL);
+  hs_override x[] = {SET("policy.kind", "adaptive"), SET("policy.w_e", "0x1p-1")};
+  expect_fail(BASE, x, 2, HS_ETYPE, "policy.w_e: expected a number, got a string", NULL);
+  /* A whole number beyond 2^53 that a double holds exactly reaches the
+   * policies library as an integer, not as 1.152921504606847e+18. */
+  hs_override big[] = {SET("policy.seed", "1152921504606846976")};
+  hs_scenario *sc = parse_ok(BASE, big, 1);
+  cr_expect_eq(sc->policy.seed, 1152921504606846976ULL);
+  hs_scenario_destroy(sc);
   /* A very long policy key: the reason still fits in the message. */
   char key[3100] = "policy.";
   memset(key + 7, 'k', 3000);
