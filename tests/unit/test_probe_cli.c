@@ -130,6 +130,15 @@ Test(probe_cli, bad_input_is_one_line_and_exit_2) {
   cr_assert_eq(probe_synth_era5(p, 60, 1, &e), HS_OK);
   free(p);
   expect_bad(a, "no/p.json");
+  /* a learning rate the CLI accepts but the model diverges at: a NaN loss
+   * once reached the JSON writer's isfinite assertion (an abort in debug
+   * builds); it is the user's --lr, so it is bad input naming it */
+  snprintf(a, sizeof a,
+           "calibrate --task era5 --data '%s/e.csv' --out '%s/p.json' --sensor none --busy-w 5 --busy-w-source x "
+           "--idle-w 2 --idle-w-source y --runs 1 --samples 32 --lr 100 --quiet",
+           tmp, tmp);
+  expect_bad(a, "training diverged");
+  expect_bad(a, "--lr");
 }
 
 /* A fake hwmon INA226 reading 4.5 W and a synthetic ERA5 file. */

@@ -236,5 +236,16 @@ hs_status probe_calibrate(const probe_calib_cfg *cfg, probe_task_result *res, do
   probe_sampler_destroy(smp);
   probe_pool_destroy(pool);
   tr->destroy(st);
+  /* A loss that is not a number is a model that diverged, nearly always at a
+   * too large --lr: no profile can carry it (the loader wants finite losses). */
+  for (size_t k = 0; k < res->loss_n; k++) {
+    if (isfinite(res->loss_values[k])) continue;
+    hs_status bad = hs_error_set(err, HS_EINVAL,
+                                 "%s: held-out loss %g after %.0f samples: training diverged (try a smaller "
+                                 "--lr)",
+                                 tr->name, res->loss_values[k], res->loss_samples[k]);
+    probe_task_result_fini(res);
+    return bad;
+  }
   return HS_OK;
 }
