@@ -30,6 +30,16 @@
 
 #define SPEC_SHOWN 80 /* bytes of a spec that messages quote (as sweep_grid.c) */
 
+/* How many bytes of s a message quotes: all of it up to SPEC_SHOWN, else a
+ * prefix that leaves room for "..." and ends on a UTF-8 character boundary. */
+static int spec_cut(const char *s) {
+  size_t n = strlen(s);
+  if (n <= SPEC_SHOWN) return (int)n;
+  n = SPEC_SHOWN - 3;
+  while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80) n--;
+  return (int)n;
+}
+
 const char *const hs_sweep_metric_names[HS_SWEEP_NMETRICS] = {
     "makespan_s",    "energy_j",   "energy_compute_j", "energy_comm_j",
     "energy_idle_j", "compute_cv", "wait_fraction"};
@@ -197,7 +207,7 @@ static void explain_point_error(const hs_sweep *sw, const char *policies, size_t
            "adaptive)";
   if (ax && !strcmp(ax->key, "policy.kind") && policies && sw->naxes &&
       ax == &sw->axes[0] && !strcmp(ax->spec, "policy.kind"))
-    hs_error_set(err, err->status, "--policies %.*s%s: %s%s", SPEC_SHOWN, policies,
+    hs_error_set(err, err->status, "--policies %.*s%s: %s%s", spec_cut(policies), policies,
                  strlen(policies) > SPEC_SHOWN ? "..." : "", msg, hint);
   else if (ax)
     hs_error_set(err, err->status, "--grid %s: %s%s", ax->spec, msg, hint);
@@ -206,7 +216,7 @@ static void explain_point_error(const hs_sweep *sw, const char *policies, size_t
     for (size_t a = 0; a < sw->naxes; a++)
       sb_printf(&b, "%s%s=%s", a ? "," : "", sw->axes[a].key, hs_sweep_value(sw, point, a));
     /* Long keys or many axes must leave room for the reason. */
-    hs_error_set(err, err->status, "at grid point %.*s%s: %s", SPEC_SHOWN, b.s,
+    hs_error_set(err, err->status, "at grid point %.*s%s: %s", spec_cut(b.s), b.s,
                  b.len > SPEC_SHOWN ? "..." : "", msg);
     hs_free(b.s);
   }
@@ -305,7 +315,7 @@ hs_sweep *hs_sweep_create(const hs_sweep_spec *spec, hs_error *err) {
     hs_free(g);
     if (st != HS_OK) {
       const char *why = strstr(e.msg, ": ");
-      hs_error_set(err, st, "--policies %.*s%s%s", SPEC_SHOWN, spec->policies,
+      hs_error_set(err, st, "--policies %.*s%s%s", spec_cut(spec->policies), spec->policies,
                    strlen(spec->policies) > SPEC_SHOWN ? "..." : "", why ? why : "");
       goto fail;
     }

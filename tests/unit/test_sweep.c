@@ -189,6 +189,11 @@ Test(sweep, long_spec_keeps_the_reason) {
   for (int i = 0; i < 100; i++) strcat(pol, ",equal");
   cr_expect_null(make(pol, NULL, 0, NULL, &err));
   cr_expect(strstr(err.msg, "appears twice") != NULL, "says why: %s", err.msg);
+  /* Cut on a character boundary: "é" is two bytes, the 78th byte starts one. */
+  char uni[256] = "a";
+  for (int i = 0; i < 60; i++) strcat(uni, "\xc3\xa9");
+  cr_expect_null(make(uni, NULL, 0, NULL, &err));
+  cr_expect(strstr(err.msg, "\xc3\xa9...: ") != NULL, "cut inside a character: %s", err.msg);
 }
 
 /* Without grids (seeds only) a bad scenario reads as the scenario's own error. */
