@@ -19,7 +19,9 @@
  * Results file (RESULTS, e.g. results.csv), one line per row, appendable:
  *   line 1  "# hetsim sweep v1 | scenario <basename> fnv1a64=<hash> | set k=v |
  *            grid k=v1,v2 | ... | seeds s1,s2"   (records the sweep; --resume
- *            refuses a file whose line 1 differs)
+ *            refuses a file whose line 1 differs). <hash> covers the scenario
+ *            text and the contents of every profile and speed trace the
+ *            points read, wherever those files are found.
  *   line 2  point,<axis keys>,seed,makespan_s,energy_j,energy_compute_j,
  *           energy_comm_j,energy_idle_j,compute_cv,wait_fraction
  *   rows    in completion order while running; sorted by row at the end.

@@ -25,6 +25,7 @@
 #include "hs_alloc.h"
 #include "hs_assert.h"
 #include "hs_outfile.h"
+#include "hs_profile.h"
 #include "hs_run.h"
 #include "hs_sweep.h"
 
@@ -58,6 +59,7 @@ struct hs_sweep {
   char **seed_text; /* NULL entries when the scenario's own seed is used */
   size_t nseeds;
   bool seeds_given;
+  uint64_t hash; /* of the scenario text and the files it reads (inputs_hash) */
   char *header, *columns, *pcolumns;
 };
 
@@ -100,10 +102,58 @@ static char *dir_of(const char *path) {
   return d;
 }
 
-static uint64_t fnv1a64(const char *s) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+#define FNV1A64_INIT 0xcbf29ce484222325ULL
+
+static uint64_t fnv1a64(uint64_t h, const void *data, size_t n) {
+  const unsigned char *p = data;
+  for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ULL;
   return h;
+}
+
+/* The files a loaded point reads besides the scenario: device profiles and
+ * speed traces (resolved paths; added once each to *files). */
+static void collect_inputs(const hs_scenario *sc, char ***files, size_t *n) {
+  for (size_t i = 0; i < sc->ndevices; i++) {
+    const char *f[2] = {hs_profile_origin(sc->devices[i].profile),
+                        sc->devices[i].speed_trace_path};
+    for (size_t k = 0; k < 2; k++) {
+      bool seen = !f[k];
+      for (size_t j = 0; j < *n && !seen; j++) seen = !strcmp((*files)[j], f[k]);
+      if (seen) continue;
+      *files = hs_reallocarray(*files, *n + 1, sizeof **files);
+      (*files)[(*n)++] = hs_strdup(f[k]);
+    }
+  }
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* The hash line 1 records: the scenario text, then the contents of every
+ * profile and speed trace the points read, so that --resume refuses rows
+ * computed from another calibration of a board (a profile edited, or found
+ * elsewhere on HETSIM_PROFILE_PATH, between a kill and the resume). File
+ * hashes are folded in sorted order: the same contents give the same line
+ * wherever the files live, as on the nodes of an MPI run. */
+static hs_status inputs_hash(hs_sweep *sw, char **files, size_t n, hs_error *err) {
+  uint64_t *fh = hs_calloc(n ? n : 1, sizeof *fh);
+  hs_status st = HS_OK;
+  for (size_t i = 0; i < n && st == HS_OK; i++) {
+    hs_error e = {0};
+    size_t len;
+    char *text = hs_read_file(files[i], &len, &e);
+    if (!text) st = hs_error_set(err, e.status, "%s (read again to record the sweep)", e.msg);
+    else fh[i] = fnv1a64(FNV1A64_INIT, text, len);
+    hs_free(text);
+  }
+  qsort(fh, n, sizeof *fh, cmp_u64);
+  uint64_t h = fnv1a64(FNV1A64_INIT, sw->text, strlen(sw->text));
+  for (size_t i = 0; i < n; i++) h = fnv1a64(h, &fh[i], sizeof fh[i]);
+  sw->hash = h;
+  hs_free(fh);
+  return st;
 }
 
 /* --- accessors ------------------------------------------------------------ */
@@ -250,7 +300,7 @@ static void build_headers(hs_sweep *sw) {
   sbuf h = {0};
   sb_printf(&h, "# hetsim sweep v1 | scenario ");
   sb_clean(&h, slash ? slash + 1 : sw->origin);
-  sb_printf(&h, " fnv1a64=%016llx", (unsigned long long)fnv1a64(sw->text));
+  sb_printf(&h, " fnv1a64=%016llx", (unsigned long long)sw->hash);
   for (size_t i = 0; i < sw->nset; i++) {
     sb_printf(&h, " | set ");
     sb_clean(&h, sw->set[i].key);
@@ -290,6 +340,8 @@ static void build_headers(hs_sweep *sw) {
 
 hs_sweep *hs_sweep_create(const hs_sweep_spec *spec, hs_error *err) {
   hs_sweep *sw = hs_calloc(1, sizeof *sw);
+  char **files = NULL; /* what the points read besides the scenario */
+  size_t nfiles = 0;
   hs_error e = {0};
   sw->text = hs_read_file(spec->scenario, NULL, &e);
   if (!sw->text) {
@@ -365,11 +417,17 @@ hs_sweep *hs_sweep_create(const hs_sweep_spec *spec, hs_error *err) {
     }
     /* No axis is "seed", so every point has the scenario's seed. */
     if (!sw->seeds_given) sw->seeds[0] = sc->seed;
+    collect_inputs(sc, &files, &nfiles);
     hs_scenario_destroy(sc);
   }
+  if (inputs_hash(sw, files, nfiles, err) != HS_OK) goto fail;
+  for (size_t i = 0; i < nfiles; i++) hs_free(files[i]);
+  hs_free(files);
   build_headers(sw);
   return sw;
 fail:
+  for (size_t i = 0; i < nfiles; i++) hs_free(files[i]);
+  hs_free(files);
   hs_sweep_destroy(sw);
   return NULL;
 }

@@ -287,6 +287,60 @@ Test(sweep, callback_stops_the_sweep) {
   hs_sweep_destroy(sw);
 }
 
+/* --- line 1 records what the rows were computed from ------------------------ */
+
+static void write_text(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  cr_assert(f, "%s", path);
+  fputs(text, f);
+  fclose(f);
+}
+
+static char *header_of(const char *scenario, hs_error *err) {
+  const char *g[] = {"policy.w_e=0,1"};
+  hs_sweep_spec spec = {scenario, NULL, 0, NULL, g, 1, NULL};
+  hs_sweep *sw = hs_sweep_create(&spec, err);
+  cr_assert(sw, "%s", err->msg);
+  char *h = hs_strdup(hs_sweep_header(sw));
+  hs_sweep_destroy(sw);
+  return h;
+}
+
+/* A profile edited between a kill and --resume (a board recalibrated with
+ * hetsim-probe) changes line 1, so rows computed from the old one are refused
+ * instead of being mixed into the results. */
+Test(sweep, header_covers_the_profiles) {
+  char dir[256], scn[300], prof[300];
+  snprintf(dir, sizeof dir, "%s/test_sweep_inputs_%ld", HS_BINARY_DIR, (long)getpid());
+  snprintf(scn, sizeof scn, "%s/s.json", dir);
+  snprintf(prof, sizeof prof, "%s/board.json", dir);
+  cr_assert(hs_mkdir_p(dir, NULL) == HS_OK);
+  hs_error err = {0};
+  char *text = hs_read_file(HS_SOURCE_DIR "/devices/profiles/rpi4.json", NULL, &err);
+  cr_assert(text, "%s", err.msg);
+  write_text(prof, text);
+  write_text(scn, "{\"model_bytes\": 1000, \"rounds\": 1, \"samples_per_round\": 100,\n"
+                  " \"policy\": {\"kind\": \"adaptive\"},\n"
+                  " \"devices\": [{\"name\": \"a\", \"profile\": \"./board.json\"}],\n"
+                  " \"network\": {\"links\": {\"lan\": {\"bandwidth_mbps\": 100}}}}\n");
+  char *h1 = header_of(scn, &err);
+  char *again = header_of(scn, &err);
+  cr_expect_str_eq(h1, again, "same files, same line 1");
+  size_t n = strlen(text);
+  text = hs_realloc(text, n + 2);
+  memcpy(text + n, "\n", 2); /* any change of content */
+  write_text(prof, text);
+  char *h2 = header_of(scn, &err);
+  cr_expect_str_neq(h1, h2, "line 1 ignores the profile: %s", h2);
+  unlink(prof);
+  unlink(scn);
+  rmdir(dir);
+  hs_free(h1);
+  hs_free(again);
+  hs_free(h2);
+  hs_free(text);
+}
+
 /* --- the results file -------------------------------------------------------- */
 
 static char *tmp_path(const char *tag) {
