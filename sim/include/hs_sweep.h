@@ -57,7 +57,7 @@ typedef struct hs_sweep_axis {
 } hs_sweep_axis;
 
 /* "key=v1,v2,..." (values as --set text; none may be empty or contain '"',
- * '|' or a control character) or "key=start:stop:step" (numbers, step != 0,
+ * '|', '#' or a control character) or "key=start:stop:step" (numbers, step != 0,
  * stop included when start + i*step reaches it within 1e-9 steps; value i is
  * start + i*step printed with 15 significant digits, so 0:1:0.1 gives 0.3,
  * not 0.30000000000000004, and whole numbers up to 2^53 in full; a step so

@@ -112,10 +112,13 @@ static hs_status parse_range(hs_sweep_axis *a, const char *val, hs_error *err) {
   return HS_OK;
 }
 
+/* Characters a results row cannot hold: '"' (CSV quoting), '|' (line 1's
+ * separator), '#' (readers told to skip comments, pandas' comment='#' and
+ * gnuplot, would cut the row there) and control characters. */
 static bool bad_char(const char *s, size_t n) {
   for (size_t i = 0; i < n; i++) {
     unsigned char c = (unsigned char)s[i];
-    if (c < 0x20 || c == 0x7f || c == '"' || c == '|') return true;
+    if (c < 0x20 || c == 0x7f || c == '"' || c == '|' || c == '#') return true;
   }
   return false;
 }
@@ -155,7 +158,7 @@ hs_status hs_sweep_axis_parse(const char *spec, hs_sweep_axis *out, hs_error *er
     }
     if (bad_char(p, n)) {
       st = hs_error_set(err, HS_EINVAL,
-                        "--grid %s: a value holds '\"', '|' or a control character (write "
+                        "--grid %s: a value holds '\"', '|', '#' or a control character (write "
                         "strings bare: --grid task=mnist,era5)", out->spec);
       goto fail;
     }

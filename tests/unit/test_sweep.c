@@ -73,6 +73,9 @@ Test(sweep_grid, bad_specs_name_the_spec) {
   expect_bad_axis("policy.w_e", "expected key=");
   expect_bad_axis("=1,2", "expected key=");
   expect_bad_axis("task=\"a\"", "bare");
+  /* pandas.read_csv(f, comment='#'), as the README advises, would cut a row there. */
+  expect_bad_axis("description=run#1,run#2", "'#'");
+  expect_bad_axis("a#b=1", "a CSV header cannot");
   expect_bad_axis("x=1,2,1", "appears twice");
   expect_bad_axis("x=0:1e9:1e-3", "more than");
   expect_bad_axis("x=0:1e300:1e-300", "more than"); /* the count overflows a double */
