@@ -255,6 +255,14 @@ static int cmd_calibrate(int argc, char **argv) {
     return die("--idle-w: --sensor none measures no idle power either: give --idle-w W --idle-w-source TEXT "
                "(not writing a profile)");
 
+  /* What the simulator's loader would refuse, refused before any run. */
+  if (!isnan(o.busy.w) && !isnan(o.idle.w) && o.busy.w < o.idle.w)
+    return die("--busy-w: %g W is below --idle-w %g W: training cannot draw less than idling (the simulator "
+               "refuses such a profile)",
+               o.busy.w, o.idle.w);
+  if ((o.board && !o.board[0]) || (o.cpu && !o.cpu[0]))
+    return die("%s: empty (leave it out to use the detected one)", o.board && !o.board[0] ? "--board" : "--cpu");
+
   probe_sysinfo si;
   probe_sysinfo_read(o.root, &si);
   const char *board = o.board ? o.board : si.board, *cpu = o.cpu ? o.cpu : si.cpu;

@@ -108,6 +108,17 @@ Test(probe_cli, bad_input_is_one_line_and_exit_2) {
   expect_bad(a, "--busy-w: \"200000\" is not a number in [1e-06, 100000]");
   snprintf(a, sizeof a, "calibrate --task mnist --out '%s/p.json' --idle-w 100001", tmp);
   expect_bad(a, "--idle-w");
+  /* estimates the loader would refuse are refused before any run */
+  snprintf(a, sizeof a,
+           "calibrate --task mnist --out '%s/p.json' --sensor none --busy-w 3 --busy-w-source x --idle-w 5 "
+           "--idle-w-source y",
+           tmp);
+  expect_bad(a, "--busy-w: 3 W is below --idle-w 5 W");
+  snprintf(a, sizeof a,
+           "calibrate --task mnist --out '%s/p.json' --sensor none --busy-w 5 --busy-w-source x --idle-w 2 "
+           "--idle-w-source y --board ''",
+           tmp);
+  expect_bad(a, "--board: empty");
   snprintf(a, sizeof a, "calibrate --task cifar --out '%s/p.json'", tmp);
   expect_bad(a, "--task");
   snprintf(a, sizeof a, "calibrate --task mnist --out '%s/p.json' --frobnicate 1", tmp);

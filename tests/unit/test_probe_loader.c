@@ -138,6 +138,13 @@ Test(probe_loader, what_the_harness_check_accepts_the_loader_loads) {
       {"\"threads\": 2", "\"threads\": 4294967296", "tasks.mnist.threads"},
       {"\"runs\": 5", "\"runs\": 2.5", "provenance.runs"},
       {"\"sample_hz\": 10", "\"sample_hz\": 2e9", "provenance.sample_hz"},
+      /* training below idle power: the loader calls it a units mix-up */
+      {"\"busy_w\": 6.5", "\"busy_w\": 2.5", "tasks.mnist.busy_w"},
+      {"\"board\": \"Test Board\"", "\"board\": \"\"", "board"},
+      {"\"cpu\": \"4x Cortex-A72\"", "\"cpu\": \"\"", "cpu"},
+      {"\"arch\": \"aarch64\"", "\"arch\": \"ARM 64\"", "arch"},
+      {"\"mnist\": {", "\"\": {", "tasks."},
+      {"\"date\": \"2026-", "\"date\": \"+026-", "provenance.date"},
   };
   char *a = probe_case_profile_text(tmp, "mnist", "Test Board");
   cr_assert_not_null(a);

@@ -90,8 +90,8 @@ static hs_status pc_prov(const probe_json *p, const char *path, hs_error *err) {
   if (dt && dt->type == PJ_STR) {
     unsigned y = 0, mo = 0, d = 0;
     char tail = 0;
-    if (strlen(dt->str) != 10 || sscanf(dt->str, "%4u-%2u-%2u%c", &y, &mo, &d, &tail) != 3 || mo < 1 || mo > 12 ||
-        d < 1 || d > 31)
+    if (strlen(dt->str) != 10 || strspn(dt->str, "0123456789-") != 10 || dt->str[4] != '-' || dt->str[7] != '-' ||
+        sscanf(dt->str, "%4u-%2u-%2u%c", &y, &mo, &d, &tail) != 3 || mo < 1 || mo > 12 || d < 1 || d > 31)
       return hs_error_set(err, HS_EINVAL, "%s.date: \"%s\" is not YYYY-MM-DD", path, dt->str);
   }
   static const char *const strs[] = {"sensor", "covers", "date", "kernel", "notes"};
@@ -101,7 +101,7 @@ static hs_status pc_prov(const probe_json *p, const char *path, hs_error *err) {
   return st;
 }
 
-static hs_status pc_task(const probe_json *t, const char *path, hs_error *err) {
+static hs_status pc_task(const probe_json *t, const char *path, double idle_w, hs_error *err) {
   static const char *const keys[] = {"tau_s", "tau_cv", "busy_w", "overhead_s", "batch_size", "threads",
                                      "energy_measured", "loss_curve", "provenance", NULL};
   if (t->type != PJ_OBJ) return hs_error_set(err, HS_ETYPE, "%s: must be an object", path);
@@ -113,6 +113,10 @@ static hs_status pc_task(const probe_json *t, const char *path, hs_error *err) {
   if (st == HS_OK) st = pc_num(t, path, "batch_size", false, 1, false, PC_COUNT_MAX, true, err);
   if (st == HS_OK) st = pc_num(t, path, "threads", false, 1, false, PC_COUNT_MAX, true, err);
   if (st != HS_OK) return st;
+  double busy = probe_json_get(t, "busy_w")->num;
+  if (busy < idle_w)
+    return hs_error_set(err, HS_ERANGE, "%s.busy_w: %s W is below idle_w %g W (the loader refuses training below idle)",
+                         path, probe_json_get(t, "busy_w")->str, idle_w);
   const probe_json *e = probe_json_get(t, "energy_measured");
   if (e && e->type != PJ_BOOL) return hs_error_set(err, HS_ETYPE, "%s.energy_measured: must be true or false", path);
   const probe_json *lc = probe_json_get(t, "loss_curve");
@@ -150,6 +154,11 @@ hs_status probe_profile_check(const probe_json *root, hs_error *err) {
   if (st != HS_OK) return st;
   if (strcmp(probe_json_get(root, "format")->str, "hetsim-profile/1") != 0)
     return hs_error_set(err, HS_EUNSUP, "format: \"%s\" is not hetsim-profile/1", probe_json_get(root, "format")->str);
+  for (int k = 1; k < 5; k++)
+    if (!probe_json_get(root, strs[k])->str[0]) return hs_error_set(err, HS_EINVAL, "%s: must not be empty", strs[k]);
+  const char *arch = probe_json_get(root, "arch")->str;
+  if (strspn(arch, "abcdefghijklmnopqrstuvwxyz0123456789_") != strlen(arch))
+    return hs_error_set(err, HS_EINVAL, "arch: \"%s\" is not a uname -m name such as aarch64, riscv64, x86_64", arch);
   const char *name = probe_json_get(root, "name")->str;
   if (!name[0] || name[0] == '.' || strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789._-") != strlen(name))
     return hs_error_set(err, HS_EINVAL, "name: \"%s\" must match [a-z0-9._-]+ and not start with '.'", name);
@@ -161,10 +170,12 @@ hs_status probe_profile_check(const probe_json *root, hs_error *err) {
   const probe_json *t = probe_json_get(root, "tasks");
   if (!t) return hs_error_set(err, HS_EMISSING, "tasks: missing");
   if (t->type != PJ_OBJ || t->n == 0) return hs_error_set(err, HS_ETYPE, "tasks: must be an object with at least one task");
+  double idle_w = probe_json_get(root, "idle_w")->num;
   for (size_t k = 0; k < t->n && st == HS_OK; k++) {
     char path[128];
     snprintf(path, sizeof path, "tasks.%.100s", t->keys[k]);
-    st = pc_task(t->kids[k], path, err);
+    if (!t->keys[k][0]) return hs_error_set(err, HS_EINVAL, "tasks.: a task name must not be empty");
+    st = pc_task(t->kids[k], path, idle_w, err);
   }
   return st;
 }
