@@ -417,8 +417,8 @@ static int plot_sweep(const plot_args *a, plot_job *j) {
   long cz = col_of(t.col, t.ncol, zname);
   if (!rc && (cz <= ci_seeds || cz == ci_front))
     rc = bad("--z %s: not a metric column of %s (e.g. energy_j_mean, makespan_s_median)", zname, pp);
-  if (!rc && hs_mkdir_p(j->out, &(hs_error){0}) != HS_OK)
-    rc = bad("--out %s: cannot create the folder", j->out);
+  hs_error merr = {0};
+  if (!rc && hs_mkdir_p(j->out, &merr) != HS_OK) rc = bad("--out: %s", merr.msg);
   char title[600];
   snprintf(title, sizeof title, "sweep of %s", t.title ? t.title : pp);
 
@@ -837,8 +837,8 @@ int hs_cmd_plot(int argc, char **argv) {
     char *title = run_title(a.source);
     rc = plot_allocation(&a, &j, title, false);
     if (!rc) rc = plot_gantt(&a, &j, title, false);
-    if (!rc && hs_mkdir_p(out, &(hs_error){0}) != HS_OK)
-      rc = bad("--out %s: cannot create the folder", out);
+    hs_error merr = {0};
+    if (!rc && hs_mkdir_p(out, &merr) != HS_OK) rc = bad("--out: %s", merr.msg);
     if (!rc) rc = plot_allocation(&a, &j, title, true);
     if (!rc) rc = plot_gantt(&a, &j, title, true);
     hs_free(title);

@@ -281,11 +281,14 @@ static int sweep_main(int argc, char **argv) {
       char *dir = hs_malloc((size_t)(slash - o.out) + 1);
       memcpy(dir, o.out, (size_t)(slash - o.out));
       dir[slash - o.out] = '\0';
-      hs_mkdir_p(dir, NULL);
+      /* Its own reason (a read-only parent), not open's "No such file". */
+      if (hs_mkdir_p(dir, &err) != HS_OK) rc = cli_bad_input("sweep", err.msg);
       hs_free(dir);
     }
-    f = hs_sweep_file_open(sw, o.out, o.resume, done, &err);
-    if (!f) rc = cli_bad_input("sweep", err.msg);
+    if (!rc) {
+      f = hs_sweep_file_open(sw, o.out, o.resume, done, &err);
+      if (!f) rc = cli_bad_input("sweep", err.msg);
+    }
     for (size_t r = 0; r < nrows; r++)
       if (!done[r]) todo[ntodo++] = r;
   }
