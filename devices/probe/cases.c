@@ -551,6 +551,44 @@ static bool c_meter_window(const char *tmp, char *why, size_t cap) {
   return true;
 }
 
+static bool c_meter_log_being_written(const char *tmp, char *why, size_t cap) {
+  /* The logger is still appending: the file ends inside a line ("1012," or a
+   * time cut to "10"). That line is not data yet; the rows before it are. */
+  static const char *const torn[] = {"1012,", "10", "1011.5,1"};
+  for (size_t k = 0; k < sizeof torn / sizeof *torn; k++) {
+    char *text = probe_xasprintf("time_s,power_w\n1000,10\n1004,14\n1010,20\n%s", torn[k]);
+    probe_put(tmp, "live.csv", text);
+    free(text);
+    char *p = cs_path(tmp, "live.csv");
+    char *spec = probe_xasprintf("meter:%s", p);
+    probe_sensor s;
+    probe_sensor_cfg cfg = {tmp, NULL, NULL, 0};
+    hs_error e = {HS_OK, ""};
+    hs_status st = probe_sensor_open(spec, &cfg, &s, &e);
+    double j = 0;
+    hs_status w = st == HS_OK ? s.type->window(s.state, 1002, 1008, &j, &e) : st;
+    if (st == HS_OK) probe_sensor_close(&s);
+    free(p);
+    free(spec);
+    CHECK(w == HS_OK && NEAR(j, 90.0, 1e-9), "torn last line \"%s\": %g J (want 90): %s", torn[k], j, e.msg);
+  }
+  /* a complete line that is wrong is still an error, with its line */
+  probe_put(tmp, "live.csv", "time_s,power_w\n1000,10\n1004,x\n1010,20\n");
+  char *p = cs_path(tmp, "live.csv");
+  char *spec = probe_xasprintf("meter:%s", p);
+  probe_sensor s;
+  probe_sensor_cfg cfg = {tmp, NULL, NULL, 0};
+  hs_error e = {HS_OK, ""};
+  hs_status st = probe_sensor_open(spec, &cfg, &s, &e);
+  double j = 0;
+  hs_status w = st == HS_OK ? s.type->window(s.state, 1002, 1008, &j, &e) : st;
+  if (st == HS_OK) probe_sensor_close(&s);
+  free(p);
+  free(spec);
+  CHECK(w == HS_EPARSE && strstr(e.msg, "live.csv") && strstr(e.msg, "line 3"), "bad row: %d \"%s\"", w, e.msg);
+  return true;
+}
+
 static bool c_sensor_spec(const char *tmp, char *why, size_t cap) {
   probe_sensor s;
   probe_sensor_cfg cfg = {tmp, NULL, "false", 0};
@@ -876,6 +914,7 @@ static const probe_case CASES[] = {
     {"sensor", "hwmon_index_changed", c_hwmon_index_changed},
     {"sensor", "pmic", c_pmic},
     {"sensor", "meter_window", c_meter_window},
+    {"sensor", "meter_log_being_written", c_meter_log_being_written},
     {"sensor", "spec", c_sensor_spec},
     {"sampler", "power", c_sampler_power},
     {"sampler", "counter", c_sampler_counter},

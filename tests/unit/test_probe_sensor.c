@@ -25,4 +25,6 @@ Test(probe_sensor, pmic) { run_case("sensor", "pmic"); }
 
 Test(probe_sensor, meter_window) { run_case("sensor", "meter_window"); }
 
+Test(probe_sensor, meter_log_being_written) { run_case("sensor", "meter_log_being_written"); }
+
 Test(probe_sensor, spec) { run_case("sensor", "spec"); }

@@ -7,7 +7,10 @@
  * Invariant: timestamps strictly increase (checked, with the line). The log
  * must cover the window: a gap at either end is an error that tells how far
  * off the clocks are, never a silent extrapolation. The file is re-read per
- * window because the meter may still be appending to it. O(rows) per window. */
+ * window because the meter may still be appending to it, so a last line
+ * without its newline is one the logger has not finished writing and is left
+ * out (a cut "4.53" would read as 4, a cut time as going backwards). O(rows)
+ * per window. */
 #include "probe.h"
 
 #include <stdio.h>
@@ -21,8 +24,20 @@ typedef struct {
 } meter_state;
 
 static hs_status meter_load(const meter_state *s, probe_table *t, int *ct, int *cp, hs_error *err) {
-  hs_status st = probe_csv_load(s->path, t, err);
+  unsigned char *buf = NULL;
+  size_t len = 0;
+  memset(t, 0, sizeof *t);
+  hs_status st = probe_read_file(s->path, &buf, &len, err);
   if (st != HS_OK) return st;
+  size_t keep = len;
+  while (keep > 0 && buf[keep - 1] != '\n') keep--;
+  if (keep > 0) len = keep; /* drop a line still being written (the header alone is never cut) */
+  st = probe_csv_parse((const char *)buf, len, t, err);
+  free(buf);
+  if (st != HS_OK) {
+    hs_error_prefix(err, "%s", s->path);
+    return st;
+  }
   *ct = probe_table_col(t, "time_s");
   *cp = probe_table_col(t, "power_w");
   if (*ct < 0 || *cp < 0) {
