@@ -95,10 +95,13 @@ static const char *shown(const char *text, char *buf, size_t cap) {
   size_t i = 0;
   for (; text[i] && i + 4 < cap; i++)
     buf[i] = (unsigned char)text[i] < 0x20 || text[i] == 0x7f ? '?' : text[i];
-  if (text[i])
+  if (text[i]) {
+    /* Cut before a UTF-8 character, not inside one. */
+    while (i > 0 && ((unsigned char)text[i] & 0xc0) == 0x80) i--;
     memcpy(buf + i, "...", 4);
-  else
+  } else {
     buf[i] = '\0';
+  }
   return buf;
 }
 

@@ -239,6 +239,13 @@ Test(scenario, policy_values_go_through_the_policies_library) {
   key[3007] = '\0';
   hs_override e[] = {SET(key, "1")};
   expect_fail(BASE, e, 1, HS_EKEY, "unknown policy key (keys of \"equal\"", NULL);
+  /* Quoted text is cut before a character, never inside one ("é" is 2 bytes). */
+  char ukey[400] = "x";
+  for (int i = 0; i < 150; i++) strcat(ukey, "\xc3\xa9");
+  hs_override u[] = {SET(ukey, "1")};
+  hs_error uerr = {0};
+  cr_assert_null(parse(BASE, u, 1, &uerr));
+  cr_expect(strstr(uerr.msg, "\xc3\xa9...") != NULL, "cut inside a character: %s", uerr.msg);
 }
 
 Test(scenario, profiles_resolved_and_checked) {
