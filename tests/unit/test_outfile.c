@@ -74,6 +74,8 @@ Test(outfile, errors_name_the_path, .init = setup) {
   cr_assert_null(hs_read_file("/nonexistent/hs/file.json", NULL, &err));
   cr_assert_eq(err.status, HS_ENOENT);
   cr_assert(strstr(err.msg, "/nonexistent/hs/file.json") != NULL);
+  cr_assert_null(hs_read_file(dir, NULL, &err));
+  cr_assert(strstr(err.msg, "is a folder") != NULL, "%s", err.msg);
   cr_assert_null(hs_outfile_open("/nonexistent/hs/out.csv", &err));
   cr_assert(strstr(err.msg, "/nonexistent/hs/out.csv") != NULL);
   char file[512];
