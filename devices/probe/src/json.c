@@ -193,6 +193,41 @@ static probe_json *jp_number(jp *p) {
   return j;
 }
 
+/* Duplicate keys: each key is compared with the earlier ones while an object
+ * is small (profiles hold a dozen keys per object); past JP_SCAN_MAX keys the
+ * check waits for the closing brace and sorts (key, offset) pairs once, so a
+ * hostile file of 10^5 keys costs milliseconds instead of the 18 s of a
+ * quadratic scan. Either way the reported duplicate is the first repeat in
+ * file order, at its offset. */
+#define JP_SCAN_MAX 32
+
+typedef struct {
+  const char *key;
+  size_t at;
+} jp_keyat;
+
+static int jp_keyat_cmp(const void *a, const void *b) {
+  const jp_keyat *x = a, *y = b;
+  int c = strcmp(x->key, y->key);
+  return c ? c : (x->at > y->at) - (x->at < y->at);
+}
+
+/* Offset of the first repeated key of obj (key offsets in `at`), or SIZE_MAX:
+ * after sorting by (key, offset), the second entry of each run of equal keys
+ * is that key's first repeat; the earliest of those wins. */
+static size_t jp_first_repeat(const probe_json *obj, const size_t *at) {
+  jp_keyat *v = hs_malloc(obj->n * sizeof *v);
+  for (size_t k = 0; k < obj->n; k++) v[k] = (jp_keyat){obj->keys[k], at[k]};
+  qsort(v, obj->n, sizeof *v, jp_keyat_cmp);
+  size_t first = SIZE_MAX;
+  for (size_t k = 1; k < obj->n; k++) {
+    bool second = strcmp(v[k].key, v[k - 1].key) == 0 && (k == 1 || strcmp(v[k - 1].key, v[k - 2].key) != 0);
+    if (second && v[k].at < first) first = v[k].at;
+  }
+  free(v);
+  return first;
+}
+
 static probe_json *jp_value(jp *p, int depth) {
   jp_ws(p);
   if (p->i >= p->n) return jp_fail(p, "unexpected end of input");
@@ -207,39 +242,41 @@ static probe_json *jp_value(jp *p, int depth) {
       p->i++;
       return j;
     }
+    size_t *offs = NULL, noffs = 0, ocap = 0; /* every key's offset (objects) */
     for (;;) {
       char *key = NULL;
       jp_ws(p);
       if (obj) {
         if (p->i >= p->n || p->s[p->i] != '"') {
-          probe_json_destroy(j);
-          return jp_fail(p, "expected a string key");
+          jp_fail(p, "expected a string key");
+          goto bad;
         }
         size_t at = p->i;
         key = jp_string(p);
-        if (!key) {
-          probe_json_destroy(j);
-          return NULL;
-        }
-        if (probe_json_get(j, key)) {
+        if (!key) goto bad;
+        if (j->n < JP_SCAN_MAX && probe_json_get(j, key)) {
           free(key);
-          probe_json_destroy(j);
           p->i = at;
-          return jp_fail(p, "duplicate key");
+          jp_fail(p, "duplicate key");
+          goto bad;
         }
+        if (noffs == ocap) {
+          ocap = ocap ? 2 * ocap : 16;
+          offs = hs_realloc(offs, ocap * sizeof *offs);
+        }
+        offs[noffs++] = at;
         jp_ws(p);
         if (p->i >= p->n || p->s[p->i] != ':') {
           free(key);
-          probe_json_destroy(j);
-          return jp_fail(p, "expected ':'");
+          jp_fail(p, "expected ':'");
+          goto bad;
         }
         p->i++;
       }
       probe_json *v = jp_value(p, depth + 1);
       if (!v) {
         free(key);
-        probe_json_destroy(j);
-        return NULL;
+        goto bad;
       }
       jp_add(j, key, v);
       jp_ws(p);
@@ -247,18 +284,30 @@ static probe_json *jp_value(jp *p, int depth) {
         p->i++;
         jp_ws(p);
         if (p->i < p->n && p->s[p->i] == (obj ? '}' : ']')) {
-          probe_json_destroy(j);
-          return jp_fail(p, "trailing comma");
+          jp_fail(p, "trailing comma");
+          goto bad;
         }
         continue;
       }
       if (p->i < p->n && p->s[p->i] == (obj ? '}' : ']')) {
-        p->i++;
+        size_t end = p->i + 1;
+        size_t rep = obj && j->n > JP_SCAN_MAX ? jp_first_repeat(j, offs) : SIZE_MAX;
+        if (rep != SIZE_MAX) {
+          p->i = rep;
+          jp_fail(p, "duplicate key");
+          goto bad;
+        }
+        p->i = end;
+        free(offs);
         return j;
       }
-      probe_json_destroy(j);
-      return jp_fail(p, obj ? "expected ',' or '}'" : "expected ',' or ']'");
+      jp_fail(p, obj ? "expected ',' or '}'" : "expected ',' or ']'");
+      goto bad;
     }
+  bad:
+    free(offs);
+    probe_json_destroy(j);
+    return NULL;
   }
   if (c == '"') {
     char *s = jp_string(p);
