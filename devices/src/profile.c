@@ -364,6 +364,31 @@ static hs_status check_task(const dev_ctx *c, const cJSON *v, const char *path, 
   return HS_OK;
 }
 
+typedef struct dev_name_at {
+  const char *name;
+  size_t pos;
+} dev_name_at;
+
+static int dev_name_at_cmp(const void *a, const void *b) {
+  const dev_name_at *x = a, *y = b;
+  int k = strcmp(x->name, y->name);
+  return k ? k : (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+/* repeat[i] = 1 when task i has the name of an earlier task: one sort, since a
+ * scan per task was quadratic (45 s for a 6 MB profile of 10^5 tasks). */
+static unsigned char *task_repeats(const cJSON *tasks, size_t n) {
+  dev_name_at *v = hs_calloc(n, sizeof *v);
+  size_t i = 0;
+  for (const cJSON *t = tasks->child; t; t = t->next, i++) v[i] = (dev_name_at){t->string, i};
+  qsort(v, n, sizeof *v, dev_name_at_cmp);
+  unsigned char *repeat = hs_calloc(n, 1);
+  for (i = 1; i < n; i++)
+    if (strcmp(v[i].name, v[i - 1].name) == 0) repeat[v[i].pos] = 1;
+  hs_free(v);
+  return repeat;
+}
+
 static hs_status check_profile(const dev_ctx *c, const cJSON *root, hs_profile *p) {
   static const char *const keys[] = {"format", "name",   "board",      "arch", "cpu",
                                      "idle_w", "comm_w", "provenance", "tasks", NULL};
@@ -406,16 +431,21 @@ static hs_status check_profile(const dev_ctx *c, const cJSON *root, hs_profile *
   p->ntasks = n;
   size_t i = 0;
   char sub[DEV_PATH_MAX];
-  for (const cJSON *t = m->child; t; t = t->next, i++) {
+  unsigned char *repeat = task_repeats(m, n);
+  for (const cJSON *t = m->child; t && st == HS_OK; t = t->next, i++) {
     join(sub, "tasks", t->string);
-    if (!t->string[0]) return fail(c, HS_EINVAL, sub, "task name must not be empty");
-    for (const cJSON *u = m->child; u != t; u = u->next)
-      if (strcmp(u->string, t->string) == 0) return fail(c, HS_EKEY, sub, "duplicate task");
-    p->own[i].name = hs_strdup(t->string);
-    p->tasks[i].task = p->own[i].name;
-    if ((st = check_task(c, t, sub, p->idle_w, p->prov_kind, &p->own[i], &p->tasks[i]))) return st;
+    if (!t->string[0]) {
+      st = fail(c, HS_EINVAL, sub, "task name must not be empty");
+    } else if (repeat[i]) {
+      st = fail(c, HS_EKEY, sub, "duplicate task");
+    } else {
+      p->own[i].name = hs_strdup(t->string);
+      p->tasks[i].task = p->own[i].name;
+      st = check_task(c, t, sub, p->idle_w, p->prov_kind, &p->own[i], &p->tasks[i]);
+    }
   }
-  return HS_OK;
+  hs_free(repeat);
+  return st;
 }
 
 /* Line and column (1-based) of byte offset `at` in text, for parse errors. */

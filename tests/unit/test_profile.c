@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "hs_alloc.h"
 #include "hs_profile.h"
@@ -464,4 +465,55 @@ Test(profile, sampler_known_answers) {
     cr_assert_eq(got, want, "draw %d: %.17g vs formula %.17g", i, got, want);
     cr_assert(fabs(got - pinned[i]) <= 1e-12 * pinned[i], "draw %d: %.17g vs pinned %.17g", i, got, pinned[i]);
   }
+}
+
+/* BASE's tasks followed by n generated ones named t0..t(n-1), then `tail`. */
+static char *many_tasks(size_t n, const char *tail) {
+  const char *at = strstr(BASE, "\"mnist\": {");
+  cr_assert_not_null(at);
+  size_t pre = (size_t)(at - BASE), cap = pre + 80 * n + strlen(BASE) + strlen(tail) + 64, len = pre;
+  char *s = hs_malloc(cap);
+  memcpy(s, BASE, pre);
+  for (size_t i = 0; i < n; i++)
+    len += (size_t)snprintf(s + len, cap - len,
+                            "\"t%zu\": {\"tau_s\": 1, \"tau_cv\": 0, \"busy_w\": 9, \"overhead_s\": 0},\n", i);
+  len += (size_t)snprintf(s + len, cap - len, "%s", tail);
+  snprintf(s + len, cap - len, "%s", at);
+  return s;
+}
+
+/* Each task name was compared with every earlier one: a 6 MB profile of 10^5
+ * tasks (well under the 16 MiB cap) took 45 s to load. */
+Test(profile, many_tasks_load_in_n_log_n) {
+  char *text = many_tasks(100000, "");
+  hs_error err = {0};
+  struct timespec a, b;
+  clock_gettime(CLOCK_MONOTONIC, &a);
+  hs_profile *p = hs_profile_parse(text, "many.json", &err);
+  clock_gettime(CLOCK_MONOTONIC, &b);
+  cr_assert_not_null(p, "%s", err.msg);
+  cr_expect_eq(hs_profile_task_count(p), 100002);
+  cr_expect_not_null(hs_profile_task(p, "t99999"));
+  double secs = (double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec);
+  cr_expect(secs < 5.0, "100000 tasks took %.1f s", secs);
+  hs_profile_destroy(p);
+  hs_free(text);
+}
+
+Test(profile, duplicate_among_many_tasks_is_the_first_repeat) {
+  /* t150 repeats before t20 does, and an invalid task after both is not
+   * reached: errors come in file order */
+  char *text = many_tasks(200, "\"t150\": {\"tau_s\": 1, \"tau_cv\": 0, \"busy_w\": 9, \"overhead_s\": 0},\n"
+                               "\"t20\": {\"tau_s\": 1, \"tau_cv\": 0, \"busy_w\": 9, \"overhead_s\": 0},\n"
+                               "\"bad\": {\"tau_s\": -1, \"tau_cv\": 0, \"busy_w\": 9, \"overhead_s\": 0},\n");
+  hs_error err = {0};
+  cr_expect_null(hs_profile_parse(text, "bad.json", &err));
+  cr_expect(strstr(err.msg, "bad.json: tasks.t150: duplicate task"), "%s", err.msg);
+  hs_free(text);
+  /* and a task that is invalid before any repeat is reported first */
+  text = many_tasks(200, "\"bad\": {\"tau_s\": -1, \"tau_cv\": 0, \"busy_w\": 9, \"overhead_s\": 0},\n"
+                         "\"t150\": {\"tau_s\": 1, \"tau_cv\": 0, \"busy_w\": 9, \"overhead_s\": 0},\n");
+  cr_expect_null(hs_profile_parse(text, "bad.json", &err));
+  cr_expect(strstr(err.msg, "bad.json: tasks.bad.tau_s"), "%s", err.msg);
+  hs_free(text);
 }
