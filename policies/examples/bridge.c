@@ -14,6 +14,7 @@
  * rejected unless the whole token is consumed. */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +81,7 @@ int main(int argc, char **argv) {
   gsl_set_error_handler_off();
   const char *policy = NULL;
   unsigned long long n = 0, budget = 0;
+  bool have_budget = false;
   int nset = 0;
   char **sets = hs_calloc((size_t)argc, sizeof *sets);
   for (int i = 1; i < argc; i++) {
@@ -106,6 +108,7 @@ int main(int argc, char **argv) {
         hs_free(sets);
         return bad("--budget: \"%s\" is not a non-negative integer%s", v, "");
       }
+      have_budget = true;
     } else if (!strcmp(a, "--set")) {
       sets[nset++] = argv[i];
     } else {
@@ -113,9 +116,9 @@ int main(int argc, char **argv) {
       return bad("%s: unknown option (see --help)%s", a, "");
     }
   }
-  if (!policy || !n) {
+  if (!policy || !n || !have_budget) {
     hs_free(sets);
-    return bad("--policy and --participants are required (see --help)%s%s", "", "");
+    return bad("--policy, --participants and --budget are required (see --help)%s%s", "", "");
   }
   hs_error err = {0};
   hs_policy_config cfg;

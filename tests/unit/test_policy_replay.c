@@ -372,6 +372,8 @@ Test(policy_bridge, bad_options_are_one_line_and_exit_2) {
       {"--policy 'time\nonly' --participants 2 --budget 10", "no policy \"time only\""},
       {"--policy time-only --participants 2 --budget 9007199254740993", "more than 2^53"},
       {"--policy time-only --participants ' 2' --budget 10", "--participants"},
+      /* a forgotten --budget was 0: ema-batch then answered 0 0 to every line */
+      {"--policy ema-batch --participants 2", "--budget"},
   };
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
     char cmd[1024];
