@@ -46,7 +46,9 @@ struct pol_oort {
   unsigned char *exploited; /* picked by exploitation in the last selection */
   unsigned char *picked;
   double *score;
-  double *hist;        /* exploitation utility per round, ring of 2W */
+  double *hist;        /* exploitation utility per round, ring of 2W; it grows
+                          with the rounds run (2W may be 2^33 entries) */
+  uint64_t hist_cap;
   pol_rem *cand;
   double *uncert;      /* uncert[j-1] = sqrt(0.1 ln(r+1) / j) when stamp[j-1] == r */
   uint64_t *stamp;
@@ -70,7 +72,6 @@ hs_status pol_oort_create(hs_controller *c, hs_error *err) {
   o->exploited = hs_calloc(c->n, sizeof *o->exploited);
   o->picked = hs_calloc(c->n, sizeof *o->picked);
   o->score = hs_calloc(c->n, sizeof *o->score);
-  o->hist = hs_calloc(2 * (size_t)c->cfg.oort_pacer_window, sizeof *o->hist);
   o->cand = hs_calloc(c->n, sizeof *o->cand);
   c->oort = o;
   return HS_OK;
@@ -124,6 +125,13 @@ void pol_oort_update(hs_controller *c, const hs_telemetry *t) {
       nexp++;
       usum += o->util[i];
     }
+  }
+  if (r <= 2 * w && r > o->hist_cap) { /* rounds below 2W index the ring directly */
+    uint64_t cap = o->hist_cap ? 2 * o->hist_cap : 64;
+    if (cap > 2 * w) cap = 2 * w;
+    o->hist = hs_reallocarray(o->hist, (size_t)cap, sizeof *o->hist);
+    memset(o->hist + o->hist_cap, 0, (size_t)(cap - o->hist_cap) * sizeof *o->hist);
+    o->hist_cap = cap;
   }
   o->hist[(r - 1) % (2 * w)] = exploit_util;
 

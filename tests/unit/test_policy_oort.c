@@ -135,3 +135,21 @@ Test(policy_oort, rejects_groups_and_a_budget_below_k_floors) {
   cr_expect_not_null(ok, "%s", err.msg);
   hs_controller_destroy(ok);
 }
+
+Test(policy_oort, a_huge_pacer_window_costs_no_memory_up_front) {
+  /* oort_pacer_window accepts any uint32 >= 1; the ring of 2W utilities was
+   * allocated whole at creation: 64 GiB for 2^32-1, an out-of-memory abort
+   * for a value the config accepts. It now grows with the rounds run. */
+  hs_policy_config cfg;
+  hs_error err = {0};
+  cr_assert_eq(hs_policy_config_init(&cfg, "oort", &err), HS_OK);
+  cr_assert_eq(hs_policy_config_set(&cfg, "oort_pacer_window", "4294967295", &err), HS_OK);
+  cr_assert_eq(hs_policy_config_set(&cfg, "oort_k", "2", &err), HS_OK);
+  hs_controller *c = hs_controller_create(&cfg, 4, NULL, 100, &err);
+  cr_assert_not_null(c, "%s", err.msg);
+  double tau[4] = {0.01, 0.02, 0.04, 0.08};
+  for (int r = 0; r < 50; r++) run_round(c, tau, 4, NULL);
+  const uint64_t *a = hs_controller_allocation(c);
+  cr_expect_eq(a[0] + a[1] + a[2] + a[3], 100);
+  hs_controller_destroy(c);
+}
