@@ -239,10 +239,16 @@ hs_status probe_gunzip(const unsigned char *in, size_t inlen, size_t max_out,
   s->inlen = inlen;
   s->pos = pos;
   s->max_out = max_out;
-  /* Preallocate from ISIZE (the last 4 bytes) when plausible. */
+  /* Preallocate from ISIZE (the last 4 bytes) or max_out, but never more than
+   * a few times the input: in a truncated or corrupt file those bytes are
+   * arbitrary, and a 2 GiB guess aborted on a 1 GiB board before the decoder
+   * could say the data ends early. Real data (IDX about 2:1) fits the bound;
+   * anything larger grows geometrically. */
   size_t isize = in[inlen - 4] | (size_t)in[inlen - 3] << 8 | (size_t)in[inlen - 2] << 16 |
                  (size_t)in[inlen - 1] << 24;
   size_t want = max_out ? max_out : isize;
+  size_t bound = inlen < ((size_t)1 << 27) ? 8 * inlen + 65536 : ((size_t)1 << 30);
+  if (want > bound) want = bound;
   if (want > 0 && want < ((size_t)1 << 31)) {
     s->outcap = want;
     s->out = hs_malloc(want);
