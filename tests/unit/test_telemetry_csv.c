@@ -61,6 +61,24 @@ Test(telemetry_csv, whitespace_lines_and_subnormal_values) {
             err.msg);
 }
 
+Test(telemetry_csv, too_large_integers_say_so) {
+  /* they are non-negative integers, just too large: the message said otherwise */
+  hs_error err = {0};
+  cr_expect_null(parse(HDR "18446744073709551616,a,1,1,1\n", &err));
+  cr_expect(strstr(err.msg, "t.csv: line 2: round: 18446744073709551616 is too large (at most "
+                            "18446744073709551615)"),
+            "%s", err.msg);
+  cr_expect_null(parse(HDR "0,a,1,1,9223372036854775808\n", &err));
+  cr_expect(strstr(err.msg, "t.csv: line 2: samples: 9223372036854775808 is too large (at most "
+                            "9223372036854775807)"),
+            "%s", err.msg);
+  hs_telemetry_csv *t = parse(HDR "18446744073709551615,a,1,1,9223372036854775807\n", &err);
+  cr_assert_not_null(t, "%s", err.msg);
+  cr_expect_eq(t->rounds[0], UINT64_MAX);
+  cr_expect_eq(t->samples[0], INT64_MAX);
+  hs_telemetry_csv_destroy(t);
+}
+
 Test(telemetry_csv, errors_name_line_and_field) {
   struct {
     const char *text, *want;

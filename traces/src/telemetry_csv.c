@@ -35,15 +35,16 @@ void hs_telemetry_csv_destroy(hs_telemetry_csv *t) {
   hs_free(t);
 }
 
-static bool parse_u64(const char *s, uint64_t *out) {
-  if (!*s) return false;
+/* 1: ok; 0: not a non-negative integer; -1: digits only, but above UINT64_MAX. */
+static int parse_u64(const char *s, uint64_t *out) {
+  if (!*s) return 0;
   for (const char *p = s; *p; p++)
-    if (!isdigit((unsigned char)*p)) return false;
+    if (!isdigit((unsigned char)*p)) return 0;
   errno = 0;
   unsigned long long v = strtoull(s, NULL, 10);
-  if (errno == ERANGE) return false;
+  if (errno == ERANGE) return -1;
   *out = v;
-  return true;
+  return 1;
 }
 
 static bool parse_double(const char *s, double *out) {
@@ -150,9 +151,14 @@ hs_telemetry_csv *hs_telemetry_csv_parse(const char *text, size_t len, const cha
     }
     uint64_t round, samples;
     double ts, ej;
-    if (!parse_u64(f[0], &round)) {
-      hs_error_set(err, HS_EPARSE, "%s: line %lu: round: \"%s\" is not a non-negative integer",
-                   name, lineno, f[0]);
+    int ok = parse_u64(f[0], &round);
+    if (ok <= 0) {
+      if (ok < 0)
+        hs_error_set(err, HS_ERANGE, "%s: line %lu: round: %s is too large (at most %llu)", name,
+                     lineno, f[0], (unsigned long long)UINT64_MAX);
+      else
+        hs_error_set(err, HS_EPARSE, "%s: line %lu: round: \"%s\" is not a non-negative integer",
+                     name, lineno, f[0]);
       goto fail;
     }
     if (!f[1][0] || strchr(f[1], '"')) {
@@ -173,9 +179,15 @@ hs_telemetry_csv *hs_telemetry_csv_parse(const char *text, size_t len, const cha
         goto fail;
       }
     }
-    if (!parse_u64(f[4], &samples) || samples > INT64_MAX) {
-      hs_error_set(err, HS_EPARSE, "%s: line %lu: samples: \"%s\" is not a non-negative integer",
-                   name, lineno, f[4]);
+    ok = parse_u64(f[4], &samples);
+    if (ok <= 0 || samples > INT64_MAX) {
+      if (ok != 0)
+        hs_error_set(err, HS_ERANGE, "%s: line %lu: samples: %s is too large (at most %lld)", name,
+                     lineno, f[4], (long long)INT64_MAX);
+      else
+        hs_error_set(err, HS_EPARSE,
+                     "%s: line %lu: samples: \"%s\" is not a non-negative integer", name, lineno,
+                     f[4]);
       goto fail;
     }
     /* round structure */
