@@ -182,7 +182,7 @@ static hs_status parse_value(const key_def *k, const char *text, void *dst, hs_e
   errno = 0;
   if (k->type == KT_DOUBLE) {
     double v = strtod(text, &end);
-    if (*end || end == text || !isfinite(v) || errno == ERANGE)
+    if (*end || end == text || !isfinite(v)) /* ERANGE alone: a subnormal, still a number */
       return hs_error_set(err, HS_EINVAL, "%s: \"%s\" is not a finite number", k->name, text);
     if (v < k->lo || (k->lo_open && v == k->lo) || v > k->hi || (k->hi_open && v == k->hi))
       return range_error(k, text, err);

@@ -418,3 +418,16 @@ Test(policy, median_of_two_huge_costs_does_not_overflow) {
   expect_alloc(ctl, (uint64_t[]){1, 1, 1, 397}, 4);
   hs_controller_destroy(ctl);
 }
+
+Test(policy_config, subnormal_values_are_numbers) {
+  /* strtod reports ERANGE for 1e-310 though it is a finite number; the key
+   * was refused as "not a finite number" */
+  hs_policy_config c = cfg_of("adaptive");
+  hs_error err = {0};
+  cr_expect_eq(hs_policy_config_set(&c, "deadband", "1e-310", &err), HS_OK, "%s", err.msg);
+  cr_expect_eq(c.deadband, 1e-310);
+  cr_expect_eq(hs_policy_config_set(&c, "w_e", "4.9e-324", &err), HS_OK, "%s", err.msg);
+  cr_expect_eq(c.w_e, 4.9e-324);
+  cr_expect_eq(hs_policy_config_set(&c, "deadband", "1e999", &err), HS_EINVAL);
+  cr_expect(strstr(err.msg, "deadband: \"1e999\" is not a finite number"), "%s", err.msg);
+}
