@@ -93,6 +93,15 @@ void pol_oort_destroy(hs_controller *c) {
   c->oort = NULL;
 }
 
+/* (T_pref/d)^alpha. Integer exponents (the default is 2) by multiplication:
+ * exact, and pow() was an eighth of an update at 10^6 participants. */
+static double penalty(double x, double alpha) {
+  if (alpha == 2.0) return x * x;
+  if (alpha == 1.0) return x;
+  if (alpha == 3.0) return x * x * x;
+  return pow(x, alpha);
+}
+
 static void pacer(hs_controller *c, pol_oort *o) {
   uint64_t w = c->cfg.oort_pacer_window, r = o->round;
   if (r < 2 * w || r % w != 0 || o->t_pref <= 0) return;
@@ -182,7 +191,7 @@ void pol_oort_update(hs_controller *c, const hs_telemetry *t) {
       o->stamp[last - 1] = r;
     }
     double sc = o->util[i] / umean + o->uncert[last - 1];
-    if (o->t_pref > 0 && d > o->t_pref) sc *= pow(o->t_pref / d, c->cfg.oort_alpha);
+    if (o->t_pref > 0 && d > o->t_pref) sc *= penalty(o->t_pref / d, c->cfg.oort_alpha);
     o->score[i] = sc > 1e-300 ? sc : 1e-300;
     o->cand[m++] = (pol_rem){o->score[i], (uint32_t)i};
   }
