@@ -189,6 +189,17 @@ static FILE *tmp_file(plot_job *j, const char *name) {
   return f;
 }
 
+/* Close a figure's data files: `a`, and `b` when `two`. A NULL file is one
+ * that failed to open. False, after the one-line message, if any open or
+ * close failed. */
+static bool close_data(const plot_job *j, FILE *a, FILE *b, bool two) {
+  bool ok = a != NULL && (!two || b != NULL);
+  if (a) ok &= fclose(a) == 0;
+  if (b) ok &= fclose(b) == 0;
+  if (!ok) fprintf(stderr, "hetsim plot: %s: cannot write temporary files\n", j->tmp);
+  return ok;
+}
+
 static void remove_tmp(plot_job *j) {
   static const char *const names[] = {"data.dat", "front.dat", "bounds.dat", "script.gp"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
@@ -448,11 +459,7 @@ static int plot_sweep(const plot_args *a, plot_job *j) {
     for (size_t i = 0; fr && i < nf; i++) fprintf(fr, "%.10g %.10g\n", fx[i], fy[i]);
     hs_free(fx);
     hs_free(fy);
-    bool ok = d && fr;
-    if (d) ok &= fclose(d) == 0;
-    if (fr) ok &= fclose(fr) == 0;
-    if (!ok) {
-      fprintf(stderr, "hetsim plot: %s: cannot write temporary files\n", j->tmp);
+    if (!close_data(j, d, fr, true)) {
       rc = 1;
     } else {
       vbuf v;
@@ -505,8 +512,7 @@ static int plot_sweep(const plot_args *a, plot_job *j) {
     }
     hs_free(sum);
     hs_free(cnt);
-    if (!d || fclose(d) != 0) {
-      fprintf(stderr, "hetsim plot: %s: cannot write temporary files\n", j->tmp);
+    if (!close_data(j, d, NULL, false)) {
       rc = 1;
     } else {
       vbuf v;
@@ -595,8 +601,7 @@ static int plot_allocation(const plot_args *a, plot_job *j, const char *title, b
         if (!strcmp(t.row[r][cd], dev.v[k])) fprintf(d, "%s %s\n", t.row[r][cr], t.row[r][cs]);
       fputs("\n\n", d);
     }
-    if (!d || fclose(d) != 0) {
-      fprintf(stderr, "hetsim plot: %s: cannot write temporary files\n", j->tmp);
+    if (!close_data(j, d, NULL, false)) {
       rc = 1;
     } else {
       vbuf v;
@@ -722,11 +727,7 @@ static int plot_gantt(const plot_args *a, plot_job *j, const char *title, bool d
   for (long r = r0; b && r <= r1; r++)
     fprintf(b, "%s -0.6 0 %zu\n", rt.row[r][cs], ndev);
   if (b) fprintf(b, "%.9g -0.6 0 %zu\n", t1, ndev);
-  bool ok = d && b;
-  if (d) ok &= fclose(d) == 0;
-  if (b) ok &= fclose(b) == 0;
-  if (!ok) {
-    fprintf(stderr, "hetsim plot: %s: cannot write temporary files\n", j->tmp);
+  if (!close_data(j, d, b, true)) {
     rc = 1;
   } else {
     vbuf v;
