@@ -107,11 +107,15 @@ static void round_begin(sim_run *r) {
   r->regime->start_round(r);
 }
 
-static double noisy(sim_run *r, size_t i, double x, double sd) {
-  if (sd <= 0) return x;
+/* Measurement noise: x times a lognormal factor with mean 1 and coefficient
+ * of variation `cv`. Lognormal, not 1 + N(0, cv): a reading is never zero or
+ * negative, which the controller would rightly reject for a device that
+ * trained samples (with cv = 1 a normal factor is <= 0 one time in six). */
+static double noisy(sim_run *r, size_t i, double x, double cv) {
+  if (cv <= 0) return x;
   hs_rng_gsl_retarget(r->gsl, &r->dev[i].rng_telemetry);
-  double f = 1.0 + gsl_ran_gaussian(r->gsl, sd);
-  return f > 0 ? x * f : 0.0;
+  double s2 = log1p(cv * cv);
+  return x * exp(sqrt(s2) * gsl_ran_ugaussian(r->gsl) - 0.5 * s2);
 }
 
 static double wall_s(void) {

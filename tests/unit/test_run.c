@@ -357,3 +357,15 @@ Test(run, a_second_run_into_the_same_folder_leaves_no_stale_trace) {
   hs_free(dir);
   hs_scenario_destroy(sc);
 }
+
+Test(run, large_telemetry_noise_never_reports_a_zero_time) {
+  /* cv = 1 on every reading for 30 rounds x 3 devices: with a normal factor
+   * some reading would be <= 0 and the controller would reject the round. */
+  hs_scenario *sc = scenario("{\"kind\": \"pma\"}", "{\"kind\": \"time-only\"}",
+                             "telemetry.time_noise=1 telemetry.energy_noise=1", 30, 3000);
+  hs_summary s;
+  hs_error err = {0};
+  cr_assert_eq(hs_run(sc, NULL, &s, &err), HS_OK, "%s", err.msg);
+  cr_assert_eq(s.rounds, 30);
+  hs_scenario_destroy(sc);
+}
