@@ -37,30 +37,6 @@ void hs_rng_init(hs_rng *r, uint64_t seed, uint64_t entity, uint64_t purpose) {
   if ((r->s[0] | r->s[1] | r->s[2] | r->s[3]) == 0) r->s[0] = GOLDEN;
 }
 
-static inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-
-uint64_t hs_rng_next(hs_rng *r) {
-  uint64_t *s = r->s;
-  const uint64_t result = rotl(s[1] * 5, 7) * 9;
-  const uint64_t t = s[1] << 17;
-  s[2] ^= s[0];
-  s[3] ^= s[1];
-  s[1] ^= s[2];
-  s[0] ^= s[3];
-  s[2] ^= t;
-  s[3] = rotl(s[3], 45);
-  return result;
-}
-
-double hs_rng_uniform(hs_rng *r) { return (double)(hs_rng_next(r) >> 11) * 0x1.0p-53; }
-
-double hs_rng_uniform_pos(hs_rng *r) {
-  double u;
-  do u = hs_rng_uniform(r);
-  while (u == 0.0);
-  return u;
-}
-
 uint64_t hs_rng_below(hs_rng *r, uint64_t n) {
   /* Rejection on the top of the range: unbiased, and rarely loops. */
   uint64_t limit = UINT64_MAX - UINT64_MAX % n;

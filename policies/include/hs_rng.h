@@ -32,9 +32,34 @@ enum {
 uint64_t hs_splitmix64(uint64_t *x);
 
 void hs_rng_init(hs_rng *r, uint64_t seed, uint64_t entity, uint64_t purpose);
-uint64_t hs_rng_next(hs_rng *r);          /* 64 uniform bits */
-double hs_rng_uniform(hs_rng *r);         /* [0, 1), 53-bit resolution */
-double hs_rng_uniform_pos(hs_rng *r);     /* (0, 1) */
+/* The generator itself is inline: it is drawn from once or twice per
+ * participant in the controller's hot loops (oort at 10^6 participants). */
+static inline uint64_t hs_rng_rotl_(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+/* 64 uniform bits (xoshiro256**). */
+static inline uint64_t hs_rng_next(hs_rng *r) {
+  uint64_t *s = r->s;
+  const uint64_t result = hs_rng_rotl_(s[1] * 5, 7) * 9;
+  const uint64_t t = s[1] << 17;
+  s[2] ^= s[0];
+  s[3] ^= s[1];
+  s[1] ^= s[2];
+  s[0] ^= s[3];
+  s[2] ^= t;
+  s[3] = hs_rng_rotl_(s[3], 45);
+  return result;
+}
+
+/* [0, 1), 53-bit resolution. */
+static inline double hs_rng_uniform(hs_rng *r) { return (double)(hs_rng_next(r) >> 11) * 0x1.0p-53; }
+
+/* (0, 1). */
+static inline double hs_rng_uniform_pos(hs_rng *r) {
+  double u;
+  do u = hs_rng_uniform(r);
+  while (u == 0.0);
+  return u;
+}
 uint64_t hs_rng_below(hs_rng *r, uint64_t n); /* uniform in [0, n), unbiased; n > 0 */
 double hs_rng_exponential(hs_rng *r, double mean);
 

@@ -223,8 +223,9 @@ void pol_oort_update(hs_controller *c, const hs_telemetry *t) {
       o->cand[j].frac = log(u_exploit[i]) / o->score[i];
     }
     pol_mark_top_k(o->cand, m, nexploit, tmp, o->picked);
-    for (size_t j = 0; j < m; j++)
-      if (o->picked[o->cand[j].idx]) o->exploited[o->cand[j].idx] = 1;
+    /* picked was all zero before this selection: it now flags exactly the
+     * exploited participants (one memcpy instead of a pass over candidates) */
+    memcpy(o->exploited, o->picked, n);
   }
   size_t slots = k - nexploit;
   if (slots > 0) {
@@ -235,10 +236,9 @@ void pol_oort_update(hs_controller *c, const hs_telemetry *t) {
     pol_mark_top_k(o->cand, m, slots, tmp, o->picked);
   }
 
-  /* equal split over the selected, extras to the lower indices */
-  size_t nsel = 0;
-  for (size_t i = 0; i < n; i++) nsel += o->picked[i];
-  assert(nsel == k);
+  /* equal split over the selected (exactly k: the selections above pick
+   * nexploit + slots participants), extras to the lower indices */
+  size_t nsel = k;
   uint64_t each = c->budget / nsel, extra = c->budget % nsel;
   size_t j = 0;
   for (size_t i = 0; i < n; i++) {
@@ -249,4 +249,5 @@ void pol_oort_update(hs_controller *c, const hs_telemetry *t) {
     c->next[i] = each + (j < extra ? 1 : 0);
     j++;
   }
+  assert(j == k);
 }
