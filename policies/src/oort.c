@@ -230,8 +230,10 @@ void pol_oort_update(hs_controller *c, const hs_telemetry *t) {
   size_t slots = k - nexploit;
   if (slots > 0) {
     m = 0;
-    for (size_t i = 0; i < n; i++)
-      if (!o->picked[i]) o->cand[m++] = (pol_rem){(c->have[i] ? 0.0 : 1.0) + c->sd[i], (uint32_t)i};
+    for (size_t i = 0; i < n; i++) { /* branch-free compaction of the unpicked */
+      o->cand[m] = (pol_rem){(c->have[i] ? 0.0 : 1.0) + c->sd[i], (uint32_t)i};
+      m += !o->picked[i];
+    }
     if (slots > m) slots = m;
     pol_mark_top_k(o->cand, m, slots, tmp, o->picked);
   }
@@ -241,13 +243,10 @@ void pol_oort_update(hs_controller *c, const hs_telemetry *t) {
   size_t nsel = k;
   uint64_t each = c->budget / nsel, extra = c->budget % nsel;
   size_t j = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (!o->picked[i]) {
-      c->next[i] = 0;
-      continue;
-    }
-    c->next[i] = each + (j < extra ? 1 : 0);
-    j++;
+  for (size_t i = 0; i < n; i++) { /* branch-free: half the participants are picked */
+    uint64_t p = o->picked[i];
+    c->next[i] = p * (each + (j < extra));
+    j += p;
   }
   assert(j == k);
 }

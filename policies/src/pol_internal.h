@@ -86,7 +86,8 @@ double pol_median(double *a, size_t m);
 void pol_top_k(pol_rem *r, size_t m, size_t k);
 
 /* Sets flag[idx] = 1 for the k entries of r[0..m) that come first by (frac
- * desc, idx asc). r must be in ascending idx order (ties are then taken in array
+ * desc, idx asc), and flag[idx] = 0 for the other entries of r (flags of
+ * indices not in r are untouched). r must be in ascending idx order (ties are then taken in array
  * order); tmp is scratch for m doubles. Expected O(m) via pol_kth on the keys,
  * which beats pol_top_k's struct swaps when m is large. */
 void pol_mark_top_k(const pol_rem *r, size_t m, size_t k, double *tmp, unsigned char *flag);

@@ -237,9 +237,11 @@ void pol_mark_top_k(const pol_rem *r, size_t m, size_t k, double *tmp, unsigned 
   for (size_t j = 0; j < m; j++) above += r[j].frac > thr;
   size_t ties = k - above; /* entries equal to thr still to take, lowest idx first */
   for (size_t j = 0; j < m; j++) {
-    if (r[j].frac > thr) {
-      flag[r[j].idx] = 1;
-    } else if (r[j].frac == thr && ties > 0) {
+    /* branch-free for the many (above or below: a coin toss when k ~ m/2);
+     * a branch only for the few equal to the threshold */
+    double f = r[j].frac;
+    flag[r[j].idx] = (unsigned char)(f > thr);
+    if (f == thr && ties > 0) {
       flag[r[j].idx] = 1;
       ties--;
     }
