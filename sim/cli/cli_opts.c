@@ -47,8 +47,12 @@ int cli_opts_parse(cli_opts *o, const char *cmd, int argc, char **argv, bool mul
       const char *v = cli_opt_value(argc, argv, &i, "--seed");
       char *end;
       errno = 0;
-      if (!v || !*v || v[0] == '-' || (strtoull(v, &end, 10), errno || *end)) {
-        snprintf(msg, sizeof msg, "--seed: expected a whole number >= 0 (got \"%.60s\")",
+      /* Seeds go through JSON numbers (doubles): above 2^53 two seeds would
+       * silently run as one, so say so instead. */
+      if (!v || !*v || v[0] == '-' || strtoull(v, &end, 10) > (1ULL << 53) || errno || *end) {
+        snprintf(msg, sizeof msg,
+                 "--seed: expected a whole number >= 0, at most 2^53 = 9007199254740992 "
+                 "(got \"%.60s\")",
                  v ? v : "");
         return cli_bad_input(cmd, msg);
       }
@@ -63,11 +67,11 @@ int cli_opts_parse(cli_opts *o, const char *cmd, int argc, char **argv, bool mul
     } else if (cli_is_opt(a, "--out")) {
       o->out_dir = cli_opt_value(argc, argv, &i, "--out");
       if (!o->out_dir || !*o->out_dir) return cli_bad_input(cmd, "--out: expected a folder");
-    } else if (!strcmp(a, "--trace")) {
+    } else if (!multi && !strcmp(a, "--trace")) {
       o->trace = true;
-    } else if (!strcmp(a, "--measure-overhead")) {
+    } else if (!multi && !strcmp(a, "--measure-overhead")) {
       o->measure_overhead = true;
-    } else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
+    } else if (!multi && (!strcmp(a, "--quiet") || !strcmp(a, "-q"))) {
       o->quiet = true;
     } else if (a[0] == '-' && a[1]) {
       snprintf(msg, sizeof msg, "unknown option \"%.100s\" (see hetsim %s --help)", a, cmd);

@@ -22,8 +22,10 @@ typedef struct cli_opts {
   bool help;
 } cli_opts;
 
-/* Parse argv[1..]; `multi` allows --policies. Returns 0, or HS_EXIT_BADINPUT
- * after printing one line on stderr. */
+/* Parse argv[1..]; `multi` (compare) allows --policies and refuses the options
+ * of a single run (--trace, --measure-overhead, --quiet), which it would
+ * otherwise ignore. Returns 0, or HS_EXIT_BADINPUT after printing one line on
+ * stderr. */
 int cli_opts_parse(cli_opts *o, const char *cmd, int argc, char **argv, bool multi);
 void cli_opts_fini(cli_opts *o);
 /* Option helpers every command uses: is `a` the option `opt` (alone or as

@@ -169,8 +169,8 @@ hs_status hs_report_commit(hs_report *r, const char *const *str_keys, const char
     hs_json_fputs(f, fields[i].key);
     fputs(": ", f);
     double v = fields[i].value;
-    if (isfinite(v) && v == floor(v) && fabs(v) < 9007199254740992.0)
-      fprintf(f, "%.0f", v); /* counts and seeds: exact, never in exponent form */
+    if (isfinite(v) && v == floor(v) && fabs(v) <= 9007199254740992.0)
+      fprintf(f, "%.0f", v); /* counts and seeds up to 2^53: exact, never in exponent form */
     else if (isfinite(v))
       fprintf(f, "%.10g", v);
     else
