@@ -6,11 +6,15 @@
  * ema-batch's step-level sizing), then all ranks all-reduce the gradient; the
  * step ends when the all-reduce does. The all-reduce costs the alpha-beta time
  * of the scenario's collective (hs_collective), with the slowest rank's access
- * link (ddp) or the silo fabric (hfl-ddp). The per-round overhead of a profile
- * (data loading, evaluation) is trained before step 0 and not counted as
+ * link (ddp) or the silo fabric (hfl-ddp); a star's parameter server sits
+ * behind the server link (ddp: its latency counts, as for a fluid upload) or on
+ * the silo fabric (hfl-ddp: the WAN only carries silo models). The per-round
+ * overhead of a profile (data loading, evaluation) is trained before step 0
+ * (a speed trace stretches it first, then the step) and not counted as
  * forward-pass time. The forward-pass time of each rank in each step is kept,
- * and the round's compute_cv is the mean over steps of its coefficient of
- * variation across the ranks that had samples. The telemetry a rank reports is
+ * and the round's compute_cv is the mean, over the steps in which some rank
+ * trained, of its coefficient of variation across the ranks that had samples
+ * (a step that only all-reduces has no forward time to vary). The telemetry a rank reports is
  * the sum of its steps' forward-backward times (and that time at busy power):
  * what a DDP trainer times around its steps. The per-round overhead is left
  * out, because in DDP it does not stretch the steps that everyone waits on;
@@ -60,6 +64,8 @@ typedef struct ddp_state {
 
 static void step_start(sim_run *r, ddp_group *g);
 
+/* CV of the forward times of the ranks that trained in this step; NAN when
+ * none did (the step was only an all-reduce: nothing to vary). */
 static double group_cv(const ddp_group *g) {
   double sum = 0, sq = 0;
   size_t n = 0;
@@ -69,7 +75,7 @@ static double group_cv(const ddp_group *g) {
     sq += g->fwd_s[k] * g->fwd_s[k];
     n++;
   }
-  if (n == 0) return 0;
+  if (n == 0) return NAN;
   double mean = sum / (double)n, var = sq / (double)n - mean * mean;
   return mean > 0 ? sqrt(var > 0 ? var : 0) / mean : 0;
 }
@@ -87,8 +93,11 @@ static void on_allreduced(hs_engine *eng, void *subject, uint64_t gi) {
     d->busy_window_s += g->fwd_s[k];
     d->busy_window_j += g->fwd_s[k] * d->busy_w;
   }
-  g->cv_sum += group_cv(g);
-  g->cv_steps++;
+  double cv = group_cv(g);
+  if (!isnan(cv)) {
+    g->cv_sum += cv;
+    g->cv_steps++;
+  }
   if (ds->ema_batch) {
     /* Feed the step times to the step-level sizing; it plans the next step. */
     size_t n = hs_controller_size(g->step_ctl);
@@ -137,13 +146,14 @@ static void step_start(sim_run *r, ddp_group *g) {
   for (size_t k = 0; k < g->nranks; k++) {
     size_t i = g->ranks[k];
     uint64_t b = g->batch[k * g->steps + g->step];
-    double t = 0;
+    /* The per-round overhead comes first, so a speed change times the step's
+     * forward-backward from where the overhead ends. */
+    double t = g->step == 0 ? sim_dev_stretch_s(r, i, r->dev[i].overhead_s, 0) : 0;
     g->fwd_s[k] = 0;
     if (b > 0) {
-      g->fwd_s[k] = sim_dev_compute_s(r, i, b, false);
-      t = g->fwd_s[k];
+      g->fwd_s[k] = sim_dev_compute_s(r, i, b, false, t);
+      t += g->fwd_s[k];
     }
-    if (g->step == 0) t += sim_dev_stretch_s(r, i, r->dev[i].overhead_s);
     if (t <= 0) continue;
     g->pending++;
     sim_dev_state(r, i, HS_POWER_BUSY);
@@ -236,8 +246,12 @@ static void ddp_start_round(sim_run *r) {
 
 /* --- set-up ----------------------------------------------------------------- */
 
+/* The all-reduce of one step. alpha_s, beta_bps: the ranks' latency and
+ * bandwidth. A star goes through a parameter server on the link (server_alpha_s,
+ * server_beta_bps): its latency adds to alpha, as for a fluid upload. */
 static hs_status allreduce_time(const sim_run *r, const ddp_group *g, const char *coll_name,
-                                double alpha_s, double beta_bps, double *out, hs_error *err) {
+                                double alpha_s, double beta_bps, double server_alpha_s,
+                                double server_beta_bps, double *out, hs_error *err) {
   const hs_collective_type *ct = hs_collective_find(coll_name);
   if (!ct || ct->uses_inter_tier)
     return hs_error_set(err, HS_EINVAL,
@@ -247,13 +261,17 @@ static hs_status allreduce_time(const sim_run *r, const ddp_group *g, const char
   hs_coll_params p = {0};
   p.bytes = r->sc->model_bytes;
   p.ranks = (uint32_t)g->nranks;
-  p.alpha_s = alpha_s;
+  p.alpha_s = alpha_s + (ct->uses_server ? server_alpha_s : 0);
   p.beta_bps = beta_bps;
   p.ranks_per_node = 1;
-  p.server_beta_bps = hs_net_link_bandwidth_bps(r->net, r->server_link);
+  p.server_beta_bps = server_beta_bps;
   hs_error cerr = {0};
   if (hs_collective_time(ct, &p, out, &cerr) != HS_OK)
     return hs_error_set(err, cerr.status, "%s: regime.collective: %s", r->sc->path, cerr.msg);
+  if (!isfinite(*out))
+    return hs_error_set(err, HS_EINVAL,
+                        "%s: model_bytes: a %s all-reduce of %g bytes takes no finite time",
+                        r->sc->path, coll_name, r->sc->model_bytes);
   return HS_OK;
 }
 
@@ -301,7 +319,9 @@ static hs_status ddp_setup(sim_run *r, hs_error *err) {
     if (r->dev[i].access_latency_s > alpha) alpha = r->dev[i].access_latency_s;
     if (r->dev[i].access_bps < beta) beta = r->dev[i].access_bps;
   }
-  return allreduce_time(r, g, collective_of(r->sc), alpha, beta, &g->allreduce_s, err);
+  return allreduce_time(r, g, collective_of(r->sc), alpha, beta,
+                        hs_net_link_latency_s(r->net, r->server_link),
+                        hs_net_link_bandwidth_bps(r->net, r->server_link), &g->allreduce_s, err);
 }
 
 /* After the controller exists: ema-batch step sizing comes from it (ddp). */
@@ -346,7 +366,9 @@ static hs_status hfl_setup(sim_run *r, hs_error *err) {
     HS_ASSERT(fabric, "scenario validated: silo fabric link exists");
     double alpha = fabric->latency_ms * HS_NET_S_PER_MS;
     double beta = fabric->bandwidth_mbps * HS_NET_BPS_PER_MBPS;
-    hs_status st = allreduce_time(r, g, collective_of(sc), alpha, beta, &g->allreduce_s, err);
+    /* Inside a silo, a star's server sits on the fabric, not behind the WAN. */
+    hs_status st =
+        allreduce_time(r, g, collective_of(sc), alpha, beta, 0, beta, &g->allreduce_s, err);
     if (st != HS_OK) return st;
     g->bcast_s = g->nranks > 1 ? alpha + 8.0 * sc->model_bytes / beta : 0;
   }

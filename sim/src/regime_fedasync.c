@@ -79,7 +79,7 @@ static void on_downloaded(hs_engine *eng, void *subject, uint64_t i) {
   d->version = fs->version;
   d->inflight_samples = r->alloc[i];
   sim_dev_state(r, i, HS_POWER_BUSY);
-  d->inflight_s = sim_dev_compute_s(r, i, d->inflight_samples, true);
+  d->inflight_s = sim_dev_compute_s(r, i, d->inflight_samples, true, 0);
   hs_engine_schedule_in(eng, d->inflight_s, 0, on_computed, r, i);
 }
 

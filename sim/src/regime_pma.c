@@ -38,7 +38,7 @@ static void on_computed(hs_engine *eng, void *subject, uint64_t i) {
 static void on_downloaded(hs_engine *eng, void *subject, uint64_t i) {
   sim_run *r = subject;
   sim_dev_state(r, i, HS_POWER_BUSY);
-  double t = sim_dev_compute_s(r, i, r->alloc[i], true);
+  double t = sim_dev_compute_s(r, i, r->alloc[i], true, 0);
   hs_engine_schedule_in(eng, t, 0, on_computed, r, i);
 }
 

@@ -68,21 +68,22 @@ void sim_dev_model_transfer(sim_run *r, size_t i, hs_event_fn on_done, uint64_t 
                   1, on_done, r, arg);
 }
 
-double sim_dev_stretch_s(sim_run *r, size_t i, double work_s) {
+double sim_dev_stretch_s(sim_run *r, size_t i, double work_s, double after_s) {
   const sim_dev *d = &r->dev[i];
   if (!d->trace) return work_s;
-  double now = hs_engine_now(r->eng);
-  return hs_speed_trace_finish(d->trace, now, work_s) - now;
+  double t0 = hs_engine_now(r->eng) + after_s;
+  return hs_speed_trace_finish(d->trace, t0, work_s) - t0;
 }
 
-double sim_dev_compute_s(sim_run *r, size_t i, uint64_t samples, bool with_overhead) {
+double sim_dev_compute_s(sim_run *r, size_t i, uint64_t samples, bool with_overhead,
+                         double after_s) {
   sim_dev *d = &r->dev[i];
   hs_task_profile t = {0};
   t.tau_s = d->tau_s;
   t.tau_cv = d->tau_cv;
   t.overhead_s = with_overhead ? d->overhead_s : 0;
   double work = hs_task_compute_time(&t, samples, &d->rng_compute);
-  return sim_dev_stretch_s(r, i, work);
+  return sim_dev_stretch_s(r, i, work, after_s);
 }
 
 /* --- rounds --------------------------------------------------------------- */
@@ -127,6 +128,15 @@ static double wall_s(void) {
 void sim_round_end(sim_run *r) {
   const hs_scenario *sc = r->sc;
   double now = hs_engine_now(r->eng);
+  if (!isfinite(now)) {
+    char msg[160];
+    snprintf(msg, sizeof msg,
+             "round %u: simulated time overflowed (the round ends at t = inf): model_bytes, "
+             "link bandwidths or speed traces too extreme",
+             r->round);
+    sim_fail(r, HS_EINVAL, msg);
+    return;
+  }
   bool windowed = r->regime->windowed;
   double energy = 0, max_wait = 0, sum = 0, sq = 0;
   size_t active = 0;
@@ -247,6 +257,26 @@ static void expand_devices(sim_run *r) {
   }
 }
 
+/* Every link a model crosses must carry it in a finite time: 8 x model_bytes
+ * bits can overflow a double, and a flow that never ends would leave the round
+ * open forever. (DDP all-reduces are checked where they are costed.) */
+static hs_status check_model_link(const hs_scenario *sc, const char *name, hs_error *err) {
+  const hs_link_spec *l = hs_scenario_link(sc, name);
+  HS_ASSERT(l, "scenario validated: the link exists");
+  if (isfinite(8.0 * sc->model_bytes / (l->bandwidth_mbps * HS_NET_BPS_PER_MBPS))) return HS_OK;
+  return hs_error_set(err, HS_EINVAL,
+                      "%s: model_bytes: %g bytes never cross link \"%s\" (%g Mbit/s) in a "
+                      "finite time",
+                      sc->path, sc->model_bytes, l->name, l->bandwidth_mbps);
+}
+
+static hs_status check_model_fits(const hs_scenario *sc, hs_error *err) {
+  hs_status st = check_model_link(sc, sc->server_link, err);
+  for (size_t k = 0; st == HS_OK && k < sc->ndevices; k++)
+    st = check_model_link(sc, sc->devices[k].link, err);
+  return st;
+}
+
 static void run_free(sim_run *r) {
   if (r->regime && r->regime->teardown) r->regime->teardown(r);
   hs_report_abort(r->report);
@@ -280,6 +310,7 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
                       sc->path, sc->policy.kind, sc->regime.kind);
     goto done;
   }
+  if ((st = check_model_fits(sc, err)) != HS_OK) goto done;
   r->measure_overhead = opts->measure_overhead;
   hs_rng dummy;
   hs_rng_init(&dummy, sc->seed, 0, 0);

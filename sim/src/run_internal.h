@@ -123,11 +123,13 @@ void sim_dev_state(sim_run *r, size_t i, hs_power_state st);
  * the same in this model.) */
 void sim_dev_model_transfer(sim_run *r, size_t i, hs_event_fn on_done, uint64_t arg);
 /* Seconds a computation of `samples` samples (plus the profile's per-round
- * overhead when with_overhead) takes on device i if started now, including its
- * speed trace. One draw from the device's compute stream. */
-double sim_dev_compute_s(sim_run *r, size_t i, uint64_t samples, bool with_overhead);
+ * overhead when with_overhead) takes on device i if started after_s seconds
+ * from now, including its speed trace. One draw from the device's compute
+ * stream. */
+double sim_dev_compute_s(sim_run *r, size_t i, uint64_t samples, bool with_overhead,
+                         double after_s);
 /* The same for pure work seconds at speed 1 (no draw): speed trace only. */
-double sim_dev_stretch_s(sim_run *r, size_t i, double work_s);
+double sim_dev_stretch_s(sim_run *r, size_t i, double work_s, double after_s);
 /* Close the round now: rows, telemetry to the controller, next round or the end. */
 void sim_round_end(sim_run *r);
 /* Record an error raised inside a handler and stop the engine. */

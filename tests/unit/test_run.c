@@ -369,3 +369,136 @@ Test(run, large_telemetry_noise_never_reports_a_zero_time) {
   cr_assert_eq(s.rounds, 30);
   hs_scenario_destroy(sc);
 }
+
+Test(run, ddp_trains_the_round_overhead_before_the_first_step_under_a_speed_trace) {
+  /* mid (mnist): overhead 0.25 s, then 1000 x 2 ms = 2 s of forward-backward;
+   * the speed halves at t = 2 s. The overhead runs first, [0, 0.25] at speed 1;
+   * the steps' 2 s of work then get 1.75 s at speed 1 and 0.25 s at half speed:
+   * busy until 2.5 s, not 2.25 s (the work timed from t = 0, overhead added). */
+  hs_scenario *sc = scenario("{\"kind\": \"ddp\", \"steps_per_round\": 1}",
+                             "{\"kind\": \"equal\"}", "devices[1].speed_trace=half-at-2s.csv", 1,
+                             3000);
+  char *dir = tmpdir();
+  run_to(sc, dir, false);
+  drow rows[8];
+  size_t n = read_devices(dir, rows, 8);
+  cr_assert_eq(n, 3);
+  cr_assert_str_eq(rows[1].device, "mid");
+  cr_expect_float_eq(rows[1].compute_s, 2.5, 1e-9, "mid busy %.12g s", rows[1].compute_s);
+  hs_free(dir);
+  hs_scenario_destroy(sc);
+}
+
+/* Three devices on a negligible access link `lan`, and a server link `srv`
+ * of 10 ms latency, under the given regime. */
+static hs_scenario *with_server(const char *regime, const char *srv_mbps, const char *model_bytes,
+                                const char *task) {
+  char text[2048];
+  snprintf(text, sizeof text,
+           "{\"name\": \"srv\", \"seed\": 3, \"task\": \"%s\", \"model_bytes\": %s,"
+           " \"rounds\": 1, \"samples_per_round\": 3000, \"regime\": %s,"
+           " \"policy\": {\"kind\": \"equal\"},"
+           " \"devices\": [{\"name\": \"fast\", \"profile\": \"profiles/det-fast.json\", \"link\": \"lan\"},"
+           "  {\"name\": \"mid\", \"profile\": \"profiles/det-mid.json\", \"link\": \"lan\"},"
+           "  {\"name\": \"slow\", \"profile\": \"profiles/det-slow.json\", \"link\": \"lan\"}],"
+           " \"network\": {\"server\": \"srv\", \"links\": {"
+           "  \"lan\": {\"bandwidth_mbps\": 1e9, \"latency_ms\": 0},"
+           "  \"srv\": {\"bandwidth_mbps\": %s, \"latency_ms\": 10}}}}",
+           task, model_bytes, regime, srv_mbps);
+  hs_error err = {0};
+  hs_scenario *sc = hs_scenario_parse(text, "srv.json", DATA, NULL, 0, &err);
+  cr_assert_not_null(sc, "%s", err.msg);
+  return sc;
+}
+
+Test(run, ddp_star_all_reduce_pays_the_server_links_latency) {
+  /* One step: the slow device computes 4 s, then a star all-reduce through the
+   * server link: 2 (alpha + max(3 * 8n/b_srv, 8n/b_lan)) with alpha = the
+   * access latency (0) + the server link's (10 ms), as a fluid upload and
+   * download through that link would take: 4 + 0.02 s (the bits are negligible). */
+  hs_scenario *sc =
+      with_server("{\"kind\": \"ddp\", \"steps_per_round\": 1, \"collective\": \"star\"}", "1e9",
+                  "1", "mnist");
+  hs_summary s;
+  hs_error err = {0};
+  cr_assert_eq(hs_run(sc, NULL, &s, &err), HS_OK, "%s", err.msg);
+  cr_expect_float_eq(s.makespan_s, 4.02, 1e-9, "makespan %.12g", s.makespan_s);
+  hs_scenario_destroy(sc);
+}
+
+Test(run, hfl_ddp_star_all_reduce_runs_over_the_silo_fabric_not_the_wan) {
+  /* Silos {fast, mid} and {slow} on the fabric `lan` (negligible); the server
+   * link (8 Mbit/s, 10 ms) only carries the silo models: 1 MB = 1 s each.
+   * Both leaders download at once: 2 s + 10 ms. Silo a steps 2 s (mid) and
+   * uploads alone: done at 4.01 + 1.01 = 5.02. Silo b steps 4 s and uploads
+   * alone: 6.01 + 1.01 = 7.02. Through the WAN, each star all-reduce would
+   * have cost seconds. */
+  hs_scenario *sc = with_server(
+      "{\"kind\": \"hfl-ddp\", \"steps_per_round\": 1, \"collective\": \"star\", \"silos\": ["
+      "{\"name\": \"a\", \"members\": [\"fast\", \"mid\"], \"fabric\": \"lan\"},"
+      "{\"name\": \"b\", \"members\": [\"slow\"], \"fabric\": \"lan\"}]}",
+      "8", "1e6", "era5");
+  hs_summary s;
+  hs_error err = {0};
+  cr_assert_eq(hs_run(sc, NULL, &s, &err), HS_OK, "%s", err.msg);
+  cr_expect_float_eq(s.makespan_s, 7.02, 1e-6, "makespan %.12g", s.makespan_s);
+  hs_scenario_destroy(sc);
+}
+
+Test(run, a_model_too_large_for_the_links_is_an_input_error_not_a_crash) {
+  /* 1e308 bytes: 8 x 1e308 bits overflow a double, so no transfer would ever
+   * end; PMA used to abort on a broken invariant and DDP to "succeed" with
+   * inf and nan figures. */
+  const char *regimes[] = {"{\"kind\": \"pma\"}", "{\"kind\": \"ddp\"}",
+                           "{\"kind\": \"fedasync\"}"};
+  for (int k = 0; k < 3; k++) {
+    hs_scenario *sc = scenario(regimes[k], "{\"kind\": \"equal\"}", "model_bytes=1e308", 2, 3000);
+    char *dir = tmpdir();
+    hs_run_opts o = {dir, false, false};
+    hs_summary s;
+    hs_error err = {0};
+    cr_expect_eq(hs_run(sc, &o, &s, &err), HS_EINVAL, "%s", regimes[k]);
+    cr_expect(strstr(err.msg, "model_bytes") != NULL, "%s", err.msg);
+    char path[600];
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    cr_expect_neq(access(path, F_OK), 0, "no outputs");
+    hs_free(dir);
+    hs_scenario_destroy(sc);
+  }
+  /* Each step's all-reduce finite (1e10 bytes over 1e-300 Mbit/s: ~1e305 s),
+   * but 2000 of them overflow within the first round: an error, not inf. */
+  hs_scenario *sc = scenario("{\"kind\": \"ddp\", \"steps_per_round\": 2000}", "{\"kind\": \"equal\"}",
+                             "model_bytes=1e10 network.links.lan.bandwidth_mbps=1e-300", 2, 3000);
+  hs_summary s;
+  hs_error err = {0};
+  cr_expect_eq(hs_run(sc, NULL, &s, &err), HS_EINVAL);
+  cr_expect(strstr(err.msg, "overflow") != NULL, "%s", err.msg);
+  hs_scenario_destroy(sc);
+}
+
+Test(run, summary_json_writes_the_largest_seed_in_full) {
+  hs_scenario *sc =
+      scenario("{\"kind\": \"pma\"}", "{\"kind\": \"equal\"}", "seed=9007199254740992", 1, 300);
+  char *dir = tmpdir();
+  run_to(sc, dir, false);
+  char *t = slurp(dir, "summary.json");
+  cr_expect(strstr(t, "\"seed\": 9007199254740992,") != NULL, "%s", t);
+  hs_free(t);
+  hs_free(dir);
+  hs_scenario_destroy(sc);
+}
+
+Test(run, ddp_compute_cv_leaves_out_steps_in_which_no_rank_trained) {
+  /* 2 samples per rank over 4 steps: steps 0 and 1 train one sample on every
+   * rank (forward times 1, 2, 4 ms), steps 2 and 3 train nothing (only the
+   * all-reduce). The forward-time CV is that of (1, 2, 4) in both steps that
+   * had any; an empty step has no forward time to vary and must not halve it. */
+  hs_scenario *sc = scenario("{\"kind\": \"ddp\", \"steps_per_round\": 4}",
+                             "{\"kind\": \"equal\"}", "task=era5", 2, 6);
+  hs_summary s;
+  hs_error err = {0};
+  cr_assert_eq(hs_run(sc, NULL, &s, &err), HS_OK, "%s", err.msg);
+  double m = 7.0 / 3, v = (1.0 + 4.0 + 16.0) / 3 - m * m;
+  cr_expect_float_eq(s.compute_cv, sqrt(v) / m, 1e-9, "compute_cv %.12g", s.compute_cv);
+  hs_scenario_destroy(sc);
+}
