@@ -67,11 +67,16 @@ int hs_cmd_compare(int argc, char **argv) {
   for (size_t k = 0; k < n && !rc; k++) sc[k] = cli_load(&o, names[k], &rc);
   hs_summary s[MAX_POLICIES];
   for (size_t k = 0; k < n && !rc; k++) {
-    char dir[1024];
-    if (o.out_dir) snprintf(dir, sizeof dir, "%s/%s", o.out_dir, names[k]);
-    hs_run_opts ro = {o.out_dir ? dir : NULL, false, false};
+    char *dir = NULL; /* DIR/<policy>, sized to fit: a fixed buffer cut long paths short */
+    if (o.out_dir) {
+      size_t len = strlen(o.out_dir) + strlen(names[k]) + 2;
+      dir = hs_malloc(len);
+      snprintf(dir, len, "%s/%s", o.out_dir, names[k]);
+    }
+    hs_run_opts ro = {dir, false, false};
     hs_error err = {0};
     if (hs_run(sc[k], &ro, &s[k], &err) != HS_OK) rc = cli_bad_input("compare", err.msg);
+    hs_free(dir);
   }
   if (!rc) {
     const hs_scenario *s0 = sc[0];

@@ -67,14 +67,16 @@ int hs_cmd_run(int argc, char **argv) {
     cli_opts_fini(&o);
     return rc;
   }
-  char out_dir[1024];
-  if (o.out_dir) {
-    snprintf(out_dir, sizeof out_dir, "%s", o.out_dir);
-  } else {
+  /* --out as given (a copy into a fixed buffer cut long paths short, and the
+   * run wrote into another folder); the default is short by construction. */
+  char def_dir[512];
+  const char *out_dir = o.out_dir;
+  if (!out_dir) {
     char a[256], b[64];
     safe_name(a, sizeof a, sc->name);
     safe_name(b, sizeof b, sc->policy.kind);
-    snprintf(out_dir, sizeof out_dir, "hetsim-out/%s-%s", a, b);
+    snprintf(def_dir, sizeof def_dir, "hetsim-out/%s-%s", a, b);
+    out_dir = def_dir;
   }
   hs_run_opts ro = {out_dir, o.trace, o.measure_overhead};
   hs_summary s;
