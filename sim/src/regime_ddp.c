@@ -99,15 +99,15 @@ static void on_allreduced(hs_engine *eng, void *subject, uint64_t gi) {
     g->cv_steps++;
   }
   if (ds->ema_batch) {
-    /* Feed the step times to the step-level sizing; it plans the next step. */
+    /* Feed the step times, as the ranks' meters report them (with the
+     * scenario's telemetry noise), to the step-level sizing; it plans the
+     * next step. */
     size_t n = hs_controller_size(g->step_ctl);
     double *t = r->scratch;
-    if (g->own_step_ctl) {
-      for (size_t k = 0; k < g->nranks; k++) t[k] = g->fwd_s[k];
-    } else {
+    if (!g->own_step_ctl)
       for (size_t k = 0; k < n; k++) t[k] = 0;
-      for (size_t k = 0; k < g->nranks; k++) t[g->ranks[k]] = g->fwd_s[k];
-    }
+    for (size_t k = 0; k < g->nranks; k++)
+      t[g->own_step_ctl ? k : g->ranks[k]] = sim_dev_reported_s(r, g->ranks[k], g->fwd_s[k]);
     hs_error err = {0};
     if (hs_controller_step_update(g->step_ctl, t, n, &err) != HS_OK) {
       sim_fail(r, err.status, err.msg);

@@ -119,6 +119,10 @@ static double noisy(sim_run *r, size_t i, double x, double cv) {
   return x * exp(sqrt(s2) * gsl_ran_ugaussian(r->gsl) - 0.5 * s2);
 }
 
+double sim_dev_reported_s(sim_run *r, size_t i, double t_s) {
+  return t_s > 0 ? noisy(r, i, t_s, r->sc->telemetry_time_noise) : t_s;
+}
+
 static double wall_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);

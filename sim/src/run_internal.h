@@ -130,6 +130,10 @@ double sim_dev_compute_s(sim_run *r, size_t i, uint64_t samples, bool with_overh
                          double after_s);
 /* The same for pure work seconds at speed 1 (no draw): speed trace only. */
 double sim_dev_stretch_s(sim_run *r, size_t i, double work_s, double after_s);
+/* A training time t_s of device i as its meter reports it to the controller:
+ * t_s times the telemetry.time_noise factor (one draw from the device's
+ * telemetry stream when the noise is on; 0 stays 0). */
+double sim_dev_reported_s(sim_run *r, size_t i, double t_s);
 /* Close the round now: rows, telemetry to the controller, next round or the end. */
 void sim_round_end(sim_run *r);
 /* Record an error raised inside a handler and stop the engine. */

@@ -502,3 +502,28 @@ Test(run, ddp_compute_cv_leaves_out_steps_in_which_no_rank_trained) {
   cr_expect_float_eq(s.compute_cv, sqrt(v) / m, 1e-9, "compute_cv %.12g", s.compute_cv);
   hs_scenario_destroy(sc);
 }
+
+Test(run, telemetry_noise_reaches_ema_batch_step_sizing) {
+  /* ema-batch sizes every step from the ranks' step times: those are
+   * telemetry too, so time noise must move its split (it had no effect at all:
+   * the step times went to the controller exact). */
+  char *a = tmpdir(), *b = tmpdir(), *c = tmpdir();
+  const char *ddp = "{\"kind\": \"ddp\", \"steps_per_round\": 4}";
+  hs_scenario *clean = scenario(ddp, "{\"kind\": \"ema-batch\"}", "task=era5", 3, 3000);
+  hs_scenario *noisy =
+      scenario(ddp, "{\"kind\": \"ema-batch\"}", "task=era5 telemetry.time_noise=0.3", 3, 3000);
+  run_to(clean, a, false);
+  run_to(noisy, b, false);
+  run_to(noisy, c, false);
+  char *x = slurp(a, "devices.csv"), *y = slurp(b, "devices.csv"), *z = slurp(c, "devices.csv");
+  cr_expect_str_neq(x, y, "30 %% time noise must move ema-batch's split");
+  cr_expect_str_eq(y, z, "noise comes from seeded streams");
+  hs_free(x);
+  hs_free(y);
+  hs_free(z);
+  hs_free(a);
+  hs_free(b);
+  hs_free(c);
+  hs_scenario_destroy(clean);
+  hs_scenario_destroy(noisy);
+}
