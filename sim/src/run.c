@@ -68,11 +68,29 @@ void sim_dev_model_transfer(sim_run *r, size_t i, hs_event_fn on_done, uint64_t 
                   1, on_done, r, arg);
 }
 
+/* A time past the largest double: simulated time has run out of range. */
+static void fail_time_overflow(sim_run *r, const char *what) {
+  char msg[HS_ERROR_MSG_MAX];
+  snprintf(msg, sizeof msg,
+           "round %u: %s ends beyond the largest representable time (t = inf): model_bytes, "
+           "link bandwidths or speed traces too extreme",
+           r->round, what);
+  sim_fail(r, HS_EINVAL, msg);
+}
+
 double sim_dev_stretch_s(sim_run *r, size_t i, double work_s, double after_s) {
   const sim_dev *d = &r->dev[i];
-  if (!d->trace) return work_s;
   double t0 = hs_engine_now(r->eng) + after_s;
-  return hs_speed_trace_finish(d->trace, t0, work_s) - t0;
+  double end = d->trace && isfinite(t0) ? hs_speed_trace_finish(d->trace, t0, work_s) : t0 + work_s;
+  if (!isfinite(end)) {
+    /* Fail, and give the caller a harmless 0: the engine stops before the
+     * event it schedules. */
+    char what[128];
+    snprintf(what, sizeof what, "a computation on %s", d->name);
+    fail_time_overflow(r, what);
+    return 0;
+  }
+  return d->trace ? end - t0 : work_s;
 }
 
 double sim_dev_compute_s(sim_run *r, size_t i, uint64_t samples, bool with_overhead,
@@ -133,12 +151,7 @@ void sim_round_end(sim_run *r) {
   const hs_scenario *sc = r->sc;
   double now = hs_engine_now(r->eng);
   if (!isfinite(now)) {
-    char msg[160];
-    snprintf(msg, sizeof msg,
-             "round %u: simulated time overflowed (the round ends at t = inf): model_bytes, "
-             "link bandwidths or speed traces too extreme",
-             r->round);
-    sim_fail(r, HS_EINVAL, msg);
+    fail_time_overflow(r, "the round");
     return;
   }
   bool windowed = r->regime->windowed;
@@ -157,6 +170,18 @@ void sim_round_end(sim_run *r) {
     uint64_t n = windowed ? d->samples_window : r->alloc[i];
     bool own = r->regime->own_telemetry;
     double train_s = own ? d->busy_window_s : busy;
+    if (n > 0 && !(train_s > 0)) {
+      /* Training always takes time; none measured means the clock has grown
+       * too large for a double to tell the round's instants apart. */
+      char msg[HS_ERROR_MSG_MAX];
+      snprintf(msg, sizeof msg,
+               "round %u: %s trained %llu samples in 0 s at t = %g s: simulated time too "
+               "large for double precision (model_bytes, link bandwidths or speed traces "
+               "too extreme)",
+               r->round, d->name, (unsigned long long)n, now);
+      sim_fail(r, HS_EINVAL, msg);
+      return;
+    }
     double busy_j = own ? d->busy_window_j
                         : hs_ledger_energy(r->ledger, i, HS_POWER_BUSY, now) - d->busy0_j;
     energy += e;
@@ -373,7 +398,16 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
     st = hs_error_set(err, r->status, "%s: %s", sc->path, r->err.msg);
     goto done;
   }
-  HS_ASSERT(r->finished, "every round completed");
+  if (!r->finished) {
+    /* The engine ran dry mid-round. The only way: flows whose completion lies
+     * past the largest double, which the network never schedules. */
+    hs_net_stats ns;
+    hs_net_get_stats(r->net, &ns);
+    HS_ASSERT(ns.flows_active + ns.flows_latent > 0, "every round completed");
+    fail_time_overflow(r, "a model transfer");
+    st = hs_error_set(err, r->status, "%s: %s", sc->path, r->err.msg);
+    goto done;
+  }
 
   double end = hs_engine_now(r->eng);
   for (size_t i = 0; i < r->ndev; i++) sim_dev_state(r, i, HS_POWER_OFF);

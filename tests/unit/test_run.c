@@ -472,7 +472,42 @@ Test(run, a_model_too_large_for_the_links_is_an_input_error_not_a_crash) {
   hs_summary s;
   hs_error err = {0};
   cr_expect_eq(hs_run(sc, NULL, &s, &err), HS_EINVAL);
-  cr_expect(strstr(err.msg, "overflow") != NULL, "%s", err.msg);
+  cr_expect(strstr(err.msg, "largest representable time") != NULL, "%s", err.msg);
+  hs_scenario_destroy(sc);
+}
+
+Test(run, simulated_time_running_past_the_largest_double_is_an_input_error) {
+  /* Each computation or transfer is finite, but they add up past DBL_MAX
+   * after some rounds. A computation that would end at inf, or a transfer the
+   * network can never schedule, used to abort the run on a broken invariant.
+   * (ddp and fedasync report the durations they timed, so their telemetry
+   * stays valid up to the overflow.) */
+  const char *regime[] = {"{\"kind\": \"ddp\"}", "{\"kind\": \"fedasync\"}"};
+  const char *extra[] = {"devices[2].speed_trace=crawl.csv",
+                         "model_bytes=1e10 network.links.lan.bandwidth_mbps=1e-300"};
+  const char *what[] = {"a computation on slow", "a model transfer"};
+  for (int k = 0; k < 2; k++) {
+    hs_scenario *sc = scenario(regime[k], "{\"kind\": \"equal\"}", extra[k], 2000, 3000);
+    hs_summary s;
+    hs_error err = {0};
+    cr_expect_eq(hs_run(sc, NULL, &s, &err), HS_EINVAL, "%s", extra[k]);
+    cr_expect(strstr(err.msg, what[k]) != NULL, "%s", err.msg);
+    cr_expect(strstr(err.msg, "largest representable time") != NULL, "%s", err.msg);
+    hs_scenario_destroy(sc);
+  }
+}
+
+Test(run, a_clock_too_large_to_resolve_training_says_so) {
+  /* PMA measures training as a difference of ledger times: at t ~ 4e305 s
+   * (the slow board crawls: 4e305 s a round) the fast board's 1.5 s round vanishes. That is
+   * a precision limit of the scenario, not a controller error. */
+  hs_scenario *sc = scenario("{\"kind\": \"pma\"}", "{\"kind\": \"equal\"}",
+                             "devices[2].speed_trace=crawl.csv", 3, 3000);
+  hs_summary s;
+  hs_error err = {0};
+  cr_expect_eq(hs_run(sc, NULL, &s, &err), HS_EINVAL);
+  cr_expect(strstr(err.msg, "round 1: fast trained 1000 samples in 0 s") != NULL, "%s", err.msg);
+  cr_expect(strstr(err.msg, "double precision") != NULL, "%s", err.msg);
   hs_scenario_destroy(sc);
 }
 
