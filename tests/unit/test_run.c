@@ -6,9 +6,11 @@
  *   busy 10 W, comm 3 W, idle 2 W for all three. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "hs_alloc.h"
@@ -561,4 +563,38 @@ Test(run, telemetry_noise_reaches_ema_batch_step_sizing) {
   hs_free(c);
   hs_scenario_destroy(clean);
   hs_scenario_destroy(noisy);
+}
+
+Test(run, a_write_that_fails_leaves_the_previous_outputs_whole) {
+  /* A first run leaves its three files. A second run into the same folder
+   * runs out of space for devices.csv (a 4 KiB file-size limit, as a full
+   * disk would): it must fail and leave the first run's files, not its own
+   * rounds.csv beside the first run's devices.csv and summary.json. */
+  hs_scenario *first = scenario("{\"kind\": \"pma\"}", "{\"kind\": \"equal\"}", NULL, 40, 3000);
+  hs_scenario *second = scenario("{\"kind\": \"pma\"}", "{\"kind\": \"equal\"}", NULL, 60, 3000);
+  char *dir = tmpdir();
+  run_to(first, dir, false);
+  char *rounds = slurp(dir, "rounds.csv"), *summary = slurp(dir, "summary.json");
+  cr_assert_lt(strlen(rounds) * 60 / 40, 4096, "the new rounds.csv alone would fit");
+  signal(SIGXFSZ, SIG_IGN); /* a write past the limit fails with EFBIG instead */
+  struct rlimit old, lim = {4096, 4096};
+  cr_assert_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
+  lim.rlim_max = old.rlim_max;
+  cr_assert_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
+  hs_run_opts o = {dir, false, false};
+  hs_error err = {0};
+  hs_status st = hs_run(second, &o, NULL, &err);
+  setrlimit(RLIMIT_FSIZE, &old);
+  cr_expect_eq(st, HS_EIO, "%s", err.msg);
+  cr_expect(strstr(err.msg, "devices.csv") != NULL, "%s", err.msg);
+  char *r2 = slurp(dir, "rounds.csv"), *s2 = slurp(dir, "summary.json");
+  cr_expect_str_eq(r2, rounds, "rounds.csv is the first run's");
+  cr_expect_str_eq(s2, summary, "summary.json is the first run's");
+  hs_free(r2);
+  hs_free(s2);
+  hs_free(rounds);
+  hs_free(summary);
+  hs_free(dir);
+  hs_scenario_destroy(first);
+  hs_scenario_destroy(second);
 }

@@ -180,6 +180,21 @@ hs_status hs_report_commit(hs_report *r, const char *const *str_keys, const char
   fputs("}\n", f);
   bool traced = r->trace != NULL;
   if (r->trace) fputs("\n]}\n", hs_outfile_stream(r->trace));
+  /* Every file is written out before any is renamed into place: a write that
+   * failed (a full disk) must not leave this run's rounds.csv beside an
+   * earlier run's devices.csv. */
+  hs_outfile *all[] = {r->rounds, r->devices, r->trace, s};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+    if (!all[i]) continue;
+    FILE *fp = hs_outfile_stream(all[i]);
+    if (fflush(fp) != 0 || ferror(fp)) {
+      hs_status st = hs_error_set(err, HS_EIO, "%s: write failed (disk full?)",
+                                  hs_outfile_path(all[i]));
+      hs_outfile_abort(s);
+      hs_report_abort(r);
+      return st;
+    }
+  }
   hs_status st = hs_outfile_commit(r->rounds, err);
   r->rounds = NULL;
   if (st == HS_OK) st = hs_outfile_commit(r->devices, err);
