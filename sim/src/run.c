@@ -172,12 +172,13 @@ void sim_round_end(sim_run *r) {
     double train_s = own ? d->busy_window_s : busy;
     if (n > 0 && !(train_s > 0)) {
       /* Training always takes time; none measured means the clock has grown
-       * too large for a double to tell the round's instants apart. */
+       * too large (or the training too short) for a double to tell the
+       * round's instants apart. */
       char msg[HS_ERROR_MSG_MAX];
       snprintf(msg, sizeof msg,
-               "round %u: %s trained %llu samples in 0 s at t = %g s: simulated time too "
-               "large for double precision (model_bytes, link bandwidths or speed traces "
-               "too extreme)",
+               "round %u: %s trained %llu samples in 0 s: at t = %g s a double cannot "
+               "resolve its training time (model_bytes, link bandwidths, speed traces or "
+               "tau_s too extreme)",
                r->round, d->name, (unsigned long long)n, now);
       sim_fail(r, HS_EINVAL, msg);
       return;
