@@ -400,7 +400,8 @@ static hs_scenario *with_server(const char *regime, const char *srv_mbps, const 
            "{\"name\": \"srv\", \"seed\": 3, \"task\": \"%s\", \"model_bytes\": %s,"
            " \"rounds\": 1, \"samples_per_round\": 3000, \"regime\": %s,"
            " \"policy\": {\"kind\": \"equal\"},"
-           " \"devices\": [{\"name\": \"fast\", \"profile\": \"profiles/det-fast.json\", \"link\": \"lan\"},"
+           " \"devices\": ["
+           "  {\"name\": \"fast\", \"profile\": \"profiles/det-fast.json\", \"link\": \"lan\"},"
            "  {\"name\": \"mid\", \"profile\": \"profiles/det-mid.json\", \"link\": \"lan\"},"
            "  {\"name\": \"slow\", \"profile\": \"profiles/det-slow.json\", \"link\": \"lan\"}],"
            " \"network\": {\"server\": \"srv\", \"links\": {"
@@ -469,7 +470,8 @@ Test(run, a_model_too_large_for_the_links_is_an_input_error_not_a_crash) {
   }
   /* Each step's all-reduce finite (1e10 bytes over 1e-300 Mbit/s: ~1e305 s),
    * but 2000 of them overflow within the first round: an error, not inf. */
-  hs_scenario *sc = scenario("{\"kind\": \"ddp\", \"steps_per_round\": 2000}", "{\"kind\": \"equal\"}",
+  hs_scenario *sc = scenario("{\"kind\": \"ddp\", \"steps_per_round\": 2000}",
+                             "{\"kind\": \"equal\"}",
                              "model_bytes=1e10 network.links.lan.bandwidth_mbps=1e-300", 2, 3000);
   hs_summary s;
   hs_error err = {0};
