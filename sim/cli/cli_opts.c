@@ -49,14 +49,17 @@ int cli_opts_parse(cli_opts *o, const char *cmd, int argc, char **argv, bool mul
       errno = 0;
       /* Seeds go through JSON numbers (doubles): above 2^53 two seeds would
        * silently run as one, so say so instead. */
-      if (!v || !*v || v[0] == '-' || strtoull(v, &end, 10) > (1ULL << 53) || errno || *end) {
+      unsigned long long seed = v && *v && v[0] != '-' ? strtoull(v, &end, 10) : 0;
+      if (!v || !*v || v[0] == '-' || seed > (1ULL << 53) || errno || *end) {
         snprintf(msg, sizeof msg,
                  "--seed: expected a whole number >= 0, at most 2^53 = 9007199254740992 "
                  "(got \"%.60s\")",
                  v ? v : "");
         return cli_bad_input(cmd, msg);
       }
-      o->ovr[o->novr++] = (hs_override){"seed", v};
+      /* As plain decimal: "+7" or " 7" are numbers to strtoull, not to JSON. */
+      snprintf(o->seed, sizeof o->seed, "%llu", seed);
+      o->ovr[o->novr++] = (hs_override){"seed", o->seed};
     } else if (cli_is_opt(a, "--policy") || (multi && cli_is_opt(a, "--policies"))) {
       const char *v = cli_opt_value(argc, argv, &i, cli_is_opt(a, "--policy") ? "--policy" : "--policies");
       if (!v || !*v) {

@@ -20,6 +20,7 @@ typedef struct cli_opts {
   bool measure_overhead;
   bool quiet;
   bool help;
+  char seed[24];          /* --seed as a plain decimal (what the overrides point to) */
 } cli_opts;
 
 /* Parse argv[1..]; `multi` (compare) allows --policies and refuses the options
