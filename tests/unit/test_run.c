@@ -88,6 +88,13 @@ static size_t read_devices(const char *dir, drow *rows, size_t cap) {
   return n;
 }
 
+/* Run sc into dir (a trace too when asked); the summary, when out is given. */
+static void run_to(const hs_scenario *sc, const char *dir, bool trace, hs_summary *out) {
+  hs_run_opts o = {dir, trace, false};
+  hs_error err = {0};
+  cr_assert_eq(hs_run(sc, &o, out, &err), HS_OK, "%s", err.msg);
+}
+
 static double device_power(const char *name, int which) {
   (void)name;
   static const double w[3] = {10.0, 3.0, 2.0}; /* busy, comm, idle */
@@ -119,10 +126,8 @@ Test(run, time_only_converges_to_inverse_tau_shares) {
   hs_scenario *sc = scenario("{\"kind\": \"pma\"}", "{\"kind\": \"time-only\"}",
                              "task=era5", 4, 3000);
   char *dir = tmpdir();
-  hs_run_opts o = {dir, false, false};
   hs_summary s;
-  hs_error err = {0};
-  cr_assert_eq(hs_run(sc, &o, &s, &err), HS_OK, "%s", err.msg);
+  run_to(sc, dir, false, &s);
   drow rows[64];
   size_t n = read_devices(dir, rows, 64);
   cr_assert_eq(n, 12);
@@ -144,10 +149,8 @@ Test(run, energy_rows_match_power_times_time_and_the_ledger_totals) {
   hs_scenario *sc = scenario("{\"kind\": \"pma\"}", "{\"kind\": \"balanced\"}",
                              "network.links.lan.bandwidth_mbps=10 network.links.lan.latency_ms=5", 5, 3000);
   char *dir = tmpdir();
-  hs_run_opts o = {dir, false, false};
   hs_summary s;
-  hs_error err = {0};
-  cr_assert_eq(hs_run(sc, &o, &s, &err), HS_OK, "%s", err.msg);
+  run_to(sc, dir, false, &s);
   drow rows[64];
   size_t n = read_devices(dir, rows, 64);
   cr_assert_eq(n, 15);
@@ -170,20 +173,14 @@ Test(run, energy_rows_match_power_times_time_and_the_ledger_totals) {
   hs_scenario_destroy(sc);
 }
 
-static void run_to(const hs_scenario *sc, const char *dir, bool trace) {
-  hs_run_opts o = {dir, trace, false};
-  hs_error err = {0};
-  cr_assert_eq(hs_run(sc, &o, NULL, &err), HS_OK, "%s", err.msg);
-}
-
 Test(run, same_scenario_and_seed_give_byte_identical_outputs) {
   hs_error err = {0};
   hs_scenario *sc =
       hs_scenario_load(HS_SOURCE_DIR "/scenarios/testbed-mnist-pma.json", NULL, 0, &err);
   cr_assert_not_null(sc, "%s", err.msg);
   char *a = tmpdir(), *b = tmpdir();
-  run_to(sc, a, true);
-  run_to(sc, b, true);
+  run_to(sc, a, true, NULL);
+  run_to(sc, b, true, NULL);
   const char *files[] = {"summary.json", "rounds.csv", "devices.csv", "trace.json"};
   for (int i = 0; i < 4; i++) {
     char *x = slurp(a, files[i]), *y = slurp(b, files[i]);
@@ -196,7 +193,7 @@ Test(run, same_scenario_and_seed_give_byte_identical_outputs) {
   hs_scenario *sc2 =
       hs_scenario_load(HS_SOURCE_DIR "/scenarios/testbed-mnist-pma.json", &ovr, 1, &err);
   char *c = tmpdir();
-  run_to(sc2, c, false);
+  run_to(sc2, c, false, NULL);
   char *x = slurp(a, "rounds.csv"), *z = slurp(c, "rounds.csv");
   cr_expect_str_neq(x, z);
   hs_free(x);
@@ -215,7 +212,7 @@ static double ddp_cv(const char *policy) {
       hs_scenario_load(HS_SOURCE_DIR "/scenarios/testbed-mnist-ddp.json", ovr, 2, &err);
   cr_assert_not_null(sc, "%s", err.msg);
   char *dir = tmpdir();
-  run_to(sc, dir, false);
+  run_to(sc, dir, false, NULL);
   /* the CV of the last round, once the controller has converged */
   char *t = slurp(dir, "rounds.csv");
   char *last = strrchr(t, '\n');
@@ -244,7 +241,7 @@ Test(run, hfl_ddp_never_moves_samples_between_silos) {
       hs_scenario_load(HS_SOURCE_DIR "/scenarios/testbed-mnist-hfl-ddp.json", ovr, 2, &err);
   cr_assert_not_null(sc, "%s", err.msg);
   char *dir = tmpdir();
-  run_to(sc, dir, false);
+  run_to(sc, dir, false, NULL);
   drow rows[64];
   size_t n = read_devices(dir, rows, 64);
   cr_assert_eq(n, 33);
@@ -263,10 +260,8 @@ Test(run, hfl_ddp_never_moves_samples_between_silos) {
 Test(run, fedasync_processes_the_whole_budget) {
   hs_scenario *sc = scenario("{\"kind\": \"fedasync\"}", "{\"kind\": \"equal\"}", NULL, 4, 300);
   char *dir = tmpdir();
-  hs_run_opts o = {dir, false, false};
   hs_summary s;
-  hs_error err = {0};
-  cr_assert_eq(hs_run(sc, &o, &s, &err), HS_OK, "%s", err.msg);
+  run_to(sc, dir, false, &s);
   cr_assert_geq(s.samples, 4 * 300);
   cr_assert_lt(s.samples, 4 * 300 + 3 * 100);
   /* equal: 100 samples per update; the fast device (0.6 s/update) laps the slow
@@ -283,7 +278,7 @@ Test(run, oort_leaves_unselected_devices_idle_or_off) {
   hs_scenario *sc = scenario("{\"kind\": \"pma\"}", "{\"kind\": \"oort\", \"oort_k\": 1}",
                              "switch_off_unselected=true", 3, 3000);
   char *dir = tmpdir();
-  run_to(sc, dir, false);
+  run_to(sc, dir, false, NULL);
   drow rows[64];
   size_t n = read_devices(dir, rows, 64);
   for (size_t k = 0; k < n; k++) {
@@ -331,9 +326,9 @@ Test(run, telemetry_noise_changes_the_allocation_but_stays_reproducible) {
                                 "task=era5", 3, 3000);
   hs_scenario *noisy = scenario("{\"kind\": \"pma\"}", "{\"kind\": \"time-only\", \"deadband\": 0}",
                                 "task=era5 telemetry.time_noise=0.2", 3, 3000);
-  run_to(clean, a, false);
-  run_to(noisy, b, false);
-  run_to(noisy, c, false);
+  run_to(clean, a, false, NULL);
+  run_to(noisy, b, false, NULL);
+  run_to(noisy, c, false, NULL);
   char *x = slurp(a, "devices.csv"), *y = slurp(b, "devices.csv"), *z = slurp(c, "devices.csv");
   cr_expect_str_neq(x, y, "20 %% time noise must move the split");
   cr_expect_str_eq(y, z, "noise comes from seeded streams");
@@ -352,9 +347,9 @@ Test(run, a_second_run_into_the_same_folder_leaves_no_stale_trace) {
   char *dir = tmpdir();
   char path[600];
   snprintf(path, sizeof path, "%s/trace.json", dir);
-  run_to(sc, dir, true);
+  run_to(sc, dir, true, NULL);
   cr_assert_eq(access(path, F_OK), 0);
-  run_to(sc, dir, false);
+  run_to(sc, dir, false, NULL);
   cr_assert_neq(access(path, F_OK), 0, "trace.json of the first run removed");
   hs_free(dir);
   hs_scenario_destroy(sc);
@@ -381,7 +376,7 @@ Test(run, ddp_trains_the_round_overhead_before_the_first_step_under_a_speed_trac
                              "{\"kind\": \"equal\"}", "devices[1].speed_trace=half-at-2s.csv", 1,
                              3000);
   char *dir = tmpdir();
-  run_to(sc, dir, false);
+  run_to(sc, dir, false, NULL);
   drow rows[8];
   size_t n = read_devices(dir, rows, 8);
   cr_assert_eq(n, 3);
@@ -519,7 +514,7 @@ Test(run, summary_json_writes_the_largest_seed_in_full) {
   hs_scenario *sc =
       scenario("{\"kind\": \"pma\"}", "{\"kind\": \"equal\"}", "seed=9007199254740992", 1, 300);
   char *dir = tmpdir();
-  run_to(sc, dir, false);
+  run_to(sc, dir, false, NULL);
   char *t = slurp(dir, "summary.json");
   cr_expect(strstr(t, "\"seed\": 9007199254740992,") != NULL, "%s", t);
   hs_free(t);
@@ -551,9 +546,9 @@ Test(run, telemetry_noise_reaches_ema_batch_step_sizing) {
   hs_scenario *clean = scenario(ddp, "{\"kind\": \"ema-batch\"}", "task=era5", 3, 3000);
   hs_scenario *noisy =
       scenario(ddp, "{\"kind\": \"ema-batch\"}", "task=era5 telemetry.time_noise=0.3", 3, 3000);
-  run_to(clean, a, false);
-  run_to(noisy, b, false);
-  run_to(noisy, c, false);
+  run_to(clean, a, false, NULL);
+  run_to(noisy, b, false, NULL);
+  run_to(noisy, c, false, NULL);
   char *x = slurp(a, "devices.csv"), *y = slurp(b, "devices.csv"), *z = slurp(c, "devices.csv");
   cr_expect_str_neq(x, y, "30 %% time noise must move ema-batch's split");
   cr_expect_str_eq(y, z, "noise comes from seeded streams");
@@ -575,7 +570,7 @@ Test(run, a_write_that_fails_leaves_the_previous_outputs_whole) {
   hs_scenario *first = scenario("{\"kind\": \"pma\"}", "{\"kind\": \"equal\"}", NULL, 40, 3000);
   hs_scenario *second = scenario("{\"kind\": \"pma\"}", "{\"kind\": \"equal\"}", NULL, 60, 3000);
   char *dir = tmpdir();
-  run_to(first, dir, false);
+  run_to(first, dir, false, NULL);
   char *rounds = slurp(dir, "rounds.csv"), *summary = slurp(dir, "summary.json");
   cr_assert_lt(strlen(rounds) * 60 / 40, 4096, "the new rounds.csv alone would fit");
   signal(SIGXFSZ, SIG_IGN); /* a write past the limit fails with EFBIG instead */
