@@ -104,6 +104,21 @@ size_t hs_policy_count(void);
 const char *hs_policy_name(size_t i);
 const char *hs_policy_summary(size_t i);
 
+/* What a policy needs from the regime that runs it. Regimes ask these bits and
+ * never test a policy by name.
+ *   HS_POLICY_CAP_SELECTS:    may give a participant 0 samples in a round
+ *                             (participant selection, e.g. oort).
+ *   HS_POLICY_CAP_STEP_LEVEL: sizes per-step batches through
+ *                             hs_controller_step_* (needs optimiser steps: DDP).
+ *   HS_POLICY_CAP_GROUPS:     accepts participant groups (HFL-DDP silos).
+ * hs_policy_caps returns 0 for an unknown kind. */
+enum {
+  HS_POLICY_CAP_SELECTS = 1u << 0,
+  HS_POLICY_CAP_STEP_LEVEL = 1u << 1,
+  HS_POLICY_CAP_GROUPS = 1u << 2
+};
+unsigned hs_policy_caps(const char *kind);
+
 /* --- configuration ---------------------------------------------------------- */
 
 /* Defaults for `kind`; HS_ENOENT (message lists the names) for an unknown one.

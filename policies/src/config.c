@@ -49,6 +49,16 @@ size_t hs_policy_count(void) { return NPOLICIES; }
 const char *hs_policy_name(size_t i) { return i < NPOLICIES ? registry[i].name : NULL; }
 const char *hs_policy_summary(size_t i) { return i < NPOLICIES ? registry[i].summary : NULL; }
 
+unsigned hs_policy_caps(const char *kind) {
+  const pol_type *t = pol_lookup(kind);
+  if (!t) return 0;
+  switch (t->family) {
+  case POL_OORT: return HS_POLICY_CAP_SELECTS;
+  case POL_EMA_BATCH: return HS_POLICY_CAP_STEP_LEVEL | HS_POLICY_CAP_GROUPS;
+  default: return HS_POLICY_CAP_GROUPS;
+  }
+}
+
 const pol_type *pol_lookup(const char *name) {
   if (!name) return NULL;
   for (size_t i = 0; i < NPOLICIES; i++)
