@@ -6,8 +6,11 @@
  * options, in registry order), the kind (one of the registered names; the
  * first registered regime is the default), keys that belong to other regimes
  * ("does not apply to regime ... (only to: ...)"), then the regime's options in
- * its table order. Before each option the regime's opt_prepare may change its
- * default or say that it does not apply (given the options read before it).
+ * its table order. The regime's opt_prepare may change an option's default or
+ * say that it does not apply, given the options read before it; since that
+ * depends on words (CHOICE options), every later option's applicability is
+ * checked right after each word is read, so a misplaced key is reported
+ * before a bad value of an option between them.
  * O(regimes x options) per scenario: both are a handful.
  * Rejected: each regime parsing its whole object (every regime would repeat the
  * unknown-key, range and printing code, and the messages would drift apart). */
@@ -49,6 +52,22 @@ static hs_status foreign_key(ctx *c, const char *kind, const char *key) {
   }
   sim_jpath_key(&c->path, key);
   return scn_fail(c, HS_EINVAL, "does not apply to regime \"%s\" (only to: %s)", kind, where);
+}
+
+/* Options from `from` on that are present but do not apply, given what has
+ * been read: the first one fails. */
+static hs_status check_applies(ctx *c, const cJSON *reg, const sim_regime *rg, const void *opts,
+                               size_t from) {
+  for (size_t i = from; rg->opt_prepare && i < rg->nopts; i++) {
+    const sim_regime_opt *o = &rg->opts[i];
+    double def = o->def;
+    const char *why = rg->opt_prepare(&c->s->pub, opts, o, &def);
+    if (why && scn_member(reg, o->key)) {
+      sim_jpath_key(&c->path, o->key);
+      return scn_fail(c, HS_EINVAL, "%s", why);
+    }
+  }
+  return HS_OK;
 }
 
 static hs_status parse_opt(ctx *c, const cJSON *reg, const sim_regime *rg, void *opts,
@@ -104,8 +123,13 @@ hs_status scn_parse_regime(ctx *c, const cJSON *root) {
   if (st) return st;
   s->regime = rg;
   r->opts = hs_calloc(1, rg->opts_size ? rg->opts_size : 1);
-  for (size_t i = 0; i < rg->nopts; i++)
+  for (size_t i = 0; i < rg->nopts; i++) {
     if ((st = parse_opt(c, reg, rg, r->opts, &rg->opts[i]))) return st;
+    /* Whether an option applies depends on the words (CHOICE) before it:
+     * check every later one as soon as a word is read. */
+    if (rg->opts[i].type == SIM_OPT_CHOICE && (st = check_applies(c, reg, rg, r->opts, i + 1)))
+      return st;
+  }
   r->steps_per_round = rg->policy_steps ? rg->policy_steps(r->opts) : 0;
   sim_jpath_pop(&c->path, m0);
   return HS_OK;
