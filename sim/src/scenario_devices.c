@@ -59,7 +59,8 @@ hs_status scn_parse_network(ctx *c, const cJSON *root) {
     if ((st = scn_need_object(c, l)) || (st = scn_check_keys(c, l, lkeys)) ||
         (st = scn_get_num(c, l, "bandwidth_mbps", true, 0, 0, true, INFINITY, false,
                       &ls->bandwidth_mbps)) ||
-        (st = scn_get_num(c, l, "latency_ms", false, 0, 0, false, INFINITY, false, &ls->latency_ms)))
+        (st = scn_get_num(c, l, "latency_ms", false, 0, 0, false, INFINITY, false,
+                          &ls->latency_ms)))
       return st;
     sim_jpath_pop(&c->path, m2);
   }

@@ -221,7 +221,8 @@ hs_status scn_get_choice(ctx *c, const cJSON *obj, const char *key, const char *
     used += (size_t)w;
   }
   size_t mark = sim_jpath_key(&c->path, key);
-  st = scn_fail(c, HS_EINVAL, "unknown value \"%s\" (one of: %s)", scn_shown(*out, b, sizeof b), list);
+  st = scn_fail(c, HS_EINVAL, "unknown value \"%s\" (one of: %s)", scn_shown(*out, b, sizeof b),
+                list);
   sim_jpath_pop(&c->path, mark);
   return st;
 }

@@ -24,7 +24,8 @@ static hs_status apply_one(ctx *c, cJSON *root, const hs_override *o, ovr_mark *
     st = sim_json_set(root, o->key, o->value, &e);
   }
   if (st)
-    hs_error_set(c->err, st, "%s: --set %s: %s", c->origin, scn_shown(o->key, b, sizeof b), e.msg);
+    hs_error_set(c->err, st, "%s: --set %s: %s", c->origin, scn_shown(o->key, b, sizeof b),
+                 e.msg);
   return st;
 }
 
@@ -39,7 +40,8 @@ hs_status scn_apply_overrides(ctx *c, cJSON *root, const hs_override *ovr, size_
    * relies on the default policy. */
   static const char *const sections[] = {"regime", "policy", "network", "telemetry"};
   for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++)
-    if (!scn_member(root, sections[i])) cJSON_AddItemToObject(root, sections[i], cJSON_CreateObject());
+    if (!scn_member(root, sections[i]))
+      cJSON_AddItemToObject(root, sections[i], cJSON_CreateObject());
   size_t k = 0;
   /* policy.kind first: a new kind starts from its own defaults. */
   for (size_t i = 0; i < novr; i++) {

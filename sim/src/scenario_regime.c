@@ -140,7 +140,8 @@ void scn_free_regime(sim_scn *s) {
   void *opts = s->pub.regime.opts;
   if (!opts) return;
   for (size_t i = 0; rg && i < rg->nopts; i++)
-    if (rg->opts[i].type == SIM_OPT_CHOICE) hs_free(*(char **)(void *)((char *)opts + rg->opts[i].offset));
+    if (rg->opts[i].type == SIM_OPT_CHOICE)
+      hs_free(*(char **)(void *)((char *)opts + rg->opts[i].offset));
   if (rg && rg->opts_free) rg->opts_free(opts);
   hs_free(opts);
   s->pub.regime.opts = NULL;

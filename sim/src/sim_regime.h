@@ -60,7 +60,7 @@ typedef struct sim_regime_opt {
   unsigned bounds;            /* NUM: SIM_OPT_LO_OPEN | SIM_OPT_HI_OPEN */
   const char *const *choices; /* CHOICE: NULL-terminated, in the order messages list them */
   const char *def_choice;     /* CHOICE: the default (NULL: choices[0]) */
-  const char *doc;            /* one line, for readers and `hetsim` help */
+  const char *doc;            /* one line: what it means, its unit */
 } sim_regime_opt;
 
 typedef struct sim_meter {

@@ -54,6 +54,29 @@ Test(regime_testonly, registered_after_the_shipped_regimes) {
   cr_expect_not(sim_regime_runs_policy(sim_regime_at(4), "ema-batch"), "refuses step-level");
 }
 
+/* Every registered regime's table is well formed: keys unique within the
+ * regime, a doc line, static defaults inside their range, choices present. */
+Test(regime_testonly, every_option_table_is_well_formed) {
+  for (size_t k = 0; k < sim_regime_count(); k++) {
+    const sim_regime *rg = sim_regime_at(k);
+    cr_expect(rg->start_round != NULL, "%s schedules rounds", rg->name);
+    cr_expect(rg->nopts == 0 || rg->opts_size > 0, "%s has an options struct", rg->name);
+    for (size_t i = 0; i < rg->nopts; i++) {
+      const sim_regime_opt *o = &rg->opts[i];
+      cr_expect(o->doc && o->doc[0], "%s.%s has a doc line", rg->name, o->key);
+      cr_expect_eq(sim_regime_opt_find(rg, o->key), o, "%s.%s appears once", rg->name, o->key);
+      cr_expect(o->offset < rg->opts_size, "%s.%s lies in the struct", rg->name, o->key);
+      if (o->type == SIM_OPT_UINT || o->type == SIM_OPT_NUM)
+        cr_expect(o->def >= o->lo && o->def <= o->hi, "%s.%s default in range", rg->name, o->key);
+      if (o->type == SIM_OPT_CHOICE)
+        cr_expect(o->choices && o->choices[0], "%s.%s has choices", rg->name, o->key);
+      if (o->type == SIM_OPT_CUSTOM)
+        cr_expect(rg->opt_parse && rg->opt_print && rg->opts_free, "%s.%s has hooks", rg->name,
+                  o->key);
+    }
+  }
+}
+
 Test(regime_testonly, options_are_parsed_defaulted_and_printed) {
   hs_error err = {0};
   hs_scenario *sc = load("{\"kind\": \"testonly\", \"pause_s\": 0.5}", "{\"kind\": \"equal\"}",
