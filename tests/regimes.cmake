@@ -11,3 +11,10 @@ add_test(NAME golden
   COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/golden/check.sh $<TARGET_FILE:hetsim>
           ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/golden-work)
 set_tests_properties(golden PROPERTIES TIMEOUT 600)
+
+# A regime that exists only in tests (tests/regimes/), added the way every
+# regime is: its file, and one line in the test binary's copy of the registry.
+hs_add_test(NAME regime_testonly
+  SOURCES unit/test_regime_testonly.c regimes/regime_testonly.c regimes/registry_testonly.c
+  LIBS hetsim::sim hetsim::traces hetsim::cjson TIMEOUT 60)
+target_include_directories(test_regime_testonly PRIVATE ${PROJECT_SOURCE_DIR}/sim/src)

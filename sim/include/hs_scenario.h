@@ -11,12 +11,9 @@
  *   name: the file name without ".json"      seed: 1
  *   task: "mnist"                            batch_size: 32
  *   regime.kind: "pma"                       policy.kind: "equal" (+ its defaults)
- *   regime.steps_per_round (ddp, hfl-ddp): max(1, samples_per_round /
- *     (batch_size * total_devices)), i.e. the mean per-rank batch is batch_size
- *   regime.collective (ddp, hfl-ddp): "ring"
- *   regime.silos[i].fabric: the link every member uses (required if they differ)
- *   regime.staleness (fedasync): "polynomial"; staleness_a: 0.5 (polynomial) or
- *     10 (hinge); staleness_b (hinge only): 4; mixing_alpha: 0.6 (FedAsync paper)
+ *   regime options: each regime's table of keys, defaults and ranges (its
+ *     regime_*.c; e.g. ddp's steps_per_round: max(1, samples_per_round /
+ *     (batch_size * total_devices)), so the mean per-rank batch is batch_size)
  *   devices[i].count: 1; speed_spread, power_spread: 0; link: the only link
  *     when network.links has exactly one (required otherwise)
  *   network.server: the only link when there is exactly one (required otherwise)
@@ -59,25 +56,13 @@ typedef struct hs_device_spec {
   size_t first;                /* index of its first expanded device (see hs_scenario_devices) */
 } hs_device_spec;
 
-typedef struct hs_silo_spec {
-  char *name;
-  char **members;     /* device names as written (expanded names or entry names) */
-  size_t nmembers;
-  char *fabric;       /* link name used for the intra-silo all-reduce (default filled in) */
-} hs_silo_spec;
-
+/* The regime: its kind and its options, which belong to the regime (each
+ * regime_*.c declares its options struct and its table of keys, defaults and
+ * ranges; sim/src/sim_regime.h is the regime API). */
 typedef struct hs_regime_spec {
-  char *kind;               /* pma | ddp | hfl-ddp | fedasync */
-  uint32_t steps_per_round; /* ddp, hfl-ddp: optimiser steps S per round */
-  char *collective;         /* ddp, hfl-ddp: ring | tree | star (default ring); hierarchical
-                               needs a per-node tier the scenario does not describe yet */
-  hs_silo_spec *silos;      /* hfl-ddp */
-  size_t nsilos;
-  /* fedasync */
-  char *staleness;          /* constant | polynomial | hinge */
-  double staleness_a;       /* polynomial exponent / hinge slope */
-  double staleness_b;       /* hinge threshold (versions) */
-  double mixing_alpha;      /* base mixing weight in (0,1] */
+  char *kind;               /* a registered regime: pma | ddp | hfl-ddp | fedasync | ... */
+  void *opts;               /* the regime's options (owned by the scenario) */
+  uint32_t steps_per_round; /* optimiser steps per round the policy plans for (0: none) */
 } hs_regime_spec;
 
 typedef struct hs_scenario {
@@ -153,10 +138,14 @@ const hs_device_ref *hs_scenario_devices(const hs_scenario *sc);
 /* Position (in hs_scenario_devices order) of the device with this expanded
  * name, or SIZE_MAX. O(log n). */
 size_t hs_scenario_find_device(const hs_scenario *sc, const char *name);
-/* hfl-ddp: silo index of each expanded device (sc->total_devices values, in
- * hs_scenario_devices order; ready to pass as hs_controller_create's groups).
- * NULL for the other regimes. Owned by sc. */
-const uint32_t *hs_scenario_silo_of(const hs_scenario *sc);
+/* The same for any name the scenario gives devices: an expanded device
+ * (*n = 1) or an entry with count > 1 (*n = count, from *first). False when
+ * no device or entry has the name. O(log n). */
+bool hs_scenario_find_name(const hs_scenario *sc, const char *name, size_t *first, size_t *n);
+/* The regime's participant groups (hfl-ddp: the silo of each expanded device):
+ * sc->total_devices ids in hs_scenario_devices order, ready to pass as
+ * hs_controller_create's groups. NULL when the regime has one group. Owned by sc. */
+const uint32_t *hs_scenario_groups(const hs_scenario *sc);
 
 /* The scenario as JSON with every default filled in (heap string, hs_free).
  * Devices are written as entries (with count), not expanded; paths as written.

@@ -30,14 +30,44 @@
  * Reallocation never crosses a silo: the controller runs with one group per silo.
  *
  * Events per step: one per rank (its compute ends) and one per group (the
- * all-reduce ends). */
+ * all-reduce ends).
+ *
+ * Options (table below): steps_per_round, collective, and for hfl-ddp silos
+ * (custom: each names its members by device or entry name and its fabric
+ * link; every device in exactly one silo). The silos are the participant
+ * groups of the controller. Per-device state (the round's forward-backward
+ * time and energy to report) lives in ddp_state, not in sim_dev.
+ * Policies: no participant selection (a rank with no samples still all-reduces
+ * every step, and oort has no meaning); a step-level policy (ema-batch) sizes
+ * the steps; hfl-ddp needs a policy that takes groups. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include <cjson/cJSON.h>
 
 #include "hs_alloc.h"
 #include "hs_assert.h"
 #include "hs_collective.h"
+#include "jpath.h"
 #include "run_internal.h"
+
+typedef struct ddp_silo {
+  char *name;
+  char **members; /* device names as written (expanded names or entry names) */
+  size_t nmembers;
+  char *fabric;   /* link of the intra-silo all-reduce (default: the members' link) */
+} ddp_silo;
+
+/* The options of ddp and hfl-ddp (hs_regime_spec.opts). */
+typedef struct ddp_opts {
+  uint32_t steps_per_round; /* optimiser steps S per round */
+  char *collective;         /* ring | tree | star; hierarchical needs a per-node tier the
+                               scenario does not describe yet */
+  ddp_silo *silos;          /* hfl-ddp */
+  size_t nsilos;
+  uint32_t *silo_of;        /* hfl-ddp: silo of each expanded device */
+} ddp_opts;
 
 typedef struct ddp_group {
   size_t *ranks;        /* device indices */
@@ -59,7 +89,9 @@ typedef struct ddp_state {
   size_t ngroups;
   size_t pending_groups;
   bool federated;        /* hfl-ddp */
-  bool ema_batch;
+  bool ema_batch;        /* a step-level policy sizes the steps */
+  double *window_s;      /* per device: forward-backward time of the round's steps */
+  double *window_j;      /* per device: that time at busy power */
 } ddp_state;
 
 static void step_start(sim_run *r, ddp_group *g);
@@ -88,10 +120,10 @@ static void on_allreduced(hs_engine *eng, void *subject, uint64_t gi) {
   ddp_state *ds = r->rs;
   ddp_group *g = &ds->groups[gi];
   for (size_t k = 0; k < g->nranks; k++) {
-    sim_dev *d = &r->dev[g->ranks[k]];
-    sim_dev_state(r, g->ranks[k], HS_POWER_IDLE);
-    d->busy_window_s += g->fwd_s[k];
-    d->busy_window_j += g->fwd_s[k] * d->busy_w;
+    size_t i = g->ranks[k];
+    sim_dev_state(r, i, HS_POWER_IDLE);
+    ds->window_s[i] += g->fwd_s[k];
+    ds->window_j[i] += g->fwd_s[k] * r->dev[i].busy_w;
   }
   double cv = group_cv(g);
   if (!isnan(cv)) {
@@ -293,22 +325,34 @@ static void ddp_teardown(sim_run *r) {
     if (ds->groups[gi].own_step_ctl) hs_controller_destroy(ds->groups[gi].step_ctl);
   }
   hs_free(ds->groups);
+  hs_free(ds->window_s);
+  hs_free(ds->window_j);
   hs_free(ds);
   r->rs = NULL;
 }
 
+static const ddp_opts *opts_of(const hs_scenario *sc) { return sc->regime.opts; }
+
 static uint32_t steps_of(const hs_scenario *sc) {
-  return sc->regime.steps_per_round ? sc->regime.steps_per_round : 1;
+  return opts_of(sc)->steps_per_round ? opts_of(sc)->steps_per_round : 1;
 }
 
 static const char *collective_of(const hs_scenario *sc) {
-  return sc->regime.collective && sc->regime.collective[0] ? sc->regime.collective : "ring";
+  const char *c = opts_of(sc)->collective;
+  return c && c[0] ? c : "ring";
+}
+
+static ddp_state *state_create(sim_run *r) {
+  ddp_state *ds = hs_calloc(1, sizeof *ds);
+  r->rs = ds;
+  ds->ema_batch = (hs_policy_caps(r->sc->policy.kind) & HS_POLICY_CAP_STEP_LEVEL) != 0;
+  ds->window_s = hs_calloc(r->ndev, sizeof *ds->window_s);
+  ds->window_j = hs_calloc(r->ndev, sizeof *ds->window_j);
+  return ds;
 }
 
 static hs_status ddp_setup(sim_run *r, hs_error *err) {
-  ddp_state *ds = hs_calloc(1, sizeof *ds);
-  r->rs = ds;
-  ds->ema_batch = !strcmp(r->sc->policy.kind, "ema-batch");
+  ddp_state *ds = state_create(r);
   ds->ngroups = 1;
   ds->groups = hs_calloc(1, sizeof *ds->groups);
   ddp_group *g = &ds->groups[0];
@@ -332,17 +376,16 @@ static void ddp_bind_controller(sim_run *r) {
 
 static hs_status hfl_setup(sim_run *r, hs_error *err) {
   const hs_scenario *sc = r->sc;
-  ddp_state *ds = hs_calloc(1, sizeof *ds);
-  r->rs = ds;
+  const ddp_opts *o = opts_of(sc);
+  ddp_state *ds = state_create(r);
   ds->federated = true;
-  ds->ema_batch = !strcmp(sc->policy.kind, "ema-batch");
-  ds->ngroups = sc->regime.nsilos;
+  ds->ngroups = o->nsilos;
   ds->groups = hs_calloc(ds->ngroups ? ds->ngroups : 1, sizeof *ds->groups);
   if (ds->ngroups == 0)
     return hs_error_set(err, HS_EINVAL, "%s: regime.silos: hfl-ddp needs at least one silo",
                         sc->path);
   /* Members in device order; the first one is the silo's leader. */
-  const uint32_t *silo_of = hs_scenario_silo_of(sc);
+  const uint32_t *silo_of = o->silo_of;
   HS_ASSERT(silo_of, "hfl-ddp scenarios carry a silo per device");
   size_t *size = hs_calloc(ds->ngroups, sizeof *size);
   for (size_t i = 0; i < r->ndev; i++) size[silo_of[i]]++;
@@ -353,11 +396,10 @@ static hs_status hfl_setup(sim_run *r, hs_error *err) {
   for (size_t i = 0; i < r->ndev; i++) {
     ddp_group *g = &ds->groups[silo_of[i]];
     g->ranks[size[silo_of[i]]++] = i;
-    r->dev[i].group = silo_of[i];
   }
   hs_free(size);
   for (size_t s = 0; s < ds->ngroups; s++) {
-    const hs_silo_spec *silo = &sc->regime.silos[s];
+    const ddp_silo *silo = &o->silos[s];
     ddp_group *g = &ds->groups[s];
     if (g->nranks == 0)
       return hs_error_set(err, HS_EINVAL, "%s: regime.silos[%zu]: silo \"%s\" has no device",
@@ -401,13 +443,218 @@ static hs_status ddp_bind(sim_run *r, hs_error *err) {
   return HS_OK;
 }
 
-/* Every round-level policy but oort (DDP has no participant selection). */
-static bool ddp_policy_applies(const char *kind) { return strcmp(kind, "oort") != 0; }
+/* What a DDP trainer times around its steps: the forward-backward time of the
+ * round's steps (and that time at busy power), not the per-round overhead. */
+static void ddp_telemetry(sim_run *r, size_t i, sim_meter *m) {
+  ddp_state *ds = r->rs;
+  m->samples = r->alloc[i];
+  m->train_s = ds->window_s[i];
+  m->train_j = ds->window_j[i];
+  ds->window_s[i] = 0;
+  ds->window_j[i] = 0;
+}
+
+/* --- options ---------------------------------------------------------------- */
+
+/* steps_per_round defaults to max(1, samples_per_round / (batch_size x
+ * devices)): the mean per-rank batch is batch_size. */
+static const char *ddp_prepare(const hs_scenario *sc, const void *opts, const sim_regime_opt *o,
+                               double *def) {
+  (void)opts;
+  if (!strcmp(o->key, "steps_per_round")) {
+    double per = (double)sc->batch_size * (double)sc->total_devices;
+    *def = floor((double)sc->samples_per_round / per);
+    if (*def < 1) *def = 1;
+    if (*def > 1e7) *def = 1e7;
+  }
+  return NULL;
+}
+
+static hs_status parse_silo(sim_opt_ctx *c, const cJSON *e, ddp_opts *o, size_t si) {
+  const hs_scenario *sc = sim_opt_scenario(c);
+  const hs_device_ref *refs = hs_scenario_devices(sc);
+  ddp_silo *silo = &o->silos[si];
+  static const char *const keys[] = {"name", "members", "fabric", NULL};
+  hs_status st;
+  if ((st = sim_opt_object(c, e, keys)) || (st = sim_opt_name(c, e, "name", true, &silo->name)))
+    return st;
+  for (size_t j = 0; j < si; j++)
+    if (!strcmp(o->silos[j].name, silo->name)) {
+      sim_opt_key(c, "name");
+      return sim_opt_fail(c, HS_EINVAL, "silo \"%s\" is already regime.silos[%zu]", silo->name,
+                          j);
+    }
+  const cJSON *mem = cJSON_GetObjectItemCaseSensitive(e, "members");
+  if (!mem) return sim_opt_missing(c, "members");
+  size_t m1 = sim_opt_key(c, "members");
+  if (!cJSON_IsArray(mem))
+    return sim_opt_fail(c, HS_ETYPE, "expected an array of device names, got %s",
+                        sim_json_type(mem));
+  size_t n = (size_t)cJSON_GetArraySize(mem);
+  if (!n) return sim_opt_fail(c, HS_EINVAL, "a silo needs at least one member");
+  silo->members = hs_calloc(n, sizeof *silo->members);
+  const char *common = NULL;
+  bool same = true;
+  size_t j = 0;
+  for (const cJSON *m = mem->child; m; m = m->next, j++) {
+    size_t m2 = sim_opt_index(c, j);
+    if (!cJSON_IsString(m))
+      return sim_opt_fail(c, HS_ETYPE, "expected a device name, got %s", sim_json_type(m));
+    silo->members[silo->nmembers++] = hs_strdup(m->valuestring);
+    size_t first, count;
+    char b[80];
+    if (!hs_scenario_find_name(sc, m->valuestring, &first, &count))
+      return sim_opt_fail(c, HS_ENOENT,
+                          "no device \"%s\" (name an entry of devices, or \"<name>-<k>\" for one "
+                          "device of an entry with count > 1)",
+                          sim_opt_shown(m->valuestring, b, sizeof b));
+    for (size_t k = first; k < first + count; k++) {
+      if (o->silo_of[k] != UINT32_MAX)
+        return sim_opt_fail(c, HS_EINVAL, "device \"%s\" is already in silo \"%s\"",
+                            refs[k].name, o->silos[o->silo_of[k]].name);
+      o->silo_of[k] = (uint32_t)si;
+    }
+    const char *link = sc->devices[refs[first].spec].link;
+    if (!common) common = link;
+    else if (strcmp(common, link)) same = false;
+    sim_opt_pop(c, m2);
+  }
+  sim_opt_pop(c, m1);
+  if (!cJSON_GetObjectItemCaseSensitive(e, "fabric") && !same)
+    return sim_opt_fail(c, HS_EMISSING,
+                        "\"fabric\" is required: the members attach by different links (name "
+                        "the link of the intra-silo all-reduce)");
+  if ((st = sim_opt_name(c, e, "fabric", false, &silo->fabric))) return st;
+  if (!silo->fabric) silo->fabric = hs_strdup(common);
+  if (!hs_scenario_link(sc, silo->fabric)) {
+    sim_opt_key(c, "fabric");
+    return sim_opt_fail(c, HS_ENOENT, "no link \"%s\" in network.links", silo->fabric);
+  }
+  return HS_OK;
+}
+
+static hs_status silos_parse(sim_opt_ctx *c, const cJSON *silos, void *opts,
+                             const sim_regime_opt *opt) {
+  ddp_opts *o = opts;
+  const hs_scenario *sc = sim_opt_scenario(c);
+  if (!silos) return sim_opt_missing(c, opt->key);
+  size_t m1 = sim_opt_key(c, opt->key);
+  if (!cJSON_IsArray(silos))
+    return sim_opt_fail(c, HS_ETYPE, "expected an array of silos, got %s", sim_json_type(silos));
+  size_t n = (size_t)cJSON_GetArraySize(silos);
+  if (!n) return sim_opt_fail(c, HS_EINVAL, "hfl-ddp needs at least one silo");
+  o->silos = hs_calloc(n, sizeof *o->silos);
+  o->silo_of = hs_malloc(sc->total_devices * sizeof *o->silo_of);
+  for (size_t k = 0; k < sc->total_devices; k++) o->silo_of[k] = UINT32_MAX;
+  size_t i = 0;
+  for (const cJSON *e = silos->child; e; e = e->next, i++) {
+    o->nsilos = i + 1;
+    size_t m2 = sim_opt_index(c, i);
+    hs_status st = parse_silo(c, e, o, i);
+    if (st) return st;
+    sim_opt_pop(c, m2);
+  }
+  const hs_device_ref *refs = hs_scenario_devices(sc);
+  for (size_t k = 0; k < sc->total_devices; k++)
+    if (o->silo_of[k] == UINT32_MAX)
+      return sim_opt_fail(c, HS_EINVAL,
+                          "device \"%s\" is in no silo (hfl-ddp puts every device in one)",
+                          refs[k].name);
+  sim_opt_pop(c, m1);
+  return HS_OK;
+}
+
+static void add_str(cJSON *o, const char *key, const char *v) {
+  if (!cJSON_AddStringToObject(o, key, v)) abort();
+}
+
+static void silos_print(cJSON *reg, const void *opts, const sim_regime_opt *opt) {
+  const ddp_opts *o = opts;
+  cJSON *silos = cJSON_AddArrayToObject(reg, opt->key);
+  if (!silos) abort();
+  for (size_t i = 0; i < o->nsilos; i++) {
+    cJSON *s = cJSON_CreateObject();
+    if (!s) abort();
+    add_str(s, "name", o->silos[i].name);
+    cJSON *m = cJSON_AddArrayToObject(s, "members");
+    if (!m) abort();
+    for (size_t j = 0; j < o->silos[i].nmembers; j++)
+      cJSON_AddItemToArray(m, cJSON_CreateString(o->silos[i].members[j]));
+    add_str(s, "fabric", o->silos[i].fabric);
+    cJSON_AddItemToArray(silos, s);
+  }
+}
+
+static void ddp_opts_free(void *opts) {
+  ddp_opts *o = opts;
+  for (size_t i = 0; i < o->nsilos; i++) {
+    ddp_silo *silo = &o->silos[i];
+    hs_free(silo->name);
+    for (size_t j = 0; j < silo->nmembers; j++) hs_free(silo->members[j]);
+    hs_free(silo->members);
+    hs_free(silo->fabric);
+  }
+  hs_free(o->silos);
+  hs_free(o->silo_of);
+}
+
+static uint32_t ddp_policy_steps(const void *opts) {
+  return ((const ddp_opts *)opts)->steps_per_round;
+}
+
+static const uint32_t *hfl_groups(const void *opts) { return ((const ddp_opts *)opts)->silo_of; }
+
+/* The flat all-reduces of the collective registry (hs_collective.h). */
+static const char *const collectives[] = {"ring", "tree", "star", NULL};
+
+#define DDP_OPTS                                                                            \
+  {"steps_per_round", SIM_OPT_UINT, offsetof(ddp_opts, steps_per_round), 1, 1, 1e7, 0, NULL, \
+   NULL, "optimiser steps S per round (default: the mean per-rank batch is batch_size)"},   \
+  {                                                                                         \
+    "collective", SIM_OPT_CHOICE, offsetof(ddp_opts, collective), 0, 0, 0, 0, collectives,  \
+        NULL, "the gradient all-reduce: ring, tree or star (parameter server)"              \
+  }
+
+static const sim_regime_opt ddp_table[] = {DDP_OPTS};
+static const sim_regime_opt hfl_table[] = {
+    DDP_OPTS,
+    {"silos", SIM_OPT_CUSTOM, offsetof(ddp_opts, silos), 0, 0, 0, 0, NULL, NULL,
+     "[{name, members: device or entry names, fabric: link}]; every device in one silo"}};
 
 const sim_regime sim_regime_ddp = {
-    "ddp", "data parallel: gradient all-reduce after every optimiser step",
-    ddp_policy_applies, ddp_setup, ddp_bind, ddp_start_round, ddp_teardown, false, true};
+    .name = "ddp",
+    .summary = "data parallel: gradient all-reduce after every optimiser step",
+    .opts = ddp_table,
+    .nopts = sizeof ddp_table / sizeof ddp_table[0],
+    .opts_size = sizeof(ddp_opts),
+    .opt_prepare = ddp_prepare,
+    .opts_free = ddp_opts_free,
+    .policy_steps = ddp_policy_steps,
+    .caps_refused = HS_POLICY_CAP_SELECTS,
+    .setup = ddp_setup,
+    .bind = ddp_bind,
+    .start_round = ddp_start_round,
+    .teardown = ddp_teardown,
+    .telemetry = ddp_telemetry,
+};
 
 const sim_regime sim_regime_hfl_ddp = {
-    "hfl-ddp", "DDP inside fixed silos, silo models averaged every round",
-    ddp_policy_applies, hfl_setup, ddp_bind, ddp_start_round, ddp_teardown, false, true};
+    .name = "hfl-ddp",
+    .summary = "DDP inside fixed silos, silo models averaged every round",
+    .opts = hfl_table,
+    .nopts = sizeof hfl_table / sizeof hfl_table[0],
+    .opts_size = sizeof(ddp_opts),
+    .opt_prepare = ddp_prepare,
+    .opt_parse = silos_parse,
+    .opt_print = silos_print,
+    .opts_free = ddp_opts_free,
+    .policy_steps = ddp_policy_steps,
+    .groups = hfl_groups,
+    .caps_refused = HS_POLICY_CAP_SELECTS,
+    .caps_needed = HS_POLICY_CAP_GROUPS,
+    .setup = hfl_setup,
+    .bind = ddp_bind,
+    .start_round = ddp_start_round,
+    .teardown = ddp_teardown,
+    .telemetry = ddp_telemetry,
+};

@@ -7,8 +7,6 @@
  * A participant with 0 samples (not selected by oort) takes no part: it stays
  * idle, or is off for the round when the scenario says switch_off_unselected.
  * Events per participant and round: download done, compute done, upload done. */
-#include <string.h>
-
 #include "hs_alloc.h"
 #include "run_internal.h"
 
@@ -64,9 +62,13 @@ static hs_status pma_setup(sim_run *r, hs_error *err) {
 
 static void pma_teardown(sim_run *r) { hs_free(r->rs); }
 
-/* Every round-level policy; ema-batch sizes DDP steps and has no meaning here. */
-static bool pma_policy_applies(const char *kind) { return strcmp(kind, "ema-batch") != 0; }
-
+/* Every round-level policy, selection included; a step-level one (ema-batch)
+ * sizes optimiser steps, which local training does not synchronise. */
 const sim_regime sim_regime_pma = {
-    "pma", "periodic model averaging: local training, sync at round end",
-    pma_policy_applies, pma_setup, NULL, pma_start_round, pma_teardown, false, false};
+    .name = "pma",
+    .summary = "periodic model averaging: local training, sync at round end",
+    .caps_refused = HS_POLICY_CAP_STEP_LEVEL,
+    .setup = pma_setup,
+    .start_round = pma_start_round,
+    .teardown = pma_teardown,
+};

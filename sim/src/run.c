@@ -3,10 +3,15 @@
  *
  * Structure: sim_run holds the engine, the energy ledger, the network, the
  * controller and an array of expanded devices. A regime (regime_*.c) schedules
- * the events of a round and calls sim_round_end when it is over; sim_round_end
- * turns the ledger's per-round differences into rows and telemetry, feeds the
- * controller exactly as a trainer on the boards would (time, energy and samples
- * of each participant's training), and starts the next round.
+ * the events of a round and calls sim_round_end when it is over. A round ends
+ * in four steps: measure (the ledger's per-round differences become device
+ * rows, and each device's meter, the regime's telemetry hook or the ledger's
+ * busy figures, becomes telemetry), feed the controller exactly as a trainer on
+ * the boards would (time, energy and samples of each participant's training),
+ * report the round's row, and start the next round (round_open, the one place
+ * a round starts; a windowed regime keeps its devices looping instead).
+ * Whatever differs between regimes comes from the descriptor (sim_regime.h):
+ * groups, telemetry, policy capabilities, extra summary fields.
  *
  * Every device is on (idle) from t = 0 to the end of the last round (the
  * synchronised window) and off after; energy is what the ledger integrated.
@@ -118,12 +123,12 @@ static void snapshot(sim_run *r) {
   }
 }
 
-static void round_begin(sim_run *r) {
+/* A round starts: the controller's allocation applies, the ledger is read. */
+static void round_open(sim_run *r) {
   r->round_start_s = hs_engine_now(r->eng);
   r->round_cv = NAN;
   memcpy(r->alloc, hs_controller_allocation(r->ctl), r->ndev * sizeof *r->alloc);
   snapshot(r);
-  r->regime->start_round(r);
 }
 
 /* Measurement noise: x times a lognormal factor with mean 1 and coefficient
@@ -147,14 +152,17 @@ static double wall_s(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-void sim_round_end(sim_run *r) {
+/* What the round adds up to over devices (its rounds.csv row). */
+typedef struct round_totals {
+  double energy_j, max_wait_s, cv;
+} round_totals;
+
+/* Measure the round: per device, the ledger's differences since round_open
+ * (its devices.csv row) and what its meter reports (r->tele); the totals.
+ * False when the run failed. */
+static bool round_measure(sim_run *r, double now, round_totals *t) {
   const hs_scenario *sc = r->sc;
-  double now = hs_engine_now(r->eng);
-  if (!isfinite(now)) {
-    fail_time_overflow(r, "the round");
-    return;
-  }
-  bool windowed = r->regime->windowed;
+  void (*meter)(sim_run *, size_t, sim_meter *) = r->regime->telemetry;
   double energy = 0, max_wait = 0, sum = 0, sq = 0;
   size_t active = 0;
   for (size_t i = 0; i < r->ndev; i++) {
@@ -165,12 +173,12 @@ void sim_round_end(sim_run *r) {
     double wait = hs_ledger_time_in(r->ledger, i, HS_POWER_IDLE, now) - d->idle0_s;
     /* Telemetry: the training time and energy a meter on the board saw: the
      * whole busy time of the round (PMA: the local training loop, overhead
-     * included), or what the regime accumulated (DDP: the steps' compute;
+     * included), or what the regime's hook says (DDP: the steps' compute;
      * fedasync: the updates completed in the window). */
-    uint64_t n = windowed ? d->samples_window : r->alloc[i];
-    bool own = r->regime->own_telemetry;
-    double train_s = own ? d->busy_window_s : busy;
-    if (n > 0 && !(train_s > 0)) {
+    sim_meter m = {r->alloc[i], busy, 0};
+    if (meter) meter(r, i, &m);
+    uint64_t n = m.samples;
+    if (n > 0 && !(m.train_s > 0)) {
       /* Training always takes time; none measured means the clock has grown
        * too large (or the training too short) for a double to tell the
        * round's instants apart. */
@@ -181,28 +189,24 @@ void sim_round_end(sim_run *r) {
                "tau_s too extreme)",
                r->round, d->name, (unsigned long long)n, now);
       sim_fail(r, HS_EINVAL, msg);
-      return;
+      return false;
     }
-    double busy_j = own ? d->busy_window_j
-                        : hs_ledger_energy(r->ledger, i, HS_POWER_BUSY, now) - d->busy0_j;
+    if (!meter) m.train_j = hs_ledger_energy(r->ledger, i, HS_POWER_BUSY, now) - d->busy0_j;
     energy += e;
     if (wait > max_wait) max_wait = wait;
     if (n > 0) {
-      sum += train_s;
-      sq += train_s * train_s;
+      sum += m.train_s;
+      sq += m.train_s * m.train_s;
       active++;
     }
     r->samples_total += n;
     r->tele[i].samples = (int64_t)n;
-    r->tele[i].time_s = n ? noisy(r, i, train_s, sc->telemetry_time_noise) : 0.0;
-    r->tele[i].energy_j = n ? noisy(r, i, busy_j, sc->telemetry_energy_noise) : 0.0;
+    r->tele[i].time_s = n ? noisy(r, i, m.train_s, sc->telemetry_time_noise) : 0.0;
+    r->tele[i].energy_j = n ? noisy(r, i, m.train_j, sc->telemetry_energy_noise) : 0.0;
     if (r->report) {
       hs_device_row row = {r->round, d->name, n, busy, comm, wait, e};
       hs_report_device(r->report, &row);
     }
-    d->samples_window = 0;
-    d->busy_window_s = 0;
-    d->busy_window_j = 0;
   }
   double cv = r->round_cv;
   if (isnan(cv)) {
@@ -212,36 +216,53 @@ void sim_round_end(sim_run *r) {
   }
   r->cv_sum += cv;
   r->cv_count++;
+  *t = (round_totals){energy, max_wait, cv};
+  return true;
+}
 
+/* The telemetry to the controller, timed when asked. False when it refused. */
+static bool round_feed_controller(sim_run *r) {
   double t0 = r->measure_overhead ? wall_s() : 0;
   hs_error err = {0};
   hs_status st = hs_controller_update(r->ctl, r->tele, r->ndev, &err);
   if (r->measure_overhead) r->controller_wall_s += wall_s() - t0;
-  if (st != HS_OK) {
-    char msg[HS_ERROR_MSG_MAX + 64];
-    snprintf(msg, sizeof msg, "round %u: controller rejected the telemetry: %s", r->round, err.msg);
-    sim_fail(r, st, msg);
-    return;
-  }
-  if (r->report) {
-    hs_round_row row = {r->round, r->round_start_s, now, energy, cv, max_wait,
-                        hs_controller_reallocated(r->ctl)};
-    hs_report_round(r->report, &row);
-  }
+  if (st == HS_OK) return true;
+  char msg[HS_ERROR_MSG_MAX + 64];
+  snprintf(msg, sizeof msg, "round %u: controller rejected the telemetry: %s", r->round, err.msg);
+  sim_fail(r, st, msg);
+  return false;
+}
+
+static void round_report(sim_run *r, double now, const round_totals *t) {
+  if (!r->report) return;
+  hs_round_row row = {r->round,     r->round_start_s, now, t->energy_j, t->cv, t->max_wait_s,
+                      hs_controller_reallocated(r->ctl)};
+  hs_report_round(r->report, &row);
+}
+
+/* The next round, or the end of the run. A windowed regime's devices keep
+ * looping: its round only opens (new allocation, ledger read). */
+static void round_next(sim_run *r) {
   r->round++;
-  if (r->round >= sc->rounds) {
+  if (r->round >= r->sc->rounds) {
     r->finished = true;
     hs_engine_stop(r->eng);
     return;
   }
-  if (windowed) {
-    r->round_start_s = now;
-    r->round_cv = NAN;
-    memcpy(r->alloc, hs_controller_allocation(r->ctl), r->ndev * sizeof *r->alloc);
-    snapshot(r);
-  } else {
-    round_begin(r);
+  round_open(r);
+  if (!r->regime->windowed) r->regime->start_round(r);
+}
+
+void sim_round_end(sim_run *r) {
+  double now = hs_engine_now(r->eng);
+  if (!isfinite(now)) {
+    fail_time_overflow(r, "the round");
+    return;
   }
+  round_totals t;
+  if (!round_measure(r, now, &t) || !round_feed_controller(r)) return;
+  round_report(r, now, &t);
+  round_next(r);
 }
 
 /* --- set-up ----------------------------------------------------------------- */
@@ -335,7 +356,7 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
                       sc->regime.kind);
     goto done;
   }
-  if (r->regime->policy_applies && !r->regime->policy_applies(sc->policy.kind)) {
+  if (!sim_regime_runs_policy(r->regime, sc->policy.kind)) {
     st = hs_error_set(err, HS_EINVAL, "%s: policy.kind: policy \"%s\" does not apply to regime %s",
                       sc->path, sc->policy.kind, sc->regime.kind);
     goto done;
@@ -359,16 +380,11 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
   r->scratch = hs_calloc(r->ndev, sizeof *r->scratch);
   if (r->regime->setup && (st = r->regime->setup(r, err)) != HS_OK) goto done;
 
-  /* The controller: one group per silo in hfl-ddp (setup filled dev[].group). */
+  /* The controller, with the regime's participant groups (hfl-ddp: silos). */
   hs_policy_config cfg = sc->policy;
   if (sc->regime.steps_per_round) cfg.steps_per_round = sc->regime.steps_per_round;
-  uint32_t *groups = NULL;
-  if (!strcmp(sc->regime.kind, "hfl-ddp")) {
-    groups = hs_malloc(r->ndev * sizeof *groups);
-    for (size_t i = 0; i < r->ndev; i++) groups[i] = r->dev[i].group;
-  }
-  r->ctl = hs_controller_create(&cfg, r->ndev, groups, sc->samples_per_round, err);
-  hs_free(groups);
+  r->ctl = hs_controller_create(&cfg, r->ndev, hs_scenario_groups(sc), sc->samples_per_round,
+                                err);
   if (!r->ctl) {
     hs_error_prefix(err, "%s: policy", sc->path);
     st = err ? err->status : HS_EINVAL;
@@ -393,7 +409,8 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
     hs_ledger_set_power(r->ledger, i, HS_POWER_IDLE, r->dev[i].idle_w, 0);
     sim_dev_state(r, i, HS_POWER_IDLE);
   }
-  round_begin(r);
+  round_open(r);
+  r->regime->start_round(r);
   if (r->status == HS_OK && !r->finished) hs_engine_run(r->eng);
   if (r->status != HS_OK) {
     st = hs_error_set(err, r->status, "%s: %s", sc->path, r->err.msg);
@@ -446,7 +463,7 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
         {"devices", (double)r->ndev},
     };
     size_t nf = 12;
-    for (size_t i = 0; i < r->nextra && nf < 16; i++) f[nf++] = (hs_report_field){r->extra_key[i], r->extra_val[i]};
+    if (r->regime->summary_fields) nf += r->regime->summary_fields(r, f + nf, 16 - nf);
     hs_report *rep = r->report;
     r->report = NULL;
     st = hs_report_commit(rep, keys, vals, 3, f, nf, err);

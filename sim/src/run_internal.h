@@ -2,8 +2,10 @@
  * loop, telemetry, outputs) and the regimes (regime_*.c), which schedule the
  * events of a round and call sim_round_end when it is over.
  *
- * A regime is a descriptor (name, checks, hooks) in the registry of regimes.c,
- * looked up by the scenario's regime.kind. */
+ * A regime is a descriptor (sim_regime.h: options, groups, capabilities,
+ * hooks) in the registry of regimes.c, looked up by the scenario's
+ * regime.kind. What only one regime needs per device lives in that regime's
+ * own arrays (r->rs), not in sim_dev. */
 #ifndef SIM_RUN_INTERNAL_H
 #define SIM_RUN_INTERNAL_H
 
@@ -22,6 +24,7 @@
 #include "hs_run.h"
 #include "hs_scenario.h"
 #include "hs_speed_trace.h"
+#include "sim_regime.h"
 
 /* One expanded device. The fields an event touches come first, so that at
  * 10^5 devices (beyond the caches) an event costs as few cache misses as
@@ -33,52 +36,16 @@ typedef struct sim_dev {
   const hs_speed_trace *trace;
   double busy_w;
   hs_rng rng_compute;
-  /* Telemetry accumulated by a regime with own_telemetry (reset every round). */
-  uint64_t samples_window; /* fedasync: samples of updates completed in the window */
-  double busy_window_s;    /* training time to report */
-  double busy_window_j;    /* training energy to report */
-  /* fedasync */
-  uint32_t version;          /* server model version the device trains on */
-  uint64_t inflight_samples; /* samples of the update in progress */
-  double inflight_s;         /* its training time */
   /* cold: set-up, round boundaries, traces */
   char *name;
   uint64_t key;            /* entity id of its random streams: a hash of the name */
   size_t spec;             /* index in sc->devices */
   double idle_w, comm_w;
   hs_rng rng_telemetry;
-  uint32_t group;          /* silo (hfl-ddp), else 0 */
   double e0_j, busy0_s, comm0_s, idle0_s, busy0_j; /* ledger at the round start */
   hs_power_state span_state; /* trace bookkeeping: current span */
   double span_start_s;
 } sim_dev;
-
-typedef struct sim_run sim_run;
-
-typedef struct sim_regime {
-  const char *name;
-  const char *summary;
-  /* Whether a policy kind makes sense in this regime (NULL: every one). */
-  bool (*policy_applies)(const char *kind);
-  /* Called once before the controller exists (may be NULL): may set dev[].group. */
-  hs_status (*setup)(sim_run *r, hs_error *err);
-  /* Called once after the controller exists (may be NULL). */
-  hs_status (*bind)(sim_run *r, hs_error *err);
-  /* Schedule the round's events; the regime calls sim_round_end(r) at its end.
-   * A windowed regime (no barriers: fedasync) gets this call for round 0 only,
-   * keeps its devices looping, and calls sim_round_end at the boundary of each
-   * reporting window; rows and telemetry then cover the updates completed in
-   * the window (dev[].samples_window, busy_window_s, busy_window_j). */
-  void (*start_round)(sim_run *r);
-  void (*teardown)(sim_run *r); /* may be NULL */
-  bool windowed;
-  /* The telemetry's time and energy are what the regime accumulated in
-   * dev[].busy_window_s / busy_window_j (e.g. DDP: the forward-backward time of
-   * the steps, without the per-round overhead), not the round's busy time. */
-  bool own_telemetry;
-} sim_regime;
-
-const sim_regime *sim_regime_find(const char *name);
 
 struct sim_run {
   const hs_scenario *sc;
@@ -109,10 +76,6 @@ struct sim_run {
   hs_status status;        /* first error raised inside a handler */
   hs_error err;
   void *rs;                /* regime state */
-  /* extra summary figures a regime reports (e.g. fedasync staleness) */
-  const char *extra_key[4];
-  double extra_val[4];
-  size_t nextra;
 };
 
 /* Switch a device's power state now (ledger + trace spans). */
@@ -134,7 +97,8 @@ double sim_dev_stretch_s(sim_run *r, size_t i, double work_s, double after_s);
  * t_s times the telemetry.time_noise factor (one draw from the device's
  * telemetry stream when the noise is on; 0 stays 0). */
 double sim_dev_reported_s(sim_run *r, size_t i, double t_s);
-/* Close the round now: rows, telemetry to the controller, next round or the end. */
+/* Close the round now: measure it (rows, telemetry), feed the controller,
+ * report the round, then start the next round or end the run. */
 void sim_round_end(sim_run *r);
 /* Record an error raised inside a handler and stop the engine. */
 void sim_fail(sim_run *r, hs_status st, const char *msg);

@@ -245,7 +245,7 @@ Test(run, hfl_ddp_never_moves_samples_between_silos) {
   drow rows[64];
   size_t n = read_devices(dir, rows, 64);
   cr_assert_eq(n, 33);
-  const uint32_t *silo = hs_scenario_silo_of(sc);
+  const uint32_t *silo = hs_scenario_groups(sc);
   unsigned long long per[3][3] = {{0}};
   for (size_t k = 0; k < n; k++) per[rows[k].round][silo[k % 11]] += rows[k].samples;
   for (int s = 0; s < 3; s++) {

@@ -57,6 +57,23 @@ static void expect_fail(const char *json, const hs_override *o, size_t n, hs_sta
 
 #define SET(k, v) ((hs_override){(k), (v)})
 
+/* The regime object as hetsim validate prints it (the options belong to the
+ * regime, so tests read them the way a user sees them). Caller deletes. */
+static cJSON *regime_json(const hs_scenario *sc) {
+  char *text = hs_scenario_to_json(sc);
+  cJSON *root = cJSON_Parse(text);
+  hs_free(text);
+  cr_assert_not_null(root);
+  cJSON *reg = cJSON_DetachItemFromObject(root, "regime");
+  cJSON_Delete(root);
+  cr_assert_not_null(reg);
+  return reg;
+}
+
+static const cJSON *opt(const cJSON *reg, const char *key) {
+  return cJSON_GetObjectItemCaseSensitive(reg, key);
+}
+
 /* --- defaults and expansion ------------------------------------------------------ */
 
 Test(scenario, defaults_filled) {
@@ -66,8 +83,10 @@ Test(scenario, defaults_filled) {
   cr_expect_str_eq(sc->task, "mnist");
   cr_expect_eq(sc->batch_size, 32);
   cr_expect_str_eq(sc->regime.kind, "pma");
-  cr_expect_null(sc->regime.collective);
-  cr_expect_null(sc->regime.staleness);
+  cJSON *reg = regime_json(sc);
+  cr_expect_eq(cJSON_GetArraySize(reg), 1, "pma has no options: only its kind is printed");
+  cJSON_Delete(reg);
+  cr_expect_eq(sc->regime.steps_per_round, 0, "pma has no optimiser steps");
   cr_expect_str_eq(sc->policy.kind, "equal");
   cr_expect_eq(sc->policy.seed, 1, "policy seed follows the scenario seed");
   cr_expect_eq(sc->ndevices, 2);
@@ -106,7 +125,7 @@ Test(scenario, count_expansion_and_names) {
   cr_expect_eq(hs_scenario_find_device(sc, "a"), 0);
   cr_expect_eq(hs_scenario_find_device(sc, "b"), SIZE_MAX, "an entry name is not a device");
   cr_expect_eq(hs_scenario_find_device(sc, "b-12"), SIZE_MAX);
-  cr_expect_null(hs_scenario_silo_of(sc));
+  cr_expect_null(hs_scenario_groups(sc));
   hs_scenario_destroy(sc);
 }
 
@@ -304,20 +323,23 @@ Test(scenario, device_names_unique_after_expansion) {
 Test(scenario, silos_resolve_entries_and_expanded_names) {
   hs_override a[] = {SET("regime", HFL_SILOS("[\"a\", \"b-2\"]", "[\"b-0\", \"b-1\"]"))};
   hs_scenario *sc = parse_ok(BASE, a, 1);
-  const uint32_t *g = hs_scenario_silo_of(sc);
+  const uint32_t *g = hs_scenario_groups(sc);
   cr_assert_not_null(g);
   cr_expect_eq(g[0], 0);
   cr_expect_eq(g[1], 1);
   cr_expect_eq(g[2], 1);
   cr_expect_eq(g[3], 0);
-  cr_expect_str_eq(sc->regime.silos[0].fabric, "lan", "fabric defaults to the members' link");
+  cJSON *reg = regime_json(sc);
+  const cJSON *s0 = cJSON_GetArrayItem(opt(reg, "silos"), 0);
+  cr_expect_str_eq(opt(s0, "fabric")->valuestring, "lan", "fabric defaults to the members' link");
   cr_expect_eq(sc->regime.steps_per_round, 2);
   cr_expect_eq(sc->policy.steps_per_round, 2, "the regime's S reaches the policy");
-  cr_expect_str_eq(sc->regime.collective, "ring");
+  cr_expect_str_eq(opt(reg, "collective")->valuestring, "ring");
+  cJSON_Delete(reg);
   hs_scenario_destroy(sc);
   hs_override b[] = {SET("regime", HFL_SILOS("[\"a\"]", "[\"b\"]"))};
   sc = parse_ok(BASE, b, 1);
-  cr_expect_eq(hs_scenario_silo_of(sc)[3], 1, "an entry name takes all its devices");
+  cr_expect_eq(hs_scenario_groups(sc)[3], 1, "an entry name takes all its devices");
   hs_scenario_destroy(sc);
 }
 
@@ -387,14 +409,25 @@ Test(scenario, ddp_steps_default_from_budget) {
 Test(scenario, fedasync_defaults) {
   hs_override a[] = {SET("regime.kind", "fedasync")};
   hs_scenario *sc = parse_ok(BASE, a, 1);
-  cr_expect_str_eq(sc->regime.staleness, "polynomial");
-  cr_expect_eq(sc->regime.staleness_a, 0.5);
-  cr_expect_eq(sc->regime.mixing_alpha, 0.6);
+  cJSON *reg = regime_json(sc);
+  cr_expect_str_eq(opt(reg, "staleness")->valuestring, "polynomial");
+  cr_expect_eq(opt(reg, "staleness_a")->valuedouble, 0.5);
+  cr_expect_null(opt(reg, "staleness_b"), "staleness_b applies to hinge only");
+  cr_expect_eq(opt(reg, "mixing_alpha")->valuedouble, 0.6);
+  cJSON_Delete(reg);
   hs_scenario_destroy(sc);
   hs_override b[] = {SET("regime.kind", "fedasync"), SET("regime.staleness", "hinge")};
   sc = parse_ok(BASE, b, 2);
-  cr_expect_eq(sc->regime.staleness_a, 10.0);
-  cr_expect_eq(sc->regime.staleness_b, 4.0);
+  reg = regime_json(sc);
+  cr_expect_eq(opt(reg, "staleness_a")->valuedouble, 10.0);
+  cr_expect_eq(opt(reg, "staleness_b")->valuedouble, 4.0);
+  cJSON_Delete(reg);
+  hs_scenario_destroy(sc);
+  hs_override c[] = {SET("regime.kind", "fedasync"), SET("regime.staleness", "constant")};
+  sc = parse_ok(BASE, c, 2);
+  reg = regime_json(sc);
+  cr_expect_null(opt(reg, "staleness_a"), "constant has no exponent");
+  cJSON_Delete(reg);
   hs_scenario_destroy(sc);
 }
 

@@ -1,0 +1,260 @@
+/* scenario_get.c: the scenario loader's error messages and typed getters.
+ *
+ * Every getter reads one key of a JSON object, checks its type and range and
+ * either stores the value or fails with "<file>: <JSON path>: <reason>", plus
+ * "(from --set KEY)" when the path lies under a key an override wrote. The
+ * path is kept in a sim_jpath (push a key, check, pop back), so a message
+ * costs nothing until it is written. The sim_opt_* functions at the end are
+ * the same helpers as the regime API (sim_regime.h) exposes them to regimes
+ * with options of their own shape.
+ * Rejected: a schema table for the whole file (the cross checks between
+ * sections, e.g. silos naming devices, would still need code). */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "hs_alloc.h"
+#include "scenario_internal.h"
+
+/* --- errors ------------------------------------------------------------------ */
+
+/* Text from the input goes into one-line messages: cut it and replace control
+ * characters so a message never spans lines. */
+const char *scn_shown(const char *text, char *buf, size_t cap) {
+  size_t i = 0;
+  for (; text[i] && i + 4 < cap; i++)
+    buf[i] = (unsigned char)text[i] < 0x20 || text[i] == 0x7f ? '?' : text[i];
+  if (text[i]) {
+    /* Cut before a UTF-8 character, not inside one. */
+    while (i > 0 && ((unsigned char)text[i] & 0xc0) == 0x80) i--;
+    memcpy(buf + i, "...", 4);
+  } else {
+    buf[i] = '\0';
+  }
+  return buf;
+}
+
+static const char *override_of(const ctx *c) {
+  const char *p = sim_jpath_str(&c->path);
+  const char *key = NULL;
+  for (size_t i = 0; i < c->nmarks; i++) {
+    size_t n = strlen(c->marks[i].path);
+    if (!strncmp(p, c->marks[i].path, n) && (p[n] == '\0' || p[n] == '.' || p[n] == '['))
+      key = c->marks[i].key;
+  }
+  return key;
+}
+
+hs_status scn_fail(ctx *c, hs_status st, const char *fmt, ...) {
+  char reason[HS_ERROR_MSG_MAX];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(reason, sizeof reason, fmt, ap);
+  va_end(ap);
+  const char *p = sim_jpath_str(&c->path);
+  const char *key = override_of(c);
+  char k[96];
+  hs_error_set(c->err, st, "%s: %s: %s%s%s%s", c->origin, p[0] ? p : "(top level)", reason,
+               key ? " (from --set " : "", key ? scn_shown(key, k, sizeof k) : "", key ? ")" : "");
+  return st;
+}
+
+/* --- typed getters ------------------------------------------------------------ */
+
+cJSON *scn_member(const cJSON *obj, const char *key) {
+  return obj ? cJSON_GetObjectItemCaseSensitive(obj, key) : NULL;
+}
+
+/* Unknown and duplicate keys of obj; allowed is NULL-terminated. */
+hs_status scn_check_keys(ctx *c, const cJSON *obj, const char *const *allowed) {
+  for (const cJSON *m = obj->child; m; m = m->next) {
+    bool ok = false;
+    for (size_t i = 0; allowed[i] && !ok; i++) ok = !strcmp(allowed[i], m->string);
+    char shownkey[80];
+    size_t mark = sim_jpath_key(&c->path, scn_shown(m->string, shownkey, sizeof shownkey));
+    if (!ok) {
+      char list[400];
+      size_t used = 0;
+      list[0] = '\0';
+      for (size_t i = 0; allowed[i] && used < sizeof list; i++) {
+        int w = snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", allowed[i]);
+        if (w < 0) break;
+        used += (size_t)w;
+      }
+      return scn_fail(c, HS_EKEY, "unknown key (allowed here: %s)", list);
+    }
+    for (const cJSON *d = obj->child; d != m; d = d->next)
+      if (!strcmp(d->string, m->string)) return scn_fail(c, HS_EKEY, "key appears twice");
+    sim_jpath_pop(&c->path, mark);
+  }
+  return HS_OK;
+}
+
+hs_status scn_need_object(ctx *c, const cJSON *n) {
+  if (cJSON_IsObject(n)) return HS_OK;
+  return scn_fail(c, HS_ETYPE, "expected an object, got %s", sim_json_type(n));
+}
+
+hs_status scn_missing(ctx *c, const char *key) {
+  size_t mark = sim_jpath_key(&c->path, key);
+  hs_status st = scn_fail(c, HS_EMISSING, "required key is missing");
+  sim_jpath_pop(&c->path, mark);
+  return st;
+}
+
+/* An integer in [lo, hi]; absent: def, or an error when required. */
+hs_status scn_get_uint(ctx *c, const cJSON *obj, const char *key, bool required, double def,
+                          double lo, double hi, double *out) {
+  const cJSON *n = scn_member(obj, key);
+  if (!n) {
+    if (required) return scn_missing(c, key);
+    *out = def;
+    return HS_OK;
+  }
+  size_t mark = sim_jpath_key(&c->path, key);
+  hs_status st = HS_OK;
+  if (!cJSON_IsNumber(n))
+    st = scn_fail(c, HS_ETYPE, "expected an integer in [%.0f, %.0f], got %s", lo, hi,
+              sim_json_type(n));
+  else if (!isfinite(n->valuedouble) || floor(n->valuedouble) != n->valuedouble ||
+           n->valuedouble < lo || n->valuedouble > hi)
+    st = scn_fail(c, HS_ERANGE, "expected an integer in [%.0f, %.0f], got %.17g", lo, hi,
+              n->valuedouble);
+  else
+    *out = n->valuedouble;
+  sim_jpath_pop(&c->path, mark);
+  return st;
+}
+
+/* A finite number with lo <(=) v <(=) hi (hi may be INFINITY). */
+hs_status scn_get_num(ctx *c, const cJSON *obj, const char *key, bool required, double def,
+                         double lo, bool lo_open, double hi, bool hi_open, double *out) {
+  const cJSON *n = scn_member(obj, key);
+  if (!n) {
+    if (required) return scn_missing(c, key);
+    *out = def;
+    return HS_OK;
+  }
+  size_t mark = sim_jpath_key(&c->path, key);
+  char range[96];
+  if (isinf(hi))
+    snprintf(range, sizeof range, "a finite number %s %g", lo_open ? ">" : ">=", lo);
+  else
+    snprintf(range, sizeof range, "a number in %s%g, %g%s", lo_open ? "(" : "[", lo, hi,
+             hi_open ? ")" : "]");
+  hs_status st = HS_OK;
+  if (!cJSON_IsNumber(n))
+    st = scn_fail(c, HS_ETYPE, "expected %s, got %s", range, sim_json_type(n));
+  else if (!isfinite(n->valuedouble) || n->valuedouble < lo || (lo_open && n->valuedouble == lo) ||
+           n->valuedouble > hi || (hi_open && n->valuedouble == hi))
+    st = scn_fail(c, HS_ERANGE, "expected %s, got %.17g", range, n->valuedouble);
+  else
+    *out = n->valuedouble;
+  sim_jpath_pop(&c->path, mark);
+  return st;
+}
+
+/* A string (heap copy in *out); absent: a copy of def, or NULL if def is NULL. */
+hs_status scn_get_str(ctx *c, const cJSON *obj, const char *key, bool required,
+                         const char *def, char **out) {
+  const cJSON *n = scn_member(obj, key);
+  if (!n) {
+    if (required) return scn_missing(c, key);
+    *out = def ? hs_strdup(def) : NULL;
+    return HS_OK;
+  }
+  size_t mark = sim_jpath_key(&c->path, key);
+  hs_status st = HS_OK;
+  if (!cJSON_IsString(n))
+    st = scn_fail(c, HS_ETYPE, "expected a string, got %s", sim_json_type(n));
+  else if (!n->valuestring[0])
+    st = scn_fail(c, HS_EINVAL, "empty string");
+  else
+    *out = hs_strdup(n->valuestring);
+  sim_jpath_pop(&c->path, mark);
+  return st;
+}
+
+/* Names end up in paths, CSV columns and expanded "<name>-<k>" names. */
+hs_status scn_check_name(ctx *c, const char *name) {
+  size_t len = strlen(name);
+  bool ok = len > 0 && len <= SCN_MAX_NAME;
+  for (size_t i = 0; i < len && ok; i++) {
+    char ch = name[i];
+    ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+         ch == '_' || ch == '-';
+  }
+  if (ok) return HS_OK;
+  char b[80];
+  return scn_fail(c, HS_EINVAL,
+              "\"%s\" is not a valid name (1 to %d of A-Z a-z 0-9 _ -, so it can appear in "
+              "--set keys and CSV files)",
+              scn_shown(name, b, sizeof b), SCN_MAX_NAME);
+}
+
+hs_status scn_get_name(ctx *c, const cJSON *obj, const char *key, bool required, char **out) {
+  hs_status st = scn_get_str(c, obj, key, required, NULL, out);
+  if (st || !*out) return st;
+  size_t mark = sim_jpath_key(&c->path, key);
+  st = scn_check_name(c, *out);
+  sim_jpath_pop(&c->path, mark);
+  return st;
+}
+
+static const char *one_of(const char *v, const char *const *choices) {
+  for (size_t i = 0; choices[i]; i++)
+    if (!strcmp(v, choices[i])) return choices[i];
+  return NULL;
+}
+
+hs_status scn_get_choice(ctx *c, const cJSON *obj, const char *key, const char *def,
+                            const char *const *choices, char **out) {
+  hs_status st = scn_get_str(c, obj, key, false, def, out);
+  if (st) return st;
+  if (one_of(*out, choices)) return HS_OK;
+  char list[200] = "", b[80];
+  size_t used = 0;
+  for (size_t i = 0; choices[i]; i++) {
+    int w = snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", choices[i]);
+    if (w < 0 || (size_t)w >= sizeof list - used) break;
+    used += (size_t)w;
+  }
+  size_t mark = sim_jpath_key(&c->path, key);
+  st = scn_fail(c, HS_EINVAL, "unknown value \"%s\" (one of: %s)", scn_shown(*out, b, sizeof b),
+                list);
+  sim_jpath_pop(&c->path, mark);
+  return st;
+}
+
+/* --- the regime API's view (sim_regime.h) -------------------------------------- */
+
+const hs_scenario *sim_opt_scenario(const sim_opt_ctx *c) { return &c->s->pub; }
+
+hs_status sim_opt_fail(sim_opt_ctx *c, hs_status st, const char *fmt, ...) {
+  char reason[HS_ERROR_MSG_MAX];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(reason, sizeof reason, fmt, ap);
+  va_end(ap);
+  return scn_fail(c, st, "%s", reason);
+}
+
+size_t sim_opt_key(sim_opt_ctx *c, const char *key) { return sim_jpath_key(&c->path, key); }
+size_t sim_opt_index(sim_opt_ctx *c, size_t i) { return sim_jpath_index(&c->path, i); }
+void sim_opt_pop(sim_opt_ctx *c, size_t mark) { sim_jpath_pop(&c->path, mark); }
+hs_status sim_opt_missing(sim_opt_ctx *c, const char *key) { return scn_missing(c, key); }
+
+hs_status sim_opt_object(sim_opt_ctx *c, const cJSON *node, const char *const *allowed) {
+  hs_status st = scn_need_object(c, node);
+  return st ? st : scn_check_keys(c, node, allowed);
+}
+
+hs_status sim_opt_name(sim_opt_ctx *c, const cJSON *obj, const char *key, bool required,
+                       char **out) {
+  return scn_get_name(c, obj, key, required, out);
+}
+
+const char *sim_opt_shown(const char *text, char *buf, size_t cap) {
+  return scn_shown(text, buf, cap);
+}

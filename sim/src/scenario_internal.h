@@ -1,0 +1,106 @@
+/* scenario_internal.h: what the files of the scenario loader share.
+ *
+ *   scenario.c          the pipeline (parse, load, destroy), root, policy,
+ *                       telemetry, lookups
+ *   scenario_get.c      error messages and the typed, range-checked getters
+ *   scenario_devices.c  network, devices (profiles, speed traces), expansion
+ *                       and the name index
+ *   scenario_regime.c   regime options, generically from the regime's table
+ *   scenario_override.c --set overrides on the JSON tree
+ *   scenario_json.c     the scenario printed back as JSON (hetsim validate)
+ *
+ * The public struct is embedded first in a private one (sim_scn) that owns what
+ * regimes never touch directly: loaded profiles (shared between entries that
+ * resolve to the same file), the expanded device table and a name index. */
+#ifndef SIM_SCENARIO_INTERNAL_H
+#define SIM_SCENARIO_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "hs_profile.h"
+#include "hs_scenario.h"
+#include "jpath.h"
+#include "sim_regime.h"
+
+/* Limits that catch typos, not physics. */
+#define SCN_MAX_TOTAL_DEVICES 10000000u /* 10^7 expanded devices: ~0.5 GB of tables */
+#define SCN_MAX_NAME 64
+#define SCN_MAX_U53 9007199254740992.0 /* 2^53: integers JSON numbers hold exactly */
+
+typedef struct name_ix {
+  const char *name;
+  size_t first; /* first expanded device it names */
+  size_t n;     /* 1 for a device, count for an entry name with count > 1 */
+  size_t entry; /* devices[entry] */
+} name_ix;
+
+typedef struct sim_scn {
+  hs_scenario pub; /* first: hs_scenario * and sim_scn * convert */
+  hs_profile **profiles;
+  char **profile_paths; /* resolved, parallel to profiles */
+  size_t nprofiles;
+  hs_device_ref *refs; /* total_devices */
+  char *name_arena;    /* "<entry>-<k>" names of entries with count > 1 */
+  name_ix *ix;         /* sorted by name */
+  size_t nix;
+  const sim_regime *regime; /* descriptor of regime.kind (owns regime.opts) */
+  char *description;
+  bool policy_seed_set; /* policy.seed written explicitly */
+} sim_scn;
+
+typedef struct ovr_mark {
+  char path[SIM_JPATH_MAX]; /* canonical path the override wrote */
+  const char *key;          /* as the user wrote it */
+} ovr_mark;
+
+/* The parse context (regimes see it as the opaque sim_opt_ctx). */
+typedef struct sim_opt_ctx {
+  const char *origin;
+  const char *dir;
+  sim_jpath path;
+  const ovr_mark *marks;
+  size_t nmarks;
+  hs_error *err;
+  sim_scn *s;
+} ctx;
+
+/* scenario_get.c */
+const char *scn_shown(const char *text, char *buf, size_t cap);
+hs_status scn_fail(ctx *c, hs_status st, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+cJSON *scn_member(const cJSON *obj, const char *key);
+hs_status scn_check_keys(ctx *c, const cJSON *obj, const char *const *allowed);
+hs_status scn_need_object(ctx *c, const cJSON *n);
+hs_status scn_missing(ctx *c, const char *key);
+hs_status scn_get_uint(ctx *c, const cJSON *obj, const char *key, bool required, double def,
+                       double lo, double hi, double *out);
+hs_status scn_get_num(ctx *c, const cJSON *obj, const char *key, bool required, double def,
+                      double lo, bool lo_open, double hi, bool hi_open, double *out);
+hs_status scn_get_str(ctx *c, const cJSON *obj, const char *key, bool required,
+                      const char *def, char **out);
+hs_status scn_check_name(ctx *c, const char *name);
+hs_status scn_get_name(ctx *c, const cJSON *obj, const char *key, bool required, char **out);
+hs_status scn_get_choice(ctx *c, const cJSON *obj, const char *key, const char *def,
+                         const char *const *choices, char **out);
+
+/* scenario_devices.c */
+hs_status scn_parse_network(ctx *c, const cJSON *root);
+hs_status scn_parse_devices(ctx *c, const cJSON *root);
+
+/* scenario_regime.c */
+hs_status scn_parse_regime(ctx *c, const cJSON *root);
+void scn_print_regime(const sim_scn *s, cJSON *regime); /* scenario_json.c */
+void scn_free_regime(sim_scn *s);
+
+/* scenario_override.c */
+hs_status scn_apply_overrides(ctx *c, cJSON *root, const hs_override *ovr, size_t novr,
+                              ovr_mark *marks);
+
+#endif
