@@ -92,7 +92,7 @@ Test(telemetry_csv, errors_name_line_and_field) {
       {HDR "-1,a,1,1,1\n", "t.csv: line 2: round:"},
       {HDR "0,,1,1,1\n", "t.csv: line 2: device: empty"},
       {HDR "0,a\"b,1,1,1\n", "t.csv: line 2: column 2: a quote inside an unquoted field"},
-      {HDR "0,\"a\nb\",1,1,1\n", "t.csv: line 2: device: a control character"},
+      {HDR "0,\"a\nb\",1,1,1\n", "t.csv: line 2: device: a line break in the name"},
       {HDR "0,\"a,1,1,1\n", "t.csv: line 2: column 2: a quoted field is never closed"},
       {"round,device,time_s,samples\n0,a,1,1\n", "t.csv: line 1: header: no column \"energy_j\""},
       {"round,device,time_s,energy_j,samples,round\n", "t.csv: line 1: header: column \"round\" appears twice"},

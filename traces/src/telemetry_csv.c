@@ -60,11 +60,9 @@ static bool parse_double(const char *s, double *out) {
   return true;
 }
 
-static bool has_control(const char *s) {
-  for (; *s; s++)
-    if ((unsigned char)*s < 0x20 || *s == 0x7f) return true;
-  return false;
-}
+/* Only a quoted name can hold a line break; replay output and messages are
+ * line-based, so it is refused (other bytes were always accepted). */
+static bool has_line_break(const char *s) { return strpbrk(s, "\r\n") != NULL; }
 
 /* Sorted index over the names; neighbours equal => duplicate. */
 typedef struct name_ref {
@@ -152,10 +150,9 @@ hs_telemetry_csv *hs_telemetry_csv_parse(const char *text, size_t len, const cha
                      name, lineno, f[0]);
       goto fail;
     }
-    if (!f[1][0] || has_control(f[1])) {
+    if (!f[1][0] || has_line_break(f[1])) {
       hs_error_set(err, HS_EPARSE, "%s: line %zu: device: %s", name, lineno,
-                   f[1][0] ? "a control character (line break, tab, ...) in the name"
-                           : "empty name");
+                   f[1][0] ? "a line break in the name" : "empty name");
       goto fail;
     }
     for (int c = 2; c <= 3; c++) {
