@@ -28,6 +28,7 @@
 #include "hs_profile.h"
 #include "hs_run.h"
 #include "hs_sweep.h"
+#include "hs_util.h"
 
 #define SPEC_SHOWN 80 /* bytes of a spec that messages quote (as sweep_grid.c) */
 
@@ -92,24 +93,6 @@ static void sb_clean(sbuf *b, const char *s) {
   for (; *s; s++) sb_printf(b, "%c", (unsigned char)*s < 0x20 ? '?' : *s);
 }
 
-static char *dir_of(const char *path) {
-  const char *slash = strrchr(path, '/');
-  if (!slash) return hs_strdup(".");
-  if (slash == path) return hs_strdup("/");
-  char *d = hs_malloc((size_t)(slash - path) + 1);
-  memcpy(d, path, (size_t)(slash - path));
-  d[slash - path] = '\0';
-  return d;
-}
-
-#define FNV1A64_INIT 0xcbf29ce484222325ULL
-
-static uint64_t fnv1a64(uint64_t h, const void *data, size_t n) {
-  const unsigned char *p = data;
-  for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ULL;
-  return h;
-}
-
 /* The files a loaded point reads besides the scenario: device profiles and
  * speed traces (resolved paths; added once each to *files). */
 static void collect_inputs(const hs_scenario *sc, char ***files, size_t *n) {
@@ -145,12 +128,12 @@ static hs_status inputs_hash(hs_sweep *sw, char **files, size_t n, hs_error *err
     size_t len;
     char *text = hs_read_file(files[i], &len, &e);
     if (!text) st = hs_error_set(err, e.status, "%s (read again to record the sweep)", e.msg);
-    else fh[i] = fnv1a64(FNV1A64_INIT, text, len);
+    else fh[i] = hs_fnv1a64(HS_FNV1A64_INIT, text, len);
     hs_free(text);
   }
   qsort(fh, n, sizeof *fh, cmp_u64);
-  uint64_t h = fnv1a64(FNV1A64_INIT, sw->text, strlen(sw->text));
-  for (size_t i = 0; i < n; i++) h = fnv1a64(h, &fh[i], sizeof fh[i]);
+  uint64_t h = hs_fnv1a64(HS_FNV1A64_INIT, sw->text, strlen(sw->text));
+  for (size_t i = 0; i < n; i++) h = hs_fnv1a64(h, &fh[i], sizeof fh[i]);
   sw->hash = h;
   hs_free(fh);
   return st;
@@ -349,7 +332,7 @@ hs_sweep *hs_sweep_create(const hs_sweep_spec *spec, hs_error *err) {
     goto fail;
   }
   sw->origin = hs_strdup(spec->scenario);
-  sw->dir = dir_of(spec->scenario);
+  sw->dir = hs_path_dir(spec->scenario);
   sw->set = hs_calloc(spec->nset + 1, sizeof *sw->set);
   for (size_t i = 0; i < spec->nset; i++) {
     sw->set[i].key = hs_strdup(spec->set[i].key);
