@@ -29,13 +29,8 @@
 #include "hs_alloc.h"
 #include "hs_assert.h"
 #include "hs_collective.h"
+#include "hs_util.h"
 #include "run_internal.h"
-
-static uint64_t fnv1a64(const char *s) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
-  return h;
-}
 
 void sim_fail(sim_run *r, hs_status st, const char *msg) {
   if (r->status == HS_OK) {
@@ -280,7 +275,7 @@ static void expand_devices(sim_run *r) {
     HS_ASSERT(task && link, "scenario validated: task and link exist");
     sim_dev *d = &r->dev[k];
     d->name = hs_strdup(refs[k].name);
-    d->key = fnv1a64(d->name);
+    d->key = hs_fnv1a64_str(d->name);
     d->spec = refs[k].spec;
     d->tau_cv = task->tau_cv;
     d->overhead_s = task->overhead_s;
