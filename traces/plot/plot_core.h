@@ -1,0 +1,106 @@
+/* plot_core.h: what the figures of `hetsim plot` share (internal to
+ * traces/plot): the context, a figure's descriptor and the registry, CSV
+ * tables, categories, gnuplot quoting, temporary data files and rendering. */
+#ifndef HS_PLOT_CORE_H
+#define HS_PLOT_CORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "hs_plot.h"
+
+/* A CSV file in memory: an optional leading '#' line, a header, rows of
+ * exactly ncol fields (hetsim writes no quoting). */
+typedef struct plot_table {
+  char *text;
+  char **col;    /* column names (into text) */
+  size_t ncol;
+  char ***row;   /* row[r][c] */
+  size_t nrow;
+  char *title;   /* from a "# hetsim sweep" line: the scenario; else NULL */
+} plot_table;
+
+/* Distinct values in order of first appearance. */
+typedef struct plot_cats {
+  char **v;
+  size_t n;
+} plot_cats;
+
+/* The sweep's points table and its grid keys (plot_sources.c). */
+typedef struct plot_sweep_in {
+  plot_table t;
+  long ci_seeds, ci_mk, ci_e, ci_front; /* columns */
+  size_t nkeys;                         /* grid keys are columns 1..nkeys */
+  plot_cats *kc;                        /* kc[k]: the values of key k */
+  char keys[512];                       /* "a, b" for messages */
+  char title[600];                      /* "sweep of <scenario>" */
+} plot_sweep_in;
+
+typedef struct plot_ctx {
+  const hs_plot_args *a;
+  hs_plot_error *err;
+  char tmp[512];      /* temporary folder for data and script */
+  bool keep;          /* gnuplot failed: leave the script for inspection */
+  plot_sweep_in sweep; /* HS_PLOT_SWEEP */
+  char *run_title;     /* HS_PLOT_RUN: "<scenario>, <regime>, policy <p>" */
+  void *fig_state[8];  /* per figure (registry index): what check found for draw */
+} plot_ctx;
+
+/* A figure: with draw false, read and check everything it needs (bad input
+ * is reported here, before any output exists); with draw true, write its data
+ * files and render. Returns 0 or an exit status with the context's error set. */
+typedef struct plot_figure {
+  const char *name;   /* output stem: <out>/<name>.png, .svg */
+  const char *script; /* gnuplot file in the script folder */
+  hs_plot_kind kind;
+  int (*run)(plot_ctx *c, void **state, bool draw);
+  void (*fini)(void *state); /* frees what check kept (may be NULL) */
+} plot_figure;
+
+/* The registry (figures.c), in drawing order. */
+extern const plot_figure *const plot_figures[];
+extern const size_t plot_nfigures;
+
+/* Errors: record (code 2 bad input, 1 tool or file) and return the code. */
+int plot_bad(plot_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int plot_fail(plot_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Tables. plot_table_read: 0 or 2 (message names the file and line). */
+int plot_table_read(plot_ctx *c, const char *path, plot_table *t);
+void plot_table_free(plot_table *t);
+long plot_col(char **names, size_t n, const char *name); /* -1 when absent */
+
+size_t plot_cat_index(plot_cats *c, const char *s); /* adds s when new */
+void plot_cats_free(plot_cats *c);
+
+/* gnuplot text: a single-quoted string; `VAR = 'set AXIS ("v0" 0, ...)'`. */
+void plot_gp_str(FILE *f, const char *s);
+void plot_gp_tics(FILE *f, const char *var, const char *axis, char **labels, size_t n);
+
+/* A data file in the temporary folder (heap path: plot_tmp_path). */
+char *plot_tmp_path(const plot_ctx *c, const char *name);
+FILE *plot_tmp_file(const plot_ctx *c, const char *name);
+/* Close a figure's data files: `a`, and `b` when `two` (NULL: failed to
+ * open). False, with the error set, when any open or close failed. */
+bool plot_close_data(plot_ctx *c, FILE *a, FILE *b, bool two);
+
+/* The variables part of a script, built in memory. */
+typedef struct plot_vars {
+  char *s;
+  size_t len;
+  FILE *f;
+} plot_vars;
+void plot_vars_open(plot_vars *v);
+void plot_vars_close(plot_vars *v);
+
+/* Write script.gp (vars, then PNG, load the figure's script, SVG, replot) and
+ * run gnuplot on it. 0, or 1 with the error set. */
+int plot_render(plot_ctx *c, plot_vars *vars, const plot_figure *fig);
+
+/* Inputs shared by the figures of one kind (plot_sources.c): 0 or the code. */
+int plot_sweep_open(plot_ctx *c);
+void plot_sweep_close(plot_sweep_in *s);
+char *plot_run_title(const char *dir);
+
+#endif
