@@ -14,7 +14,8 @@
  * The driver checks every figure of the source's kind (draw false) before
  * the output folder is made, then draws them in registry order and stops at
  * the first failure: bad input never leaves a figure or a folder behind.
- * Reading a table is O(file size). */
+ * Tables are read with the one CSV reader (hs_csv.h: RFC 4180, NUL bytes
+ * refused with their line), each row copied into one block: O(file size). */
 #include "plot_core.h"
 
 #include <errno.h>
@@ -29,6 +30,7 @@
 
 #include "hs_alloc.h"
 #include "hs_assert.h"
+#include "hs_csv.h"
 #include "hs_outfile.h"
 #include "hs_util.h"
 
@@ -60,23 +62,6 @@ int plot_fail(plot_ctx *c, const char *fmt, ...) {
 
 /* --- tables and categories --------------------------------------------------- */
 
-/* Split a CSV line in place (no quoting: hetsim writes none) into at most max
- * fields; returns the number of fields. With f NULL, only counts. */
-static size_t split(char *line, char **f, size_t max) {
-  line[strcspn(line, "\r")] = '\0';
-  size_t n = 1;
-  for (const char *c = line; *c; c++) n += *c == ',';
-  if (!f) return n;
-  char *p = line;
-  for (size_t i = 0; i < n; i++) {
-    char *c = strchr(p, ',');
-    if (c) *c = '\0';
-    if (i < max) f[i] = p;
-    if (c) p = c + 1;
-  }
-  return n;
-}
-
 long plot_col(char **names, size_t n, const char *name) {
   for (size_t i = 0; i < n; i++)
     if (!strcmp(names[i], name)) return (long)i;
@@ -87,46 +72,74 @@ void plot_table_free(plot_table *t) {
   for (size_t r = 0; r < t->nrow; r++) hs_free(t->row[r]);
   hs_free(t->row);
   hs_free(t->col);
-  hs_free(t->text);
   hs_free(t->title);
   memset(t, 0, sizeof *t);
+}
+
+/* The current record's n fields as one block: n pointers, then the texts. */
+static char **copy_record(const hs_csv *r, size_t n) {
+  size_t bytes = n * sizeof(char *);
+  for (size_t i = 0; i < n; i++) bytes += strlen(hs_csv_field(r, i)) + 1;
+  char **f = hs_malloc(bytes);
+  char *p = (char *)(f + n);
+  for (size_t i = 0; i < n; i++) {
+    size_t len = strlen(hs_csv_field(r, i)) + 1;
+    memcpy(p, hs_csv_field(r, i), len);
+    f[i] = p;
+    p += len;
+  }
+  return f;
 }
 
 int plot_table_read(plot_ctx *c, const char *path, plot_table *t) {
   memset(t, 0, sizeof *t);
   hs_error err = {0};
-  t->text = hs_read_file(path, NULL, &err);
-  if (!t->text) return plot_bad(c, "%s", err.msg);
-  char *save = NULL, *line = strtok_r(t->text, "\n", &save);
-  if (line && line[0] == '#') {
-    const char *sc = strstr(line, "scenario ");
-    if (sc) {
+  size_t len;
+  char *text = hs_read_file(path, &len, &err);
+  if (!text) return plot_bad(c, "%s", err.msg);
+  int rc = 0;
+  hs_csv *r = hs_csv_create(text, len, path, HS_CSV_SKIP_BLANK, &err);
+  if (!r) {
+    rc = plot_bad(c, "%s", err.msg);
+    goto done;
+  }
+  if (text[0] == '#') { /* "# hetsim sweep v1 | scenario NAME ...": the title */
+    size_t eol = strcspn(text, "\n");
+    const char *sc = strstr(text, "scenario ");
+    if (sc && (size_t)(sc - text) < eol) {
       sc += strlen("scenario ");
-      size_t n = strcspn(sc, " |");
+      size_t n = strcspn(sc, " |\r\n");
       t->title = hs_malloc(n + 1);
       memcpy(t->title, sc, n);
       t->title[n] = '\0';
     }
-    line = strtok_r(NULL, "\n", &save);
+    hs_csv_skip_line(r);
   }
-  if (!line) return plot_bad(c, "%s: no column header", path);
-  size_t n = split(line, NULL, 0);
-  t->col = hs_calloc(n, sizeof *t->col);
-  t->ncol = split(line, t->col, n);
-  size_t lineno = 2;
-  for (line = strtok_r(NULL, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-    lineno++;
-    char **f = hs_calloc(t->ncol + 1, sizeof *f);
-    size_t k = split(line, f, t->ncol + 1);
-    if (k != t->ncol) {
-      hs_free(f);
-      return plot_bad(c, "%s: line %zu: wrong number of fields", path, lineno);
+  int k = hs_csv_next(r, &err);
+  if (k < 0) {
+    rc = plot_bad(c, "%s", err.msg);
+    goto done;
+  }
+  if (k == 0) {
+    rc = plot_bad(c, "%s: no column header", path);
+    goto done;
+  }
+  t->ncol = hs_csv_nfields(r);
+  t->col = copy_record(r, t->ncol);
+  while ((k = hs_csv_next(r, &err)) > 0) {
+    if (hs_csv_nfields(r) != t->ncol) {
+      rc = plot_bad(c, "%s: line %zu: wrong number of fields", path, hs_csv_line(r));
+      goto done;
     }
     t->row = hs_reallocarray(t->row, t->nrow + 1, sizeof *t->row);
-    t->row[t->nrow++] = f;
+    t->row[t->nrow++] = copy_record(r, t->ncol);
   }
-  if (t->nrow == 0) return plot_bad(c, "%s: no rows", path);
-  return 0;
+  if (k < 0) rc = plot_bad(c, "%s", err.msg);
+  else if (t->nrow == 0) rc = plot_bad(c, "%s: no rows", path);
+done:
+  hs_csv_destroy(r);
+  hs_free(text);
+  return rc;
 }
 
 size_t plot_cat_index(plot_cats *c, const char *s) {

@@ -10,13 +10,13 @@
 
 #include "hs_plot.h"
 
-/* A CSV file in memory: an optional leading '#' line, a header, rows of
- * exactly ncol fields (hetsim writes no quoting). */
+/* A CSV file in memory (read with hs_csv.h): an optional leading '#' line,
+ * a header, rows of exactly ncol fields; blank lines are skipped. Columns are
+ * found by header name (plot_col). */
 typedef struct plot_table {
-  char *text;
-  char **col;    /* column names (into text) */
+  char **col;    /* column names (one block) */
   size_t ncol;
-  char ***row;   /* row[r][c] */
+  char ***row;   /* row[r][c] (one block per row) */
   size_t nrow;
   char *title;   /* from a "# hetsim sweep" line: the scenario; else NULL */
 } plot_table;
