@@ -33,3 +33,6 @@ set_tests_properties(plot_figures PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77)
 
 # The metric table: known answers, and a test-only metric reaching every output.
 hs_add_test(NAME metrics SOURCES unit/test_metrics.c LIBS hetsim::sim TIMEOUT 60)
+
+# The plot module: registry, table reader, hs_plot with a stand-in gnuplot.
+hs_add_test(NAME plot SOURCES unit/test_plot.c LIBS hetsim::plot hetsim::traces TIMEOUT 60)
