@@ -130,7 +130,8 @@ int hs_cmd_plot(int argc, char **argv) {
     const char **slot = NULL;
     switch (c) {
       case 1:
-        if (a.source) return bad("one source at a time (got \"%.200s\" and \"%.200s\")", a.source, optarg);
+        if (a.source)
+          return bad("one source at a time (got \"%.200s\" and \"%.200s\")", a.source, optarg);
         a.source = optarg;
         break;
       case 'h':

@@ -101,7 +101,8 @@ double hs_metric_value(const hs_metric *m, const hs_summary *s) {
 size_t hs_metric_sweep_count(void) {
   size_t n = 0;
   for (size_t i = 0; i < hs_metric_count(); i++) n += (hs_metric_at(i)->in & HS_METRIC_SWEEP) != 0;
-  HS_ASSERT(n <= HS_SWEEP_NMETRICS, "the sweep metrics fit hs_sweep_result (raise HS_SWEEP_NMETRICS)");
+  HS_ASSERT(n <= HS_SWEEP_NMETRICS,
+            "the sweep metrics fit hs_sweep_result (raise HS_SWEEP_NMETRICS)");
   return n;
 }
 
@@ -175,7 +176,8 @@ static void compare_line(FILE *out, const char *const *names, const hs_summary *
         continue;
       char d[16] = "-";
       if (row > 0)
-        snprintf(d, sizeof d, "%+.1f%%", pct(hs_metric_value(v, &s[row]), hs_metric_value(v, &s[0])));
+        snprintf(d, sizeof d, "%+.1f%%",
+                 pct(hs_metric_value(v, &s[row]), hs_metric_value(v, &s[0])));
       fprintf(out, " %8s", row < 0 ? "vs_1st" : d);
     }
   }

@@ -67,10 +67,10 @@ Test(metrics, values_come_from_their_fields) {
 
 /* The order every golden summary.json has. */
 Test(metrics, summary_json_order) {
-  static const char *const want[] = {"seed",          "makespan_s",    "energy_j",
-                                     "energy_compute_j", "energy_comm_j", "energy_idle_j",
-                                     "compute_cv",    "wait_fraction", "controller_overhead_fraction",
-                                     "rounds",        "samples",       "devices"};
+  static const char *const want[] = {
+      "seed",          "makespan_s", "energy_j",      "energy_compute_j",
+      "energy_comm_j", "energy_idle_j", "compute_cv", "wait_fraction",
+      "controller_overhead_fraction", "rounds", "samples", "devices"};
   hs_summary s = sample(1);
   hs_report_field f[HS_METRIC_MAX];
   size_t n = hs_metric_json_fields(&s, f, HS_METRIC_MAX);

@@ -33,7 +33,7 @@ Test(plot, registry_names_unique_and_scripts_exist) {
   size_t per_kind[2] = {0, 0};
   for (size_t i = 0; i < plot_nfigures; i++) {
     const plot_figure *f = plot_figures[i];
-    cr_assert(f->name && f->script && f->run, "figure %zu", i);
+    cr_assert(f->name && f->script && f->check && f->draw, "figure %zu", i);
     per_kind[f->kind]++;
     for (size_t j = 0; j < i; j++) cr_expect_str_neq(f->name, plot_figures[j]->name);
     char path[512];
@@ -67,33 +67,29 @@ Test(plot, table_known_answer) {
   hs_free(p);
 }
 
-Test(plot, table_errors_name_file_and_line) {
-  static const char short_row[] = "round,device,samples\n0,a,1\n1,b\n";
-  char *p = write_tmp("short.csv", short_row, sizeof short_row - 1);
+/* plot_table_read refuses text with exit 2 and a message holding want. */
+static void expect_table_error(const char *name, const char *text, size_t len, const char *want) {
+  char *p = write_tmp(name, text, len);
   hs_plot_error e = {0};
   plot_ctx c = {.err = &e};
   plot_table t;
-  cr_expect_eq(plot_table_read(&c, p, &t), 2);
-  cr_expect(strstr(e.msg, "short.csv: line 3: wrong number of fields") != NULL, "%s", e.msg);
+  cr_expect_eq(plot_table_read(&c, p, &t), 2, "%s", name);
+  cr_expect(strstr(e.msg, want) != NULL, "%s: %s", name, e.msg);
   plot_table_free(&t);
   unlink(p);
   hs_free(p);
+}
 
+Test(plot, table_errors_name_file_and_line) {
+  static const char short_row[] = "round,device,samples\n0,a,1\n1,b\n";
+  expect_table_error("short.csv", short_row, sizeof short_row - 1,
+                     "short.csv: line 3: wrong number of fields");
   static const char nul[] = "round,device\n0,a\0\n";
-  p = write_tmp("nul.csv", nul, sizeof nul - 1);
-  cr_expect_eq(plot_table_read(&c, p, &t), 2);
-  cr_expect(strstr(e.msg, "nul.csv: line 2: contains a NUL byte") != NULL, "%s", e.msg);
-  plot_table_free(&t);
-  unlink(p);
-  hs_free(p);
-
+  expect_table_error("nul.csv", nul, sizeof nul - 1, "nul.csv: line 2: contains a NUL byte");
   static const char none[] = "round,device\n";
-  p = write_tmp("none.csv", none, sizeof none - 1);
-  cr_expect_eq(plot_table_read(&c, p, &t), 2);
-  cr_expect(strstr(e.msg, "none.csv: no rows") != NULL, "%s", e.msg);
-  plot_table_free(&t);
-  unlink(p);
-  hs_free(p);
+  expect_table_error("none.csv", none, sizeof none - 1, "none.csv: no rows");
+  static const char empty[] = "# hetsim sweep v1 | scenario x.json\n";
+  expect_table_error("empty.csv", empty, sizeof empty - 1, "empty.csv: no column header");
 }
 
 static hs_plot_args sweep_args(const char *out) {

@@ -19,7 +19,8 @@ typedef struct alloc_state {
   long cr, cd, cs; /* round, device, samples */
 } alloc_state;
 
-static int check(plot_ctx *c, alloc_state *st) {
+static int check(plot_ctx *c, void *state) {
+  alloc_state *st = state;
   char *p = hs_path_join(c->a->source, "devices.csv");
   int rc = access(p, R_OK) ? plot_bad(c, "%s: cannot read (is %s a folder written by hetsim run "
                                          "--out?)", p, c->a->source)
@@ -35,7 +36,8 @@ static int check(plot_ctx *c, alloc_state *st) {
   return rc;
 }
 
-static int draw(plot_ctx *c, const alloc_state *st, const plot_figure *fig) {
+static int draw(plot_ctx *c, void *state, const plot_figure *fig) {
+  const alloc_state *st = state;
   const plot_table *t = &st->t;
   long cr = st->cr, cd = st->cd, cs = st->cs;
   int rc = 0;
@@ -56,14 +58,9 @@ static int draw(plot_ctx *c, const alloc_state *st, const plot_figure *fig) {
     rc = 1;
   } else {
     plot_vars v;
-    plot_vars_open(&v);
     char tt[700];
     snprintf(tt, sizeof tt, "allocation per device: %s", c->run_title);
-    fputs("plot_title = ", v.f);
-    plot_gp_str(v.f, tt);
-    char *dp = plot_tmp_path(c, "data.dat");
-    fputs("\ndatafile = ", v.f);
-    plot_gp_str(v.f, dp);
+    plot_vars_open(c, &v, tt);
     fputs("\nnames = '", v.f);
     for (size_t k = 0; k < dev.n; k++) {
       for (const char *s = dev.v[k]; *s; s++) fputc(*s == '\'' || *s == ' ' ? '_' : *s, v.f);
@@ -72,8 +69,6 @@ static int draw(plot_ctx *c, const alloc_state *st, const plot_figure *fig) {
     if (!dev.n) fputc('\'', v.f);
     fprintf(v.f, "\nshow_titles = %d\nnrounds = %ld\n", dev.n <= MAX_DEV_LEGEND, maxround + 1);
     rc = plot_render(c, &v, fig);
-    plot_vars_close(&v);
-    hs_free(dp);
   }
   plot_cats_free(&dev);
   return rc;
@@ -81,20 +76,8 @@ static int draw(plot_ctx *c, const alloc_state *st, const plot_figure *fig) {
 
 static void fini(void *state) {
   alloc_state *st = state;
-  if (!st) return;
   plot_table_free(&st->t);
-  hs_free(st);
 }
 
-static int run(plot_ctx *c, void **state, bool drawing);
-
-const plot_figure plot_fig_allocation = {"allocation", "run_allocation.gp", HS_PLOT_RUN, run,
-                                         fini};
-
-static int run(plot_ctx *c, void **state, bool drawing) {
-  if (!drawing) {
-    *state = hs_calloc(1, sizeof(alloc_state));
-    return check(c, *state);
-  }
-  return draw(c, *state, &plot_fig_allocation);
-}
+const plot_figure plot_fig_allocation = {"allocation", "run_allocation.gp", HS_PLOT_RUN,
+                                         sizeof(alloc_state), check, draw, fini};

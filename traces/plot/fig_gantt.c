@@ -30,7 +30,8 @@ typedef struct gantt_state {
   char *tp;         /* trace.json path, for the note */
 } gantt_state;
 
-static int check(plot_ctx *c, gantt_state *st) {
+static int check(plot_ctx *c, void *state) {
+  gantt_state *st = state;
   const hs_plot_args *a = c->a;
   st->tp = hs_path_join(a->source, "trace.json");
   char *rp = hs_path_join(a->source, "rounds.csv");
@@ -107,7 +108,8 @@ static char **track_names(const cJSON *ev, size_t *ndev) {
   return names;
 }
 
-static int draw(plot_ctx *c, const gantt_state *st, const plot_figure *fig) {
+static int draw(plot_ctx *c, void *state, const plot_figure *fig) {
+  const gantt_state *st = state;
   if (st->no_trace) {
     if (!c->a->quiet) printf("gantt skipped: no %s (run hetsim run with --trace)\n", st->tp);
     return 0;
@@ -149,15 +151,11 @@ static int draw(plot_ctx *c, const gantt_state *st, const plot_figure *fig) {
     rc = 1;
   } else {
     plot_vars v;
-    plot_vars_open(&v);
     char tt[800];
     snprintf(tt, sizeof tt, "rounds %ld-%ld: %s%s", st->r0, st->r1, c->run_title,
              ndev == MAX_GANTT_DEV ? " (first 64 devices)" : "");
-    fputs("plot_title = ", v.f);
-    plot_gp_str(v.f, tt);
-    char *dp = plot_tmp_path(c, "data.dat"), *bp = plot_tmp_path(c, "bounds.dat");
-    fputs("\ndatafile = ", v.f);
-    plot_gp_str(v.f, dp);
+    plot_vars_open(c, &v, tt);
+    char *bp = plot_tmp_path(c, "bounds.dat");
     fputs("\nboundfile = ", v.f);
     plot_gp_str(v.f, bp);
     fprintf(v.f, "\nndev = %zu\n", ndev ? ndev : 1);
@@ -166,8 +164,6 @@ static int draw(plot_ctx *c, const gantt_state *st, const plot_figure *fig) {
     plot_gp_tics(v.f, "ytics_cmd", "ytics", lab, ndev);
     hs_free(lab);
     rc = plot_render(c, &v, fig);
-    plot_vars_close(&v);
-    hs_free(dp);
     hs_free(bp);
   }
   for (size_t k = 0; k < ndev; k++) hs_free(names[k]);
@@ -177,22 +173,11 @@ static int draw(plot_ctx *c, const gantt_state *st, const plot_figure *fig) {
 
 static void fini(void *state) {
   gantt_state *st = state;
-  if (!st) return;
   cJSON_Delete(st->root);
   hs_free(st->text);
   plot_table_free(&st->rt);
   hs_free(st->tp);
-  hs_free(st);
 }
 
-static int run(plot_ctx *c, void **state, bool drawing);
-
-const plot_figure plot_fig_gantt = {"gantt", "run_gantt.gp", HS_PLOT_RUN, run, fini};
-
-static int run(plot_ctx *c, void **state, bool drawing) {
-  if (!drawing) {
-    *state = hs_calloc(1, sizeof(gantt_state));
-    return check(c, *state);
-  }
-  return draw(c, *state, &plot_fig_gantt);
-}
+const plot_figure plot_fig_gantt = {"gantt", "run_gantt.gp", HS_PLOT_RUN,
+                                    sizeof(gantt_state), check, draw, fini};

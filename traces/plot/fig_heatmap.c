@@ -17,7 +17,8 @@ typedef struct heatmap_state {
   const char *zname;
 } heatmap_state;
 
-static int check(plot_ctx *c, heatmap_state *st) {
+static int check(plot_ctx *c, void *state) {
+  heatmap_state *st = state;
   const plot_sweep_in *s = &c->sweep;
   const hs_plot_args *a = c->a;
   char **keys = s->t.col + 1;
@@ -63,7 +64,8 @@ static const char *unit_label(const char *col, char *buf, size_t cap) {
   return buf;
 }
 
-static int draw(plot_ctx *c, const heatmap_state *st, const plot_figure *fig) {
+static int draw(plot_ctx *c, void *state, const plot_figure *fig) {
+  const heatmap_state *st = state;
   plot_sweep_in *s = &c->sweep;
   const plot_table *t = &s->t;
   long kx = st->kx, ky = st->ky;
@@ -98,16 +100,11 @@ static int draw(plot_ctx *c, const heatmap_state *st, const plot_figure *fig) {
     rc = 1;
   } else {
     plot_vars v;
-    plot_vars_open(&v);
     char zl[200], ht[800];
     bool averaged = s->nkeys > 2;
     snprintf(ht, sizeof ht, "%s: %s%s", s->title, st->zname,
              averaged ? " (cells average the other grid keys)" : "");
-    fputs("plot_title = ", v.f);
-    plot_gp_str(v.f, ht);
-    char *dp = plot_tmp_path(c, "data.dat");
-    fputs("\ndatafile = ", v.f);
-    plot_gp_str(v.f, dp);
+    plot_vars_open(c, &v, ht);
     fputs("\nxlabel_text = ", v.f);
     plot_gp_str(v.f, t->col[1 + kx]);
     fputs("\nylabel_text = ", v.f);
@@ -119,20 +116,9 @@ static int draw(plot_ctx *c, const heatmap_state *st, const plot_figure *fig) {
     plot_gp_tics(v.f, "xtics_cmd", "xtics", s->kc[kx].v, nx);
     plot_gp_tics(v.f, "ytics_cmd", "ytics", s->kc[ky].v, ny);
     rc = plot_render(c, &v, fig);
-    plot_vars_close(&v);
-    hs_free(dp);
   }
   return rc;
 }
 
-static int run(plot_ctx *c, void **state, bool drawing);
-
-const plot_figure plot_fig_heatmap = {"heatmap", "sweep_heatmap.gp", HS_PLOT_SWEEP, run, hs_free};
-
-static int run(plot_ctx *c, void **state, bool drawing) {
-  if (!drawing) {
-    *state = hs_calloc(1, sizeof(heatmap_state));
-    return check(c, *state);
-  }
-  return draw(c, *state, &plot_fig_heatmap);
-}
+const plot_figure plot_fig_heatmap = {"heatmap", "sweep_heatmap.gp", HS_PLOT_SWEEP,
+                                      sizeof(heatmap_state), check, draw, NULL};

@@ -14,7 +14,8 @@ typedef struct pareto_state {
   long kcol; /* colour key (index among the grid keys), -1: none */
 } pareto_state;
 
-static int check(plot_ctx *c, pareto_state *st) {
+static int check(plot_ctx *c, void *state) {
+  pareto_state *st = state;
   const plot_sweep_in *s = &c->sweep;
   const char *color = c->a->color;
   if (color) {
@@ -29,7 +30,8 @@ static int check(plot_ctx *c, pareto_state *st) {
   return 0;
 }
 
-static int draw(plot_ctx *c, const pareto_state *st, const plot_figure *fig) {
+static int draw(plot_ctx *c, void *state, const plot_figure *fig) {
+  const pareto_state *st = state;
   const plot_sweep_in *s = &c->sweep;
   const plot_table *t = &s->t;
   int rc = 0;
@@ -60,12 +62,8 @@ static int draw(plot_ctx *c, const pareto_state *st, const plot_figure *fig) {
     rc = 1;
   } else {
     plot_vars v;
-    plot_vars_open(&v);
-    fputs("plot_title = ", v.f);
-    plot_gp_str(v.f, s->title);
-    char *dp = plot_tmp_path(c, "data.dat"), *fp = plot_tmp_path(c, "front.dat");
-    fputs("\ndatafile = ", v.f);
-    plot_gp_str(v.f, dp);
+    plot_vars_open(c, &v, s->title);
+    char *fp = plot_tmp_path(c, "front.dat");
     fputs("\nfrontfile = ", v.f);
     plot_gp_str(v.f, fp);
     fputs("\ncolorlabel = ", v.f);
@@ -80,22 +78,11 @@ static int draw(plot_ctx *c, const pareto_state *st, const plot_figure *fig) {
     if (ccol.n) plot_gp_tics(v.f, "cbtics_cmd", "cbtics", ccol.v, ccol.n);
     else fputs("cbtics_cmd = ''\n", v.f);
     rc = plot_render(c, &v, fig);
-    plot_vars_close(&v);
-    hs_free(dp);
     hs_free(fp);
   }
   plot_cats_free(&ccol);
   return rc;
 }
 
-static int run(plot_ctx *c, void **state, bool drawing);
-
-const plot_figure plot_fig_pareto = {"pareto", "sweep_pareto.gp", HS_PLOT_SWEEP, run, hs_free};
-
-static int run(plot_ctx *c, void **state, bool drawing) {
-  if (!drawing) {
-    *state = hs_calloc(1, sizeof(pareto_state));
-    return check(c, *state);
-  }
-  return draw(c, *state, &plot_fig_pareto);
-}
+const plot_figure plot_fig_pareto = {"pareto", "sweep_pareto.gp", HS_PLOT_SWEEP,
+                                     sizeof(pareto_state), check, draw, NULL};

@@ -38,26 +38,13 @@ extern char **environ;
 
 /* --- errors ------------------------------------------------------------------ */
 
-static int record(plot_ctx *c, int code, const char *fmt, va_list ap) {
+int plot_error(plot_ctx *c, int code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
   c->err->code = code;
   vsnprintf(c->err->msg, sizeof c->err->msg, fmt, ap);
+  va_end(ap);
   return code;
-}
-
-int plot_bad(plot_ctx *c, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  int rc = record(c, 2, fmt, ap);
-  va_end(ap);
-  return rc;
-}
-
-int plot_fail(plot_ctx *c, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  int rc = record(c, 1, fmt, ap);
-  va_end(ap);
-  return rc;
 }
 
 /* --- tables and categories --------------------------------------------------- */
@@ -181,12 +168,18 @@ void plot_gp_tics(FILE *f, const char *var, const char *axis, char **labels, siz
   fprintf(f, ")'\n");
 }
 
-void plot_vars_open(plot_vars *v) {
+void plot_vars_open(const plot_ctx *c, plot_vars *v, const char *title) {
   memset(v, 0, sizeof *v);
   v->f = open_memstream(&v->s, &v->len);
+  fputs("plot_title = ", v->f);
+  plot_gp_str(v->f, title);
+  char *dp = plot_tmp_path(c, "data.dat");
+  fputs("\ndatafile = ", v->f);
+  plot_gp_str(v->f, dp);
+  hs_free(dp);
 }
 
-void plot_vars_close(plot_vars *v) {
+static void vars_close(plot_vars *v) {
   if (v->f) fclose(v->f);
   free(v->s); /* open_memstream memory is the C library's */
   memset(v, 0, sizeof *v);
@@ -231,6 +224,7 @@ int plot_render(plot_ctx *c, plot_vars *vars, const plot_figure *fig) {
   if (!f) {
     int rc = plot_fail(c, "%s: cannot write: %s", sp, strerror(errno));
     hs_free(sp);
+    vars_close(vars);
     return rc;
   }
   char *png = hs_malloc(strlen(out) + strlen(fig->name) + 8);
@@ -272,6 +266,7 @@ int plot_render(plot_ctx *c, plot_vars *vars, const plot_figure *fig) {
     }
   }
   hs_free(sp), hs_free(png), hs_free(svg), hs_free(script);
+  vars_close(vars);
   return rc;
 }
 
@@ -289,14 +284,21 @@ int hs_plot(const hs_plot_args *a, hs_plot_error *err) {
   int rc = 0;
   if (a->kind == HS_PLOT_SWEEP) rc = plot_sweep_open(&c);
   else c.run_title = plot_run_title(a->source);
-  for (size_t i = 0; i < plot_nfigures && !rc; i++)
-    if (plot_figures[i]->kind == a->kind) rc = plot_figures[i]->run(&c, &c.fig_state[i], false);
+  for (size_t i = 0; i < plot_nfigures && !rc; i++) {
+    const plot_figure *f = plot_figures[i];
+    if (f->kind != a->kind) continue;
+    c.fig_state[i] = hs_calloc(1, f->state_size ? f->state_size : 1);
+    rc = f->check(&c, c.fig_state[i]);
+  }
   hs_error merr = {0};
   if (!rc && hs_mkdir_p(a->out, &merr) != HS_OK) rc = plot_bad(&c, "--out: %s", merr.msg);
   for (size_t i = 0; i < plot_nfigures && !rc; i++)
-    if (plot_figures[i]->kind == a->kind) rc = plot_figures[i]->run(&c, &c.fig_state[i], true);
-  for (size_t i = 0; i < plot_nfigures; i++)
-    if (plot_figures[i]->fini) plot_figures[i]->fini(c.fig_state[i]);
+    if (plot_figures[i]->kind == a->kind)
+      rc = plot_figures[i]->draw(&c, c.fig_state[i], plot_figures[i]);
+  for (size_t i = 0; i < plot_nfigures; i++) {
+    if (c.fig_state[i] && plot_figures[i]->fini) plot_figures[i]->fini(c.fig_state[i]);
+    hs_free(c.fig_state[i]);
+  }
   if (a->kind == HS_PLOT_SWEEP) plot_sweep_close(&c.sweep);
   hs_free(c.run_title);
   if (!c.keep) remove_tmp(&c);

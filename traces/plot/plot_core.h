@@ -44,27 +44,33 @@ typedef struct plot_ctx {
   bool keep;          /* gnuplot failed: leave the script for inspection */
   plot_sweep_in sweep; /* HS_PLOT_SWEEP */
   char *run_title;     /* HS_PLOT_RUN: "<scenario>, <regime>, policy <p>" */
-  void *fig_state[8];  /* per figure (registry index): what check found for draw */
+  void *fig_state[8];  /* per figure (registry index): what check found, for draw */
 } plot_ctx;
 
-/* A figure: with draw false, read and check everything it needs (bad input
- * is reported here, before any output exists); with draw true, write its data
- * files and render. Returns 0 or an exit status with the context's error set. */
+/* A figure. check reads and checks everything it needs into its state
+ * (state_size bytes, zeroed; bad input is reported here, before any output
+ * exists); draw writes its data files and renders; fini (may be NULL) frees
+ * what the state holds, whether or not check succeeded. check and draw
+ * return 0 or an exit status with the context's error set. */
 typedef struct plot_figure {
   const char *name;   /* output stem: <out>/<name>.png, .svg */
   const char *script; /* gnuplot file in the script folder */
   hs_plot_kind kind;
-  int (*run)(plot_ctx *c, void **state, bool draw);
-  void (*fini)(void *state); /* frees what check kept (may be NULL) */
+  size_t state_size;
+  int (*check)(plot_ctx *c, void *state);
+  int (*draw)(plot_ctx *c, void *state, const struct plot_figure *self);
+  void (*fini)(void *state);
 } plot_figure;
 
 /* The registry (figures.c), in drawing order. */
 extern const plot_figure *const plot_figures[];
 extern const size_t plot_nfigures;
 
-/* Errors: record (code 2 bad input, 1 tool or file) and return the code. */
-int plot_bad(plot_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-int plot_fail(plot_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Errors: record the exit code (2 bad input, 1 tool or file) and the
+ * message, and return the code. */
+int plot_error(plot_ctx *c, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+#define plot_bad(c, ...) plot_error((c), 2, __VA_ARGS__)
+#define plot_fail(c, ...) plot_error((c), 1, __VA_ARGS__)
 
 /* Tables. plot_table_read: 0 or 2 (message names the file and line). */
 int plot_table_read(plot_ctx *c, const char *path, plot_table *t);
@@ -85,17 +91,18 @@ FILE *plot_tmp_file(const plot_ctx *c, const char *name);
  * open). False, with the error set, when any open or close failed. */
 bool plot_close_data(plot_ctx *c, FILE *a, FILE *b, bool two);
 
-/* The variables part of a script, built in memory. */
+/* The variables part of a script, built in memory; it opens with every
+ * figure's two: plot_title (title) and datafile (the temporary data.dat).
+ * A figure writes the rest to v->f, starting with a newline. */
 typedef struct plot_vars {
   char *s;
   size_t len;
   FILE *f;
 } plot_vars;
-void plot_vars_open(plot_vars *v);
-void plot_vars_close(plot_vars *v);
+void plot_vars_open(const plot_ctx *c, plot_vars *v, const char *title);
 
-/* Write script.gp (vars, then PNG, load the figure's script, SVG, replot) and
- * run gnuplot on it. 0, or 1 with the error set. */
+/* Write script.gp (vars, then PNG, load the figure's script, SVG, replot),
+ * run gnuplot on it and close vars. 0, or 1 with the error set. */
 int plot_render(plot_ctx *c, plot_vars *vars, const plot_figure *fig);
 
 /* Inputs shared by the figures of one kind (plot_sources.c): 0 or the code. */
