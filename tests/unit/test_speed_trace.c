@@ -11,7 +11,7 @@
 
 static hs_speed_trace *parse_ok(const char *csv) {
   hs_error err = {0};
-  hs_speed_trace *t = hs_speed_trace_parse(csv, strlen(csv), "mem.csv", &err);
+  hs_speed_trace *t = hs_speed_trace_parse(csv, "mem.csv", &err);
   cr_assert_not_null(t, "parse failed: %s", err.msg);
   return t;
 }
@@ -19,7 +19,7 @@ static hs_speed_trace *parse_ok(const char *csv) {
 /* Parse must fail with `st` and a message containing `want`. */
 static void parse_bad(const char *csv, hs_status st, const char *want) {
   hs_error err = {0};
-  hs_speed_trace *t = hs_speed_trace_parse(csv, strlen(csv), "bad.csv", &err);
+  hs_speed_trace *t = hs_speed_trace_parse(csv, "bad.csv", &err);
   cr_assert_null(t, "accepted: %s", csv);
   cr_assert_eq(err.status, st, "status %d (%s) for %s", err.status, err.msg, csv);
   cr_assert(strstr(err.msg, want), "message \"%s\" lacks \"%s\"", err.msg, want);
@@ -144,7 +144,7 @@ Test(speed_trace, empty_trace_names_line_1) {
 Test(speed_trace, nul_byte_is_refused_with_its_line) {
   static const char text[] = "time_s,speed\n0,1\n\0\n5,-3\n";
   hs_error err = {0};
-  hs_speed_trace *t = hs_speed_trace_parse(text, sizeof text - 1, "nul.csv", &err);
+  hs_speed_trace *t = hs_speed_trace_parse_n(text, sizeof text - 1, "nul.csv", &err);
   cr_expect_null(t);
   hs_speed_trace_destroy(t);
   cr_expect_eq(err.status, HS_EPARSE);

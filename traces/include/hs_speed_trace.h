@@ -31,8 +31,10 @@ typedef struct hs_speed_trace hs_speed_trace;  /* piecewise-constant speed facto
 hs_speed_trace *hs_speed_trace_load(const char *path, hs_error *err); /* CSV header "time_s,speed", time ascending from 0, speed > 0 */
 /* Same from len bytes of CSV text (a NUL byte among them is an error);
  * `origin` names it in messages. */
-hs_speed_trace *hs_speed_trace_parse(const char *csv_text, size_t len, const char *origin,
-                                     hs_error *err);
+hs_speed_trace *hs_speed_trace_parse_n(const char *csv_text, size_t len, const char *origin,
+                                       hs_error *err);
+/* Same from NUL-terminated text (which therefore cannot show a NUL byte). */
+hs_speed_trace *hs_speed_trace_parse(const char *csv_text, const char *origin, hs_error *err);
 void hs_speed_trace_destroy(hs_speed_trace *t); /* NULL is fine */
 size_t hs_speed_trace_rows(const hs_speed_trace *t); /* rows in the file (>= 1) */
 double hs_speed_trace_at(const hs_speed_trace *t, double time_s);      /* factor in force at time_s (1 before the first row) */

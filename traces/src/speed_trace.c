@@ -61,8 +61,12 @@ static void push(hs_speed_trace *t, size_t *cap, double time_s, double speed) {
 
 static const char *const columns[] = {"time_s", "speed"};
 
-hs_speed_trace *hs_speed_trace_parse(const char *csv_text, size_t len, const char *origin,
-                                     hs_error *err) {
+hs_speed_trace *hs_speed_trace_parse(const char *csv_text, const char *origin, hs_error *err) {
+  return hs_speed_trace_parse_n(csv_text, strlen(csv_text), origin, err);
+}
+
+hs_speed_trace *hs_speed_trace_parse_n(const char *csv_text, size_t len, const char *origin,
+                                       hs_error *err) {
   assert(csv_text && origin);
   hs_csv *r = hs_csv_create(csv_text, len, origin, HS_CSV_SKIP_BLANK | HS_CSV_COMMENTS | HS_CSV_TRIM,
                             err);
@@ -140,7 +144,7 @@ hs_speed_trace *hs_speed_trace_load(const char *path, hs_error *err) {
   size_t len = 0;
   char *text = hs_read_file(path, &len, err);
   if (!text) return NULL;
-  hs_speed_trace *t = hs_speed_trace_parse(text, len, path, err);
+  hs_speed_trace *t = hs_speed_trace_parse_n(text, len, path, err);
   hs_free(text);
   return t;
 }
