@@ -2,13 +2,13 @@
  * hs_plot_args; the figures themselves are the plot module (traces/plot:
  * one fig_<name>.c per figure beside its gnuplot script, see hs_plot.h).
  *
- * Parsing keeps the command line's meaning from before getopt_long: options
- * and the source in order (optstring "-": a second source is refused where it
- * stands, before a later --help); abbreviated long options (--ro), clusters
- * of short ones (-qh) and "--" are unknown options, as they were; every error
- * is one line naming the option. */
+ * Parsing is the commands' shared scanner (cli_next in cli_opts.c): options
+ * and the source in order (a second source is refused where it stands,
+ * before a later --help), long options in full (--ro is unknown), short ones
+ * combinable (-qh), "--" ends the options; every error is one line naming
+ * the option. */
 #include <errno.h>
-#include <getopt.h>
+#include <getopt.h> /* struct option */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,7 +101,7 @@ static const struct option long_opts[] = {
     {"help", no_argument, NULL, 'h'},              {"quiet", no_argument, NULL, 'q'},
     {NULL, 0, NULL, 0}};
 
-/* The option's name as the user must spell it ("--out"), for messages. */
+/* The option's name as the user spells it ("--out"), for messages. */
 static const char *long_name(int val) {
   static char buf[32];
   for (const struct option *o = long_opts; o->name; o++)
@@ -114,25 +114,15 @@ static const char *long_name(int val) {
 
 int hs_cmd_plot(int argc, char **argv) {
   hs_plot_args a = {0};
-  opterr = 0;
-  optind = 0; /* a full re-initialisation (glibc): another command may have parsed */
-  for (;;) {
-    int at = optind ? optind : 1; /* the argument getopt is about to read */
-    if (at < argc && !strcmp(argv[at], "--"))
-      return bad("unknown option \"--\" (see hetsim plot --help)");
-    int li = -1;
-    int c = getopt_long(argc, argv, "-:hq", long_opts, &li);
-    if (c == -1) break;
-    /* getopt_long takes --ro for --rounds and -qh for -q -h; this command
-     * never did: an option is spelled out in full, one per argument. */
-    if (li >= 0 && !cli_is_opt(argv[at], long_name(long_opts[li].val))) c = '?';
-    if (li < 0 && (c == 'h' || c == 'q') && strcmp(argv[at], c == 'h' ? "-h" : "-q")) c = '?';
+  cli_parser p;
+  cli_parser_init(&p, argc, argv, "hq", long_opts);
+  for (int c; (c = cli_next(&p)) != CLI_END;) {
     const char **slot = NULL;
     switch (c) {
-      case 1:
+      case CLI_OPERAND:
         if (a.source)
-          return bad("one source at a time (got \"%.200s\" and \"%.200s\")", a.source, optarg);
-        a.source = optarg;
+          return bad("one source at a time (got \"%.200s\" and \"%.200s\")", a.source, p.arg);
+        a.source = p.arg;
         break;
       case 'h':
         plot_usage(stdout);
@@ -146,14 +136,13 @@ int hs_cmd_plot(int argc, char **argv) {
       case OPT_Z: slot = &a.z; break;
       case OPT_COLOR: slot = &a.color; break;
       case OPT_ROUNDS: slot = &a.rounds; break;
-      case ':':
-        return bad("%s: expected a value (see hetsim plot --help)", long_name(optopt));
-      default:
-        return bad("unknown option \"%.100s\" (see hetsim plot --help)", argv[at]);
+      default: /* CLI_UNKNOWN */
+        return bad("unknown option \"%.100s\" (see hetsim plot --help)", p.text);
     }
     if (slot) {
-      if (!*optarg) return bad("%s: expected a value (see hetsim plot --help)", long_name(c));
-      *slot = optarg;
+      if (!p.arg || !*p.arg)
+        return bad("%s: expected a value (see hetsim plot --help)", long_name(c));
+      *slot = p.arg;
     }
   }
   if (!a.source)
