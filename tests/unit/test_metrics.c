@@ -5,6 +5,7 @@
  * Criterion runs each test in its own process, so a registration never leaks
  * into another test. */
 #include <math.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,6 +64,24 @@ Test(metrics, values_come_from_their_fields) {
   cr_expect_eq(hs_metric_value(hs_metric_find("wait_fraction"), &s), 0.125);
   cr_expect(isnan(hs_metric_value(hs_metric_find("controller_overhead_fraction"), &s)));
   cr_expect_null(hs_metric_find("joules"));
+}
+
+/* Every line is complete, names are unique, and a name carries its unit:
+ * "_s" seconds, "_j" joules (the convention the heat map's axis titles and
+ * every reader of RESULTS.csv rely on). */
+Test(metrics, table_lines_complete_and_units_in_names) {
+  for (size_t i = 0; i < hs_metric_count(); i++) {
+    const hs_metric *m = hs_metric_at(i);
+    cr_assert(m->name && *m->name && m->unit && *m->unit && m->doc && *m->doc, "line %zu", i);
+    cr_expect_eq(hs_metric_find(m->name), m, "%s: name repeated", m->name);
+    size_t n = strlen(m->name);
+    bool ends_s = n > 2 && !strcmp(m->name + n - 2, "_s");
+    bool ends_j = n > 2 && !strcmp(m->name + n - 2, "_j");
+    cr_expect_eq(ends_s, !strcmp(m->unit, "s"), "%s: unit %s", m->name, m->unit);
+    cr_expect_eq(ends_j, !strcmp(m->unit, "J"), "%s: unit %s", m->name, m->unit);
+    if (m->in & HS_METRIC_SWEEP) cr_expect_neq(m->stats, 0, "%s: no statistic", m->name);
+    cr_expect(m->offset < sizeof(hs_summary), "%s", m->name);
+  }
 }
 
 /* The order every golden summary.json has. */

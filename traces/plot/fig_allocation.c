@@ -2,8 +2,9 @@
  * run_allocation.gp: samples per device per round, from devices.csv (one
  * line per device, one gnuplot block per device in order of first
  * appearance). The legend names devices only up to MAX_DEV_LEGEND of them.
- * O(rows x devices) to group the rows: devices.csv is written round by round,
- * and a figure with thousands of lines is unreadable anyway. */
+ * O(rows x devices) to group the rows. Rejected: a hash of device names
+ * (devices.csv is written round by round, and a figure with thousands of
+ * lines is unreadable anyway). */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>

@@ -5,7 +5,10 @@
  * window are kept (clipped to it), one gnuplot block per kind; devices past
  * MAX_GANTT_DEV are left out (the title says so). Without trace.json the
  * figure is skipped with a note, or refused when --rounds asked for it.
- * O(events x 3): one pass over the trace per kind. */
+ * O(events x 3): one pass over the trace per kind, because gnuplot wants
+ * one block per kind. Rejected: bucketing the events by kind in one pass (a
+ * second list as long as the trace, for a loop that is not the cost: parsing
+ * trace.json is). */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>

@@ -4,7 +4,9 @@
  * keys with several values, else any two). A cell averages the points that
  * differ in the other keys only; a cell no point reaches is NaN (drawn
  * empty). Skipped, with a note, when the sweep has fewer than two keys.
- * O(points + nx * ny). */
+ * O(points + nx * ny). Rejected: gnuplot's own averaging (`smooth unique`
+ * works on one axis only), and interpolating empty cells (a value no point
+ * produced would pass for a result). */
 #include <stdlib.h>
 #include <string.h>
 

@@ -4,7 +4,9 @@
  * header checked (point,<keys>,seeds,...,pareto_front), the distinct values of
  * every grid key in order of first appearance (O(rows x keys x values)), and
  * the title. Run: the title, from summary.json when it can be read (a run
- * folder without one is still drawn, titled by its path). */
+ * folder without one is still drawn, titled by its path). Rejected: each
+ * sweep figure reading the points file itself (two reads, two places that
+ * check the header and could disagree). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
