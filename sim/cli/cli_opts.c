@@ -19,17 +19,6 @@ int cli_bad_input(const char *cmd, const char *msg) {
   return HS_EXIT_BADINPUT;
 }
 
-char *cli_opt_value(int argc, char **argv, int *i, const char *opt) {
-  size_t n = strlen(opt);
-  if (!strncmp(argv[*i], opt, n) && argv[*i][n] == '=') return argv[*i] + n + 1;
-  return *i + 1 < argc ? argv[++*i] : NULL;
-}
-
-bool cli_is_opt(const char *a, const char *opt) {
-  size_t n = strlen(opt);
-  return !strncmp(a, opt, n) && (a[n] == '\0' || a[n] == '=');
-}
-
 void cli_parser_init(cli_parser *p, int argc, char **argv, const char *shortopts,
                      const struct option *longopts) {
   memset(p, 0, sizeof *p);

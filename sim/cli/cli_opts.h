@@ -53,11 +53,6 @@ typedef struct cli_parser {
   const char *text;  /* the argument being looked at, as written */
   char *arg;         /* the option's value (NULL: none given), or the operand */
 } cli_parser;
-/* The older helpers, kept while `hetsim plot` still scans by hand: is `a` the
- * option `opt` (alone or as opt=value)? Its value: the text after '=' or the
- * next argument (advancing *i), NULL when there is none. */
-bool cli_is_opt(const char *a, const char *opt);
-char *cli_opt_value(int argc, char **argv, int *i, const char *opt);
 /* shortopts in getopt syntax ("hqj:"); longopts end with a zero entry. */
 void cli_parser_init(cli_parser *p, int argc, char **argv, const char *shortopts,
                      const struct option *longopts);

@@ -21,6 +21,7 @@
 #include "cli_opts.h"
 #include "commands.h"
 #include "hs_alloc.h"
+#include "hs_metrics.h"
 #include "hs_outfile.h"
 #include "hs_sweep.h"
 #ifdef HS_SWEEP_MPI
@@ -242,8 +243,9 @@ static void print_points(const hs_sweep *sw, const hs_sweep_point *pt) {
     if (!all && !pt[p].pareto) continue;
     printf("%6zu", p);
     for (size_t a = 0; a < na; a++) printf("  %-16s", hs_sweep_value(sw, p, a));
-    printf("  %15.3f  %13.1f  %13.1f  %s\n", pt[p].m[0].mean, pt[p].m[1].mean, pt[p].m[1].max,
-           pt[p].pareto ? "*" : "");
+    const hs_sweep_stat *mk = &pt[p].m[hs_metric_sweep_index("makespan_s")];
+    const hs_sweep_stat *en = &pt[p].m[hs_metric_sweep_index("energy_j")];
+    printf("  %15.3f  %13.1f  %13.1f  %s\n", mk->mean, en->mean, en->max, pt[p].pareto ? "*" : "");
   }
 }
 

@@ -24,6 +24,7 @@
 
 #include "hs_alloc.h"
 #include "hs_assert.h"
+#include "hs_metrics.h"
 #include "hs_outfile.h"
 #include "hs_profile.h"
 #include "hs_run.h"
@@ -41,10 +42,6 @@ static int spec_cut(const char *s) {
   while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80) n--;
   return (int)n;
 }
-
-const char *const hs_sweep_metric_names[HS_SWEEP_NMETRICS] = {
-    "makespan_s",    "energy_j",   "energy_compute_j", "energy_comm_j",
-    "energy_idle_j", "compute_cv", "wait_fraction"};
 
 struct hs_sweep {
   char *text;     /* the scenario JSON */
@@ -310,10 +307,11 @@ static void build_headers(hs_sweep *sw) {
   }
   sb_printf(&c, ",seed");
   sb_printf(&p, ",seeds");
-  static const char *const stat[4] = {"mean", "median", "min", "max"};
-  for (size_t m = 0; m < HS_SWEEP_NMETRICS; m++) {
-    sb_printf(&c, ",%s", hs_sweep_metric_names[m]);
-    for (size_t k = 0; k < 4; k++) sb_printf(&p, ",%s_%s", hs_sweep_metric_names[m], stat[k]);
+  for (size_t m = 0; m < hs_metric_sweep_count(); m++) {
+    const hs_metric *mt = hs_metric_sweep_at(m);
+    sb_printf(&c, ",%s", mt->name);
+    for (size_t k = 0; k < HS_STAT_COUNT; k++)
+      if (mt->stats & (1u << k)) sb_printf(&p, ",%s_%s", mt->name, hs_stat_names[k]);
   }
   sb_printf(&c, "\n");
   sb_printf(&p, ",pareto_front\n");
@@ -432,14 +430,10 @@ hs_status hs_sweep_run_row(const hs_sweep *sw, size_t row, hs_sweep_result *out,
     }
     return st;
   }
+  memset(out, 0, sizeof *out);
   out->row = row;
-  out->m[0] = sum.makespan_s;
-  out->m[1] = sum.energy_j;
-  out->m[2] = sum.compute_j;
-  out->m[3] = sum.comm_j;
-  out->m[4] = sum.idle_j;
-  out->m[5] = sum.compute_cv;
-  out->m[6] = sum.wait_fraction;
+  for (size_t m = 0; m < hs_metric_sweep_count(); m++)
+    out->m[m] = hs_metric_value(hs_metric_sweep_at(m), &sum);
   return HS_OK;
 }
 
@@ -518,7 +512,7 @@ size_t hs_sweep_format_row(const hs_sweep *sw, const hs_sweep_result *r, char *b
   PUT("%zu", point);
   for (size_t a = 0; a < sw->naxes; a++) PUT(",%s", hs_sweep_value(sw, point, a));
   PUT(",%llu", (unsigned long long)sw->seeds[s]);
-  for (size_t m = 0; m < HS_SWEEP_NMETRICS; m++) PUT(",%.10g", r->m[m]);
+  for (size_t m = 0; m < hs_metric_sweep_count(); m++) PUT(",%.10g", r->m[m]);
   PUT("\n");
 #undef PUT
   return pos;

@@ -30,6 +30,7 @@
 #include "hs_alloc.h"
 #include "hs_assert.h"
 #include "hs_csv.h"
+#include "hs_metrics.h"
 #include "hs_outfile.h"
 #include "hs_sweep.h"
 
@@ -49,7 +50,7 @@ static int cmp_seed_ix(const void *a, const void *b) {
 }
 
 /* Parsed view of a results file. line[row] points at the row's text (NULL:
- * absent); val[row * NMETRICS + m] its numbers. */
+ * absent); val[row * hs_metric_sweep_count() + m] its numbers. */
 typedef struct scan_out {
   const char **line;
   size_t *linelen;
@@ -115,20 +116,22 @@ static hs_status scan(const hs_sweep *sw, const char *path, const char *buf, siz
   hs_csv_skip_line(r);
 
   size_t nseeds = hs_sweep_nseeds(sw), naxes = hs_sweep_naxes(sw);
-  size_t nfields = 1 + naxes + 1 + HS_SWEEP_NMETRICS;
+  size_t nm = hs_metric_sweep_count(), nfields = 1 + naxes + 1 + nm;
   seed_ix *six = hs_malloc(nseeds * sizeof *six);
   for (size_t s = 0; s < nseeds; s++) six[s] = (seed_ix){hs_sweep_seed_at(sw, s), s};
   qsort(six, nseeds, sizeof *six, cmp_seed_ix);
 
   hs_status st = HS_OK;
   const char *why = NULL;
+  char expected[64];
+  snprintf(expected, sizeof expected, "expected point,<grid values>,seed,<%zu numbers>", nm);
   int k;
   while ((k = hs_csv_next(r, err)) > 0) {
     if (!hs_csv_terminated(r)) break; /* torn last line: ignored, cut off on resume */
     size_t rawlen, end = hs_csv_end_offset(r);
     const char *line = hs_csv_raw(r, &rawlen);
     uint64_t point, seed;
-    why = "expected point,<grid values>,seed,<7 numbers>";
+    why = expected;
     /* rows are written with "\n" alone: "\r\n" is not this writer's line */
     if (hs_csv_nfields(r) != nfields || line[rawlen] == '\r' ||
         !parse_u64(hs_csv_field(r, 0), &point))
@@ -152,12 +155,12 @@ static hs_status scan(const hs_sweep *sw, const char *path, const char *buf, siz
     }
     size_t row = (size_t)point * nseeds + hit->ix;
     double v[HS_SWEEP_NMETRICS];
-    for (size_t m = 0; m < HS_SWEEP_NMETRICS; m++)
+    for (size_t m = 0; m < nm; m++)
       if (!parse_metric(hs_csv_field(r, 2 + naxes + m), &v[m])) goto bad;
     if (o->line && !o->line[row]) { /* a repeated row keeps its first copy */
       o->line[row] = line;
       o->linelen[row] = end - (size_t)(line - buf);
-      memcpy(&o->val[row * HS_SWEEP_NMETRICS], v, sizeof v);
+      memcpy(&o->val[row * nm], v, nm * sizeof *v);
     }
     o->valid_len = end;
   }
@@ -215,7 +218,7 @@ hs_sweep_file *hs_sweep_file_open(const hs_sweep *sw, const char *path, bool res
     scan_out o = {0};
     o.line = hs_calloc(nrows, sizeof *o.line);
     o.linelen = hs_calloc(nrows, sizeof *o.linelen);
-    o.val = hs_calloc(nrows, HS_SWEEP_NMETRICS * sizeof *o.val);
+    o.val = hs_calloc(nrows, hs_metric_sweep_count() * sizeof *o.val);
     hs_status st = scan(sw, path, buf, len, &o, err);
     for (size_t r = 0; r < nrows; r++) done[r] = o.line[r] != NULL;
     hs_free(o.line);
@@ -351,9 +354,12 @@ static hs_status write_points(const hs_sweep *sw, const char *path, hs_sweep_poi
     fprintf(fp, "%zu", p);
     for (size_t a = 0; a < hs_sweep_naxes(sw); a++) fprintf(fp, ",%s", hs_sweep_value(sw, p, a));
     fprintf(fp, ",%zu", hs_sweep_nseeds(sw));
-    for (size_t m = 0; m < HS_SWEEP_NMETRICS; m++) {
+    for (size_t m = 0; m < hs_metric_sweep_count(); m++) {
       const hs_sweep_stat *s = &pt[p].m[m];
-      fprintf(fp, ",%.10g,%.10g,%.10g,%.10g", s->mean, s->median, s->min, s->max);
+      const double v[HS_STAT_COUNT] = {s->mean, s->median, s->min, s->max};
+      unsigned stats = hs_metric_sweep_at(m)->stats;
+      for (size_t k = 0; k < HS_STAT_COUNT; k++)
+        if (stats & (1u << k)) fprintf(fp, ",%.10g", v[k]);
     }
     fprintf(fp, ",%d\n", pt[p].pareto ? 1 : 0);
   }
@@ -370,7 +376,8 @@ hs_status hs_sweep_finalize(const hs_sweep *sw, const char *path, hs_sweep_point
   scan_out o = {0};
   o.line = hs_calloc(nrows, sizeof *o.line);
   o.linelen = hs_calloc(nrows, sizeof *o.linelen);
-  o.val = hs_calloc(nrows, HS_SWEEP_NMETRICS * sizeof *o.val);
+  size_t nm = hs_metric_sweep_count();
+  o.val = hs_calloc(nrows, nm * sizeof *o.val);
   hs_sweep_point *pt = NULL;
   hs_status st = scan(sw, path, buf, len, &o, err);
   size_t missing = 0;
@@ -394,17 +401,18 @@ hs_status hs_sweep_finalize(const hs_sweep *sw, const char *path, hs_sweep_point
     pt = hs_calloc(npoints ? npoints : 1, sizeof *pt);
     double *col = hs_malloc(nseeds * sizeof *col), *tmp = hs_malloc(nseeds * sizeof *tmp);
     for (size_t p = 0; p < npoints; p++)
-      for (size_t m = 0; m < HS_SWEEP_NMETRICS; m++) {
-        for (size_t s = 0; s < nseeds; s++) col[s] = o.val[(p * nseeds + s) * HS_SWEEP_NMETRICS + m];
+      for (size_t m = 0; m < nm; m++) {
+        for (size_t s = 0; s < nseeds; s++) col[s] = o.val[(p * nseeds + s) * nm + m];
         pt[p].m[m] = stat_of(col, nseeds, tmp);
       }
     hs_free(col);
     hs_free(tmp);
     double *x = hs_malloc(npoints * sizeof *x), *y = hs_malloc(npoints * sizeof *y);
     bool *front = hs_malloc(npoints * sizeof *front);
+    size_t mx = hs_metric_sweep_index("makespan_s"), my = hs_metric_sweep_index("energy_j");
     for (size_t p = 0; p < npoints; p++) {
-      x[p] = pt[p].m[0].mean;
-      y[p] = pt[p].m[1].mean;
+      x[p] = pt[p].m[mx].mean;
+      y[p] = pt[p].m[my].mean;
     }
     hs_sweep_pareto(x, y, npoints, front);
     for (size_t p = 0; p < npoints; p++) pt[p].pareto = front[p];
