@@ -117,7 +117,7 @@ static void build_layouts(hs_agc_plan *P) {
 }
 
 hs_agc_plan *hs_agc_plan_from_bits(const hs_agc_params *pr, const int64_t *bits, hs_error *err) {
-  size_t n;
+  size_t n = 0;
   if (check_params(pr, &n, err) != HS_OK) return NULL;
   size_t k = pr->k;
   int64_t sum = 0;
@@ -175,7 +175,7 @@ hs_agc_plan *hs_agc_plan_from_bits(const hs_agc_params *pr, const int64_t *bits,
 }
 
 hs_agc_plan *hs_agc_plan_create(const hs_agc_params *pr, hs_error *err) {
-  size_t n;
+  size_t n = 0;
   if (check_params(pr, &n, err) != HS_OK) return NULL;
   int64_t *bits = hs_malloc(pr->k * sizeof *bits);
   hs_agc_plan *P = NULL;
