@@ -258,13 +258,16 @@ static double lnfp(const lag_worker *w, double s) {
   return w->lnc - 2.0 * s + log1p(e) - 2.0 * log(w->p + w->d * e * e);
 }
 
-static double dlnfp(const lag_worker *w, double s) {
+/* ln f'(s) and its derivative in s, sharing one exp. */
+static double lnfp_d(const lag_worker *w, double s, double *dpsi) {
   if (s <= 0.0) {
-    double t = exp(s);
-    return (2.0 * t + 1.0) / (t + 1.0) - 4.0 * w->p * t * t / (w->d + w->p * t * t);
+    double t = exp(s), q = w->d + w->p * t * t;
+    *dpsi = (2.0 * t + 1.0) / (t + 1.0) - 4.0 * w->p * t * t / q;
+    return w->lnc + s + log1p(t) - 2.0 * log(q);
   }
-  double e = exp(-s);
-  return (2.0 + e) / (1.0 + e) - 4.0 * w->p / (w->p + w->d * e * e);
+  double e = exp(-s), q = w->p + w->d * e * e;
+  *dpsi = (2.0 + e) / (1.0 + e) - 4.0 * w->p / q;
+  return w->lnc - 2.0 * s + log1p(e) - 2.0 * log(q);
 }
 
 static double x_of_s(double s) { /* log2(1 + e^s) */
@@ -310,45 +313,47 @@ static void lag_worker_init(lag_worker *w, double p, double d, int64_t z) {
   w->lnfp_z = lnfp(w, s_z);
 }
 
-/* argmax_{x in [0,Z]} f(x) - lambda x (0 on ties with x = 0). */
-static double lag_best_x(lag_worker *w, double lambda, int64_t z) {
-  double zd = (double)z;
-  if (lambda <= 0.0) return zd;
+/* argmax_{x in [0,Z]} f(x) - lambda x (0 on ties with x = 0), at ll = ln
+ * lambda; *dx = dx/d(ln lambda), 0 unless the maximum is interior. */
+static double lag_best_x(lag_worker *w, double ll, int64_t z, double *dx) {
+  double zd = (double)z, lambda = exp(ll);
+  *dx = 0.0;
   if (w->convex) return w->f_z - lambda * zd > 0.0 ? zd : 0.0;
-  double ll = log(lambda);
   if (ll >= w->lnfp_pk) return 0.0;
-  double x;
-  if (w->lnfp_z >= ll) {
-    x = zd;
-  } else {
-    double lo = w->s_pk, hi = zd * LN2; /* psi(lo) > 0 > psi(hi) */
-    double s = (w->s_warm > lo && w->s_warm < hi) ? w->s_warm : 0.5 * (lo + hi);
-    for (int it = 0; it < 100; it++) {
-      double psi = lnfp(w, s) - ll;
-      if (psi > 0.0) lo = s;
-      else if (psi < 0.0) hi = s;
-      else break;
-      double dp = dlnfp(w, s), next = dp < 0.0 ? s - psi / dp : NAN;
-      if (!(next > lo && next < hi)) next = 0.5 * (lo + hi);
-      double step = fabs(next - s);
-      s = next;
-      if (step <= 1e-13 * (1.0 + fabs(s)) || hi - lo <= 1e-13 * (1.0 + fabs(lo))) break;
-    }
-    w->s_warm = s;
-    x = x_of_s(s);
-    if (x > zd) x = zd;
+  if (w->lnfp_z >= ll) return w->f_z - lambda * zd > 0.0 ? zd : 0.0;
+  double lo = w->s_pk, hi = zd * LN2; /* psi(lo) > 0 > psi(hi) */
+  double s = (w->s_warm > lo && w->s_warm < hi) ? w->s_warm : 0.5 * (lo + hi), dp = -2.0;
+  for (int it = 0; it < 100; it++) {
+    double psi = lnfp_d(w, s, &dp) - ll;
+    if (psi > 0.0) lo = s;
+    else if (psi < 0.0) hi = s;
+    else break;
+    double next = dp < 0.0 ? s - psi / dp : NAN;
+    if (!(next > lo && next < hi)) next = 0.5 * (lo + hi);
+    double step = fabs(next - s);
+    s = next;
+    if (step <= 1e-12 * (1.0 + fabs(s)) || hi - lo <= 1e-13 * (1.0 + fabs(lo))) break;
   }
-  return f_cont(w, x) - lambda * x > 0.0 ? x : 0.0;
+  w->s_warm = s;
+  double x = x_of_s(s);
+  if (x >= zd) return w->f_z - lambda * zd > 0.0 ? zd : 0.0;
+  if (!(f_cont(w, x) - lambda * x > 0.0)) return 0.0;
+  if (dp < 0.0) *dx = 1.0 / ((1.0 + exp(-s)) * LN2 * dp); /* (t/(1+t)) / (ln2 psi') */
+  return x;
 }
 
-/* sum over the first m of order of the best x at lambda, written into x[]. */
-static double lag_h(lag_worker *ws, const size_t *order, size_t m, double lambda, int64_t z,
-                    double *x) {
-  double h = 0.0;
+/* h = sum of the best x over the first m of order at ln lambda = u, written
+ * into x[] (and dx/du into dx[], their sum into *dh); positions below `from`
+ * keep the values already in x[] and dx[] (the previous m, same u). */
+static double lag_h(lag_worker *ws, const size_t *order, size_t from, size_t m, double u,
+                    int64_t z, double *x, double *dx, double *dh) {
+  double h = 0.0, d = 0.0;
   for (size_t r = 0; r < m; r++) {
-    x[r] = lag_best_x(&ws[order[r]], lambda, z);
+    if (r >= from) x[r] = lag_best_x(&ws[order[r]], u, z, &dx[r]);
     h += x[r];
+    d += dx[r];
   }
+  *dh = d;
   return h;
 }
 
@@ -419,51 +424,56 @@ hs_status hs_agc_lag(const double *p, size_t k, double d, int64_t z_res, int64_t
   int64_t *b = hs_malloc(mmax * sizeof *b), *beq = hs_malloc(mmax * sizeof *beq);
   int64_t *best = hs_calloc(mmax, sizeof *best);
   gain *heap = hs_malloc(mmax * sizeof *heap);
-  double best_f = -INFINITY, zd = (double)z_res, lam_lo = 0.0;
+  double *dx = hs_malloc(mmax * sizeof *dx), *dxlo = hs_malloc(mmax * sizeof *dxlo);
+  double best_f = -INFINITY, zd = (double)z_res, u_lo = 0.0;
+  bool have_lo = false;
   size_t best_m = 0;
 
   for (size_t m = 1; m <= mmax; m++) {
-    /* (i) the Lagrange multiplier, on u = ln lambda */
+    /* (i) the Lagrange multiplier, on u = ln lambda: H(u) = h(e^u) - Z is
+     * nonincreasing; keep H(ua) >= 0 > H(ub) and step by Newton (dh/du is
+     * analytic), else regula falsi (Illinois), else bisection */
     double hi = 0.0;
     for (size_t r = 0; r < m; r++) {
       const lag_worker *w = &ws[order[r]];
       double lam = w->convex ? w->f_z / zd : exp(w->lnfp_pk);
       if (lam > hi) hi = lam;
     }
-    hi *= 1.0 + 1e-9;
-    double ua, ub = log(hi), ha, hb = -zd; /* H(u) = h(e^u) - Z: H(ua) >= 0 > H(ub) */
+    double ub = log(hi * (1.0 + 1e-9)), ua, ha, da;
     bool done = false;
-    double lam = lam_lo > 0.0 ? lam_lo : 1e-300;
-    ha = lag_h(ws, order, m, lam, z_res, xlo) - zd;
-    /* lambda*(m) >= lambda*(m-1); the halving only absorbs Newton's last-digit
-     * differences between warm starts */
-    while (ha < 0.0 && lam > 1e-300) {
-      lam = lam * 0.5 > 1e-300 ? lam * 0.5 : 1e-300;
-      ha = lag_h(ws, order, m, lam, z_res, xlo) - zd;
+    if (have_lo) { /* H_m(u_lo) = H_{m-1}(u_lo) + x_m >= 0: reuse the first m-1 */
+      ua = u_lo;
+      ha = lag_h(ws, order, m - 1, m, ua, z_res, xlo, dxlo, &da) - zd;
+    } else {
+      ua = log(1e-300);
+      ha = lag_h(ws, order, 0, m, ua, z_res, xlo, dxlo, &da) - zd;
+      if (ha < 0.0) { /* only lambda = 0 reaches Z: every x = Z */
+        for (size_t r = 0; r < m; r++) xlo[r] = zd, dxlo[r] = 0.0;
+        done = true;
+      }
     }
-    ua = log(lam);
-    if (ha < 0.0) { /* only lambda = 0 reaches Z: every x = Z */
-      for (size_t r = 0; r < m; r++) xlo[r] = zd;
-      done = true;
-    }
+    double uc = ua, hc = ha, dc = da, fa = ha, fb = -zd; /* fa, fb: Illinois-weighted */
     int side = 0;
-    for (int it = 0; !done && it < 200 && ub - ua > 1e-12 * (1.0 + fabs(ua)); it++) {
-      double uc = ub - hb * (ub - ua) / (hb - ha);
-      if (!(uc > ua && uc < ub)) uc = 0.5 * (ua + ub);
-      double hc = lag_h(ws, order, m, exp(uc), z_res, x) - zd;
-      if (hc >= 0.0) {
-        ua = uc, ha = hc;
+    for (int it = 0; !done && ha > 1e-9 * zd && it < 200; it++) {
+      if (!(ub - ua > 1e-13 * (1.0 + fabs(ua)))) break;
+      double un = dc < 0.0 ? uc - hc / dc : NAN;
+      if (!(un > ua && un < ub)) un = ub - fb * (ub - ua) / (fb - fa);
+      if (!(un > ua && un < ub)) un = 0.5 * (ua + ub);
+      double dn, hn = lag_h(ws, order, 0, m, un, z_res, x, dx, &dn) - zd;
+      uc = un, hc = hn, dc = dn;
+      if (hn >= 0.0) {
+        ua = un, ha = fa = hn;
         memcpy(xlo, x, m * sizeof *x);
-        if (side == -1) hb *= 0.5;
+        memcpy(dxlo, dx, m * sizeof *dx);
+        if (side == -1) fb *= 0.5;
         side = -1;
-        if (hc <= 1e-9 * zd) break;
       } else {
-        ub = uc, hb = hc;
-        if (side == 1) ha *= 0.5;
+        ub = un, fb = hn;
+        if (side == 1) fa *= 0.5;
         side = 1;
       }
     }
-    if (!done) lam_lo = exp(ua);
+    if (!done) u_lo = ua, have_lo = true;
     double sum = 0.0;
     for (size_t r = 0; r < m; r++) sum += xlo[r];
     double scale = sum > 0.0 ? zd / sum : 0.0;
@@ -507,6 +517,8 @@ hs_status hs_agc_lag(const double *p, size_t k, double d, int64_t z_res, int64_t
   hs_free(ws);
   hs_free(x);
   hs_free(xlo);
+  hs_free(dx);
+  hs_free(dxlo);
   hs_free(gn);
   hs_free(ls);
   hs_free(b);
