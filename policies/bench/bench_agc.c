@@ -194,5 +194,44 @@ int main(int argc, char **argv) {
     }
     printf(" %14.3g\n", (r[HS_AGC_LAG] - r[HS_AGC_DP]) / r[HS_AGC_DP]);
   }
+
+  /* lag's gap to the DP over random instances: spec p model with a random
+   * seed per instance, D tuned or drawn log-uniform in [0.1, 1000] */
+  printf("\n# lag's relative gap to the DP in R = n^2/sum c^-1, 100 instances per row\n");
+  printf("%-6s %-10s %-12s %14s %14s %14s\n", "k", "z_res", "D", "lag_eq_dp", "mean_gap", "max_gap");
+  const size_t ks[] = {10, 50, 200};
+  hs_agc_rng g;
+  hs_agc_rng_init(&g, 99, 0);
+  for (size_t ki = 0; ki < 3; ki++) {
+    size_t kk = ks[ki];
+    double *pp = hs_malloc(kk * sizeof *pp);
+    int64_t *bd = hs_malloc(kk * sizeof *bd), *bl = hs_malloc(kk * sizeof *bl);
+    const double zf[] = {0.2, 1.0, 5.0};
+    for (int zi = 0; zi < 3; zi++)
+      for (int dmode = 0; dmode < 2; dmode++) {
+        int64_t z = (int64_t)(zf[zi] * (double)kk);
+        int same = 0;
+        double mean = 0.0, mx = 0.0;
+        for (int inst = 0; inst < 100; inst++) {
+          for (size_t i = 0; i < kk; i++) pp[i] = exp(-0.1 * (0.01 + 1.99 * hs_agc_rng_uniform(&g)));
+          double dd = dmode == 0 ? tuned_d(pp, kk) : exp(log(0.1) + log(1e4) * hs_agc_rng_uniform(&g));
+          hs_error err = {0};
+          if (hs_agc_allocate(HS_AGC_DP, pp, kk, dd, z, bd, &err) != HS_OK ||
+              hs_agc_allocate(HS_AGC_LAG, pp, kk, dd, z, bl, &err) != HS_OK) {
+            fprintf(stderr, "hs-bench-agc: %s\n", err.msg);
+            return 1;
+          }
+          double rd = residual(pp, kk, dd, bd), rl = residual(pp, kk, dd, bl), gap = (rl - rd) / rd;
+          same += memcmp(bd, bl, kk * sizeof *bd) == 0 || gap == 0.0;
+          mean += gap / 100.0;
+          if (gap > mx) mx = gap;
+        }
+        printf("%-6zu %-10lld %-12s %14d %14.3g %14.3g\n", kk, (long long)z,
+               dmode == 0 ? "tuned" : "U_log[.1,1e3]", same, mean, mx);
+      }
+    hs_free(pp);
+    hs_free(bd);
+    hs_free(bl);
+  }
   return 0;
 }
