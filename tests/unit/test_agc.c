@@ -68,19 +68,31 @@ Test(agc_kat, case_a_lag_trace) {
   expect_near(hs_agc_objective(P4, 4, DA, b3), f[2], 1e-12, "F([6,5,5,0])");
 }
 
+/* the code of case A for one bit convention: wire bits, omega, c^-1, Y, R, kappa */
+typedef struct kat_code {
+  int64_t z[4];
+  double om[4], ci[4], y[4], r, kappa;
+} kat_code;
+
+static void expect_code(const hs_agc_plan *P, const kat_code *w) {
+  expect_bits(P->wire_bits, w->z, 4, "wire bits");
+  expect_vec(P->omega, w->om, 4, 1e-9, "omega");
+  expect_vec(P->c_inv, w->ci, 4, 1e-8, "c_inv");
+  expect_vec(P->shares, w->y, 4, 1e-9, "Y");
+  expect_near(P->predicted_error, w->r, 1e-9, "R");
+  expect_near(P->kappa, w->kappa, 1e-9, "kappa");
+}
+
 Test(agc_kat, case_a_paper_consistent) {
   hs_agc_plan *P = plan4(DA, HS_AGC_DP, 1);
-  const int64_t z[4] = {6, 5, 5, 4};
-  expect_bits(P->wire_bits, z, 4, "wire bits");
-  const double om[4] = {0.00125, 0.005338889, 0.005338889, 0.024515306};
-  const double ci[4] = {8.888888889, 3.895998485, 2.292534706, 1.4133766};
-  const double y[4] = {2.156084508, 0.945011472, 0.556076088, 0.342827931};
-  expect_vec(P->omega, om, 4, 1e-9, "omega");
-  expect_vec(P->c_inv, ci, 4, 1e-8, "c_inv");
-  expect_vec(P->shares, y, 4, 1e-9, "Y");
-  expect_near(P->predicted_error, 0.970238029, 1e-9, "R");
+  const kat_code want = {{6, 5, 5, 4},
+                         {0.00125, 0.005338889, 0.005338889, 0.024515306},
+                         {8.888888889, 3.895998485, 2.292534706, 1.4133766},
+                         {2.156084508, 0.945011472, 0.556076088, 0.342827931},
+                         0.970238029,
+                         0.942827082};
+  expect_code(P, &want);
   expect_near(P->objective, 16.490798680, 1e-9, "F");
-  expect_near(P->kappa, 0.942827082, 1e-9, "kappa");
   cr_expect_eq(P->active, 4);
   hs_agc_plan_destroy(P);
 }
@@ -94,17 +106,14 @@ static void dense(const hs_agc_layout *L, size_t k, size_t n, double *A) {
 
 Test(agc_kat, case_a_repo_as_run) {
   hs_agc_plan *P = plan4(DA, HS_AGC_LAG, 2);
-  const int64_t z[4] = {7, 6, 6, 5};
-  expect_bits(P->wire_bits, z, 4, "wire bits");
-  const double om[4] = {0.000302658, 0.00125, 0.00125, 0.005338889};
-  const double ci[4] = {8.972842964, 3.97515528, 2.323651452, 1.480242869};
-  const double y[4] = {2.142526387, 0.949183566, 0.554839149, 0.353450898};
-  expect_vec(P->omega, om, 4, 1e-9, "omega");
-  expect_vec(P->c_inv, ci, 4, 1e-8, "c_inv");
-  expect_vec(P->shares, y, 4, 1e-9, "Y");
-  expect_near(P->predicted_error, 0.955115963, 1e-9, "R");
+  const kat_code want = {{7, 6, 6, 5},
+                         {0.000302658, 0.00125, 0.00125, 0.005338889},
+                         {8.972842964, 3.97515528, 2.323651452, 1.480242869},
+                         {2.142526387, 0.949183566, 0.554839149, 0.353450898},
+                         0.955115963,
+                         0.943667978};
+  expect_code(P, &want);
   expect_near(P->sum_c_inv, 16.751892565, 1e-8, "sum c_inv");
-  expect_near(P->kappa, 0.943667978, 1e-9, "kappa");
   const double w1[4] = {1.111111111, 1.25, 1.428571429, 1.666666667};
   const double w2[4] = {1.048519976, 1.179584973, 1.348097112, 1.572779964};
   expect_vec(P->weights, w1, 4, 1e-9, "lane-1 weight");
@@ -276,4 +285,14 @@ Test(agc_props, allocators_deterministic_and_named) {
   hs_agc_allocate(HS_AGC_EQUAL, p, 6, 3.0, 23, b1, &err);
   const int64_t want[6] = {4, 4, 4, 4, 3, 4};
   expect_bits(b1, want, 6, "equal");
+}
+
+Test(agc_props, dp_refuses_tables_too_large) {
+  static double p[10000];
+  static int64_t b[10000];
+  for (size_t i = 0; i < 10000; i++) p[i] = 0.5;
+  hs_error err = {0};
+  cr_assert_eq(hs_agc_allocate(HS_AGC_DP, p, 10000, 1.0, 50000, b, &err), HS_ERANGE);
+  cr_assert(strstr(err.msg, "allocator: dp needs k*(z_res+1) = 10000*50001") == err.msg, "%s", err.msg);
+  cr_assert(strstr(err.msg, "use lag"), "%s", err.msg);
 }

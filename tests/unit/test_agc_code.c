@@ -134,12 +134,23 @@ static void enumerate(const hs_agc_plan *P, const hs_agc_layout *L, const double
   free(msg), free(g), free(dec), free(qvar), free(arr);
 }
 
+/* every partition gradient = one random gbar (dim <= 8); returns ||gbar||^2 */
+static double equal_grads(hs_agc_rng *r, size_t n, size_t dim, double *grads) {
+  double gbar[8], gb2 = 0.0;
+  for (size_t c = 0; c < dim; c++) {
+    gbar[c] = 2.0 * hs_agc_rng_uniform(r) - 1.0;
+    gb2 += gbar[c] * gbar[c];
+  }
+  for (size_t j = 0; j < n; j++) memcpy(grads + j * dim, gbar, dim * sizeof *gbar);
+  return gb2;
+}
+
 static double rel(double a, double b) { return fabs(a - b) / fmax(fabs(b), 1e-300); }
 
 Test(agc_enum, unbiased_and_error_closed_form) {
   hs_agc_rng r;
   hs_agc_rng_init(&r, 22, 1);
-  double p[10], grads[14 * 3], gbar[3];
+  double p[10], grads[14 * 3];
   const size_t dim = 3;
   for (int trial = 0; trial < 120; trial++) {
     hs_agc_plan *P = random_plan(&r, 10, p, 0.0, 0.02);
@@ -162,9 +173,7 @@ Test(agc_enum, unbiased_and_error_closed_form) {
         cr_assert(fabs(m2.mean[c] - P->kappa * g[c]) <= 1e-12 * fmax(gn, 1.0));
       }
       /* equal partition gradients: the error is exactly n^2/S ||gbar||^2 */
-      for (size_t c = 0; c < dim; c++) gbar[c] = 2.0 * hs_agc_rng_uniform(&r) - 1.0;
-      double gb2 = gbar[0] * gbar[0] + gbar[1] * gbar[1] + gbar[2] * gbar[2];
-      for (size_t j = 0; j < P->n; j++) memcpy(grads + j * dim, gbar, sizeof gbar);
+      double gb2 = equal_grads(&r, P->n, dim, grads);
       enumerate(P, Ls[l], p, P->weights, grads, dim, false, &m1);
       double want = P->predicted_error * gb2;
       cr_assert(rel(m1.mse, want) <= 1e-12, "trial %d: E||err||^2 = %.17g, n^2/S = %.17g (rel %.3g)", trial,
@@ -182,14 +191,11 @@ Test(agc_enum, unbiased_and_error_closed_form) {
 Test(agc_enum, real_quantiser_within_prediction) {
   hs_agc_rng r;
   hs_agc_rng_init(&r, 23, 1);
-  double p[8], grads[11 * 6], gbar[6];
+  double p[8], grads[11 * 6];
   const size_t dim = 6;
   for (int trial = 0; trial < 60; trial++) {
     hs_agc_plan *P = random_plan(&r, 8, p, (double)dim / 4.0, 0.02);
-    for (size_t c = 0; c < dim; c++) gbar[c] = 2.0 * hs_agc_rng_uniform(&r) - 1.0;
-    double gb2 = 0.0;
-    for (size_t c = 0; c < dim; c++) gb2 += gbar[c] * gbar[c];
-    for (size_t j = 0; j < P->n; j++) memcpy(grads + j * dim, gbar, sizeof gbar);
+    double gb2 = equal_grads(&r, P->n, dim, grads);
     moments m, mm;
     enumerate(P, &P->shared, p, P->weights, grads, dim, true, &m);
     enumerate(P, &P->shared, p, P->weights, grads, dim, false, &mm);
