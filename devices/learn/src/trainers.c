@@ -11,7 +11,7 @@
  * Held-out loss comes from a separate split (t10k / test/ when present, else
  * the tail of the training data) and is what the loss curve records.
  * Adding a task is adding its three functions and a registry line. */
-#include "probe.h"
+#include "hs_learn_parts.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -23,8 +23,8 @@
 /* ----------------------------------------------------- shared MLP driver */
 typedef struct mlp_task mlp_task;
 struct mlp_task {
-  probe_mlp m;
-  probe_mlp_grad g[TRAIN_MAX_THREADS];
+  lrn_mlp m;
+  lrn_mlp_grad g[TRAIN_MAX_THREADS];
   unsigned ng;                       /* gradient records allocated */
   float *x[TRAIN_MAX_THREADS];       /* per-thread input scratch */
   size_t ntrain, nheld;
@@ -49,28 +49,28 @@ static void mlp_batch_fn(void *ctx, unsigned tid, unsigned nth) {
     int cls = 0;
     float y = 0;
     t->fill(t, false, j->idx[k], t->x[tid], &cls, &y);
-    probe_mlp_sample(&t->m, &t->g[tid], t->x[tid], cls, y, t->g[tid].h, t->g[tid].o);
+    lrn_mlp_sample(&t->m, &t->g[tid], t->x[tid], cls, y, t->g[tid].h, t->g[tid].o);
   }
 }
 
 static void mlp_ensure(mlp_task *t, unsigned nth) {
   if (nth > TRAIN_MAX_THREADS) nth = TRAIN_MAX_THREADS;
   for (; t->ng < nth; t->ng++) {
-    probe_mlp_grad_init(&t->g[t->ng], &t->m);
+    lrn_mlp_grad_init(&t->g[t->ng], &t->m);
     t->x[t->ng] = hs_calloc((size_t)t->m.nin, sizeof(float));
   }
 }
 
-static double mlp_train(void *state, const uint32_t *idx, size_t n, size_t batch, probe_pool *pool) {
+static double mlp_train(void *state, const uint32_t *idx, size_t n, size_t batch, lrn_pool *pool) {
   mlp_task *t = state;
-  unsigned nth = probe_pool_size(pool);
+  unsigned nth = lrn_pool_size(pool);
   mlp_ensure(t, nth);
   double loss = 0;
   for (size_t b = 0; b < n; b += batch) {
     mlp_job j = {t, idx + b, n - b < batch ? n - b : batch};
-    probe_pool_run(pool, mlp_batch_fn, &j);
+    lrn_pool_run(pool, mlp_batch_fn, &j);
     for (unsigned k = 0; k < nth; k++) loss += t->g[k].loss;
-    probe_mlp_apply(&t->m, t->g, nth, t->lr / (float)j.n);
+    lrn_mlp_apply(&t->m, t->g, nth, t->lr / (float)j.n);
   }
   return n ? loss / (double)n : 0.0;
 }
@@ -83,7 +83,7 @@ static double mlp_eval(void *state) {
     int cls = 0;
     float y = 0;
     t->fill(t, true, i, t->x[0], &cls, &y);
-    loss += probe_mlp_sample(&t->m, NULL, t->x[0], cls, y, t->g[0].h, t->g[0].o);
+    loss += lrn_mlp_sample(&t->m, NULL, t->x[0], cls, y, t->g[0].h, t->g[0].o);
   }
   return t->nheld ? loss / (double)t->nheld : NAN;
 }
@@ -93,16 +93,16 @@ static const char *mlp_describe(const void *state) { return ((const mlp_task *)s
 
 static void mlp_task_free(mlp_task *t) {
   for (unsigned k = 0; k < t->ng; k++) {
-    probe_mlp_grad_fini(&t->g[k]);
+    lrn_mlp_grad_fini(&t->g[k]);
     free(t->x[k]);
   }
-  probe_mlp_fini(&t->m);
+  lrn_mlp_fini(&t->m);
 }
 
 /* Marker files written by `hetsim-probe synth`: synthetic content must say so. */
 static bool train_synthetic(const char *path) {
-  char *a = probe_xasprintf("%s.synthetic", path), *b = probe_xasprintf("%s/SYNTHETIC", path);
-  bool yes = probe_exists(a) || probe_exists(b);
+  char *a = lrn_xasprintf("%s.synthetic", path), *b = lrn_xasprintf("%s/SYNTHETIC", path);
+  bool yes = lrn_exists(a) || lrn_exists(b);
   free(a);
   free(b);
   return yes;
@@ -111,14 +111,14 @@ static bool train_synthetic(const char *path) {
 /* ------------------------------------------------------------------ mnist */
 typedef struct {
   mlp_task t;
-  probe_idx img, lab, himg, hlab;
+  lrn_idx img, lab, himg, hlab;
   bool held_is_tail;
 } mnist_state;
 
 static void mnist_fill(const mlp_task *t, bool held, size_t i, float *x, int *cls, float *y) {
   const mnist_state *s = (const mnist_state *)t;
   (void)y;
-  const probe_idx *img = &s->img, *lab = &s->lab;
+  const lrn_idx *img = &s->img, *lab = &s->lab;
   if (held) {
     if (s->held_is_tail) i += t->ntrain;
     else {
@@ -135,25 +135,25 @@ static void mnist_destroy(void *state) {
   mnist_state *s = state;
   if (!s) return;
   mlp_task_free(&s->t);
-  probe_idx_fini(&s->img);
-  probe_idx_fini(&s->lab);
-  probe_idx_fini(&s->himg);
-  probe_idx_fini(&s->hlab);
+  lrn_idx_fini(&s->img);
+  lrn_idx_fini(&s->lab);
+  lrn_idx_fini(&s->himg);
+  lrn_idx_fini(&s->hlab);
   free(s);
 }
 
 /* dir/<base>.gz or dir/<base>; NULL when neither exists. */
 static char *mnist_file(const char *dir, const char *base) {
-  char *p = probe_xasprintf("%s/%s.gz", dir, base);
-  if (probe_exists(p)) return p;
+  char *p = lrn_xasprintf("%s/%s.gz", dir, base);
+  if (lrn_exists(p)) return p;
   free(p);
-  p = probe_xasprintf("%s/%s", dir, base);
-  if (probe_exists(p)) return p;
+  p = lrn_xasprintf("%s/%s", dir, base);
+  if (lrn_exists(p)) return p;
   free(p);
   return NULL;
 }
 
-static hs_status mnist_check(const probe_idx *img, const probe_idx *lab, const char *ipath, const char *lpath,
+static hs_status mnist_check(const lrn_idx *img, const lrn_idx *lab, const char *ipath, const char *lpath,
                                 hs_error *err) {
   if (img->ndims != 3)
     return hs_error_set(err, HS_EPARSE, "%s: offset 3: %d dimensions, images need 3", ipath, img->ndims);
@@ -169,7 +169,7 @@ static hs_status mnist_check(const probe_idx *img, const probe_idx *lab, const c
   return HS_OK;
 }
 
-static hs_status mnist_load(const probe_train_cfg *cfg, void **state, hs_error *err) {
+static hs_status mnist_load(const lrn_train_cfg *cfg, void **state, hs_error *err) {
   const char *dir = cfg->data ? cfg->data : "/usr/share/datasets/fashion-mnist";
   mnist_state *s = hs_calloc(1, sizeof *s);
   *state = NULL;
@@ -182,14 +182,14 @@ static hs_status mnist_load(const probe_train_cfg *cfg, void **state, hs_error *
                        dir, ip ? "train-labels-idx1-ubyte.gz" : "train-images-idx3-ubyte.gz");
   }
   size_t cap = cfg->max_samples ? cfg->max_samples : 20000;
-  if (st == HS_OK) st = probe_idx_load(ip, cap, &s->img, err);
-  if (st == HS_OK) st = probe_idx_load(lp, cap, &s->lab, err);
+  if (st == HS_OK) st = lrn_idx_load(ip, cap, &s->img, err);
+  if (st == HS_OK) st = lrn_idx_load(lp, cap, &s->lab, err);
   if (st == HS_OK) st = mnist_check(&s->img, &s->lab, ip, lp, err);
   char *tip = st == HS_OK ? mnist_file(dir, "t10k-images-idx3-ubyte") : NULL;
   char *tlp = st == HS_OK ? mnist_file(dir, "t10k-labels-idx1-ubyte") : NULL;
   if (st == HS_OK && tip && tlp) {
-    st = probe_idx_load(tip, 1000, &s->himg, err);
-    if (st == HS_OK) st = probe_idx_load(tlp, 1000, &s->hlab, err);
+    st = lrn_idx_load(tip, 1000, &s->himg, err);
+    if (st == HS_OK) st = lrn_idx_load(tlp, 1000, &s->hlab, err);
     if (st == HS_OK) st = mnist_check(&s->himg, &s->hlab, tip, tlp, err);
     if (st == HS_OK && s->himg.item_size != s->img.item_size)
       st = hs_error_set(err, HS_EPARSE, "%s: offset 8: image size differs from %s", tip, ip);
@@ -200,7 +200,7 @@ static hs_status mnist_load(const probe_train_cfg *cfg, void **state, hs_error *
     if (s->held_is_tail && n < 10) st = hs_error_set(err, HS_EPARSE, "%s: only %zu images", ip, n);
     s->t.nheld = s->held_is_tail ? n / 10 : s->himg.count;
     s->t.ntrain = s->held_is_tail ? n - n / 10 : n;
-    probe_mlp_init(&s->t.m, (int)s->img.item_size, 128, 10, cfg->seed);
+    lrn_mlp_init(&s->t.m, (int)s->img.item_size, 128, 10, cfg->seed);
     s->t.lr = cfg->lr > 0 ? (float)cfg->lr : 0.1f;
     s->t.fill = mnist_fill;
     snprintf(s->t.describe, sizeof s->t.describe,
@@ -225,7 +225,7 @@ static hs_status mnist_load(const probe_train_cfg *cfg, void **state, hs_error *
 
 typedef struct {
   mlp_task t;
-  probe_table tab;
+  lrn_table tab;
   int target;
 } era5_state;
 
@@ -243,20 +243,20 @@ static void era5_destroy(void *state) {
   era5_state *s = state;
   if (!s) return;
   mlp_task_free(&s->t);
-  probe_table_fini(&s->tab);
+  lrn_table_fini(&s->tab);
   free(s);
 }
 
-static hs_status era5_load(const probe_train_cfg *cfg, void **state, hs_error *err) {
+static hs_status era5_load(const lrn_train_cfg *cfg, void **state, hs_error *err) {
   *state = NULL;
   if (!cfg->data)
     return hs_error_set(err, HS_ENOENT,
                          "--data: era5 needs a CSV extract (header `time,t2m,...`, see README section probe); "
                          "`hetsim-probe synth era5 FILE.csv` writes a synthetic one in that layout");
   era5_state *s = hs_calloc(1, sizeof *s);
-  hs_status st = probe_csv_load(cfg->data, &s->tab, err);
+  hs_status st = lrn_csv_load(cfg->data, &s->tab, err);
   if (st == HS_OK) {
-    s->target = probe_table_col(&s->tab, "t2m");
+    s->target = lrn_table_col(&s->tab, "t2m");
     if (s->target < 0)
       st = hs_error_set(err, HS_EMISSING, "%s: line 1: no column `t2m` (the regression target)", cfg->data);
   }
@@ -282,7 +282,7 @@ static hs_status era5_load(const probe_train_cfg *cfg, void **state, hs_error *e
   if (cfg->max_samples && windows > cfg->max_samples) windows = cfg->max_samples;
   s->t.nheld = windows / 10;
   s->t.ntrain = windows - s->t.nheld;
-  probe_mlp_init(&s->t.m, (int)(ERA5_WINDOW * c), 32, 1, cfg->seed);
+  lrn_mlp_init(&s->t.m, (int)(ERA5_WINDOW * c), 32, 1, cfg->seed);
   s->t.lr = cfg->lr > 0 ? (float)cfg->lr : 0.01f;
   s->t.fill = era5_fill;
   snprintf(s->t.describe, sizeof s->t.describe,
@@ -310,10 +310,10 @@ typedef struct {
 } imdb_grad;
 
 typedef struct {
-  probe_docs train, held;
+  lrn_docs train, held;
   bool held_is_tail;
   size_t ntrain, nheld;
-  float *emb;            /* PROBE_IMDB_BUCKETS x IMDB_DIM */
+  float *emb;            /* LRN_IMDB_BUCKETS x IMDB_DIM */
   float w[IMDB_DIM], b, lr;
   imdb_grad g[TRAIN_MAX_THREADS];
   char describe[512];
@@ -362,14 +362,14 @@ static void imdb_batch_fn(void *ctx, unsigned tid, unsigned nth) {
   }
 }
 
-static double imdb_train(void *state, const uint32_t *idx, size_t n, size_t batch, probe_pool *pool) {
+static double imdb_train(void *state, const uint32_t *idx, size_t n, size_t batch, lrn_pool *pool) {
   imdb_state *s = state;
-  unsigned nth = probe_pool_size(pool);
+  unsigned nth = lrn_pool_size(pool);
   if (nth > TRAIN_MAX_THREADS) nth = TRAIN_MAX_THREADS;
   double loss = 0;
   for (size_t b = 0; b < n; b += batch) {
     imdb_job j = {s, idx + b, n - b < batch ? n - b : batch};
-    probe_pool_run(pool, imdb_batch_fn, &j);
+    lrn_pool_run(pool, imdb_batch_fn, &j);
     float lr = s->lr / (float)j.n, w_old[IMDB_DIM];
     memcpy(w_old, s->w, sizeof w_old);
     for (unsigned t = 0; t < nth; t++) {
@@ -393,7 +393,7 @@ static double imdb_train(void *state, const uint32_t *idx, size_t n, size_t batc
 
 static double imdb_eval(void *state) {
   imdb_state *s = state;
-  const probe_docs *d = s->held_is_tail ? &s->train : &s->held;
+  const lrn_docs *d = s->held_is_tail ? &s->train : &s->held;
   size_t off = s->held_is_tail ? s->ntrain : 0;
   double loss = 0;
   for (size_t i = 0; i < s->nheld; i++) loss += imdb_sample(s, NULL, d->tok[off + i], d->len[off + i], d->label[off + i]);
@@ -406,14 +406,14 @@ static const char *imdb_describe(const void *state) { return ((const imdb_state 
 static void imdb_destroy(void *state) {
   imdb_state *s = state;
   if (!s) return;
-  probe_docs_fini(&s->train);
-  probe_docs_fini(&s->held);
+  lrn_docs_fini(&s->train);
+  lrn_docs_fini(&s->held);
   for (int t = 0; t < TRAIN_MAX_THREADS; t++) free(s->g[t].touch);
   free(s->emb);
   free(s);
 }
 
-static hs_status imdb_load(const probe_train_cfg *cfg, void **state, hs_error *err) {
+static hs_status imdb_load(const lrn_train_cfg *cfg, void **state, hs_error *err) {
   *state = NULL;
   if (!cfg->data)
     return hs_error_set(err, HS_ENOENT,
@@ -421,14 +421,14 @@ static hs_status imdb_load(const probe_train_cfg *cfg, void **state, hs_error *e
                          "ai.stanford.edu/~amaas/data/sentiment); `hetsim-probe synth imdb DIR` writes a "
                          "synthetic one in that layout");
   imdb_state *s = hs_calloc(1, sizeof *s);
-  char *tr = probe_xasprintf("%s/train", cfg->data), *te = probe_xasprintf("%s/test", cfg->data);
+  char *tr = lrn_xasprintf("%s/train", cfg->data), *te = lrn_xasprintf("%s/test", cfg->data);
   size_t cap = cfg->max_samples ? cfg->max_samples : 5000;
-  hs_status st = probe_docs_load(tr, cap, &s->train, err);
+  hs_status st = lrn_docs_load(tr, cap, &s->train, err);
   if (st == HS_OK) {
-    char *tp = probe_xasprintf("%s/pos", te);
-    s->held_is_tail = !probe_exists(tp);
+    char *tp = lrn_xasprintf("%s/pos", te);
+    s->held_is_tail = !lrn_exists(tp);
     free(tp);
-    if (!s->held_is_tail) st = probe_docs_load(te, 500, &s->held, err);
+    if (!s->held_is_tail) st = lrn_docs_load(te, 500, &s->held, err);
   }
   if (st == HS_OK && s->held_is_tail && s->train.n < 10)
     st = hs_error_set(err, HS_EPARSE, "%s: only %zu reviews; need at least 10", tr, s->train.n);
@@ -440,9 +440,9 @@ static hs_status imdb_load(const probe_train_cfg *cfg, void **state, hs_error *e
   }
   s->nheld = s->held_is_tail ? s->train.n / 10 : s->held.n;
   s->ntrain = s->held_is_tail ? s->train.n - s->nheld : s->train.n;
-  s->emb = hs_malloc((size_t)PROBE_IMDB_BUCKETS * IMDB_DIM * sizeof *s->emb);
+  s->emb = hs_malloc((size_t)LRN_IMDB_BUCKETS * IMDB_DIM * sizeof *s->emb);
   uint64_t x = cfg->seed ^ 0x1d8bULL;
-  for (size_t i = 0; i < (size_t)PROBE_IMDB_BUCKETS * IMDB_DIM; i++) {
+  for (size_t i = 0; i < (size_t)LRN_IMDB_BUCKETS * IMDB_DIM; i++) {
     x = x * 6364136223846793005ull + 1442695040888963407ull; /* LCG: init only */
     s->emb[i] = (float)((double)(x >> 40) * 0x1p-24 - 0.5) * 0.2f;
   }
@@ -450,7 +450,7 @@ static hs_status imdb_load(const probe_train_cfg *cfg, void **state, hs_error *e
   snprintf(s->describe, sizeof s->describe,
            "imdb: embedding bag (%u hashed unigrams x %d) + logistic output on %zu reviews from %s, held-out loss on "
            "%zu %s reviews%s",
-           PROBE_IMDB_BUCKETS, IMDB_DIM, s->ntrain, tr, s->nheld, s->held_is_tail ? "tail" : "test",
+           LRN_IMDB_BUCKETS, IMDB_DIM, s->ntrain, tr, s->nheld, s->held_is_tail ? "tail" : "test",
            train_synthetic(cfg->data) ? " (SYNTHETIC reviews in the real aclImdb layout, written by hetsim-probe synth)"
                                       : "");
   free(tr);
@@ -460,7 +460,7 @@ static hs_status imdb_load(const probe_train_cfg *cfg, void **state, hs_error *e
 }
 
 /* --------------------------------------------------------------- registry */
-static const probe_trainer_type TRAINERS[] = {
+static const lrn_trainer_type TRAINERS[] = {
     {"mnist", "/usr/share/datasets/fashion-mnist",
      "Fashion-MNIST IDX files (train-images-idx3-ubyte[.gz], train-labels-idx1-ubyte[.gz], optional t10k-*): "
      "Debian package dataset-fashion-mnist",
@@ -471,12 +471,12 @@ static const probe_trainer_type TRAINERS[] = {
      imdb_train, imdb_eval, imdb_describe, imdb_destroy},
 };
 
-const probe_trainer_type *probe_trainer_at(size_t i) {
+const lrn_trainer_type *lrn_trainer_at(size_t i) {
   return i < sizeof TRAINERS / sizeof TRAINERS[0] ? &TRAINERS[i] : NULL;
 }
 
-const probe_trainer_type *probe_trainer_find(const char *name) {
-  for (size_t i = 0; probe_trainer_at(i); i++)
+const lrn_trainer_type *lrn_trainer_find(const char *name) {
+  for (size_t i = 0; lrn_trainer_at(i); i++)
     if (strcmp(TRAINERS[i].name, name) == 0) return &TRAINERS[i];
   return NULL;
 }

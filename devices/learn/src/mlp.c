@@ -8,7 +8,7 @@
  * skipped in the W1 gradient. Rejected: a BLAS - the sizes are tiny and the
  * harness must build on a board with nothing installed. float, not double:
  * what real trainers on these boards use, and half the memory traffic. */
-#include "probe.h"
+#include "hs_learn_parts.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -25,7 +25,7 @@ static float mlp_uniform(uint64_t *s, float a) { /* in [-a, a) */
   return (float)(((double)(mlp_splitmix(s) >> 11) * 0x1p-53 * 2.0 - 1.0) * a);
 }
 
-void probe_mlp_init(probe_mlp *m, int nin, int nhid, int nout, uint64_t seed) {
+void lrn_mlp_init(lrn_mlp *m, int nin, int nhid, int nout, uint64_t seed) {
   m->nin = nin;
   m->nhid = nhid;
   m->nout = nout;
@@ -39,7 +39,7 @@ void probe_mlp_init(probe_mlp *m, int nin, int nhid, int nout, uint64_t seed) {
   for (size_t i = 0; i < (size_t)nhid * (size_t)nout; i++) m->w2[i] = mlp_uniform(&s, a2);
 }
 
-void probe_mlp_fini(probe_mlp *m) {
+void lrn_mlp_fini(lrn_mlp *m) {
   free(m->w1);
   free(m->b1);
   free(m->w2);
@@ -47,7 +47,7 @@ void probe_mlp_fini(probe_mlp *m) {
   memset(m, 0, sizeof *m);
 }
 
-void probe_mlp_grad_init(probe_mlp_grad *g, const probe_mlp *m) {
+void lrn_mlp_grad_init(lrn_mlp_grad *g, const lrn_mlp *m) {
   g->w1 = hs_calloc((size_t)m->nin * (size_t)m->nhid, sizeof *g->w1);
   g->b1 = hs_calloc((size_t)m->nhid, sizeof *g->b1);
   g->w2 = hs_calloc((size_t)m->nhid * (size_t)m->nout, sizeof *g->w2);
@@ -57,7 +57,7 @@ void probe_mlp_grad_init(probe_mlp_grad *g, const probe_mlp *m) {
   g->loss = 0;
 }
 
-void probe_mlp_grad_fini(probe_mlp_grad *g) {
+void lrn_mlp_grad_fini(lrn_mlp_grad *g) {
   free(g->w1);
   free(g->b1);
   free(g->w2);
@@ -67,7 +67,7 @@ void probe_mlp_grad_fini(probe_mlp_grad *g) {
   memset(g, 0, sizeof *g);
 }
 
-double probe_mlp_sample(const probe_mlp *m, probe_mlp_grad *g, const float *x, int cls, float y,
+double lrn_mlp_sample(const lrn_mlp *m, lrn_mlp_grad *g, const float *x, int cls, float y,
                         float *h, float *o) {
   const int nin = m->nin, nh = m->nhid, no = m->nout;
   for (int i = 0; i < nh; i++) {
@@ -130,7 +130,7 @@ static void mlp_step(float *p, float *const *gs, unsigned n, size_t len, float l
   }
 }
 
-void probe_mlp_apply(probe_mlp *m, probe_mlp_grad *g, unsigned n, float lr_over_batch) {
+void lrn_mlp_apply(lrn_mlp *m, lrn_mlp_grad *g, unsigned n, float lr_over_batch) {
   float *gw1[MLP_MAX_GRADS], *gb1[MLP_MAX_GRADS], *gw2[MLP_MAX_GRADS], *gb2[MLP_MAX_GRADS];
   if (n > MLP_MAX_GRADS) n = MLP_MAX_GRADS;
   for (unsigned t = 0; t < n; t++) {
