@@ -271,7 +271,7 @@ static bool c_text_tokenize_and_load(const char *tmp, char *why, size_t cap) {
 static bool cs_train(const char *task, const char *data, char *why, size_t cap) {
   const lrn_trainer_type *t = lrn_trainer_find(task);
   CHECK(t, "no trainer %s", task);
-  lrn_train_cfg cfg = {data, 0, 7, 0};
+  lrn_train_cfg cfg = {data, 0, 7, 0, 0};
   void *st = NULL;
   hs_error e = {HS_OK, ""};
   CHECK(t->load(&cfg, &st, &e) == HS_OK, "%s load: %s", task, e.msg);
@@ -310,7 +310,7 @@ static bool c_train_mnist(const char *tmp, char *why, size_t cap) {
   /* a missing dataset names the path and the Debian package */
   const lrn_trainer_type *t = lrn_trainer_find("mnist");
   char *none = cs_path(tmp, "empty");
-  lrn_train_cfg cfg = {none, 0, 1, 0};
+  lrn_train_cfg cfg = {none, 0, 1, 0, 0};
   void *st = NULL;
   hs_error e = {HS_OK, ""};
   hs_status s = t->load(&cfg, &st, &e);

@@ -295,7 +295,7 @@ static int cmd_calibrate(int argc, char **argv) {
     free(existing);
     return die("%s", err.msg);
   }
-  probe_calib_cfg cc = {tr, {o.data, (size_t)o.max_samples, (uint64_t)o.seed, o.lr}, (unsigned)o.runs,
+  probe_calib_cfg cc = {tr, {o.data, (size_t)o.max_samples, (uint64_t)o.seed, o.lr, 0}, (unsigned)o.runs,
                         (unsigned)o.threads, (size_t)o.batch, (size_t)o.samples, (size_t)o.warmup, o.run_s,
                         o.idle_s, o.hz, o.root, &sensor, o.quiet};
   probe_task_result res;

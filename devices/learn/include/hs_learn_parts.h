@@ -101,7 +101,23 @@ typedef struct lrn_train_cfg {
   size_t max_samples;    /* cap on training samples loaded (0 = trainer default) */
   uint64_t seed;
   double lr;             /* 0 = trainer default */
+  size_t max_held;       /* cap on held-out files loaded (t10k, test/); 0 = 1000 / 500 */
 } lrn_train_cfg;
+
+/* The learner's view of a task (learner.c). A model is a flat float vector:
+ * rows x row_dim "rows" (an embedding: a sample touches a few, and the
+ * learner tracks which) followed by `dense` parameters. */
+typedef struct lrn_model {
+  size_t rows, row_dim, dense;
+  int classes;           /* 0: regression */
+} lrn_model;
+/* Rows a gradient touched: indices in first-touch order, one mark per row. */
+typedef struct lrn_rows {
+  uint32_t *list;
+  size_t n, cap;
+  uint8_t *mark;         /* rows bytes */
+} lrn_rows;
+void lrn_rows_touch(lrn_rows *r, uint32_t row);
 
 /* A trainer: a task name and its function table (registry in trainers.c). */
 typedef struct lrn_trainer_type {
@@ -116,6 +132,20 @@ typedef struct lrn_trainer_type {
   double (*eval_loss)(void *state); /* held-out loss */
   const char *(*describe)(const void *state); /* data used, incl. "synthetic" */
   void (*destroy)(void *state);
+  /* The learner's hooks: they read the loaded data, never the state's own
+   * model, and may run on several threads at once (one scratch each). */
+  void (*model)(const void *state, lrn_model *m);
+  void (*params)(const void *state, float *p);     /* the seeded initial model, flat */
+  int (*label)(const void *state, size_t i);       /* class of training sample i; -1: regression */
+  size_t (*held_count)(const void *state);
+  void *(*scratch_create)(const void *state);      /* per thread; may be NULL */
+  void (*scratch_free)(void *scratch);
+  /* Add the gradient at p of training sample i into g (flat, double) and mark
+   * the rows it touches; returns its loss. */
+  double (*grad)(const void *state, void *scratch, const float *p, size_t i, double *g, lrn_rows *rows);
+  /* Loss of held-out sample i at p; *correct = 1 when classified right. */
+  double (*eval1)(const void *state, void *scratch, const float *p, size_t i, int *correct);
+  double default_lr;     /* the harness's SGD rate, the learner's default */
 } lrn_trainer_type;
 const lrn_trainer_type *lrn_trainer_find(const char *name);
 const lrn_trainer_type *lrn_trainer_at(size_t i); /* NULL past the end */
@@ -137,6 +167,15 @@ void lrn_mlp_grad_fini(lrn_mlp_grad *g);
  * non-NULL its gradient is added to g. */
 double lrn_mlp_sample(const lrn_mlp *m, lrn_mlp_grad *g, const float *x, int cls, float y,
                         float *scratch_h, float *scratch_o);
+/* The learner's flat layout: w1 (nhid x nin) | b1 | w2 (nout x nhid) | b2.
+ * view: m's pointers into p (borrowed; not freed, not written). */
+size_t lrn_mlp_nparams(int nin, int nhid, int nout);
+void lrn_mlp_view(lrn_mlp *m, int nin, int nhid, int nout, const float *p);
+void lrn_mlp_flatten(const lrn_mlp *m, float *p);
+/* lrn_mlp_sample with the gradient added in double into g (flat layout, when
+ * non-NULL) and the predicted class in *pred (when non-NULL; 0 for regression). */
+double lrn_mlp_sample_d(const lrn_mlp *m, double *g, const float *x, int cls, float y, float *h, float *o,
+                        int *pred);
 /* Sum the first n gradients, step by lr/batch, zero them. */
 void lrn_mlp_apply(lrn_mlp *m, lrn_mlp_grad *g, unsigned n, float lr_over_batch);
 

@@ -19,6 +19,10 @@
 #include <string.h>
 
 #define TRAIN_MAX_THREADS 64
+/* Default learning rates (the harness's SGD and the learner's optimisers). */
+#define MNIST_LR 0.1
+#define ERA5_LR 0.01
+#define IMDB_LR 0.5
 
 /* ----------------------------------------------------- shared MLP driver */
 typedef struct mlp_task mlp_task;
@@ -32,6 +36,7 @@ struct mlp_task {
   /* Fill input x and target (cls or y) of training sample i (held: held-out). */
   void (*fill)(const mlp_task *t, bool held, size_t i, float *x, int *cls, float *y);
   const void *data;
+  const unsigned char *labels; /* classification: class of training sample i */
   char describe[512];
 };
 
@@ -97,6 +102,68 @@ static void mlp_task_free(mlp_task *t) {
     free(t->x[k]);
   }
   lrn_mlp_fini(&t->m);
+}
+
+/* --- the learner's hooks (flat parameters, double gradients; learner.c) */
+typedef struct {
+  float *x, *h, *o;
+} mlp_scratch;
+
+static void mlp_model(const void *state, lrn_model *md) {
+  const mlp_task *t = state;
+  md->rows = md->row_dim = 0;
+  md->dense = lrn_mlp_nparams(t->m.nin, t->m.nhid, t->m.nout);
+  md->classes = t->m.nout > 1 ? t->m.nout : 0;
+}
+
+static void mlp_params(const void *state, float *p) { lrn_mlp_flatten(&((const mlp_task *)state)->m, p); }
+
+static int mlp_label(const void *state, size_t i) {
+  const mlp_task *t = state;
+  if (t->m.nout == 1) return -1;
+  return t->labels[i];
+}
+
+static size_t mlp_held(const void *state) { return ((const mlp_task *)state)->nheld; }
+
+static void *mlp_scratch_create(const void *state) {
+  const mlp_task *t = state;
+  mlp_scratch *sc = hs_malloc(sizeof *sc);
+  sc->x = hs_calloc((size_t)t->m.nin + (size_t)t->m.nhid + (size_t)t->m.nout, sizeof(float));
+  sc->h = sc->x + t->m.nin;
+  sc->o = sc->h + t->m.nhid;
+  return sc;
+}
+
+static void mlp_scratch_free(void *scratch) {
+  mlp_scratch *sc = scratch;
+  if (sc) free(sc->x);
+  free(sc);
+}
+
+static double mlp_grad(const void *state, void *scratch, const float *p, size_t i, double *g, lrn_rows *rows) {
+  const mlp_task *t = state;
+  mlp_scratch *sc = scratch;
+  (void)rows;
+  lrn_mlp v;
+  lrn_mlp_view(&v, t->m.nin, t->m.nhid, t->m.nout, p);
+  int cls = 0;
+  float y = 0;
+  t->fill(t, false, i, sc->x, &cls, &y);
+  return lrn_mlp_sample_d(&v, g, sc->x, cls, y, sc->h, sc->o, NULL);
+}
+
+static double mlp_eval1(const void *state, void *scratch, const float *p, size_t i, int *correct) {
+  const mlp_task *t = state;
+  mlp_scratch *sc = scratch;
+  lrn_mlp v;
+  lrn_mlp_view(&v, t->m.nin, t->m.nhid, t->m.nout, p);
+  int cls = 0, pred = 0;
+  float y = 0;
+  t->fill(t, true, i, sc->x, &cls, &y);
+  double loss = lrn_mlp_sample_d(&v, NULL, sc->x, cls, y, sc->h, sc->o, &pred);
+  *correct = t->m.nout > 1 && pred == cls;
+  return loss;
 }
 
 /* Marker files written by `hetsim-probe synth`: synthetic content must say so. */
@@ -188,8 +255,9 @@ static hs_status mnist_load(const lrn_train_cfg *cfg, void **state, hs_error *er
   char *tip = st == HS_OK ? mnist_file(dir, "t10k-images-idx3-ubyte") : NULL;
   char *tlp = st == HS_OK ? mnist_file(dir, "t10k-labels-idx1-ubyte") : NULL;
   if (st == HS_OK && tip && tlp) {
-    st = lrn_idx_load(tip, 1000, &s->himg, err);
-    if (st == HS_OK) st = lrn_idx_load(tlp, 1000, &s->hlab, err);
+    size_t hcap = cfg->max_held ? cfg->max_held : 1000;
+    st = lrn_idx_load(tip, hcap, &s->himg, err);
+    if (st == HS_OK) st = lrn_idx_load(tlp, hcap, &s->hlab, err);
     if (st == HS_OK) st = mnist_check(&s->himg, &s->hlab, tip, tlp, err);
     if (st == HS_OK && s->himg.item_size != s->img.item_size)
       st = hs_error_set(err, HS_EPARSE, "%s: offset 8: image size differs from %s", tip, ip);
@@ -201,8 +269,9 @@ static hs_status mnist_load(const lrn_train_cfg *cfg, void **state, hs_error *er
     s->t.nheld = s->held_is_tail ? n / 10 : s->himg.count;
     s->t.ntrain = s->held_is_tail ? n - n / 10 : n;
     lrn_mlp_init(&s->t.m, (int)s->img.item_size, 128, 10, cfg->seed);
-    s->t.lr = cfg->lr > 0 ? (float)cfg->lr : 0.1f;
+    s->t.lr = cfg->lr > 0 ? (float)cfg->lr : (float)MNIST_LR;
     s->t.fill = mnist_fill;
+    s->t.labels = s->lab.data;
     snprintf(s->t.describe, sizeof s->t.describe,
              "mnist: MLP %zu-128-10 on %zu training images (%ux%u) from %s, held-out loss on %zu %s images",
              s->img.item_size, s->t.ntrain, s->img.dims[1], s->img.dims[2], ip, s->t.nheld,
@@ -283,7 +352,7 @@ static hs_status era5_load(const lrn_train_cfg *cfg, void **state, hs_error *err
   s->t.nheld = windows / 10;
   s->t.ntrain = windows - s->t.nheld;
   lrn_mlp_init(&s->t.m, (int)(ERA5_WINDOW * c), 32, 1, cfg->seed);
-  s->t.lr = cfg->lr > 0 ? (float)cfg->lr : 0.01f;
+  s->t.lr = cfg->lr > 0 ? (float)cfg->lr : (float)ERA5_LR;
   s->t.fill = era5_fill;
   snprintf(s->t.describe, sizeof s->t.describe,
            "era5: MLP (%d h x %zu variables)-32-1 predicting next-hour t2m on %zu windows from %s%s", ERA5_WINDOW, c,
@@ -319,21 +388,30 @@ typedef struct {
   char describe[512];
 } imdb_state;
 
-/* Forward (and backward into g when non-NULL) of one review. */
-static double imdb_sample(imdb_state *s, imdb_grad *g, const uint32_t *tok, uint32_t len, int label) {
-  float h[IMDB_DIM] = {0};
+/* Forward pass of one review: mean embedding h, logit *z, logistic loss. */
+static double imdb_forward(const float *emb, const float *w, float b, const uint32_t *tok, uint32_t len, int label,
+                           float *h, float *zo) {
+  for (int d = 0; d < IMDB_DIM; d++) h[d] = 0;
   for (uint32_t k = 0; k < len; k++) {
-    const float *e = s->emb + (size_t)tok[k] * IMDB_DIM;
+    const float *e = emb + (size_t)tok[k] * IMDB_DIM;
     for (int d = 0; d < IMDB_DIM; d++) h[d] += e[d];
   }
-  float inv = 1.0f / (float)len, z = s->b;
+  float inv = 1.0f / (float)len, z = b;
   for (int d = 0; d < IMDB_DIM; d++) {
     h[d] *= inv;
-    z += s->w[d] * h[d];
+    z += w[d] * h[d];
   }
+  *zo = z;
   /* log(1 + e^-|z|) form: no overflow for large |z|. */
-  double loss = log1p(exp(-fabs((double)z))) + (z > 0 ? (label ? 0.0 : (double)z) : (label ? -(double)z : 0.0));
+  return log1p(exp(-fabs((double)z))) + (z > 0 ? (label ? 0.0 : (double)z) : (label ? -(double)z : 0.0));
+}
+
+/* Forward (and backward into g when non-NULL) of one review. */
+static double imdb_sample(imdb_state *s, imdb_grad *g, const uint32_t *tok, uint32_t len, int label) {
+  float h[IMDB_DIM], z;
+  double loss = imdb_forward(s->emb, s->w, s->b, tok, len, label, h, &z);
   if (!g) return loss;
+  float inv = 1.0f / (float)len;
   float p = (float)(1.0 / (1.0 + exp(-(double)z)));
   float dz = p - (float)label;
   g->loss += loss;
@@ -400,6 +478,68 @@ static double imdb_eval(void *state) {
   return s->nheld ? loss / (double)s->nheld : NAN;
 }
 
+/* --- the learner's hooks. Flat layout: emb (buckets x IMDB_DIM) | w | b. */
+#define IMDB_NEMB ((size_t)LRN_IMDB_BUCKETS * IMDB_DIM)
+
+static void imdb_model(const void *state, lrn_model *md) {
+  (void)state;
+  md->rows = LRN_IMDB_BUCKETS;
+  md->row_dim = IMDB_DIM;
+  md->dense = IMDB_DIM + 1;
+  md->classes = 2;
+}
+
+static void imdb_params(const void *state, float *p) {
+  const imdb_state *s = state;
+  memcpy(p, s->emb, IMDB_NEMB * sizeof *p);
+  memcpy(p + IMDB_NEMB, s->w, sizeof s->w);
+  p[IMDB_NEMB + IMDB_DIM] = s->b;
+}
+
+static int imdb_label(const void *state, size_t i) { return ((const imdb_state *)state)->train.label[i]; }
+static size_t imdb_held(const void *state) { return ((const imdb_state *)state)->nheld; }
+static void *imdb_scratch_create(const void *state) {
+  (void)state;
+  return NULL;
+}
+static void imdb_scratch_free(void *scratch) { (void)scratch; }
+
+static double imdb_grad_d(const void *state, void *scratch, const float *p, size_t i, double *g, lrn_rows *rows) {
+  const imdb_state *s = state;
+  (void)scratch;
+  const uint32_t *tok = s->train.tok[i];
+  uint32_t len = s->train.len[i];
+  int label = s->train.label[i];
+  const float *w = p + IMDB_NEMB;
+  float h[IMDB_DIM], z;
+  double loss = imdb_forward(p, w, w[IMDB_DIM], tok, len, label, h, &z);
+  float inv = 1.0f / (float)len;
+  float pr = (float)(1.0 / (1.0 + exp(-(double)z)));
+  float dz = pr - (float)label, coef = dz * inv;
+  double *gw = g + IMDB_NEMB;
+  for (int d = 0; d < IMDB_DIM; d++) gw[d] += (double)(dz * h[d]);
+  gw[IMDB_DIM] += (double)dz;
+  /* d loss / d emb[tok] = coef * w, once per occurrence (as the harness). */
+  for (uint32_t k = 0; k < len; k++) {
+    double *ge = g + (size_t)tok[k] * IMDB_DIM;
+    lrn_rows_touch(rows, tok[k]);
+    for (int d = 0; d < IMDB_DIM; d++) ge[d] += (double)(coef * w[d]);
+  }
+  return loss;
+}
+
+static double imdb_eval1(const void *state, void *scratch, const float *p, size_t i, int *correct) {
+  const imdb_state *s = state;
+  (void)scratch;
+  const lrn_docs *d = s->held_is_tail ? &s->train : &s->held;
+  size_t k = (s->held_is_tail ? s->ntrain : 0) + i;
+  const float *w = p + IMDB_NEMB;
+  float h[IMDB_DIM], z;
+  double loss = imdb_forward(p, w, w[IMDB_DIM], d->tok[k], d->len[k], d->label[k], h, &z);
+  *correct = (z > 0) == (d->label[k] != 0);
+  return loss;
+}
+
 static size_t imdb_count(const void *state) { return ((const imdb_state *)state)->ntrain; }
 static const char *imdb_describe(const void *state) { return ((const imdb_state *)state)->describe; }
 
@@ -428,7 +568,7 @@ static hs_status imdb_load(const lrn_train_cfg *cfg, void **state, hs_error *err
     char *tp = lrn_xasprintf("%s/pos", te);
     s->held_is_tail = !lrn_exists(tp);
     free(tp);
-    if (!s->held_is_tail) st = lrn_docs_load(te, 500, &s->held, err);
+    if (!s->held_is_tail) st = lrn_docs_load(te, cfg->max_held ? cfg->max_held : 500, &s->held, err);
   }
   if (st == HS_OK && s->held_is_tail && s->train.n < 10)
     st = hs_error_set(err, HS_EPARSE, "%s: only %zu reviews; need at least 10", tr, s->train.n);
@@ -446,7 +586,7 @@ static hs_status imdb_load(const lrn_train_cfg *cfg, void **state, hs_error *err
     x = x * 6364136223846793005ull + 1442695040888963407ull; /* LCG: init only */
     s->emb[i] = (float)((double)(x >> 40) * 0x1p-24 - 0.5) * 0.2f;
   }
-  s->lr = cfg->lr > 0 ? (float)cfg->lr : 0.5f;
+  s->lr = cfg->lr > 0 ? (float)cfg->lr : (float)IMDB_LR;
   snprintf(s->describe, sizeof s->describe,
            "imdb: embedding bag (%u hashed unigrams x %d) + logistic output on %zu reviews from %s, held-out loss on "
            "%zu %s reviews%s",
@@ -460,15 +600,19 @@ static hs_status imdb_load(const lrn_train_cfg *cfg, void **state, hs_error *err
 }
 
 /* --------------------------------------------------------------- registry */
+#define MLP_HOOKS \
+  mlp_model, mlp_params, mlp_label, mlp_held, mlp_scratch_create, mlp_scratch_free, mlp_grad, mlp_eval1
+
 static const lrn_trainer_type TRAINERS[] = {
     {"mnist", "/usr/share/datasets/fashion-mnist",
      "Fashion-MNIST IDX files (train-images-idx3-ubyte[.gz], train-labels-idx1-ubyte[.gz], optional t10k-*): "
      "Debian package dataset-fashion-mnist",
-     mnist_load, mlp_count, mlp_train, mlp_eval, mlp_describe, mnist_destroy},
+     mnist_load, mlp_count, mlp_train, mlp_eval, mlp_describe, mnist_destroy, MLP_HOOKS, MNIST_LR},
     {"era5", NULL, "CSV extract of one ERA5 grid point: header time,t2m,<more variables>, hourly rows", era5_load,
-     mlp_count, mlp_train, mlp_eval, mlp_describe, era5_destroy},
+     mlp_count, mlp_train, mlp_eval, mlp_describe, era5_destroy, MLP_HOOKS, ERA5_LR},
     {"imdb", NULL, "aclImdb folder: train/{pos,neg}/<id>_<rating>.txt (test/ optional)", imdb_load, imdb_count,
-     imdb_train, imdb_eval, imdb_describe, imdb_destroy},
+     imdb_train, imdb_eval, imdb_describe, imdb_destroy, imdb_model, imdb_params, imdb_label, imdb_held,
+     imdb_scratch_create, imdb_scratch_free, imdb_grad_d, imdb_eval1, IMDB_LR},
 };
 
 const lrn_trainer_type *lrn_trainer_at(size_t i) {
