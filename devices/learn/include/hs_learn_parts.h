@@ -111,11 +111,15 @@ typedef struct lrn_model {
   size_t rows, row_dim, dense;
   int classes;           /* 0: regression */
 } lrn_model;
-/* Rows a gradient touched: indices in first-touch order, one mark per row. */
+/* Rows a gradient touched: indices in first-touch order, one mark per row,
+ * and a scalar per row for models whose row gradient is a scalar times a
+ * vector known at the end of the batch (the embedding bag: sum of dz/len over
+ * a row's occurrences, times the output weights; see `finish`). */
 typedef struct lrn_rows {
   uint32_t *list;
   size_t n, cap;
   uint8_t *mark;         /* rows bytes */
+  double *coef;          /* rows values, zero outside the listed rows */
 } lrn_rows;
 void lrn_rows_touch(lrn_rows *r, uint32_t row);
 
@@ -143,6 +147,9 @@ typedef struct lrn_trainer_type {
   /* Add the gradient at p of training sample i into g (flat, double) and mark
    * the rows it touches; returns its loss. */
   double (*grad)(const void *state, void *scratch, const float *p, size_t i, double *g, lrn_rows *rows);
+  /* After a batch of grad calls at p: turn what they left in rows->coef into
+   * the rows' values in g, and zero the coefficients. NULL when not needed. */
+  void (*finish)(const void *state, const float *p, double *g, lrn_rows *rows);
   /* Loss of held-out sample i at p; *correct = 1 when classified right. */
   double (*eval1)(const void *state, void *scratch, const float *p, size_t i, int *correct);
   double default_lr;     /* the harness's SGD rate, the learner's default */

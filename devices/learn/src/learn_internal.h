@@ -34,11 +34,12 @@ struct hs_learn_optstate {
 /* Defaults resolved (lr 0 -> task_lr). */
 void lrn_opt_resolve(hs_learn_opt *o, double task_lr);
 /* One step on params p[i] for i in the index ranges given (rows of row_dim
- * starting at 0 listed in rows, plus [dense0, n)), gradient g[i] / div.
+ * starting at 0 listed in rows, plus [dense0, n)), gradient g[i] / div;
+ * with zero, each g[i] used is set to 0 (saves the caller a pass).
  * SGD touches only those; MOMENTUM and ADAM update every parameter (their
  * state moves even where this step's gradient is zero). */
-void lrn_opt_step(hs_learn_optstate *s, float *p, const double *g, double div, const lrn_rows *rows,
-                  size_t row_dim, size_t dense0);
+void lrn_opt_step(hs_learn_optstate *s, float *p, double *g, double div, const lrn_rows *rows, size_t row_dim,
+                  size_t dense0, bool zero);
 
 /* ---------------------------------------------------------- partition.c */
 typedef struct lrn_partition {

@@ -72,7 +72,10 @@ hs_learn_grad *hs_learn_grad_create(const hs_learner *l) {
   g->row_dim = l->md.row_dim;
   g->dense0 = l->dense0;
   g->g = hs_calloc(l->np, sizeof *g->g);
-  if (l->md.rows) g->rows.mark = hs_calloc(l->md.rows, 1);
+  if (l->md.rows) {
+    g->rows.mark = hs_calloc(l->md.rows, 1);
+    g->rows.coef = hs_calloc(l->md.rows, sizeof *g->rows.coef);
+  }
   return g;
 }
 
@@ -81,6 +84,7 @@ void hs_learn_grad_destroy(hs_learn_grad *g) {
   free(g->g);
   free(g->rows.list);
   free(g->rows.mark);
+  free(g->rows.coef);
   free(g);
 }
 
@@ -96,6 +100,12 @@ static void grad_zero(hs_learn_grad *g) {
   memset(g->g + g->dense0, 0, (g->n - g->dense0) * sizeof *g->g);
 }
 
+/* After a step that zeroed the values it used: only the row list is left. */
+static void grad_forget_rows(hs_learn_grad *g) {
+  for (size_t r = 0; r < g->rows.n; r++) g->rows.mark[g->rows.list[r]] = 0;
+  g->rows.n = 0;
+}
+
 /* Apply f(x) = x / d to the live entries. */
 static void grad_div(hs_learn_grad *g, double d) {
   for (size_t r = 0; r < g->rows.n; r++) {
@@ -105,18 +115,27 @@ static void grad_div(hs_learn_grad *g, double d) {
   for (size_t i = g->dense0; i < g->n; i++) g->g[i] /= d;
 }
 
-/* g = mean gradient of idx[0..n) at p; returns the loss sum (and squares). */
-static double grad_batch(hs_learner *l, void *scratch, const float *p, const uint32_t *idx, size_t n,
-                         hs_learn_grad *g, double *sq) {
-  grad_zero(g);
+/* g = SUM of the gradients of idx[0..n) at p (g zero on entry); returns the
+ * loss sum (and squares). */
+static double grad_sum(hs_learner *l, void *scratch, const float *p, const uint32_t *idx, size_t n,
+                       hs_learn_grad *g, double *sq) {
   double loss = 0, s2 = 0;
   for (size_t k = 0; k < n; k++) {
     double li = l->type->grad(l->state, scratch, p, idx[k], g->g, &g->rows);
     loss += li;
     s2 += li * li;
   }
-  grad_div(g, (double)n);
+  if (l->type->finish) l->type->finish(l->state, p, g->g, &g->rows);
   if (sq) *sq = s2;
+  return loss;
+}
+
+/* g = mean gradient of idx[0..n) at p; returns the loss sum (and squares). */
+static double grad_batch(hs_learner *l, void *scratch, const float *p, const uint32_t *idx, size_t n,
+                         hs_learn_grad *g, double *sq) {
+  grad_zero(g);
+  double loss = grad_sum(l, scratch, p, idx, n, g, sq);
+  grad_div(g, (double)n);
   return loss;
 }
 
@@ -141,7 +160,8 @@ void hs_learn_grad_combine(hs_learn_grad *out, const hs_learn_grad *const *g, co
 
 void hs_learn_step(const hs_learner *l, hs_learn_optstate *s, float *params, const hs_learn_grad *g) {
   assert(s->n == l->np);
-  lrn_opt_step(s, params, g->g, 1.0, l->md.rows ? &g->rows : NULL, l->md.row_dim, l->dense0);
+  lrn_opt_step(s, params, g->g, 1.0, l->md.rows ? &g->rows : NULL, l->md.row_dim, l->dense0,
+               false);
 }
 
 hs_learn_optstate *hs_learn_optstate_for(const hs_learner *l) { return hs_learn_optstate_create(&l->opt, l->np); }
@@ -311,9 +331,12 @@ static void job_run(hs_learner *l, learn_worker *w, hs_learn_job *j) {
   for (size_t b = 0; b < j->samples; b += l->batch) {
     size_t nb = j->samples - b < l->batch ? j->samples - b : l->batch;
     double s2 = 0;
-    loss += grad_batch(l, w->scratch, j->out, w->idx + b, nb, w->g, &s2);
+    /* The mean's division is folded into the step (one pass less over the
+     * touched entries; g / n / 1 and g / n round the same). */
+    loss += grad_sum(l, w->scratch, j->out, w->idx + b, nb, w->g, &s2);
     sq += s2;
-    hs_learn_step(l, os, j->out, w->g);
+    lrn_opt_step(os, j->out, w->g->g, (double)nb, l->md.rows ? &w->g->rows : NULL, l->md.row_dim, l->dense0, true);
+    grad_forget_rows(w->g);
   }
   j->trained = j->samples;
   j->loss_sum = loss;

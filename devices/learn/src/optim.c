@@ -68,18 +68,22 @@ typedef struct {
   double lr, b1, b2, c1, c2, eps;
 } adam_k;
 
-static void step_range(hs_learn_optstate *s, const adam_k *k, float *p, const double *g, double div, size_t lo,
-                       size_t hi) {
+static void step_range(hs_learn_optstate *s, const adam_k *k, float *p, double *g, double div, size_t lo, size_t hi,
+                       bool zero) {
   const double lr = s->o.lr;
   switch (s->o.kind) {
   case HS_LEARN_SGD:
-    for (size_t i = lo; i < hi; i++) p[i] = (float)((double)p[i] - lr * (g[i] / div));
+    for (size_t i = lo; i < hi; i++) {
+      p[i] = (float)((double)p[i] - lr * (g[i] / div));
+      if (zero) g[i] = 0;
+    }
     break;
   case HS_LEARN_MOMENTUM: {
     const double mu = s->o.momentum;
     for (size_t i = lo; i < hi; i++) {
       s->m[i] = mu * s->m[i] + g[i] / div;
       p[i] = (float)((double)p[i] - lr * s->m[i]);
+      if (zero) g[i] = 0;
     }
     break;
   }
@@ -89,30 +93,32 @@ static void step_range(hs_learn_optstate *s, const adam_k *k, float *p, const do
       s->m[i] = k->b1 * s->m[i] + (1 - k->b1) * gi;
       s->v[i] = k->b2 * s->v[i] + (1 - k->b2) * gi * gi;
       p[i] = (float)((double)p[i] - k->lr * (s->m[i] / k->c1) / (sqrt(s->v[i] / k->c2) + k->eps));
+      if (zero) g[i] = 0;
     }
     break;
   }
 }
 
-void lrn_opt_step(hs_learn_optstate *s, float *p, const double *g, double div, const lrn_rows *rows,
-                  size_t row_dim, size_t dense0) {
+void lrn_opt_step(hs_learn_optstate *s, float *p, double *g, double div, const lrn_rows *rows, size_t row_dim,
+                  size_t dense0, bool zero) {
   s->t++;
   adam_k k = {s->o.lr, s->o.beta1, s->o.beta2, 1 - pow(s->o.beta1, (double)s->t),
               1 - pow(s->o.beta2, (double)s->t), s->o.eps};
   if (s->o.kind != HS_LEARN_SGD || !rows) {
-    step_range(s, &k, p, g, div, 0, s->n);
+    step_range(s, &k, p, g, div, 0, s->n, zero);
     return;
   }
   for (size_t r = 0; r < rows->n; r++) {
     size_t lo = (size_t)rows->list[r] * row_dim;
-    step_range(s, &k, p, g, div, lo, lo + row_dim);
+    step_range(s, &k, p, g, div, lo, lo + row_dim, zero);
   }
-  step_range(s, &k, p, g, div, dense0, s->n);
+  step_range(s, &k, p, g, div, dense0, s->n, zero);
 }
 
 void hs_learn_opt_apply(hs_learn_optstate *s, float *p, const double *g, size_t n) {
   size_t keep = s->n;
   if (n < s->n) s->n = n;
-  lrn_opt_step(s, p, g, 1.0, NULL, 0, 0);
+  /* g is only read (zero == false): the cast keeps one step function. */
+  lrn_opt_step(s, p, (double *)(uintptr_t)g, 1.0, NULL, 0, 0, false);
   s->n = keep;
 }

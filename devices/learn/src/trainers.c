@@ -519,13 +519,25 @@ static double imdb_grad_d(const void *state, void *scratch, const float *p, size
   double *gw = g + IMDB_NEMB;
   for (int d = 0; d < IMDB_DIM; d++) gw[d] += (double)(dz * h[d]);
   gw[IMDB_DIM] += (double)dz;
-  /* d loss / d emb[tok] = coef * w, once per occurrence (as the harness). */
+  /* d loss / d emb[tok] = coef * w per occurrence; w is fixed for the batch,
+   * so only the coefficients are summed here and imdb_finish multiplies once
+   * per row (one add per token instead of IMDB_DIM). */
   for (uint32_t k = 0; k < len; k++) {
-    double *ge = g + (size_t)tok[k] * IMDB_DIM;
     lrn_rows_touch(rows, tok[k]);
-    for (int d = 0; d < IMDB_DIM; d++) ge[d] += (double)(coef * w[d]);
+    rows->coef[tok[k]] += (double)coef;
   }
   return loss;
+}
+
+static void imdb_finish(const void *state, const float *p, double *g, lrn_rows *rows) {
+  (void)state;
+  const float *w = p + IMDB_NEMB;
+  for (size_t r = 0; r < rows->n; r++) {
+    uint32_t row = rows->list[r];
+    double c = rows->coef[row], *ge = g + (size_t)row * IMDB_DIM;
+    for (int d = 0; d < IMDB_DIM; d++) ge[d] = c * (double)w[d];
+    rows->coef[row] = 0;
+  }
 }
 
 static double imdb_eval1(const void *state, void *scratch, const float *p, size_t i, int *correct) {
@@ -601,7 +613,7 @@ static hs_status imdb_load(const lrn_train_cfg *cfg, void **state, hs_error *err
 
 /* --------------------------------------------------------------- registry */
 #define MLP_HOOKS \
-  mlp_model, mlp_params, mlp_label, mlp_held, mlp_scratch_create, mlp_scratch_free, mlp_grad, mlp_eval1
+  mlp_model, mlp_params, mlp_label, mlp_held, mlp_scratch_create, mlp_scratch_free, mlp_grad, NULL, mlp_eval1
 
 static const lrn_trainer_type TRAINERS[] = {
     {"mnist", "/usr/share/datasets/fashion-mnist",
@@ -612,7 +624,7 @@ static const lrn_trainer_type TRAINERS[] = {
      mlp_count, mlp_train, mlp_eval, mlp_describe, era5_destroy, MLP_HOOKS, ERA5_LR},
     {"imdb", NULL, "aclImdb folder: train/{pos,neg}/<id>_<rating>.txt (test/ optional)", imdb_load, imdb_count,
      imdb_train, imdb_eval, imdb_describe, imdb_destroy, imdb_model, imdb_params, imdb_label, imdb_held,
-     imdb_scratch_create, imdb_scratch_free, imdb_grad_d, imdb_eval1, IMDB_LR},
+     imdb_scratch_create, imdb_scratch_free, imdb_grad_d, imdb_finish, imdb_eval1, IMDB_LR},
 };
 
 const lrn_trainer_type *lrn_trainer_at(size_t i) {
