@@ -4,6 +4,7 @@
  * behaviour. Expected values are worked out by hand in the comments. */
 #include "probe.h"
 #include "probe_cases.h"
+#include "hs_learn.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -368,6 +369,82 @@ static bool c_pool(const char *tmp, char *why, size_t cap) {
   lrn_pool_destroy(p);
   CHECK(c.sum[0] == 400 && c.sum[3] == 1600, "pool: %d %d (want 400 1600)", c.sum[0], c.sum[3]);
   return true;
+}
+
+/* The learner library (hs_learn.h) on the board too: rounds of two
+ * participants are bitwise the same on 1 and 2 threads, and one DDP step's
+ * gradient (ranks of 3 and 5 samples, weights 3/8 and 5/8) is the union
+ * batch's to 1e-12, for the embedding bag (imdb) and the regressor (era5,
+ * whose held-out loss must also fall: the embedding bag learns too slowly on
+ * 40 synthetic reviews for that to be a fair check). */
+static bool cs_learn_round(const char *task, const char *data, unsigned threads, float **model, size_t *npo,
+                           double *loss0, double *loss1, char *why, size_t cap) {
+  hs_learn_cfg c = {task, data, 0, 0, 3, 4, {HS_LEARN_SGD, 0, 0, 0, 0, 0}, threads};
+  hs_learner *l = NULL;
+  hs_error e = {HS_OK, ""};
+  CHECK(hs_learn_create(&c, &l, &e) == HS_OK, "learner: %s", e.msg);
+  hs_learn_part_cfg pc = {HS_LEARN_IID, 2, 0, NULL};
+  CHECK(hs_learn_partition(l, &pc, &e) == HS_OK, "partition: %s", e.msg);
+  size_t np = hs_learn_nparams(l);
+  float *g = hs_malloc(np * sizeof *g), *o = hs_malloc(2 * np * sizeof *o);
+  hs_learn_init_params(l, g);
+  double acc;
+  hs_learn_eval(l, g, 0, loss0, &acc);
+  for (int r = 0; r < 8; r++) {
+    hs_learn_job j[2] = {{0, (uint64_t)r, 12, g, o, NULL, 0, 0, 0}, {1, (uint64_t)r, 20, g, o + np, NULL, 0, 0, 0}};
+    CHECK(hs_learn_train_many(l, j, 2, &e) == HS_OK, "train: %s", e.msg);
+    const float *ms[2] = {o, o + np};
+    double w[2] = {12, 20};
+    hs_learn_aggregate(l, ms, w, 2, g);
+  }
+  hs_learn_eval(l, g, 0, loss1, &acc);
+  uint32_t uni[8] = {0, 3, 5, 7, 9, 11, 13, 15}, *rk[2] = {uni, uni + 3};
+  size_t b[2] = {3, 5};
+  hs_learn_grad *gu = hs_learn_grad_create(l), *gd = hs_learn_grad_create(l);
+  hs_learn_grad *gr[2] = {hs_learn_grad_create(l), hs_learn_grad_create(l)};
+  hs_learn_batch_grad(l, g, uni, 8, gu);
+  hs_learn_batch_grad_many(l, g, (const uint32_t *const *)rk, b, gr, NULL, 2);
+  double wr[2] = {3.0 / 8, 5.0 / 8}, worst = 0, scale = 0;
+  hs_learn_grad_combine(gd, (const hs_learn_grad *const *)gr, wr, 2);
+  const double *vu = hs_learn_grad_values(gu), *vd = hs_learn_grad_values(gd);
+  for (size_t i = 0; i < np; i++) {
+    scale = fabs(vu[i]) > scale ? fabs(vu[i]) : scale;
+    worst = fabs(vu[i] - vd[i]) > worst ? fabs(vu[i] - vd[i]) : worst;
+  }
+  for (int i = 0; i < 2; i++) hs_learn_grad_destroy(gr[i]);
+  hs_learn_grad_destroy(gu);
+  hs_learn_grad_destroy(gd);
+  free(o);
+  hs_learn_destroy(l);
+  *model = g;
+  *npo = np;
+  CHECK(scale > 0 && worst <= 1e-12 * scale, "DDP gradient off by %g (scale %g)", worst, scale);
+  return true;
+}
+
+static bool c_learner(const char *tmp, char *why, size_t cap) {
+  char *acl = cs_path(tmp, "aclImdb"), *csv = cs_path(tmp, "era5.csv");
+  hs_error e = {HS_OK, ""};
+  bool made = lrn_synth_imdb(acl, 40, 3, &e) == HS_OK && lrn_synth_era5(csv, 200, 3, &e) == HS_OK;
+  const char *task[2] = {"imdb", "era5"}, *data[2] = {acl, csv};
+  bool ok = made;
+  for (int k = 0; k < 2 && ok; k++) {
+    float *m1 = NULL, *m2 = NULL;
+    size_t np = 0;
+    double a0, a1, b0, b1;
+    ok = cs_learn_round(task[k], data[k], 1, &m1, &np, &a0, &a1, why, cap) &&
+         cs_learn_round(task[k], data[k], 2, &m2, &np, &b0, &b1, why, cap);
+    bool same = ok && memcmp(m1, m2, np * sizeof *m1) == 0 && a1 == b1;
+    free(m1);
+    free(m2);
+    if (ok && !same) ok = snprintf(why, cap, "%s: 1 and 2 threads give different models", task[k]) < 0;
+    if (ok && k == 1 && !(isfinite(a0) && a1 < a0))
+      ok = snprintf(why, cap, "era5: held-out loss %g -> %g", a0, a1) < 0;
+  }
+  free(acl);
+  free(csv);
+  CHECK(made, "synth: %s", e.msg);
+  return ok;
 }
 
 /* ----------------------------------------------------------------- sensors */
@@ -908,6 +985,7 @@ static const probe_case CASES[] = {
     {"train", "mnist", c_train_mnist},
     {"train", "era5", c_train_era5},
     {"train", "imdb", c_train_imdb},
+    {"train", "learner", c_learner},
     {"sensor", "rapl_wrap", c_rapl_wrap},
     {"sensor", "rapl_missing_and_denied", c_rapl_missing_and_denied},
     {"sensor", "hwmon_by_name", c_hwmon_by_name},
