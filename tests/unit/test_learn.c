@@ -91,15 +91,10 @@ Test(learn, ddp_step_equals_union_batch_mlp) {
 }
 
 Test(learn, ddp_step_equals_union_batch_embedding_bag) {
-  char *dir = strdup("/tmp/hs_learn_imdb_XXXXXX");
-  cr_assert_not_null(mkdtemp(dir));
-  char acl[256];
-  snprintf(acl, sizeof acl, "%s/aclImdb", dir);
-  hs_error e = {HS_OK, ""};
-  cr_assert_eq(lrn_synth_imdb(acl, 40, 2, &e), HS_OK, "%s", e.msg);
-  hs_learn_cfg c = {"imdb", acl, 0, 0, 3, 4, {HS_LEARN_SGD, 0, 0, 0, 0, 0}, 2};
+  char *dir = NULL;
   hs_learner *l = NULL;
-  cr_assert_eq(hs_learn_create(&c, &l, &e), HS_OK, "%s", e.msg);
+  hs_error e = {HS_OK, ""};
+  cr_assert_eq(tl_synth_learner("imdb", 40, 2, 2, &dir, &l, &e), HS_OK, "%s", e.msg);
   cr_assert_eq(hs_learn_classes(l), 2);
   cr_assert(strstr(hs_learn_describe(l), "SYNTHETIC"));
   ddp_check(l);
@@ -362,15 +357,10 @@ Test(learn, embedding_bag_gradient_matches_finite_differences) {
    * logit, so smaller steps drown in rounding) agree with the gradient to
    * 1e-3 relative + 2e-6: embedding rows (the sparse,
    * coefficient-then-expand path) and the dense output weights. */
-  char *dir = strdup("/tmp/hs_learn_fd_XXXXXX");
-  cr_assert_not_null(mkdtemp(dir));
-  char acl[256];
-  snprintf(acl, sizeof acl, "%s/aclImdb", dir);
-  hs_error e = {HS_OK, ""};
-  cr_assert_eq(lrn_synth_imdb(acl, 20, 4, &e), HS_OK, "%s", e.msg);
-  hs_learn_cfg c = {"imdb", acl, 0, 0, 3, 4, {HS_LEARN_SGD, 0, 0, 0, 0, 0}, 1};
+  char *dir = NULL;
   hs_learner *l = NULL;
-  cr_assert_eq(hs_learn_create(&c, &l, &e), HS_OK, "%s", e.msg);
+  hs_error e = {HS_OK, ""};
+  cr_assert_eq(tl_synth_learner("imdb", 20, 4, 1, &dir, &l, &e), HS_OK, "%s", e.msg);
   size_t np = hs_learn_nparams(l);
   float *p = model(l);
   hs_learn_init_params(l, p);

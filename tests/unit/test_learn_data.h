@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "hs_learn.h"
+#include "hs_learn_parts.h"
 
 static void tl_be32(unsigned char *p, uint32_t v) {
   p[0] = (unsigned char)(v >> 24);
@@ -82,6 +83,23 @@ static void tl_rmrf(const char *dir) {
 static hs_status tl_learner(const char *dir, hs_learn_opt_kind opt, double lr, size_t batch, unsigned threads,
                             hs_learner **l, hs_error *e) {
   hs_learn_cfg c = {"mnist", dir, 0, 0, 5, batch, {opt, lr, 0, 0, 0, 0}, threads};
+  return hs_learn_create(&c, l, e);
+}
+
+/* A temporary folder with synthetic data for `task` (imdb: DIR/aclImdb of
+ * `n` reviews; era5: DIR/era5.csv of `n` rows) and a learner on it (batch 4,
+ * SGD at the task's rate). *dir is the folder to remove (heap). */
+static hs_status tl_synth_learner(const char *task, size_t n, uint64_t seed, unsigned threads, char **dir,
+                                  hs_learner **l, hs_error *e) {
+  *dir = strdup("/tmp/hs_learn_synth_XXXXXX");
+  *l = NULL;
+  if (!mkdtemp(*dir)) return hs_error_set(e, HS_EIO, "cannot make a temporary folder");
+  char data[512];
+  int imdb = strcmp(task, "imdb") == 0;
+  snprintf(data, sizeof data, "%s/%s", *dir, imdb ? "aclImdb" : "era5.csv");
+  hs_status st = imdb ? lrn_synth_imdb(data, n, seed, e) : lrn_synth_era5(data, n, seed, e);
+  if (st != HS_OK) return st;
+  hs_learn_cfg c = {task, data, 0, 0, 3, 4, {HS_LEARN_SGD, 0, 0, 0, 0, 0}, threads};
   return hs_learn_create(&c, l, e);
 }
 

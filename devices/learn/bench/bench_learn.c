@@ -13,21 +13,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_d(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
+/* Insertion sort: at most 99 figures. */
+static void sort_d(double *x, int n) {
+  for (int i = 1; i < n; i++)
+    for (int j = i; j > 0 && x[j - 1] > x[j]; j--) {
+      double t = x[j];
+      x[j] = x[j - 1];
+      x[j - 1] = t;
+    }
 }
 
 static void report(const char *what, double *rate, int reps) {
-  qsort(rate, (size_t)reps, sizeof *rate, cmp_d);
+  sort_d(rate, reps);
   /* rates: min and median of samples/s over the runs */
   printf("%-44s min %10.0f  median %10.0f samples/s\n", what, rate[0], rate[reps / 2]);
 }
@@ -75,9 +73,9 @@ int main(int argc, char **argv) {
   lrn_pool *pool = lrn_pool_create(1);
   t->train(st, idx, samples < 256 ? samples : 256, batch, pool);
   for (int r = 0; r < reps; r++) {
-    double t0 = now_s();
+    double t0 = lrn_now_mono();
     t->train(st, idx, samples, batch, pool);
-    rate[r] = (double)samples / (now_s() - t0);
+    rate[r] = (double)samples / (lrn_now_mono() - t0);
   }
   report("probe trainer (lrn_trainer_type.train, 1 thread)", rate, reps);
   lrn_pool_destroy(pool);
@@ -106,9 +104,9 @@ int main(int argc, char **argv) {
   j.samples = samples;
   for (int r = 0; r < reps; r++) {
     j.draw = (uint64_t)r + 1;
-    double t0 = now_s();
+    double t0 = lrn_now_mono();
     hs_learn_train(l, &j, &err);
-    rate[r] = (double)samples / (now_s() - t0);
+    rate[r] = (double)samples / (lrn_now_mono() - t0);
   }
   report("learner (hs_learn_train, 1 participant)", rate, reps);
 
@@ -123,9 +121,9 @@ int main(int argc, char **argv) {
   for (int r = 0; r < reps; r++) {
     for (unsigned p = 0; p < parts; p++)
       jobs[p] = (hs_learn_job){p, (uint64_t)r, samples / parts, g, outs + (size_t)p * np, NULL, 0, 0, 0};
-    double t0 = now_s();
+    double t0 = lrn_now_mono();
     hs_learn_train_many(l, jobs, parts, &err);
-    rate[r] = (double)(samples / parts * parts) / (now_s() - t0);
+    rate[r] = (double)(samples / parts * parts) / (lrn_now_mono() - t0);
   }
   char what[96];
   snprintf(what, sizeof what, "learner (hs_learn_train_many, %u x %zu, %u thr)", parts, samples / parts, threads);

@@ -33,6 +33,8 @@ bool lrn_exists(const char *path);
 hs_status lrn_write_atomic(const char *path, const char *text, size_t len, hs_error *err);
 /* errno -> HS_ENOENT (missing), HS_EPERM (denied), HS_EIO (anything else). */
 hs_status lrn_errno_status(int e);
+/* CLOCK_MONOTONIC, s. */
+double lrn_now_mono(void);
 
 /* ------------------------------------------------------------------- gzip */
 /* Decompress one gzip member. When max_out > 0 decoding stops once max_out

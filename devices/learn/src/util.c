@@ -1,7 +1,8 @@
 /* util.c: the file helpers the data readers and the synthetic writers need
  * (moved here from the board harness, which now calls these): whole-file
  * read, existence check, formatted heap strings, atomic write (temporary
- * name in the same folder, fsync, rename: never a half-written file).
+ * name in the same folder, fsync, rename: never a half-written file), and
+ * the monotonic clock the harness and the benchmark time with.
  * Rejected: stdio for reads (a sysfs file read in two pieces can mix two
  * values; the harness reads sysfs through lrn_read_file too). */
 #include "hs_learn_parts.h"
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 char *lrn_xasprintf(const char *fmt, ...) {
@@ -104,4 +106,10 @@ hs_status lrn_write_atomic(const char *path, const char *text, size_t len, hs_er
   }
   free(tmp);
   return HS_OK;
+}
+
+double lrn_now_mono(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }

@@ -1,5 +1,6 @@
 /* util.c: small-file readers rooted at a configurable folder, clocks and
- * atomic file writes for the harness. (Status codes and allocation come from
+ * atomic file writes for the harness (the whole-file reader, the atomic
+ * writer and the monotonic clock are the learner library's, devices/learn). (Status codes and allocation come from
  * hetsim::status, which is libc only like the rest of the harness.) Sysfs files are read whole with
  * one read(): they are a page at most and a second read could see a newer
  * value (rejected: stdio, which may split the read). */
@@ -14,7 +15,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
 
 char *probe_path(const char *root, const char *path) {
   if (!root || !root[0] || (root[0] == '/' && root[1] == '\0')) return hs_strdup(path);
@@ -59,13 +59,7 @@ hs_status probe_read_i64(const char *path, int64_t *out, hs_error *err) {
   return HS_OK;
 }
 
-
-
-double probe_now_mono(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+double probe_now_mono(void) { return lrn_now_mono(); }
 
 double probe_now_real(void) {
   struct timespec ts;
