@@ -10,7 +10,14 @@
  * order, so a run is deterministic for a given thread count.
  * Held-out loss comes from a separate split (t10k / test/ when present, else
  * the tail of the training data) and is what the loss curve records.
- * Adding a task is adding its three functions and a registry line. */
+ * The learner's hooks (hs_learn_parts.h, used by learner.c) read the same
+ * data and run the same forward pass on a flat parameter vector the caller
+ * owns, with gradients summed in double; they never touch the state's own
+ * model, so several threads may call them at once (one scratch each). The
+ * embedding bag's row gradients are summed as one coefficient per row and
+ * expanded once per batch (imdb_finish). Over 600 lines because each task's
+ * loader, harness path and learner hooks read best side by side.
+ * Adding a task is adding its functions and a registry line. */
 #include "hs_learn_parts.h"
 
 #include <math.h>

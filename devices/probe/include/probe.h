@@ -2,8 +2,9 @@
  *
  * The harness is copied to a board and must build there with libc, libm and
  * pthreads only: no GSL, no cJSON, not even hetsim::base. So it carries its own
- * small status codes (same values and message style as hs_status.h:
- * "<file>: <where>: <reason>"), its own gzip reader and its own strict JSON.
+ * strict JSON, and links two libc-only libraries: hetsim::status (status
+ * codes, "<file>: <where>: <reason>" messages) and hetsim::learn (gzip, IDX,
+ * CSV and text readers, the pool, the MLP and the trainers: hs_learn_parts.h).
  * Everything here is folder-internal (prefix probe_); main.c is the CLI.
  *
  * Every reader of /sys, /proc or a command takes a root folder, so the tests

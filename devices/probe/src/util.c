@@ -1,9 +1,10 @@
-/* util.c: small-file readers rooted at a configurable folder, clocks and
- * atomic file writes for the harness (the whole-file reader, the atomic
- * writer and the monotonic clock are the learner library's, devices/learn). (Status codes and allocation come from
- * hetsim::status, which is libc only like the rest of the harness.) Sysfs files are read whole with
- * one read(): they are a page at most and a second read could see a newer
- * value (rejected: stdio, which may split the read). */
+/* util.c: small-file readers rooted at a configurable folder and the
+ * real-time clock for the harness; the whole-file reader, the atomic writer
+ * and the monotonic clock are the learner library's (devices/learn), kept
+ * here under the harness's names. Status codes and allocation come from
+ * hetsim::status, which is libc only like the rest of the harness. Sysfs
+ * files are read whole with one read(): they are a page at most and a second
+ * read could see a newer value (rejected: stdio, which may split the read). */
 #include "probe.h"
 
 #include <errno.h>
