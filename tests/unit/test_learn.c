@@ -328,8 +328,8 @@ Test(learn, bad_input_is_one_line) {
   c.task = "imdb";
   c.data = NULL;
   c.opt.lr = 0;
-  cr_assert_eq(hs_learn_create(&c, &l, &e), HS_ENOENT);
-  cr_assert(strstr(e.msg, "aclImdb"), "%s", e.msg);
+  cr_assert_eq(hs_learn_create(&c, &l, &e), HS_EMISSING);
+  cr_assert(strstr(e.msg, "data: task imdb has no default data") && strstr(e.msg, "aclImdb"), "%s", e.msg);
   /* jobs before a partition, and for a participant outside it */
   char *dir = tl_mnist(40, 4, 0);
   cr_assert_not_null(dir);

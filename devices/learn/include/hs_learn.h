@@ -20,6 +20,9 @@
  * on separate threads but each job is computed by one thread with the same
  * code, and every sum over participants/ranks/chunks is taken in index order.
  *
+ * Threads: a learner is used by one caller thread at a time (its calls must
+ * not overlap); the *_many calls and hs_learn_eval use its own pool.
+ *
  * Numerics: parameters are float (what the boards train with); gradients,
  * optimiser state and aggregation accumulate in double and round to float
  * once per step. A batch gradient is the mean over its samples.

@@ -207,6 +207,9 @@ hs_status hs_learn_create(const hs_learn_cfg *cfg, hs_learner **out, hs_error *e
   if (cfg->batch < 1) return hs_error_set(err, HS_ERANGE, "batch: 0; the local minibatch needs at least 1 sample");
   hs_status st = hs_learn_opt_check(&cfg->opt, err);
   if (st != HS_OK) return st;
+  if (!cfg->data && !t->default_data)
+    return hs_error_set(err, HS_EMISSING, "data: task %s has no default data; give a path to a %s", t->name,
+                        t->data_help);
   lrn_train_cfg tc = {cfg->data, cfg->max_samples, cfg->seed, 0, cfg->max_held};
   void *state = NULL;
   st = t->load(&tc, &state, err);
