@@ -9,6 +9,7 @@
  * is reported because the first rounds (EMA warm-up, bigger reallocation) and
  * page faults make the mean misleading. The wall clock is read here, in the
  * benchmark, never in the library. */
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,18 +49,37 @@ int main(int argc, char **argv) {
   gsl_set_error_handler_off();
   const char *policy = "balanced";
   size_t maxn = 1000000;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+  static const struct option longs[] = {
+      {"help", no_argument, NULL, 'h'},
+      {"policy", required_argument, NULL, 'p'},
+      {"max-participants", required_argument, NULL, 'm'},
+      {NULL, 0, NULL, 0},
+  };
+  opterr = 0;
+  int ch;
+  while ((ch = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
+    if (ch == 'h') {
       usage(stdout);
       return 0;
-    } else if (!strcmp(argv[i], "--policy") && i + 1 < argc) {
-      policy = argv[++i];
-    } else if (!strcmp(argv[i], "--max-participants") && i + 1 < argc) {
-      maxn = strtoull(argv[++i], NULL, 10);
+    } else if (ch == 'p') {
+      policy = optarg;
+    } else if (ch == 'm') {
+      char *end;
+      maxn = strtoull(optarg, &end, 10);
+      if (*end || end == optarg) {
+        fprintf(stderr, "hs-bench-controller: --max-participants: \"%s\" is not a number\n",
+                optarg);
+        return 2;
+      }
     } else {
-      fprintf(stderr, "hs-bench-controller: %s: unknown option (see --help)\n", argv[i]);
+      fprintf(stderr, "hs-bench-controller: %s: %s (see --help)\n", argv[optind - 1],
+              ch == ':' ? "missing value" : "unknown option");
       return 2;
     }
+  }
+  if (optind < argc) {
+    fprintf(stderr, "hs-bench-controller: %s: unexpected argument (see --help)\n", argv[optind]);
+    return 2;
   }
   const size_t sizes[] = {11, 1000, 100000, 1000000};
   const int reps[] = {2001, 501, 41, 21};

@@ -170,6 +170,10 @@ hs_status hs_policy_config_get(const hs_policy_config *cfg, const char *key, dou
 hs_status hs_policy_config_get_uint(const hs_policy_config *cfg, const char *key,
                                     uint64_t *value, hs_error *err);
 
+/* One line documenting `key` of policy `kind` (a static string), NULL when
+ * the key does not apply to the kind or the kind is unknown. */
+const char *hs_policy_key_doc(const char *kind, const char *key);
+
 /* The per-participant floor of cfg->kind: its min_samples, or 1 for a kind
  * without that key (equal and ema-batch give every participant at least one
  * sample whenever the budget allows); 0 for an unknown kind. */

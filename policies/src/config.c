@@ -254,6 +254,13 @@ hs_status hs_policy_config_get_uint(const hs_policy_config *cfg, const char *key
   return HS_OK;
 }
 
+const char *hs_policy_key_doc(const char *kind, const char *key) {
+  const pol_type *t = pol_lookup(kind);
+  keyref r;
+  if (!t || !key || !find_key(t, key, &r)) return NULL;
+  return r.k->doc;
+}
+
 uint64_t hs_policy_config_min_samples(const hs_policy_config *cfg) {
   const pol_type *t = pol_lookup(cfg->kind);
   if (!t) return 0;
