@@ -57,7 +57,13 @@
  * - ema-batch: DDP step-level throughput batch sizing; see hs_controller_step_*.
  *
  * Nothing here reads the wall clock, the environment or global state: two
- * controllers fed the same telemetry produce the same allocations. */
+ * controllers fed the same telemetry produce the same allocations.
+ *
+ * Each policy is a descriptor in one file of policies/src (name, summary,
+ * capabilities, its keys with type, default, range and doc, and its hooks),
+ * listed by one line in policies/src/registry.def; pol_policy.h is the
+ * contract a policy file is written against. Nothing in this header changes
+ * when a policy is added (see THE ABI RULE below). */
 #ifndef HS_POLICY_H
 #define HS_POLICY_H
 
