@@ -13,25 +13,7 @@
 
 #include "hs_policy.h"
 #include "pol_policy.h"
-
-static hs_policy_config cfg_of(const char *kind) {
-  hs_policy_config c;
-  hs_error err = {0};
-  cr_assert_eq(hs_policy_config_init(&c, kind, &err), HS_OK, "%s", err.msg);
-  return c;
-}
-
-static void set(hs_policy_config *c, const char *k, const char *v) {
-  hs_error err = {0};
-  cr_assert_eq(hs_policy_config_set(c, k, v, &err), HS_OK, "%s=%s: %s", k, v, err.msg);
-}
-
-static void expect_alloc(const hs_controller *c, const uint64_t *want, size_t n) {
-  const uint64_t *a = hs_controller_allocation(c);
-  for (size_t i = 0; i < n; i++)
-    cr_expect_eq(a[i], want[i], "participant %zu: got %llu, want %llu", i,
-                 (unsigned long long)a[i], (unsigned long long)want[i]);
-}
+#include "test_policy_helpers.h"
 
 /* --- the registry ------------------------------------------------------------- */
 
