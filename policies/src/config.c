@@ -60,10 +60,8 @@ static bool known_key(const char *name) {
 }
 
 static hs_policy_value load(const hs_policy_config *cfg, keyref r) {
-  hs_policy_value v;
   if (!r.common) return cfg->value[r.slot];
-  v.uint = r.slot == COMMON_SEED ? cfg->seed : cfg->steps_per_round;
-  return v;
+  return (hs_policy_value){.uint = r.slot == COMMON_SEED ? cfg->seed : cfg->steps_per_round};
 }
 
 static void store(hs_policy_config *cfg, keyref r, hs_policy_value v) {
@@ -222,7 +220,7 @@ hs_status hs_policy_config_set(hs_policy_config *cfg, const char *key, const cha
   if (st != HS_OK) return st;
   char text[128];
   unquote(value, text, sizeof text);
-  hs_policy_value v;
+  hs_policy_value v = {0};
   st = parse_value(r.k, text, &v, err);
   if (st != HS_OK) return st;
   if (off_fixed(r.k, v)) return fixed_error(t, r.k, text, err);
