@@ -93,11 +93,9 @@
  * does not build (a static assertion in its file): raising the limit is the
  * ABI change, and is the one thing that needs every trainer relinked.
  *
- * Keys per kind (hetsim replay --list prints them with their defaults):
- *   adaptive and presets: w_e, ema, deadband, min_samples
- *   static: min_samples        oort: ema, min_samples, oort_*
- *   ema-batch: ema_batch_beta  equal: none
- * and every kind: seed, steps_per_round. */
+ * Which keys a kind has, with their defaults: hs_policy_config_foreach on a
+ * fresh config (`hetsim replay --policies` prints them all); what each means:
+ * hs_policy_key_doc. */
 #define HS_POLICY_VALUES_MAX 16
 
 typedef union hs_policy_value {
@@ -106,8 +104,8 @@ typedef union hs_policy_value {
 } hs_policy_value;
 
 typedef struct hs_policy_config {
-  char kind[HS_POLICY_NAME_MAX]; /* equal | static | adaptive | time-only | low-energy |
-                                    balanced | energy-only | oort | ema-batch */
+  char kind[HS_POLICY_NAME_MAX]; /* a registered name (hs_policy_name): equal, static,
+                                    adaptive, time-only, ..., oort, ema-batch */
   uint64_t seed;                 /* for randomised policies (accepted by every kind) */
   uint32_t steps_per_round;      /* DDP optimiser steps S per round, >= 1 (1); accepted by
                                     every kind, set by the simulator from the regime */

@@ -73,7 +73,7 @@ typedef struct oort_state {
   pol_costs costs;     /* smoothed per-sample time (eps is kept, unused) */
   /* key values, read once at creation */
   double ema, alpha, explore_decay, explore_min, pacer_step_cfg;
-  uint64_t min_samples, window;
+  uint64_t window;
   uint32_t k;
   double explore;
   double t_pref;       /* seconds; 0 until the first measurement */
@@ -110,7 +110,6 @@ static hs_status oort_create(hs_controller *c, hs_error *err) {
   o->explore_decay = pol_real(c, K_EXPLORE_DECAY);
   o->explore_min = pol_real(c, K_EXPLORE_MIN);
   o->pacer_step_cfg = pol_real(c, K_PACER_STEP);
-  o->min_samples = min_samples;
   o->window = pol_uint(c, K_PACER_WINDOW);
   o->k = (uint32_t)k;
   o->explore = pol_real(c, K_EXPLORE);

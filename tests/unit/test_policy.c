@@ -143,6 +143,43 @@ Test(policy_config, foreach_visits_applicable_keys_and_round_trips) {
   cr_expect_eq(hs_policy_config_foreach(&a, collect, &s), 6); /* w_e ema deadband min_samples seed steps */
 }
 
+Test(policy_config, getters_and_floor) {
+  hs_error err = {0};
+  hs_policy_config a = cfg_of("adaptive");
+  set(&a, "min_samples", "5");
+  set(&a, "seed", "18446744073709551615"); /* 2^64-1: exact through get_uint only */
+  uint64_t u = 0;
+  cr_expect_eq(hs_policy_config_get_uint(&a, "seed", &u, &err), HS_OK, "%s", err.msg);
+  cr_expect_eq(u, UINT64_MAX);
+  cr_expect_eq(hs_policy_config_get_uint(&a, "min_samples", &u, &err), HS_OK);
+  cr_expect_eq(u, 5);
+  cr_expect_eq(get(&a, "steps_per_round"), 1.0);
+  cr_expect_eq(hs_policy_config_get_uint(&a, "w_e", &u, &err), HS_ETYPE);
+  cr_expect(strncmp(err.msg, "w_e: ", 5) == 0, "%s", err.msg);
+  double d = -1;
+  cr_expect_eq(hs_policy_config_get(&a, "oort_k", &d, &err), HS_EKEY);
+  cr_expect_str_eq(err.msg, "oort_k: does not apply to policy \"adaptive\" (its keys: w_e, ema, "
+                            "deadband, min_samples, seed, steps_per_round)");
+  cr_expect_eq(hs_policy_config_get(&a, "wE", &d, &err), HS_EKEY);
+  cr_expect(strncmp(err.msg, "wE: unknown policy key", 22) == 0, "%s", err.msg);
+  cr_expect_eq(d, -1, "a failed get writes nothing");
+  /* the floor: min_samples where the kind has it, else 1 */
+  cr_expect_eq(hs_policy_config_min_samples(&a), 5);
+  hs_policy_config e = cfg_of("equal"), b = cfg_of("ema-batch"), o = cfg_of("oort");
+  cr_expect_eq(hs_policy_config_min_samples(&e), 1);
+  cr_expect_eq(hs_policy_config_min_samples(&b), 1);
+  set(&o, "min_samples", "0");
+  cr_expect_eq(hs_policy_config_min_samples(&o), 0);
+  hs_policy_config z = {0};
+  cr_expect_eq(hs_policy_config_min_samples(&z), 0, "no kind");
+  cr_expect_eq(hs_policy_config_get(&z, "w_e", &d, &err), HS_ESTATE);
+  /* docs exist for every key of every kind, common keys included */
+  cr_expect_not_null(hs_policy_key_doc("balanced", "deadband"));
+  cr_expect_not_null(hs_policy_key_doc("equal", "steps_per_round"));
+  cr_expect_null(hs_policy_key_doc("equal", "deadband"));
+  cr_expect_null(hs_policy_key_doc("nope", "seed"));
+}
+
 Test(policy_config, check_catches_direct_writes) {
   hs_policy_config c = cfg_of("balanced");
   hs_error err = {0};
