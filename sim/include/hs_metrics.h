@@ -37,6 +37,11 @@ typedef enum hs_metric_type { HS_METRIC_F64, HS_METRIC_U32, HS_METRIC_U64 } hs_m
 
 /* Where a metric appears (bits of hs_metric.in). */
 enum { HS_METRIC_JSON = 1u, HS_METRIC_SWEEP = 2u, HS_METRIC_COMPARE = 4u };
+/* With HS_METRIC_LEARNING a metric appears only for runs that learn
+ * (hs_summary.learning): in summary.json of such a run, and in the compare
+ * table when one of its runs learns; outputs of runs without learning keep
+ * their bytes. */
+enum { HS_METRIC_LEARNING = 8u };
 
 /* Statistics over the seeds of a sweep point (bits of hs_metric.stats),
  * printed in this order. */

@@ -19,6 +19,7 @@
 #include "hs_metrics.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -32,6 +33,7 @@ const char *const hs_stat_names[HS_STAT_COUNT] = {"mean", "median", "min", "max"
 #define U32(field) offsetof(hs_summary, field), HS_METRIC_U32
 #define U64(field) offsetof(hs_summary, field), HS_METRIC_U64
 #define ALL (HS_METRIC_JSON | HS_METRIC_SWEEP | HS_METRIC_COMPARE)
+#define LEARN (HS_METRIC_JSON | HS_METRIC_COMPARE | HS_METRIC_LEARNING)
 
 /* name, unit, doc, source, where, stats over seeds, compare column */
 static const hs_metric table[] = {
@@ -56,6 +58,18 @@ static const hs_metric table[] = {
     {"rounds", "1", "rounds run", U32(rounds), HS_METRIC_JSON, 0, {0}},
     {"samples", "1", "samples trained in total", U64(samples), HS_METRIC_JSON, 0, {0}},
     {"devices", "1", "devices in the run (groups expanded)", U64(devices), HS_METRIC_JSON, 0, {0}},
+    /* Learning in the loop (issue 10): present only for runs that learn. */
+    {"time_to_target_s", "s",
+     "simulated time of the first evaluation that met the learning target; null: not reached",
+     F64(time_to_target_s), LEARN, 0, {"to_target_s", 11, 2, 1, NULL}},
+    {"energy_to_target_j", "J", "energy of every device from t = 0 to that evaluation",
+     F64(energy_to_target_j), LEARN, 0, {"to_target_kj", 12, 3, 1e3, NULL}},
+    {"rounds_to_target", "1", "rounds (fedasync: reporting windows) until the target was met",
+     F64(rounds_to_target), LEARN, 0, {"to_target_rounds", 16, 0, 1, NULL}},
+    {"final_test_loss", "1", "held-out loss at the last evaluation (curve mode: the curve's)",
+     F64(final_test_loss), LEARN, 0, {"test_loss", 10, 4, 1, NULL}},
+    {"final_test_accuracy", "1", "held-out accuracy at the last evaluation; null: regression or curve mode",
+     F64(final_test_accuracy), LEARN, 0, {"test_acc", 9, 4, 1, NULL}},
 };
 
 #define NTABLE (sizeof table / sizeof table[0])
@@ -131,7 +145,8 @@ size_t hs_metric_json_fields(const hs_summary *s, hs_report_field *f, size_t cap
   size_t n = 0;
   for (size_t i = 0; i < hs_metric_count() && n < cap; i++) {
     const hs_metric *m = hs_metric_at(i);
-    if (m->in & HS_METRIC_JSON) f[n++] = (hs_report_field){m->name, hs_metric_value(m, s)};
+    if (!(m->in & HS_METRIC_JSON) || ((m->in & HS_METRIC_LEARNING) && !s->learning)) continue;
+    f[n++] = (hs_report_field){m->name, hs_metric_value(m, s)};
   }
   return n;
 }
@@ -158,13 +173,15 @@ static column column_of(const hs_metric *m) {
 
 static double pct(double x, double ref) { return ref != 0 ? 100.0 * (x - ref) / ref : 0; }
 
-/* One line: the header (row < 0) or run `row`. */
-static void compare_line(FILE *out, const char *const *names, const hs_summary *s, long row) {
+/* One line: the header (row < 0) or run `row`; learning metrics only when
+ * some run learned (`learned`). */
+static void compare_line(FILE *out, const char *const *names, const hs_summary *s, long row,
+                         bool learned) {
   if (row < 0) fprintf(out, "%-12s", "policy");
   else fprintf(out, "%-12s", names[row]);
   for (size_t i = 0; i < hs_metric_count(); i++) {
     const hs_metric *m = hs_metric_at(i);
-    if (!(m->in & HS_METRIC_COMPARE)) continue;
+    if (!(m->in & HS_METRIC_COMPARE) || ((m->in & HS_METRIC_LEARNING) && !learned)) continue;
     column c = column_of(m);
     if (row < 0) fprintf(out, " %*s", c.width, c.label);
     else fprintf(out, " %*.*f", c.width, c.decimals, hs_metric_value(m, &s[row]) / c.per);
@@ -185,8 +202,10 @@ static void compare_line(FILE *out, const char *const *names, const hs_summary *
 }
 
 void hs_metric_compare_table(FILE *out, const char *const *names, const hs_summary *s, size_t n) {
-  compare_line(out, names, s, -1);
-  for (size_t k = 0; k < n; k++) compare_line(out, names, s, (long)k);
+  bool learned = false;
+  for (size_t k = 0; k < n; k++) learned = learned || s[k].learning;
+  compare_line(out, names, s, -1, learned);
+  for (size_t k = 0; k < n; k++) compare_line(out, names, s, (long)k, learned);
 }
 
 /* --- test-only registration ------------------------------------------------- */
