@@ -357,3 +357,6 @@ void sim_learn_round_end(sim_learn *L, uint32_t round, bool last, double time_s,
 }
 
 void sim_learn_result_get(const sim_learn *L, sim_learn_result *out) { *out = L->res; }
+
+const float *sim_learn_global(const sim_learn *L) { return L->global; }
+hs_learner *sim_learn_learner(const sim_learn *L) { return L->l; }

@@ -124,8 +124,17 @@ static hs_status check_real(ctx *c, hs_scenario *sc) {
   hs_learn_destroy(l);
   if (st == HS_OK) return HS_OK;
   size_t m = sim_jpath_key(&c->path, key_of(e.msg));
+  /* A participant is an expanded device: say which. */
+  const char *p = strstr(e.msg, "participant ");
+  char dev[160] = "";
+  if (p && p[12] >= '0' && p[12] <= '9') {
+    unsigned long k = strtoul(p + 12, NULL, 10);
+    if (k < sc->total_devices)
+      snprintf(dev, sizeof dev, " (participant %lu is device \"%s\")", k,
+               hs_scenario_devices(sc)[k].name);
+  }
   /* Missing or unreadable data is bad input (exit 2), like a missing profile. */
-  st = scn_fail(c, st == HS_EIO || st == HS_ENOENT ? HS_ENOENT : st, "%s", e.msg);
+  st = scn_fail(c, st == HS_EIO || st == HS_ENOENT ? HS_ENOENT : st, "%s%s", e.msg, dev);
   sim_jpath_pop(&c->path, m);
   return st;
 }
@@ -223,7 +232,7 @@ static hs_status parse_block(ctx *c, const cJSON *b, learn_own *o) {
       (st = scn_get_uint(c, b, "eval_every", false, 1, 1, 1e9, &every)) ||
       (st = scn_get_uint(c, b, "eval_samples", false, 1000, 0, 1e9, &evaln)) ||
       (st = scn_get_uint(c, b, "max_samples", false, 0, 0, 1e9, &maxs)) ||
-      (st = scn_get_num(c, b, "target_loss", false, NAN, -INFINITY, false, INFINITY, false,
+      (st = scn_get_num(c, b, "target_loss", false, NAN, 0, false, INFINITY, false,
                         &l->target_loss)) ||
       (st = scn_get_num(c, b, "target_accuracy", false, NAN, 0, true, 1, false,
                         &l->target_accuracy)) ||

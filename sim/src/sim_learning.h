@@ -87,6 +87,11 @@ typedef struct sim_learn_result {
 } sim_learn_result;
 void sim_learn_result_get(const sim_learn *L, sim_learn_result *out);
 
+/* Real mode: the global model (nparams floats) and the learner (for tests
+ * and evaluation); NULL in curve mode. */
+const float *sim_learn_global(const sim_learn *L);
+hs_learner *sim_learn_learner(const sim_learn *L);
+
 /* Curve mode (learning_curve.c): loss after `seen` effective samples along
  * the curve (piecewise linear in samples, flat past the last point). */
 double sim_learn_curve_loss(const hs_learning_spec *l, double seen);
