@@ -68,6 +68,7 @@ struct sim_learn {
   /* curve mode */
   double seen;           /* effective samples along the curve */
   double *snap_seen;     /* ndev: curve position at download (async) */
+  bool fresh_losses;     /* a fedavg ran since sim_learn_utilities */
   /* the round's accounting */
   double loss_sum, loss_n;
   uint64_t samples_row, samples_total;
@@ -189,7 +190,17 @@ hs_status sim_learn_fedavg(sim_learn *L, uint32_t round, const uint64_t *n, size
     L->loss_sq[jb->participant] = jb->loss_sq_sum;
   }
   hs_learn_aggregate(L->l, L->mptr, L->w, k, L->global);
+  L->fresh_losses = true;
   return HS_OK;
+}
+
+bool sim_learn_utilities(sim_learn *L, double *u, size_t ndev) {
+  if (L->curve || !L->fresh_losses) return false;
+  L->fresh_losses = false;
+  for (size_t i = 0; i < ndev; i++)
+    u[i] = L->trained[i] ? (double)L->trained[i] * sqrt(L->loss_sq[i] / (double)L->trained[i])
+                         : 0.0;
+  return true;
 }
 
 void sim_learn_participant_loss(const sim_learn *L, size_t i, uint64_t *trained,

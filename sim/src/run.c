@@ -221,7 +221,11 @@ static bool round_measure(sim_run *r, double now, round_totals *t) {
 static bool round_feed_controller(sim_run *r) {
   double t0 = r->measure_overhead ? wall_s() : 0;
   hs_error err = {0};
-  hs_status st = hs_controller_update(r->ctl, r->tele, r->ndev, &err);
+  hs_status st = HS_OK;
+  /* Learning: the participants' real losses (Oort's statistical utility). */
+  if (r->learn && sim_learn_utilities(r->learn, r->scratch, r->ndev))
+    st = hs_controller_set_utility(r->ctl, r->scratch, r->ndev, &err);
+  if (st == HS_OK) st = hs_controller_update(r->ctl, r->tele, r->ndev, &err);
   if (r->measure_overhead) r->controller_wall_s += wall_s() - t0;
   if (st == HS_OK) return true;
   char msg[HS_ERROR_MSG_MAX + 64];

@@ -298,3 +298,57 @@ Test(sim_learning, curve_interpolation) {
   cr_expect_eq(sim_learn_curve_loss(&s, 200), 0.75);
   cr_expect_eq(sim_learn_curve_loss(&s, 1e9), 0.5);
 }
+
+/* The oort utility path (hs_controller_set_utility): checked input, ignored by
+ * a policy without use for it, and for oort the sample count passed as the
+ * utility gives exactly the allocations of no utility at all (the stand-in it
+ * replaces), while a different utility is taken. */
+static hs_controller *oort(size_t n, hs_error *e) {
+  hs_policy_config cfg;
+  cr_assert_eq(hs_policy_config_init(&cfg, "oort", e), HS_OK, "%s", e->msg);
+  return hs_controller_create(&cfg, n, NULL, 1000, e);
+}
+
+Test(sim_learning, oort_utility_path) {
+  enum { N = 12 };
+  hs_error e = {0};
+  hs_controller *a = oort(N, &e), *b = oort(N, &e), *c = oort(N, &e);
+  cr_assert(a && b && c, "%s", e.msg);
+  double bad[N] = {0};
+  bad[3] = -1;
+  cr_expect_eq(hs_controller_set_utility(a, bad, N, &e), HS_EINVAL);
+  cr_expect(strstr(e.msg, "participant 3: utility"), "%s", e.msg);
+  cr_expect_eq(hs_controller_set_utility(a, bad, N - 1, &e), HS_ERANGE);
+  bool differ = false;
+  for (int round = 0; round < 8; round++) {
+    const uint64_t *al = hs_controller_allocation(a);
+    hs_telemetry t[N];
+    double u[N], v[N];
+    for (size_t i = 0; i < N; i++) {
+      t[i] = (hs_telemetry){al[i] ? 0.01 * (double)al[i] * (1 + (double)i) : 0, 0,
+                            (int64_t)al[i]};
+      u[i] = (double)al[i];
+      v[i] = al[i] ? (double)al[i] * (double)(i % 3 == 0 ? 9 : 1) : 0;
+    }
+    cr_assert_eq(hs_controller_set_utility(b, u, N, &e), HS_OK, "%s", e.msg);
+    cr_assert_eq(hs_controller_update(a, t, N, &e), HS_OK, "%s", e.msg);
+    cr_assert_eq(hs_controller_update(b, t, N, &e), HS_OK, "%s", e.msg);
+    cr_expect_eq(memcmp(hs_controller_allocation(a), hs_controller_allocation(b), sizeof(uint64_t) * N),
+                 0, "round %d: utility = samples must change nothing", round);
+    /* c sees its own allocation's telemetry with a skewed utility */
+    const uint64_t *cl = hs_controller_allocation(c);
+    hs_telemetry tc[N];
+    for (size_t i = 0; i < N; i++) {
+      tc[i] = (hs_telemetry){cl[i] ? 0.01 * (double)cl[i] * (1 + (double)i) : 0, 0, (int64_t)cl[i]};
+      v[i] = cl[i] ? (double)cl[i] * (double)(i % 3 == 0 ? 9 : 1) : 0;
+    }
+    cr_assert_eq(hs_controller_set_utility(c, v, N, &e), HS_OK, "%s", e.msg);
+    cr_assert_eq(hs_controller_update(c, tc, N, &e), HS_OK, "%s", e.msg);
+    differ = differ || memcmp(hs_controller_allocation(a), hs_controller_allocation(c),
+                              sizeof(uint64_t) * N) != 0;
+  }
+  cr_expect(differ, "a skewed utility never changed oort's selection");
+  hs_controller_destroy(a);
+  hs_controller_destroy(b);
+  hs_controller_destroy(c);
+}
