@@ -38,6 +38,9 @@
 #include "scenario_internal.h"
 #include "sim_learning.h"
 
+/* Models real mode may hold at once (devices x parameters x 4 bytes). */
+#define REAL_MODE_MAX_BYTES (4.0 * 1073741824.0)
+
 /* The spec and what it owns beyond the public fields. */
 typedef struct learn_own {
   hs_learning_spec pub; /* first */
@@ -117,6 +120,21 @@ static hs_status check_real(ctx *c, hs_scenario *sc) {
   cfg.threads = 1;
   if (st == HS_OK) st = hs_learn_create(&cfg, &l, &e);
   if (st == HS_OK) {
+    /* Real mode keeps a model per participant of a round (and per device
+     * under fedasync): refuse what cannot fit rather than fail mid-run. */
+    size_t np = hs_learn_nparams(l);
+    double bytes = (double)sc->total_devices * (double)np * sizeof(float);
+    if (bytes > REAL_MODE_MAX_BYTES) {
+      hs_learn_destroy(l);
+      size_t m = sim_jpath_key(&c->path, "mode");
+      st = scn_fail(c, HS_ERANGE,
+                    "real mode keeps a model per device: %zu devices x %zu parameters = %.1f GiB "
+                    "(limit %.0f GiB); use mode \"curve\" for populations",
+                    sc->total_devices, np,
+                    bytes / 1073741824.0, REAL_MODE_MAX_BYTES / 1073741824.0);
+      sim_jpath_pop(&c->path, m);
+      return st;
+    }
     hs_learn_part_cfg pc;
     hs_learning_partition_cfg(sc, &pc);
     st = hs_learn_partition(l, &pc, &e);
