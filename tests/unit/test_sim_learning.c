@@ -352,3 +352,38 @@ Test(sim_learning, oort_utility_path) {
   hs_controller_destroy(b);
   hs_controller_destroy(c);
 }
+
+/* Learning observes the timeline, it does not move it: with a policy that
+ * does not read losses, rounds.csv and devices.csv are the bytes of the same
+ * run without learning (PMA and DDP). */
+static void timeline_case(const char *regime) {
+  char on[] = "/tmp/hs-sl-XXXXXX", off[] = "/tmp/hs-sl-XXXXXX";
+  cr_assert_not_null(mkdtemp(on));
+  cr_assert_not_null(mkdtemp(off));
+  hs_error e = {0};
+  hs_scenario *sc = scenario(3, regime, ", \"threads\": 2", &e);
+  cr_assert_not_null(sc, "%s", e.msg);
+  hs_run_opts o = {.out_dir = on};
+  cr_assert_eq(hs_run(sc, &o, NULL, &e), HS_OK, "%s", e.msg);
+  hs_learning_spec *keep = sc->learning;
+  sc->learning = NULL; /* the same scenario, learning off */
+  o.out_dir = off;
+  cr_assert_eq(hs_run(sc, &o, NULL, &e), HS_OK, "%s", e.msg);
+  sc->learning = keep;
+  static const char *const files[] = {"rounds.csv", "devices.csv"};
+  for (int k = 0; k < 2; k++) {
+    char *a = slurp(on, files[k]), *b = slurp(off, files[k]);
+    cr_expect_str_eq(a, b, "%s: %s differs with learning on", regime, files[k]);
+    hs_free(a);
+    hs_free(b);
+  }
+  char p[600];
+  snprintf(p, sizeof p, "%s/learning.csv", off);
+  cr_expect_neq(access(p, F_OK), 0, "no learning.csv without learning");
+  hs_scenario_destroy(sc);
+  tl_rmrf(on);
+  tl_rmrf(off);
+}
+
+Test(sim_learning, timeline_unchanged_pma) { timeline_case("{\"kind\": \"pma\"}"); }
+Test(sim_learning, timeline_unchanged_ddp) { timeline_case("{\"kind\": \"ddp\"}"); }
