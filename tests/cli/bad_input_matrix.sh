@@ -25,7 +25,8 @@
 #            skipped when mount is not permitted)
 #   limit-as: KB  (ulimit -v for the command; skipped under AddressSanitizer,
 #            which reserves terabytes of address space)
-#   needs:   gnuplot  (skipped when gnuplot is not on PATH)
+#   needs:   gnuplot | fashion-mnist  (skipped when gnuplot is not on PATH, or
+#            when the Debian package dataset-fashion-mnist is not installed)
 #   expect-defect N  (issue 16 defect N; no colon: a failure is reported as KNOWN and
 #            does not fail the test; a pass is reported as FIXED so the lead
 #            can remove the mark)
@@ -67,6 +68,7 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1 &&
 fi
 can_mount=unknown
 have_gnuplot=no
+fmnist=/usr/share/datasets/fashion-mnist
 command -v "${HETSIM_GNUPLOT:-gnuplot}" >/dev/null 2>&1 && have_gnuplot=yes
 
 npass=0 nfail=0 nknown=0 nfixed=0 nskip=0
@@ -102,6 +104,9 @@ run_case() {
   fi
   if [ "$c_needs" = gnuplot ] && [ "$have_gnuplot" = no ]; then
     skip="gnuplot not on PATH"
+  fi
+  if [ "$c_needs" = fashion-mnist ] && [ ! -f "$fmnist/train-images-idx3-ubyte.gz" ]; then
+    skip="$fmnist not installed (Debian package dataset-fashion-mnist)"
   fi
   mounted=no
   if [ -z "$skip" ] && [ -n "$c_tmpfs" ]; then
