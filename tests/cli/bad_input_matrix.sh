@@ -53,7 +53,17 @@ for v in hetsim probe bridge; do
 done
 [ -f "$table" ] || { echo "bad_input_matrix: --table $table: no such file" >&2; exit 2; }
 src=$(cd "$src" && pwd) || exit 2
+# A run killed in the middle of a tmpfs case (ctest timeout) leaves the mount:
+# unmount whatever is still mounted under WORK before emptying it.
+if [ -d "$work" ]; then
+  work=$(cd "$work" && pwd) || exit 2
+  awk -v w="$work/" 'index($2, w) == 1 { print $2 }' /proc/mounts 2>/dev/null |
+    while IFS= read -r m; do umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null; done
+fi
 rm -rf "$work" && mkdir -p "$work" && work=$(cd "$work" && pwd) || exit 2
+cur_mount=""
+trap '[ -n "$cur_mount" ] && umount -l "$cur_mount" 2>/dev/null' EXIT
+trap 'exit 130' INT TERM
 # nobody must reach the case folders and the binaries (the build tree is o+rx
 # on a normal checkout; cases that need more say so with setup: chmod).
 chmod 755 "$work"
@@ -112,7 +122,7 @@ run_case() {
   if [ -z "$skip" ] && [ -n "$c_tmpfs" ]; then
     mkdir -p "$cwork/fs"
     if try_mount "$cwork/fs"; then
-      mounted=yes
+      mounted=yes cur_mount=$cwork/fs
     else
       skip="mount -t tmpfs not permitted here"
     fi
@@ -169,6 +179,7 @@ run_case() {
   done
   if [ "$mounted" = yes ]; then
     umount "$cwork/fs" 2>/dev/null || umount -l "$cwork/fs"
+    cur_mount=""
   fi
   msg=$(head -c 300 "$cwork.stderr" | tr '\n' '|')
   if [ -z "$why" ]; then
