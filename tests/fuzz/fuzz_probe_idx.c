@@ -6,8 +6,8 @@
  * or 7) so the truncating path runs too. Contract checked: an error comes with
  * a message (one line: strict mode); accepted data has 1..4 dims, count <= dims[0] and
  * count <= max_items when set, and item_size equal to the product of
- * dims[1..]; every byte of data is readable. Seeds: seeds/idx/ (and the
- * Fashion-MNIST label file, decompressed, when the run script finds it). */
+ * dims[1..]; every byte of data is readable. Seeds: seeds/idx/ (for long runs,
+ * add a decompressed Fashion-MNIST label file as a seed folder). */
 #include "fuzz_common.h"
 #include "probe.h"
 
