@@ -3,10 +3,11 @@
  * entry).
  *
  * Input: one gzip member. Decoded twice: whole (max_out 0) and capped at 64
- * bytes. Contract checked: an error comes with a message (one line: strict mode); an accepted
- * member is at least 18 bytes (10-byte header, empty block, 8-byte trailer);
- * the capped decode, when it succeeds, is a prefix of the whole output. Seeds: seeds/gzip/ (for long runs, add a folder
- * with /usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz, 5 KB, and
+ * bytes. Contract checked: an error comes with a message (one line: strict
+ * mode); an accepted member is at least 18 bytes (10-byte header, empty block,
+ * 8-byte trailer); the capped decode, when it succeeds, is a prefix of the
+ * whole output. Seeds: seeds/gzip/ (for long runs, add a folder holding
+ * /usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz, 5 KB, and
  * -max_len=8192: the 26 MB archives as seeds slow it to a few runs a second). */
 #include "fuzz_common.h"
 #include "probe.h"
