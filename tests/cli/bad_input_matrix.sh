@@ -169,7 +169,9 @@ run_case() {
   fi
   if [ "$c_exit" != 0 ]; then
     new=$(LC_ALL=C comm -13 "$cwork.before" "$cwork.after")
-    for a in $c_allow; do new=$(printf '%s\n' "$new" | grep -v -x -F "./$a" | grep -v "^\./$a/"); done
+    for a in $c_allow; do
+      new=$(printf '%s\n' "$new" | grep -v -x -F "./$a" | grep -v "^\./$a/")
+    done
     [ -z "$new" ] || why="$why; left behind: $(printf '%s' "$new" | tr '\n' ' ')"
   fi
   tmps=$(cd "$cwork" && find . -name '*.tmp*' -print | tr '\n' ' ')

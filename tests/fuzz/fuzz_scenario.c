@@ -35,7 +35,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
   }
   hs_error err = {HS_OK, ""};
-  hs_scenario *sc = hs_scenario_parse(text, "fuzz.json", HS_SOURCE_DIR "/scenarios", ovr, novr, &err);
+  hs_scenario *sc =
+      hs_scenario_parse(text, "fuzz.json", HS_SOURCE_DIR "/scenarios", ovr, novr, &err);
   if (!sc) {
     FUZZ_CHECK_MSG(err);
   } else {

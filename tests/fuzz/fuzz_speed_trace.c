@@ -4,8 +4,8 @@
  * Input: the CSV text. Contract checked: NULL comes with a message (one line: strict mode); an
  * accepted trace has >= 1 row, a finite speed > 0 at several times, and
  * hs_speed_trace_finish inverts hs_speed_trace_work (the work up to the
- * finish time equals the work asked, to 1e-9 relative) on a few spans. Seeds: tests/data/run/, tests/data/scenario/throttle.csv and
- * seeds/speed_trace/. */
+ * finish time equals the work asked, to 1e-9 relative) on a few spans.
+ * Seeds: tests/data/run/ and seeds/speed_trace/. */
 #include <math.h>
 
 #include "fuzz_common.h"
