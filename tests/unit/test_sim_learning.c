@@ -72,6 +72,16 @@ static hs_learner *own_learner(const hs_scenario *sc) {
   return l;
 }
 
+/* The scenario and its sim_learn (asserts both). */
+static hs_scenario *with_learner(unsigned ndev, const char *regime, const char *extra,
+                                 sim_learn **L) {
+  hs_error e = {0};
+  hs_scenario *sc = scenario(ndev, regime, extra, &e);
+  cr_assert_not_null(sc, "%s", e.msg);
+  cr_assert_eq(sim_learn_create(sc, ndev, L, &e), HS_OK, "%s", e.msg);
+  return sc;
+}
+
 TestSuite(sim_learning, .init = data_up, .fini = data_down);
 
 /* One DDP step through the simulator = one single-process step on the union
@@ -79,11 +89,8 @@ TestSuite(sim_learning, .init = data_up, .fini = data_down);
 static void ddp_case(const char *opt) {
   char extra[128];
   snprintf(extra, sizeof extra, ", \"optimizer\": \"%s\"", opt);
-  hs_error e = {0};
-  hs_scenario *sc = scenario(3, "{\"kind\": \"ddp\"}", extra, &e);
-  cr_assert_not_null(sc, "%s", e.msg);
   sim_learn *L;
-  cr_assert_eq(sim_learn_create(sc, 3, &L, &e), HS_OK, "%s", e.msg);
+  hs_scenario *sc = with_learner(3, "{\"kind\": \"ddp\"}", extra, &L);
   sim_learn_groups(L, 1);
   sim_learn_group_begin(L, 0);
   size_t ranks[3] = {0, 1, 2};
@@ -122,10 +129,8 @@ Test(sim_learning, ddp_step_is_union_batch_step_adam) { ddp_case("adam"); }
 /* PMA with one device: the round's FedAvg is plain local training, bitwise. */
 Test(sim_learning, fedavg_one_device_is_local_training) {
   hs_error e = {0};
-  hs_scenario *sc = scenario(1, "{\"kind\": \"pma\"}", "", &e);
-  cr_assert_not_null(sc, "%s", e.msg);
   sim_learn *L;
-  cr_assert_eq(sim_learn_create(sc, 1, &L, &e), HS_OK, "%s", e.msg);
+  hs_scenario *sc = with_learner(1, "{\"kind\": \"pma\"}", "", &L);
   uint64_t n = 37;
   cr_assert_eq(sim_learn_fedavg(L, 0, &n, 1, &e), HS_OK, "%s", e.msg);
   cr_assert_eq(sim_learn_fedavg(L, 1, &n, 1, &e), HS_OK, "%s", e.msg);
@@ -158,10 +163,8 @@ Test(sim_learning, fedavg_one_device_is_local_training) {
  * trained from version 0 and mixed into version 2. */
 Test(sim_learning, fedasync_stale_update_trains_from_old_version) {
   hs_error e = {0};
-  hs_scenario *sc = scenario(2, "{\"kind\": \"fedasync\"}", "", &e);
-  cr_assert_not_null(sc, "%s", e.msg);
   sim_learn *L;
-  cr_assert_eq(sim_learn_create(sc, 2, &L, &e), HS_OK, "%s", e.msg);
+  hs_scenario *sc = with_learner(2, "{\"kind\": \"fedasync\"}", "", &L);
   sim_learn_async_download(L, 0);
   for (int k = 0; k < 2; k++) {
     sim_learn_async_download(L, 1);
