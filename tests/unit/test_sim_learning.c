@@ -390,3 +390,64 @@ static void timeline_case(const char *regime) {
 
 Test(sim_learning, timeline_unchanged_pma) { timeline_case("{\"kind\": \"pma\"}"); }
 Test(sim_learning, timeline_unchanged_ddp) { timeline_case("{\"kind\": \"ddp\"}"); }
+
+/* Curve mode's rules through the hooks (learning_curve.c), on a profile whose
+ * loss_curve is (0, 2), (100, 1), (300, 0.5). */
+Test(sim_learning, curve_rules) {
+  char prof[600];
+  snprintf(prof, sizeof prof, "%s/curve.json", g_dir);
+  FILE *f = fopen(prof, "w");
+  cr_assert_not_null(f);
+  fputs("{\"format\": \"hetsim-profile/1\", \"name\": \"curve\", \"board\": \"test\","
+        " \"arch\": \"x86_64\", \"cpu\": \"none\", \"idle_w\": 1, \"comm_w\": 1,"
+        " \"provenance\": {\"kind\": \"estimated\", \"sources\": [\"test\"]},"
+        " \"tasks\": {\"mnist\": {\"tau_s\": 0.001, \"tau_cv\": 0, \"busy_w\": 2,"
+        " \"overhead_s\": 0, \"loss_curve\": [[0, 2], [100, 1], [300, 0.5]]}}}",
+        f);
+  cr_assert_eq(fclose(f), 0);
+  char text[2048];
+  snprintf(text, sizeof text,
+           "{\"task\": \"mnist\", \"model_bytes\": 1, \"rounds\": 3, \"samples_per_round\": 100,"
+           " \"devices\": [{\"name\": \"d\", \"profile\": \"profiles/det-fast.json\", \"count\": 2}],"
+           " \"network\": {\"links\": {\"lan\": {\"bandwidth_mbps\": 1}}},"
+           " \"learning\": {\"mode\": \"curve\", \"curve_profile\": \"%s\", \"target_loss\": 0.95}}",
+           prof);
+  hs_error e = {0};
+  hs_scenario *sc = hs_scenario_parse(text, "c.json", DATA, NULL, 0, &e);
+  cr_assert_not_null(sc, "%s", e.msg);
+  sim_learn *L;
+  cr_assert_eq(sim_learn_create(sc, 2, &L, &e), HS_OK, "%s", e.msg);
+  sim_learn_result res;
+  /* pma: a round is worth its union, 40 + 60 = 100 samples -> loss 1 */
+  uint64_t n[2] = {40, 60};
+  cr_assert_eq(sim_learn_fedavg(L, 0, n, 2, &e), HS_OK);
+  sim_learn_round_end(L, 0, false, 10.0, 5.0, NULL);
+  sim_learn_result_get(L, &res);
+  cr_expect_float_eq(res.final_test_loss, 1.0, 1e-12);
+  cr_expect(isnan(res.final_test_accuracy));
+  cr_expect(isnan(res.time_to_target_s), "0.95 is not reached at loss 1");
+  /* fedasync: device 0 downloads at S = 100; device 1's fresh update of 100
+   * mixed at 0.5: S = 150; device 0's update of 20, stale, mixed at 0.5:
+   * S = 0.5 * 150 + 0.5 * (100 + 20) = 135 -> loss 1 - 35/200 * 0.5 */
+  sim_learn_async_download(L, 0);
+  sim_learn_async_download(L, 1);
+  cr_assert_eq(sim_learn_async_arrival(L, 1, 100, 0.5, &e), HS_OK);
+  cr_assert_eq(sim_learn_async_arrival(L, 0, 20, 0.5, &e), HS_OK);
+  sim_learn_round_end(L, 1, false, 20.0, 9.0, NULL);
+  sim_learn_result_get(L, &res);
+  cr_expect_float_eq(res.final_test_loss, 1.0 - 35.0 / 200.0 * 0.5, 1e-12);
+  cr_expect_float_eq(res.time_to_target_s, 20.0, 0, "the target is met at this evaluation");
+  cr_expect_float_eq(res.energy_to_target_j, 9.0, 0);
+  cr_expect_float_eq(res.rounds_to_target, 2.0, 0);
+  /* ddp: each step adds its union batch: 135 + 3 + 5 = 143 */
+  sim_learn_groups(L, 1);
+  size_t ranks[2] = {0, 1};
+  uint64_t b[2] = {3, 5};
+  sim_learn_ddp_step(L, 0, ranks, b, 1, 2, 0);
+  sim_learn_round_end(L, 2, true, 30.0, 12.0, NULL);
+  sim_learn_result_get(L, &res);
+  cr_expect_float_eq(res.final_test_loss, 1.0 - 43.0 / 200.0 * 0.5, 1e-12);
+  cr_expect_float_eq(res.time_to_target_s, 20.0, 0, "the first time counts");
+  sim_learn_destroy(L);
+  hs_scenario_destroy(sc);
+}
