@@ -33,7 +33,7 @@ const char *const hs_stat_names[HS_STAT_COUNT] = {"mean", "median", "min", "max"
 #define U32(field) offsetof(hs_summary, field), HS_METRIC_U32
 #define U64(field) offsetof(hs_summary, field), HS_METRIC_U64
 #define ALL (HS_METRIC_JSON | HS_METRIC_SWEEP | HS_METRIC_COMPARE)
-#define LEARN (HS_METRIC_JSON | HS_METRIC_COMPARE | HS_METRIC_LEARNING)
+#define LEARN (HS_METRIC_JSON | HS_METRIC_SWEEP | HS_METRIC_COMPARE | HS_METRIC_LEARNING)
 
 /* name, unit, doc, source, where, stats over seeds, compare column */
 static const hs_metric table[] = {
@@ -61,15 +61,15 @@ static const hs_metric table[] = {
     /* Learning in the loop (issue 10): present only for runs that learn. */
     {"time_to_target_s", "s",
      "simulated time of the first evaluation that met the learning target; null: not reached",
-     F64(time_to_target_s), LEARN, 0, {"to_target_s", 11, 2, 1, NULL}},
+     F64(time_to_target_s), LEARN, HS_STAT_ALL, {"to_target_s", 11, 2, 1, NULL}},
     {"energy_to_target_j", "J", "energy of every device from t = 0 to that evaluation",
-     F64(energy_to_target_j), LEARN, 0, {"to_target_kj", 12, 3, 1e3, NULL}},
+     F64(energy_to_target_j), LEARN, HS_STAT_ALL, {"to_target_kj", 12, 3, 1e3, NULL}},
     {"rounds_to_target", "1", "rounds (fedasync: reporting windows) until the target was met",
-     F64(rounds_to_target), LEARN, 0, {"to_target_rounds", 16, 0, 1, NULL}},
+     F64(rounds_to_target), LEARN, HS_STAT_ALL, {"to_target_rounds", 16, 0, 1, NULL}},
     {"final_test_loss", "1", "held-out loss at the last evaluation (curve mode: the curve's)",
-     F64(final_test_loss), LEARN, 0, {"test_loss", 10, 4, 1, NULL}},
+     F64(final_test_loss), LEARN, HS_STAT_ALL, {"test_loss", 10, 4, 1, NULL}},
     {"final_test_accuracy", "1", "held-out accuracy at the last evaluation; null: regression or curve mode",
-     F64(final_test_accuracy), LEARN, 0, {"test_acc", 9, 4, 1, NULL}},
+     F64(final_test_accuracy), LEARN, HS_STAT_ALL, {"test_acc", 9, 4, 1, NULL}},
 };
 
 #define NTABLE (sizeof table / sizeof table[0])
@@ -112,10 +112,27 @@ double hs_metric_value(const hs_metric *m, const hs_summary *s) {
   }
 }
 
-size_t hs_metric_sweep_count(void) {
+/* Whether the sweep in this process learns (hs_metric_sweep_learning). */
+static bool sweep_learning;
+
+void hs_metric_sweep_learning(bool on) { sweep_learning = on; }
+
+/* A sweep column: a sweep metric, and a learning one only in a learning sweep. */
+static bool in_sweep(const hs_metric *m) {
+  return (m->in & HS_METRIC_SWEEP) && (!(m->in & HS_METRIC_LEARNING) || sweep_learning);
+}
+
+/* Every sweep metric, learning ones included: what a sweep row must hold. */
+static size_t sweep_all(void) {
   size_t n = 0;
   for (size_t i = 0; i < hs_metric_count(); i++) n += (hs_metric_at(i)->in & HS_METRIC_SWEEP) != 0;
-  HS_ASSERT(n <= HS_SWEEP_NMETRICS,
+  return n;
+}
+
+size_t hs_metric_sweep_count(void) {
+  size_t n = 0;
+  for (size_t i = 0; i < hs_metric_count(); i++) n += in_sweep(hs_metric_at(i));
+  HS_ASSERT(sweep_all() <= HS_SWEEP_NMETRICS,
             "the sweep metrics fit hs_sweep_result (raise HS_SWEEP_NMETRICS)");
   return n;
 }
@@ -123,7 +140,7 @@ size_t hs_metric_sweep_count(void) {
 const hs_metric *hs_metric_sweep_at(size_t k) {
   for (size_t i = 0; i < hs_metric_count(); i++) {
     const hs_metric *m = hs_metric_at(i);
-    if ((m->in & HS_METRIC_SWEEP) && k-- == 0) return m;
+    if (in_sweep(m) && k-- == 0) return m;
   }
   HS_ASSERT(0, "sweep metric index in range");
   return NULL;
@@ -133,7 +150,7 @@ size_t hs_metric_sweep_index(const char *name) {
   size_t k = 0;
   for (size_t i = 0; i < hs_metric_count(); i++) {
     const hs_metric *m = hs_metric_at(i);
-    if (!(m->in & HS_METRIC_SWEEP)) continue;
+    if (!in_sweep(m)) continue;
     if (!strcmp(m->name, name)) return k;
     k++;
   }
@@ -214,7 +231,7 @@ hs_status hs_metric_register_test(const hs_metric *m, hs_error *err) {
   if (hs_metric_find(m->name))
     return hs_error_set(err, HS_EINVAL, "metric %s: already in the table", m->name);
   if (ntest == NTEST || hs_metric_count() == HS_METRIC_MAX ||
-      ((m->in & HS_METRIC_SWEEP) && hs_metric_sweep_count() == HS_SWEEP_NMETRICS))
+      ((m->in & HS_METRIC_SWEEP) && sweep_all() == HS_SWEEP_NMETRICS))
     return hs_error_set(err, HS_EINVAL, "metric %s: the table is full", m->name);
   HS_ASSERT(m->offset + (m->type == HS_METRIC_U32 ? 4 : 8) <= sizeof(hs_summary),
             "the metric's value lies inside hs_summary");

@@ -476,6 +476,8 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
   sum.wait_fraction = end > 0 ? idle_s / ((double)r->ndev * end) : 0;
   sum.controller_overhead_fraction =
       r->measure_overhead && end > 0 ? r->controller_wall_s / end : NAN;
+  sum.time_to_target_s = sum.energy_to_target_j = sum.rounds_to_target = NAN;
+  sum.final_test_loss = sum.final_test_accuracy = NAN; /* no learning: none */
   if (r->learn) {
     sim_learn_result lr;
     sim_learn_result_get(r->learn, &lr);

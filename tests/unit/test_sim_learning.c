@@ -20,6 +20,7 @@
 
 #include "hs_alloc.h"
 #include "hs_learn.h"
+#include "hs_metrics.h"
 #include "hs_policy.h"
 #include "hs_run.h"
 #include "hs_scenario.h"
@@ -450,4 +451,29 @@ Test(sim_learning, curve_rules) {
   cr_expect_float_eq(res.time_to_target_s, 20.0, 0, "the first time counts");
   sim_learn_destroy(L);
   hs_scenario_destroy(sc);
+}
+
+/* Learning metrics: in summary.json only for runs that learn, sweep columns
+ * only in a sweep that learns (appended after the others: the columns of a
+ * sweep without learning keep their order and bytes). */
+Test(sim_learning, learning_metrics_are_conditional) {
+  static const char *const names[] = {"time_to_target_s", "energy_to_target_j",
+                                      "rounds_to_target", "final_test_loss",
+                                      "final_test_accuracy"};
+  hs_metric_sweep_learning(false);
+  size_t base = hs_metric_sweep_count();
+  for (size_t k = 0; k < base; k++)
+    cr_expect_eq(hs_metric_sweep_at(k)->in & HS_METRIC_LEARNING, 0u);
+  hs_metric_sweep_learning(true);
+  cr_expect_eq(hs_metric_sweep_count(), base + 5);
+  for (size_t k = 0; k < 5; k++)
+    cr_expect_str_eq(hs_metric_sweep_at(base + k)->name, names[k]);
+  hs_metric_sweep_learning(false);
+  hs_summary s = {0};
+  hs_report_field f[HS_METRIC_MAX];
+  size_t off = hs_metric_json_fields(&s, f, HS_METRIC_MAX);
+  s.learning = true;
+  size_t on = hs_metric_json_fields(&s, f, HS_METRIC_MAX);
+  cr_expect_eq(on, off + 5);
+  cr_expect_str_eq(f[on - 5].key, "time_to_target_s");
 }
