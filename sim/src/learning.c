@@ -97,10 +97,10 @@ hs_status sim_learn_create(const hs_scenario *sc, size_t ndev, sim_learn **out, 
   }
   hs_learn_cfg cfg;
   hs_learn_part_cfg pc;
-  hs_status st = hs_learning_learner_cfg(sc, &cfg, err);
+  hs_status st = sim_learning_learner_cfg(sc, &cfg, err);
   if (st == HS_OK) st = hs_learn_create(&cfg, &L->l, err);
   if (st == HS_OK) {
-    hs_learning_partition_cfg(sc, &pc);
+    sim_learning_partition_cfg(sc, &pc);
     st = hs_learn_partition(L->l, &pc, err);
   }
   if (st != HS_OK) {

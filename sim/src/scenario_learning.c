@@ -65,13 +65,13 @@ void scn_free_learning(hs_scenario *sc) {
   sc->learning = NULL;
 }
 
-unsigned hs_learning_threads(const hs_learning_spec *l) {
+unsigned sim_learning_threads(const hs_learning_spec *l) {
   if (l && l->threads) return l->threads;
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   return n >= 1 ? (unsigned)(n > 256 ? 256 : n) : 1;
 }
 
-hs_status hs_learning_learner_cfg(const hs_scenario *sc, hs_learn_cfg *cfg, hs_error *err) {
+hs_status sim_learning_learner_cfg(const hs_scenario *sc, hs_learn_cfg *cfg, hs_error *err) {
   const hs_learning_spec *l = sc->learning;
   memset(cfg, 0, sizeof *cfg);
   cfg->task = sc->task;
@@ -84,11 +84,11 @@ hs_status hs_learning_learner_cfg(const hs_scenario *sc, hs_learn_cfg *cfg, hs_e
     return hs_error_set(err, HS_EINVAL, "learning.optimizer: unknown \"%s\"", l->optimizer);
   cfg->opt.kind = (hs_learn_opt_kind)k;
   cfg->opt.lr = l->lr;
-  cfg->threads = hs_learning_threads(l);
+  cfg->threads = sim_learning_threads(l);
   return HS_OK;
 }
 
-hs_status hs_learning_partition_cfg(const hs_scenario *sc, hs_learn_part_cfg *pc) {
+hs_status sim_learning_partition_cfg(const hs_scenario *sc, hs_learn_part_cfg *pc) {
   const hs_learning_spec *l = sc->learning;
   memset(pc, 0, sizeof *pc);
   pc->participants = (unsigned)sc->total_devices;
@@ -116,7 +116,7 @@ static hs_status check_real(ctx *c, hs_scenario *sc) {
   hs_learn_cfg cfg;
   hs_error e = {0};
   hs_learner *l = NULL;
-  hs_status st = hs_learning_learner_cfg(sc, &cfg, &e);
+  hs_status st = sim_learning_learner_cfg(sc, &cfg, &e);
   cfg.threads = 1;
   if (st == HS_OK) st = hs_learn_create(&cfg, &l, &e);
   if (st == HS_OK) {
@@ -136,7 +136,7 @@ static hs_status check_real(ctx *c, hs_scenario *sc) {
       return st;
     }
     hs_learn_part_cfg pc;
-    hs_learning_partition_cfg(sc, &pc);
+    sim_learning_partition_cfg(sc, &pc);
     st = hs_learn_partition(l, &pc, &e);
   }
   hs_learn_destroy(l);

@@ -64,11 +64,11 @@ static hs_scenario *scenario(unsigned ndev, const char *regime, const char *extr
 static hs_learner *own_learner(const hs_scenario *sc) {
   hs_learn_cfg cfg;
   hs_error e = {0};
-  cr_assert_eq(hs_learning_learner_cfg(sc, &cfg, &e), HS_OK, "%s", e.msg);
+  cr_assert_eq(sim_learning_learner_cfg(sc, &cfg, &e), HS_OK, "%s", e.msg);
   hs_learner *l = NULL;
   cr_assert_eq(hs_learn_create(&cfg, &l, &e), HS_OK, "%s", e.msg);
   hs_learn_part_cfg pc;
-  hs_learning_partition_cfg(sc, &pc);
+  sim_learning_partition_cfg(sc, &pc);
   cr_assert_eq(hs_learn_partition(l, &pc, &e), HS_OK, "%s", e.msg);
   return l;
 }
