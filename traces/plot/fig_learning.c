@@ -110,7 +110,11 @@ static int draw(plot_ctx *c, void *state, const plot_figure *fig) {
   if (!plot_close_data(c, d, NULL, false)) return 1;
   plot_vars v;
   char tt[700];
-  snprintf(tt, sizeof tt, "learning: %s", c->run_title);
+  /* Several policies: the title names the scenario and regime, the legend
+   * the policies. */
+  const char *cut = st->n > 1 ? strstr(c->run_title, ", policy ") : NULL;
+  int keep = cut ? (int)(cut - c->run_title) : (int)strlen(c->run_title);
+  snprintf(tt, sizeof tt, "learning: %.*s", keep, c->run_title);
   plot_vars_open(c, &v, tt);
   fputs("\nnames = '", v.f);
   for (size_t k = 0; k < st->n; k++) {
