@@ -135,6 +135,14 @@ static hs_status check_real(ctx *c, hs_scenario *sc) {
       sim_jpath_pop(&c->path, m);
       return st;
     }
+    if (hs_learn_classes(l) == 0 && !isnan(sc->learning->target_accuracy)) {
+      hs_learn_destroy(l);
+      size_t m = sim_jpath_key(&c->path, "target_accuracy");
+      st = scn_fail(c, HS_EINVAL, "task \"%s\" is a regression (no accuracy): use target_loss",
+                    sc->task);
+      sim_jpath_pop(&c->path, m);
+      return st;
+    }
     hs_learn_part_cfg pc;
     sim_learning_partition_cfg(sc, &pc);
     st = hs_learn_partition(l, &pc, &e);
