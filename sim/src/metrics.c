@@ -21,12 +21,16 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include <gsl/gsl_cdf.h>
 
 #include "hs_assert.h"
 #include "hs_sweep.h"
 
-const char *const hs_stat_names[HS_STAT_COUNT] = {"mean", "median", "min", "max"};
+const char *const hs_stat_names[HS_STAT_COUNT] = {"mean",   "median",  "min",    "max",
+                                                  "sd",     "ci95_lo", "ci95_hi"};
 
 #define F64(field) offsetof(hs_summary, field), HS_METRIC_F64
 #define U32(field) offsetof(hs_summary, field), HS_METRIC_U32
@@ -134,6 +138,37 @@ size_t hs_metric_json_fields(const hs_summary *s, hs_report_field *f, size_t cap
     if (m->in & HS_METRIC_JSON) f[n++] = (hs_report_field){m->name, hs_metric_value(m, s)};
   }
   return n;
+}
+
+/* --- statistics over seeds ------------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+void hs_metric_stats(const double *v, size_t n, double *tmp, double out[HS_STAT_COUNT]) {
+  HS_ASSERT(n >= 1, "statistics of at least one value");
+  double sum = 0;
+  for (size_t i = 0; i < n; i++) sum += v[i];
+  double mean = sum / (double)n;
+  memcpy(tmp, v, n * sizeof *tmp);
+  qsort(tmp, n, sizeof *tmp, cmp_double);
+  out[0] = mean;
+  out[1] = n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2;
+  out[2] = tmp[0];
+  out[3] = tmp[n - 1];
+  if (n < 2) { /* one seed: no spread to estimate (written as nan) */
+    out[4] = out[5] = out[6] = NAN;
+    return;
+  }
+  double ss = 0;
+  for (size_t i = 0; i < n; i++) ss += (v[i] - mean) * (v[i] - mean);
+  double sd = sqrt(ss / (double)(n - 1));
+  double half = gsl_cdf_tdist_Pinv(0.975, (double)(n - 1)) * sd / sqrt((double)n);
+  out[4] = sd;
+  out[5] = mean - half;
+  out[6] = mean + half;
 }
 
 /* --- the compare table ------------------------------------------------------ */
