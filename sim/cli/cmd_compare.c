@@ -71,7 +71,7 @@ int hs_cmd_compare(int argc, char **argv) {
       dir = hs_malloc(len);
       snprintf(dir, len, "%s/%s", o.out_dir, names[k]);
     }
-    hs_run_opts ro = {dir, false, false};
+    hs_run_opts ro = {.out_dir = dir, .sets = o.sets, .nsets = o.nsets};
     hs_error err = {0};
     if (hs_run(sc[k], &ro, &s[k], &err) != HS_OK) rc = cli_bad_input("compare", err.msg);
     hs_free(dir);
