@@ -108,6 +108,13 @@ size_t hs_metric_json_fields(const hs_summary *s, hs_report_field *f, size_t cap
 /* `hetsim compare`'s table: a header line, then one line per run; the first
  * run is the reference of the "vs_1st" columns. */
 void hs_metric_compare_table(FILE *out, const char *const *names, const hs_summary *s, size_t n);
+/* The same for tools (compare --format csv|json): every HS_METRIC_COMPARE
+ * metric under its own name in its own unit (%.10g), and each vs_1st column
+ * as <name>_vs_first_pct (0 for the first run). CSV: a header "policy,...",
+ * one line per run. JSON: an array of objects {"policy": ..., ...} (no
+ * newline after the closing bracket: the caller wraps it). */
+void hs_metric_compare_csv(FILE *out, const char *const *names, const hs_summary *s, size_t n);
+void hs_metric_compare_json(FILE *out, const char *const *names, const hs_summary *s, size_t n);
 
 /* TEST ONLY: append a metric to the table for the rest of the process, before
  * any run or sweep starts (the table is read without locks). The metric and

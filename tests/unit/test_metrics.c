@@ -284,3 +284,34 @@ Test(metrics, every_sweep_metric_has_spread_columns) {
     cr_expect_eq(m->stats, HS_STAT_ALL, "%s", m->name);
   }
 }
+
+/* compare --format csv and json: own units, %.10g, the vs_1st percentages. */
+Test(metrics, compare_csv_and_json_for_tools) {
+  const char *names[] = {"equal", "a,b"};
+  hs_summary s[2] = {sample(1), sample(0.5)};
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  cr_assert(f);
+  hs_metric_compare_csv(f, names, s, 2);
+  fclose(f);
+  cr_expect_str_eq(buf,
+                   "policy,makespan_s,makespan_s_vs_first_pct,energy_j,energy_compute_j,"
+                   "energy_comm_j,energy_idle_j,energy_j_vs_first_pct,compute_cv,wait_fraction\n"
+                   "equal,100,0,1500,1000,200,300,0,0.25,0.125\n"
+                   "\"a,b\",50,-50,750,500,100,150,-50,0.25,0.125\n");
+  free(buf);
+  buf = NULL;
+  f = open_memstream(&buf, &len);
+  cr_assert(f);
+  s[1].compute_cv = NAN;
+  hs_metric_compare_json(f, names, s, 2);
+  fclose(f);
+  cr_expect(strstr(buf, "{\"policy\": \"equal\", \"makespan_s\": 100, \"makespan_s_vs_first_pct\": 0, "
+                        "\"energy_j\": 1500,"),
+            "%s", buf);
+  cr_expect(strstr(buf, "\"energy_j_vs_first_pct\": -50, \"compute_cv\": null,"), "%s", buf);
+  cr_expect_eq(buf[0], '[');
+  cr_expect_eq(buf[len - 1], ']');
+  free(buf);
+}
