@@ -132,7 +132,9 @@ int hs_cmd_run(int argc, char **argv) {
     out_dir = def_dir;
   }
   cli_progress prog;
-  cli_progress_init(&prog, "run", "rounds", sc->rounds, 0, o.progress_s, false);
+  /* --quiet silences the default, not an explicit --progress. */
+  cli_progress_init(&prog, "run", "rounds", sc->rounds, 0,
+                    o.quiet && o.progress_s < 0 ? 0 : o.progress_s, false);
   hs_run_opts ro = {.out_dir = out_dir,
                     .trace = o.trace,
                     .measure_overhead = o.measure_overhead,
