@@ -160,7 +160,7 @@ int hs_cmd_plot(int argc, char **argv) {
   if (run && (a.x || a.y || a.z || a.color))
     return bad("%s: a run folder: --x, --y, --z and --color are for sweeps", a.source);
   if (!run && (a.rounds || a.devices))
-    return bad("%s: a sweep: --rounds and --devices are for run folders", a.source);
+    return bad("%s: a sweep: %s is for run folders", a.source, a.rounds ? "--rounds" : "--devices");
 
   a.kind = run ? HS_PLOT_RUN : HS_PLOT_SWEEP;
   a.gnuplot = env_or("HETSIM_GNUPLOT", "gnuplot");
