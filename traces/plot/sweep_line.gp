@@ -13,18 +13,20 @@ set grid lc rgb '#dddddd'
 set key outside top center horizontal
 set offsets graph 0.04, graph 0.04, graph 0.08, graph 0.08
 if (categorical) { eval xtics_cmd; set xrange [-0.5:nx - 0.5] }
-# One value: give the x axis a width, as gnuplot would after a warning.
+# Constant columns (one value, equal means): give that axis a width, as
+# gnuplot would after a warning. Every stats runs before any range is set
+# (stats honours the current ranges).
 stats datafile using 1 nooutput name 'X'
+stats datafile using 2 nooutput name 'M'
+stats datafile using ($5/1000) nooutput name 'E'
 if (!categorical && X_min == X_max) {
   xpad = X_min != 0 ? abs(X_min) * 0.1 : 1
   set xrange [X_min - xpad:X_max + xpad]
 }
-stats datafile using 2 nooutput name 'M'
 if (M_min == M_max) {
   mpad = M_min != 0 ? abs(M_min) * 0.01 : 1
   set yrange [M_min - mpad:M_max + mpad]
 }
-stats datafile using ($5/1000) nooutput name 'E'
 if (E_min == E_max) {
   epad = E_min != 0 ? abs(E_min) * 0.01 : 1
   set y2range [E_min - epad:E_max + epad]
