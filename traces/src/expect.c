@@ -39,7 +39,13 @@ int hs_expect_cell_eq(const char *a, const char *b, double rtol) {
   return isfinite(scale) && fabs(x - y) <= rtol * scale;
 }
 
-static void put(char *dst, size_t cap, const char *s) { snprintf(dst, cap, "%s", s); }
+/* Copy s into dst[cap], cut short when longer (messages quote at most cap - 1). */
+static void put(char *dst, size_t cap, const char *s) {
+  size_t n = strlen(s);
+  if (n >= cap) n = cap - 1;
+  memcpy(dst, s, n);
+  dst[n] = '\0';
+}
 
 /* --- CSV --------------------------------------------------------------------- */
 
