@@ -3,7 +3,8 @@
 # is "NAME SCENARIO POLICY [--set key=value ...]"; the run's summary.json,
 # rounds.csv and devices.csv must equal tests/golden/NAME/ byte for byte, except
 # summary.json's "hetsim_version" line (it names the build: every commit has
-# its own, and a golden must outlive commits that change nothing else).
+# its own, and a golden must outlive commits that change nothing else). Each
+# case is also checked with `hetsim run --expect`, which must agree.
 #
 # usage: check.sh HETSIM_BIN SOURCE_DIR WORK_DIR [--regen]
 #   --regen rewrites the references (only on purpose: review the diff, commit
@@ -45,6 +46,13 @@ while read -r name scenario policy rest; do
       nfail=$((nfail + 1))
     fi
   done
+  # `hetsim run --expect` must agree with the byte comparison above.
+  # shellcheck disable=SC2086
+  if ! msg=$(cd "$src" && "$bin" run "$scenario" --policy "$policy" --quiet $rest \
+      --expect "$gold/$name" 2>&1); then
+    echo "FAIL $name: hetsim run --expect tests/golden/$name: $msg"
+    nfail=$((nfail + 1))
+  fi
 done <"$gold/cases"
 echo "golden: $((nrun - nfail)) passed, $nfail failed"
 [ "$nfail" -eq 0 ]
