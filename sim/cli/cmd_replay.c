@@ -119,6 +119,30 @@ static bool parse_count(const char *s, uint64_t *v) {
   return true;
 }
 
+/* The line of the telemetry row (round, device) in path, or 0 when it cannot
+ * be found again (the file changed since it was loaded). Only on a
+ * difference: one more pass over a file that was just read. */
+static size_t telemetry_line(const char *path, uint64_t round, const char *device) {
+  hs_error err = {0};
+  size_t len = 0, line = 0;
+  char *text = hs_read_file(path, &len, &err);
+  hs_csv *r = text ? hs_csv_create(text, len, path, HS_CSV_SKIP_BLANK, &err) : NULL;
+  static const char *const names[] = {"round", "device"};
+  size_t col[2];
+  if (r && hs_csv_next(r, &err) > 0 && hs_csv_header(r, names, 2, col, &err) == HS_OK) {
+    while (!line && hs_csv_next(r, &err) > 0) {
+      uint64_t k;
+      if (hs_csv_nfields(r) > col[0] && hs_csv_nfields(r) > col[1] &&
+          parse_count(hs_csv_field(r, col[0]), &k) && k == round &&
+          !strcmp(hs_csv_field(r, col[1]), device))
+        line = hs_csv_line(r);
+    }
+  }
+  hs_csv_destroy(r);
+  hs_free(text);
+  return line;
+}
+
 /* Check the decisions alloc[r * ndevices + d] against GOLDEN. Returns 0
  * (match), 3 (difference) or 2 (malformed golden), after its one line. */
 static int expect_golden(const char *golden, const char *in, const hs_telemetry_csv *t,
@@ -181,13 +205,16 @@ static int expect_golden(const char *golden, const char *in, const hs_telemetry_
         snprintf(want, sizeof want, "%llu", (unsigned long long)samples);
         snprintf(got, sizeof got, "%llu", (unsigned long long)alloc[tk]);
       }
+      char where[64] = "";
+      size_t tl = telemetry_line(in, t->rounds[r], t->devices[d]);
+      if (tl) snprintf(where, sizeof where, ", line %zu", tl);
       fprintf(stderr,
               "hetsim replay: %s: line %zu: round %llu, device \"%.100s\": %s: expected %s, got %s "
               "(decided after the telemetry row round %llu, device \"%.100s\": time_s=%.10g, "
-              "energy_j=%.10g, samples=%lld of %s)\n",
+              "energy_j=%.10g, samples=%lld; %s%s)\n",
               golden, line, (unsigned long long)t->rounds[r], t->devices[d], what, want, got,
               (unsigned long long)t->rounds[r], t->devices[d], t->time_s[tk], t->energy_j[tk],
-              (long long)t->samples[tk], in);
+              (long long)t->samples[tk], in, where);
       rc = 3;
       goto done;
     }
