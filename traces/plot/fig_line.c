@@ -7,7 +7,8 @@
  * values (keys with one value, such as policy.kind under --policies
  * adaptive, do not count). Skipped, with a note, when several keys vary (the
  * heat map and the Pareto figure cover those).
- * O(points). Rejected: one line per value of a second key (a figure with
+ * O(points), plus an insertion sort of numeric values (a sweep's one key has
+ * few). Rejected: one line per value of a second key (a figure with
  * two axes and several lines per axis is unreadable; the heat map shows it). */
 #include <stdlib.h>
 #include <string.h>
@@ -54,7 +55,20 @@ static int draw(plot_ctx *c, void *state, const plot_figure *fig) {
   }
   FILE *d = plot_tmp_file(c, "data.dat");
   plot_cats xs = {0};
-  for (size_t r = 0; d && r < t->nrow; r++) {
+  /* Numbers in increasing order (a grid may list them in any order, and a
+   * line through them in that order would zigzag); names as the sweep ran. */
+  size_t *order = hs_malloc((t->nrow ? t->nrow : 1) * sizeof *order);
+  for (size_t r = 0; r < t->nrow; r++) {
+    size_t i = r;
+    double x = st->categorical ? 0 : strtod(t->row[r][1 + st->key], NULL);
+    while (!st->categorical && i > 0 && strtod(t->row[order[i - 1]][1 + st->key], NULL) > x) {
+      order[i] = order[i - 1];
+      i--;
+    }
+    order[i] = r;
+  }
+  for (size_t k = 0; d && k < t->nrow; k++) {
+    size_t r = order[k];
     const char *x = t->row[r][1 + st->key];
     size_t xi = plot_cat_index(&xs, x);
     double mk = strtod(t->row[r][s->ci_mk], NULL), e = strtod(t->row[r][s->ci_e], NULL);
@@ -78,6 +92,7 @@ static int draw(plot_ctx *c, void *state, const plot_figure *fig) {
     rc = plot_render(c, &v, fig);
   }
   plot_cats_free(&xs);
+  hs_free(order);
   return rc;
 }
 
