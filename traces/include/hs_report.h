@@ -1,8 +1,13 @@
 /* hs_report.h: the run outputs in one folder (DESIGN.md "Run outputs").
  *
- *   summary.json  one object: scenario, policy, regime, seed and the figures
+ *   summary.json  one object: scenario, policy, regime, seed and the figures,
+ *                 then the members added with hs_report_add_json (hetsim run:
+ *                 hetsim_version, run_identity, sets, policy_config, inputs,
+ *                 scenario_resolved; see sim/src/run_describe.c)
  *   rounds.csv    round,start_s,end_s,duration_s,energy_j,compute_cv,max_wait_s,reallocated
- *   devices.csv   round,device,samples,compute_s,comm_s,wait_s,energy_j
+ *   devices.csv   round,device,samples,compute_s,comm_s,wait_s,energy_j,profile
+ *                 (profile last, so readers by position of the older columns
+ *                 keep working)
  *   trace.json    (on request) Chrome trace event format, one track per device
  *   learning.csv  (when the run learns) round,time_s,energy_j,samples,train_loss,
  *                 test_loss,test_accuracy: one row per evaluation
@@ -39,6 +44,7 @@ typedef struct hs_device_row {
   const char *device;
   uint64_t samples;
   double compute_s, comm_s, wait_s, energy_j;
+  const char *profile; /* the device's profile name (hs_profile_name) */
 } hs_device_row;
 
 /* One evaluation of a run that learns (issue 10): time and energy since t = 0,
@@ -72,6 +78,9 @@ bool hs_report_tracing(const hs_report *r);
  * the folder is removed on commit. */
 hs_status hs_report_learning_open(hs_report *r, hs_error *err);
 void hs_report_learning(hs_report *r, const hs_learning_row *row); /* no-op unless opened */
+/* Append a member to summary.json, after the fields: key and its value as
+ * JSON text (one line; both copied). Members are written in the order added. */
+void hs_report_add_json(hs_report *r, const char *key, const char *json);
 /* Write summary.json from (strings, fields) and rename every file into place.
  * Frees r whatever the outcome. */
 hs_status hs_report_commit(hs_report *r, const char *const *str_keys, const char *const *str_vals,
