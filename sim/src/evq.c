@@ -43,7 +43,8 @@
 
 #define SIM_EVQ_NIL UINT32_MAX
 #define CHUNK_N 16    /* entries per chunk */
-#define PER_BUCKET 256 /* far entries per bucket at a rebuild */
+#define PER_BUCKET 16 /* far entries per bucket at a rebuild */
+#define RESPREAD_MIN 4096 /* heaps this small are cheap: never respread them */
 
 struct sim_evq_chunk {
   uint32_t next;
@@ -187,6 +188,7 @@ static inline double bucket_of(const sim_evq *q, const sim_evq_entry *e) {
  * go to the heap, base becomes infinite, and every later push then lands in
  * the heap too (d is -inf or NaN, see sim_evq_push) until the queue empties. */
 static void rebuild(sim_evq *q) {
+  q->hpush = 0;
   double tmin = INFINITY, tmax = 0;
   for (size_t i = 0; i < q->fn; i++) {
     double t = sim_evq_time(&q->far[i]);
@@ -233,6 +235,27 @@ static void rebuild(sim_evq *q) {
   q->fn = stay;
 }
 
+/* Everything back into far and a new calendar over it: when the calendar was
+ * sized on a few events and most new ones fall before its first bucket, the
+ * heap would otherwise grow to hold them all. O(size), and allowed only after
+ * size/2 pushes into the heap since the last calendar: O(1) amortized, also
+ * when the heap is big for a reason a calendar cannot fix (one instant). */
+static void respread(sim_evq *q) {
+  size_t need = q->fn + q->hn;
+  for (size_t i = q->cur; i < q->nbk; i++) need += q->bk[i].n;
+  if (need > q->fcap) {
+    while (q->fcap < need) q->fcap *= 2;
+    q->far = hs_reallocarray(q->far, q->fcap, sizeof *q->far);
+  }
+  memcpy(q->far + q->fn, q->heap, q->hn * sizeof *q->heap);
+  q->fn += q->hn;
+  q->hn = 0;
+  for (size_t i = q->cur; i < q->nbk; i++)
+    if (q->bk[i].n) q->fn += bucket_drain(q, &q->bk[i], q->far + q->fn);
+  q->cur = q->nbk;
+  rebuild(q);
+}
+
 /* Make the heap non-empty if any entry is pending; false when none is. */
 static bool refill(sim_evq *q) {
   while (q->hn == 0) {
@@ -273,6 +296,7 @@ void sim_evq_push(sim_evq *q, uint64_t tb, uint64_t ps, uint32_t slot) {
   if (!(d >= (double)q->cur)) { /* NaN (t = base = inf) included */
     heap_reserve(q, q->hn + 1);
     sift_up(q->heap, q->hn++, (sim_evq_entry){tb, ps, slot});
+    if (q->hn > RESPREAD_MIN && ++q->hpush > q->size / 2) respread(q);
   } else if (d < (double)q->nbk) {
     sim_evq_bucket *b = &q->bk[(size_t)d];
     if (b->tail == SIM_EVQ_NIL || b->tail_n == CHUNK_N) bucket_grow(q, b);

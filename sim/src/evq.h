@@ -64,6 +64,7 @@ typedef struct sim_evq {
   size_t hn, hcap;
   sim_evq_bucket *bk; /* buckets [cur, nbk) may hold entries */
   size_t nbk, bkcap, cur;
+  size_t hpush;       /* pushes into the heap since the calendar was made */
   double base, inv_w; /* bucket of time t: floor((t - base) * inv_w) */
   sim_evq_chunk *chunk;
   size_t nchunk, chunkcap;

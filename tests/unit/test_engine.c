@@ -320,7 +320,8 @@ static double draw_delay(model *m, double now) {
   }
   case 2: return pow(10.0, -300 + 600 * hs_rng_uniform(&m->rng)); /* 600 decades */
   case 3: return hs_rng_below(&m->rng, 50) ? 0.0 : hs_rng_exponential(&m->rng, 1e-3); /* bursts */
-  default: return hs_rng_below(&m->rng, 100) ? hs_rng_exponential(&m->rng, 5.0) : INFINITY;
+  case 4: return hs_rng_below(&m->rng, 100) ? hs_rng_exponential(&m->rng, 5.0) : INFINITY;
+  default: return m->n == 0 ? 1e3 : hs_rng_exponential(&m->rng, 1.0);
   }
 }
 
@@ -375,7 +376,12 @@ static void run_model(int mode, size_t initial, uint64_t budget) {
   m.budget = budget;
   hs_rng_init(&m.rng, 11, (uint64_t)mode, HS_RNG_BENCH);
   hs_engine *e = hs_engine_create(0);
-  for (size_t i = 0; i < initial; i++) model_schedule(e, &m, draw_delay(&m, 0.0));
+  for (size_t i = 0; i < initial; i++) {
+    model_schedule(e, &m, draw_delay(&m, 0.0));
+    /* Mode 5: the calendar is first sized on one event; the next thousands
+     * fall before it (as a round's events do before its deadline timer). */
+    if (mode == 5 && i == 0) cr_assert_eq(hs_engine_peek_time(e), m.ev[0].t);
+  }
   hs_engine_run(e);
   cr_assert_eq(m.bad, 0, "mode %d: %d order or handle errors", mode, m.bad);
   cr_assert_eq(hs_engine_pending(e), 0);
@@ -400,6 +406,7 @@ Test(engine, calendar_integer_times_ties) { run_model(1, 5000, 200000); }
 Test(engine, calendar_span_of_600_decades) { run_model(2, 5000, 200000); }
 Test(engine, calendar_bursts_at_one_instant) { run_model(3, 5000, 200000); }
 Test(engine, calendar_infinite_times) { run_model(4, 5000, 200000); }
+Test(engine, calendar_resized_when_sized_on_few_events) { run_model(5, 50000, 200000); }
 
 Test(engine, events_at_infinity_fire_last_in_priority_then_insertion_order) {
   hs_engine *e = hs_engine_create(0);
