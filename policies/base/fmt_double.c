@@ -33,7 +33,6 @@
 #include <stdint.h>
 #include <string.h>
 
-__extension__ typedef unsigned __int128 fmt_u128;
 
 #define Q_MIN (-1074)               /* exponent of the smallest subnormal */
 #define C_MIN ((uint64_t)1 << 52)   /* implicit bit of a normal significand */
@@ -361,8 +360,19 @@ static inline int flog10_three_quarters_pow2(int q) {
 }
 static inline int flog2pow10(int e) { return (int)(((int64_t)e * 913124641741LL) >> 38); }
 
+/* High 64 bits of a * b: one instruction where the compiler has 128-bit
+ * integers (every 64-bit target), four 32-bit products elsewhere (a 32-bit
+ * board building the probe). */
 static inline uint64_t mulhi(uint64_t a, uint64_t b) {
-  return (uint64_t)(((fmt_u128)a * b) >> 64);
+#if defined(__SIZEOF_INT128__)
+  __extension__ typedef unsigned __int128 u128;
+  return (uint64_t)(((u128)a * b) >> 64);
+#else
+  uint64_t al = a & 0xffffffffu, ah = a >> 32, bl = b & 0xffffffffu, bh = b >> 32;
+  uint64_t ll = al * bl, lh = al * bh, hl = ah * bl, hh = ah * bh;
+  uint64_t mid = (ll >> 32) + (lh & 0xffffffffu) + (hl & 0xffffffffu);
+  return hh + (lh >> 32) + (hl >> 32) + (mid >> 32);
+#endif
 }
 
 /* floor(g * cp / 2^127), with the lowest bit set when the division is not
