@@ -158,7 +158,7 @@ Test(fmt, integers_to_2p53) {
   }
 }
 
-Test(fmt, random_bit_patterns_round_trip_and_shortest, .timeout = 3600) {
+Test(fmt, random_bit_patterns_round_trip_and_shortest) {
   const char *env = getenv("HS_FMT_RANDOM");
   long count = env ? atol(env) : 1000000;
   cr_assert_gt(count, 0, "HS_FMT_RANDOM must be a positive count");
@@ -180,7 +180,7 @@ Test(fmt, random_bit_patterns_round_trip_and_shortest, .timeout = 3600) {
   if (env) cr_log_info("%ld finite random doubles round-trip and are shortest", finite);
 }
 
-Test(fmt, random_ordinary_magnitudes, .timeout = 120) {
+Test(fmt, random_ordinary_magnitudes) {
   /* Values like the ones runs write: seconds, joules, ratios. */
   uint64_t x = 12345;
   for (int i = 0; i < 200000; i++) {
