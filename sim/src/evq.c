@@ -12,18 +12,31 @@
  * seq), and the order is exactly the heap's order (byte-identical runs).
  * When the heap is empty, the next non-empty bucket is poured into it (Floyd
  * heapify, O(m)) and cur moves past it; when the buckets are used up, far is
- * spread over a new calendar: base = its least time, nbk = |far| / 16 buckets
+ * spread over a new calendar: base = its least time, nbk = |far| / 64 buckets
  * (at least 1), inv_w chosen so its greatest time falls in the last bucket.
  * Every entry is thus moved at most far -> bucket -> heap (O(1) amortized)
  * and the heap holds about one bucket (tens to a few thousand entries: L1/L2)
- * instead of every pending event. Degenerate inputs (all events at one
- * instant, or a huge span with a cluster) put many entries in one bucket: the
- * heap then costs O(log n), as the plain heap did, never worse.
+ * instead of every pending event. If the calendar was sized on a few events
+ * and most new ones land in the heap (a PMA round: all its events fall before
+ * the deadline timer the calendar was built on), everything is respread over
+ * a new calendar, at most once per size/2 heap pushes (O(1) amortized).
+ * Degenerate inputs (all events at one instant) put many entries in one
+ * bucket: the heap then costs O(log n), as the plain heap did, never worse.
+ * When a bucket is poured, the engine's records of its events are prefetched
+ * together (pf_base): at 10^6 pending each is a cache miss, now overlapped.
  *
- * Measured (hs-bench-engine hold model, Release, 2-core shared EPYC, events/s,
- * median of 3): 10^3 / 10^5 / 10^6 pending
- *   plain 4-ary heap of 24-byte entries (before)    18.8M / 7.4M / 3.1M
- *   this calendar (16 entries per bucket)            see notes/scale.md
+ * Measured (hs-bench-engine hold model, Release, 2-core EPYC shared by seven
+ * builds at load 5-10, so events per CPU second, best of 3; M = 10^6):
+ *                                                 10^3 / 10^5 / 10^6 pending
+ *   plain 4-ary heap of 24-byte entries (before)  18.4M /  5.1M /  1.8M (3.1M
+ *                                                 wall on an idle machine)
+ *   calendar, 16 per bucket, no prefetch           -    /   -   /  5.9M (wall)
+ *   + records prefetched when a bucket is poured  20.5M / 18.2M /  7.8M
+ *   + key passed as scalars (no stack copy)        23.2M / 20.6M /  8.7M
+ *   64 per bucket instead of 16 (kept)            17.9M / 15.0M / 10.9M
+ *   256 per bucket                                16.2M / 10.0M /  8.6M
+ *   + prefetching the next 21 heap entries' records on every dispatch:
+ *     15.3M / 13.9M / 8.9M, dropped.
  * Rejected: a binary heap with keys split from payload (the heap already holds
  * only keys + a 32-bit slot; the misses are per level, not per byte); a radix
  * heap on the 128-bit keys (monotone, fine for the clock, but its buckets by
@@ -33,7 +46,8 @@
  * lists of the classic calendar queue (O(bucket) inserts).
  *
  * Memory: 24 bytes per entry, plus up to one partly filled 392-byte chunk per
- * non-empty bucket and 12 bytes per bucket header (nbk <= pending / 16). */
+ * non-empty bucket and 16 bytes per bucket header (nbk <= pending / 64); the
+ * chunk pool and far keep their peak size. */
 #include "evq.h"
 
 #include <assert.h>
@@ -43,7 +57,7 @@
 
 #define SIM_EVQ_NIL UINT32_MAX
 #define CHUNK_N 16    /* entries per chunk */
-#define PER_BUCKET 16 /* far entries per bucket at a rebuild */
+#define PER_BUCKET 64 /* far entries per bucket at a rebuild */
 #define RESPREAD_MIN 4096 /* heaps this small are cheap: never respread them */
 
 struct sim_evq_chunk {
