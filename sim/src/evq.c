@@ -4,7 +4,7 @@
  *   heap   a 4-ary min-heap of the entries whose bucket number d(t) < cur;
  *   bucket i (cur <= i < nbk): an unsorted chain of 16-entry chunks holding
  *          the entries with floor(d(t)) = i;
- *   far    an unsorted array of the entries with d(t) >= nbk,
+ *   far    an unsorted chain of chunks with the entries with d(t) >= nbk,
  * where d(t) = (t - base) * inv_w. d is monotone in t (a subtraction and a
  * multiplication, each correctly rounded), so every heap entry is strictly
  * earlier than every bucket entry, bucket i's than bucket i+1's, and all of
@@ -46,8 +46,10 @@
  * lists of the classic calendar queue (O(bucket) inserts).
  *
  * Memory: 24 bytes per entry, plus up to one partly filled 392-byte chunk per
- * non-empty bucket and 16 bytes per bucket header (nbk <= pending / 64); the
- * chunk pool and far keep their peak size. */
+ * non-empty bucket and 16 bytes per bucket header (nbk <= pending / 64). Far
+ * is made of the same chunks: a rebuild frees its chunks as it spreads them,
+ * so the buckets reuse them (an array for far doubled the queue's peak). The
+ * chunk pool keeps its peak size. */
 #include "evq.h"
 
 #include <assert.h>
@@ -75,8 +77,8 @@ void sim_evq_init(sim_evq *q, size_t cap) {
   memset(q, 0, sizeof *q);
   q->hcap = 64;
   q->heap = hs_malloc(q->hcap * sizeof *q->heap);
-  q->fcap = cap ? cap : 64;
-  q->far = hs_malloc(q->fcap * sizeof *q->far);
+  (void)cap; /* every tier grows on demand */
+  q->far = (sim_evq_bucket){SIM_EVQ_NIL, SIM_EVQ_NIL, 0, 0};
   q->free_chunk = SIM_EVQ_NIL;
   q->inv_w = 1.0;
 }
@@ -85,7 +87,6 @@ void sim_evq_fini(sim_evq *q) {
   hs_free(q->heap);
   hs_free(q->bk);
   hs_free(q->chunk);
-  hs_free(q->far);
   memset(q, 0, sizeof *q);
 }
 
@@ -193,6 +194,37 @@ static size_t bucket_drain(sim_evq *q, sim_evq_bucket *b, sim_evq_entry *dst) {
   return n;
 }
 
+/* Detaches b's chain and returns it as *chain (b becomes empty). */
+static sim_evq_bucket bucket_take(sim_evq_bucket *b) {
+  sim_evq_bucket c = *b;
+  *b = (sim_evq_bucket){SIM_EVQ_NIL, SIM_EVQ_NIL, 0, 0};
+  return c;
+}
+
+/* Copies the next chunk of a taken chain into buf and frees that chunk (so
+ * the entries may be added to other buckets at once, reusing it); returns the
+ * number copied, 0 at the end. *c is the walk position (chain.head at first). */
+static size_t chain_next(sim_evq *q, const sim_evq_bucket *chain, uint32_t *c,
+                         sim_evq_entry buf[CHUNK_N]) {
+  if (*c == SIM_EVQ_NIL) return 0;
+  sim_evq_chunk *ch = &q->chunk[*c];
+  uint32_t next = ch->next;
+  size_t m = next == SIM_EVQ_NIL ? chain->tail_n : CHUNK_N;
+  memcpy(buf, ch->e, m * sizeof *buf);
+  ch->next = q->free_chunk;
+  q->free_chunk = *c;
+  *c = next;
+  return m;
+}
+
+/* Moves every entry of src (taken) into dst. */
+static void chain_append(sim_evq *q, sim_evq_bucket src, sim_evq_bucket *dst) {
+  sim_evq_entry buf[CHUNK_N];
+  uint32_t c = src.head;
+  for (size_t m; (m = chain_next(q, &src, &c, buf));)
+    for (size_t j = 0; j < m; j++) bucket_add(q, dst, buf[j]);
+}
+
 static inline double bucket_of(const sim_evq *q, const sim_evq_entry *e) {
   return (sim_evq_time(e) - q->base) * q->inv_w;
 }
@@ -204,22 +236,24 @@ static inline double bucket_of(const sim_evq *q, const sim_evq_entry *e) {
 static void rebuild(sim_evq *q) {
   q->hpush = 0;
   double tmin = INFINITY, tmax = 0;
-  for (size_t i = 0; i < q->fn; i++) {
-    double t = sim_evq_time(&q->far[i]);
-    if (t < tmin) tmin = t;
-    if (t > tmax && t < INFINITY) tmax = t;
+  for (uint32_t c = q->far.head; c != SIM_EVQ_NIL; c = q->chunk[c].next) {
+    const sim_evq_chunk *ch = &q->chunk[c];
+    size_t m = ch->next == SIM_EVQ_NIL ? q->far.tail_n : CHUNK_N;
+    for (size_t j = 0; j < m; j++) {
+      double t = sim_evq_time(&ch->e[j]);
+      if (t < tmin) tmin = t;
+      if (t > tmax && t < INFINITY) tmax = t;
+    }
   }
   if (!(tmin < INFINITY)) {
-    heap_reserve(q, q->fn);
-    memcpy(q->heap, q->far, q->fn * sizeof *q->far);
-    q->hn = q->fn;
+    heap_reserve(q, q->far.n);
+    q->hn = bucket_drain(q, &q->far, q->heap);
     heapify(q->heap, q->hn);
-    q->fn = 0;
     q->base = INFINITY;
     q->nbk = q->cur = 0;
     return;
   }
-  size_t k = q->fn / PER_BUCKET;
+  size_t k = q->far.n / PER_BUCKET;
   if (k < 1) k = 1;
   if (k > q->bkcap) {
     q->bk = hs_reallocarray(q->bk, k, sizeof *q->bk);
@@ -238,15 +272,16 @@ static void rebuild(sim_evq *q) {
   }
   q->nbk = k;
   q->cur = 0;
-  size_t stay = 0;
-  for (size_t i = 0; i < q->fn; i++) {
-    double d = bucket_of(q, &q->far[i]);
-    if (d < (double)k)
-      bucket_add(q, &q->bk[(size_t)d], q->far[i]);
-    else
-      q->far[stay++] = q->far[i]; /* infinite times, or beyond a kept width */
-  }
-  q->fn = stay;
+  /* Chunk by chunk, so far's memory is reused by the buckets as it empties. */
+  sim_evq_bucket old = bucket_take(&q->far);
+  sim_evq_entry buf[CHUNK_N];
+  uint32_t c = old.head;
+  for (size_t m; (m = chain_next(q, &old, &c, buf));)
+    for (size_t j = 0; j < m; j++) {
+      double d = bucket_of(q, &buf[j]);
+      /* Beyond the last bucket: infinite times, or beyond a kept width. */
+      bucket_add(q, d < (double)k ? &q->bk[(size_t)d] : &q->far, buf[j]);
+    }
 }
 
 /* Everything back into far and a new calendar over it: when the calendar was
@@ -255,17 +290,10 @@ static void rebuild(sim_evq *q) {
  * size/2 pushes into the heap since the last calendar: O(1) amortized, also
  * when the heap is big for a reason a calendar cannot fix (one instant). */
 static void respread(sim_evq *q) {
-  size_t need = q->fn + q->hn;
-  for (size_t i = q->cur; i < q->nbk; i++) need += q->bk[i].n;
-  if (need > q->fcap) {
-    while (q->fcap < need) q->fcap *= 2;
-    q->far = hs_reallocarray(q->far, q->fcap, sizeof *q->far);
-  }
-  memcpy(q->far + q->fn, q->heap, q->hn * sizeof *q->heap);
-  q->fn += q->hn;
+  for (size_t i = 0; i < q->hn; i++) bucket_add(q, &q->far, q->heap[i]);
   q->hn = 0;
   for (size_t i = q->cur; i < q->nbk; i++)
-    if (q->bk[i].n) q->fn += bucket_drain(q, &q->bk[i], q->far + q->fn);
+    if (q->bk[i].n) chain_append(q, bucket_take(&q->bk[i]), &q->far);
   q->cur = q->nbk;
   rebuild(q);
 }
@@ -289,7 +317,7 @@ static bool refill(sim_evq *q) {
         }
 #endif
       heapify(q->heap, q->hn);
-    } else if (q->fn) {
+    } else if (q->far.n) {
       rebuild(q);
     } else {
       /* Empty: the next pushes go to far and the next top sizes a calendar
@@ -320,14 +348,7 @@ void sim_evq_push(sim_evq *q, uint64_t tb, uint64_t ps, uint32_t slot) {
     e->ps = ps;
     e->slot = slot;
   } else {
-    if (q->fn == q->fcap) {
-      q->fcap = q->fcap ? 2 * q->fcap : 64;
-      q->far = hs_reallocarray(q->far, q->fcap, sizeof *q->far);
-    }
-    sim_evq_entry *e = &q->far[q->fn++];
-    e->tb = tb;
-    e->ps = ps;
-    e->slot = slot;
+    bucket_add(q, &q->far, (sim_evq_entry){tb, ps, slot});
   }
 }
 
@@ -352,28 +373,24 @@ static size_t filter(sim_evq_entry *a, size_t n,
   return m;
 }
 
+/* Keeps b's entries for which keep() holds, in order, in b's own chunks. */
+static size_t bucket_filter(sim_evq *q, sim_evq_bucket *b,
+                            bool (*keep)(const sim_evq_entry *e, const void *ctx), const void *ctx) {
+  sim_evq_bucket chain = bucket_take(b);
+  sim_evq_entry buf[CHUNK_N];
+  uint32_t c = chain.head;
+  for (size_t m; (m = chain_next(q, &chain, &c, buf));)
+    for (size_t j = 0; j < m; j++)
+      if (keep(&buf[j], ctx)) bucket_add(q, b, buf[j]);
+  return b->n;
+}
+
 void sim_evq_compact(sim_evq *q, bool (*keep)(const sim_evq_entry *e, const void *ctx),
                      const void *ctx) {
   q->hn = filter(q->heap, q->hn, keep, ctx);
   heapify(q->heap, q->hn);
-  q->fn = filter(q->far, q->fn, keep, ctx);
-  size_t total = q->hn + q->fn;
-  /* Each bucket: drain into a scratch array, filter, refill its chunks. */
-  sim_evq_entry *tmp = NULL;
-  size_t tcap = 0;
-  for (size_t i = q->cur; i < q->nbk; i++) {
-    sim_evq_bucket *b = &q->bk[i];
-    if (b->head == SIM_EVQ_NIL) continue;
-    size_t n = b->n;
-    if (n > tcap) {
-      tcap = n;
-      tmp = hs_reallocarray(tmp, tcap, sizeof *tmp);
-    }
-    bucket_drain(q, b, tmp);
-    n = filter(tmp, n, keep, ctx);
-    for (size_t j = 0; j < n; j++) bucket_add(q, b, tmp[j]);
-    total += n;
-  }
-  hs_free(tmp);
+  size_t total = q->hn + bucket_filter(q, &q->far, keep, ctx);
+  for (size_t i = q->cur; i < q->nbk; i++)
+    if (q->bk[i].n) total += bucket_filter(q, &q->bk[i], keep, ctx);
   q->size = total;
 }

@@ -69,8 +69,7 @@ typedef struct sim_evq {
   sim_evq_chunk *chunk;
   size_t nchunk, chunkcap;
   uint32_t free_chunk;
-  sim_evq_entry *far; /* unsorted, beyond the last bucket */
-  size_t fn, fcap;
+  sim_evq_bucket far; /* unsorted, beyond the last bucket */
   size_t size; /* entries in all tiers */
   /* Optional: where entry.slot's record lives (pf_base + slot * pf_stride);
    * when a bucket moves into the heap, those records are prefetched. */

@@ -408,6 +408,35 @@ Test(engine, calendar_bursts_at_one_instant) { run_model(3, 5000, 200000); }
 Test(engine, calendar_infinite_times) { run_model(4, 5000, 200000); }
 Test(engine, calendar_resized_when_sized_on_few_events) { run_model(5, 50000, 200000); }
 
+Test(engine, compaction_in_every_tier_keeps_the_order) {
+  /* Reschedules leave garbage in the heap, the buckets and far; once it
+   * outnumbers the live events the queue is compacted (several times here). */
+  model m = {0};
+  m.budget = 1000;
+  hs_rng_init(&m.rng, 5, 6, HS_RNG_BENCH);
+  hs_engine *e = hs_engine_create(0);
+  for (size_t i = 0; i < 20000; i++) model_schedule(e, &m, draw_delay(&m, 0.0));
+  cr_assert_eq(hs_engine_peek_time(e) >= 0, true); /* a calendar over them */
+  for (int r = 0; r < 4; r++)
+    for (size_t i = 0; i < m.n; i++) {
+      double t = hs_rng_exponential(&m.rng, r == 3 ? 1e3 : 1.0);
+      cr_assert(hs_engine_reschedule(e, m.ev[i].id, t));
+      m.ev[i].t = t;
+      m.ev[i].seq = m.seq++;
+      ref_push(&m, (mkey){t, m.ev[i].prio, m.ev[i].seq, i});
+    }
+  cr_assert_eq(hs_engine_pending(e), 20000);
+  m.budget = 0; /* fire them all, add none */
+  m.mode = 0;
+  hs_engine_run(e);
+  cr_assert_eq(m.bad, 0, "%d order or handle errors", m.bad);
+  cr_assert_eq(hs_engine_pending(e), 0);
+  cr_assert_eq(ref_least(&m), SIZE_MAX);
+  free(m.ev);
+  free(m.h);
+  hs_engine_destroy(e);
+}
+
 Test(engine, events_at_infinity_fire_last_in_priority_then_insertion_order) {
   hs_engine *e = hs_engine_create(0);
   rec r = {0};
