@@ -3,9 +3,10 @@
  * Data: a slot pool (handler, subject, argument, time, live seq, generation)
  * and the pending set (evq.c: a calendar of time buckets over a small 4-ary
  * heap, keyed by time, priority, insertion sequence; it prefetches the slots
- * of the events it is about to hand out, see sim_evq.pf_base). An event id packs (generation << 32 | slot + 1); a fired or
- * cancelled event bumps its slot's generation, so its id goes stale and never
- * names a newer event that reuses the slot.
+ * of the events it is about to hand out, see sim_evq.pf_base). An event id
+ * packs (generation << 32 | slot + 1); a fired or cancelled event bumps its
+ * slot's generation, so its id goes stale and never names a newer event that
+ * reuses the slot.
  *
  * Cancel is lazy and O(1): the slot is released and its heap entry becomes
  * garbage, recognised at pop time because the entry's seq no longer equals its

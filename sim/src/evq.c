@@ -375,7 +375,8 @@ static size_t filter(sim_evq_entry *a, size_t n,
 
 /* Keeps b's entries for which keep() holds, in order, in b's own chunks. */
 static size_t bucket_filter(sim_evq *q, sim_evq_bucket *b,
-                            bool (*keep)(const sim_evq_entry *e, const void *ctx), const void *ctx) {
+                            bool (*keep)(const sim_evq_entry *e, const void *ctx),
+                            const void *ctx) {
   sim_evq_bucket chain = bucket_take(b);
   sim_evq_entry buf[CHUNK_N];
   uint32_t c = chain.head;

@@ -131,14 +131,16 @@ Test(ledger, random_switches_on_neighbours_match_a_reference) {
     double e = 0;
     for (int s = 0; s < 4; s++) {
       double want = secs[d][s] + (state[d] == s ? t - t_last[d] : 0);
-      cr_assert_eq(hs_ledger_time_in(l, (size_t)d, (hs_power_state)s, t), want, "dev %d st %d", d, s);
+      cr_assert_eq(hs_ledger_time_in(l, (size_t)d, (hs_power_state)s, t), want, "dev %d st %d", d,
+                   s);
       if (s < 3) {
         cr_assert_eq(hs_ledger_energy(l, (size_t)d, (hs_power_state)s, t), watts[d][s] * want);
         e += watts[d][s] * want;
       }
     }
     cr_assert_eq(hs_ledger_device_energy(l, (size_t)d, t), e);
-    cr_assert_eq(hs_ledger_power(l, (size_t)d), state[d] == HS_POWER_OFF ? 0.0 : watts[d][state[d]]);
+    double p = state[d] == HS_POWER_OFF ? 0.0 : watts[d][state[d]];
+    cr_assert_eq(hs_ledger_power(l, (size_t)d), p);
   }
   hs_ledger_destroy(l);
 }
