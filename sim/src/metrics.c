@@ -253,9 +253,14 @@ static void compare_line(FILE *out, const char *const *names, const hs_summary *
   fputc('\n', out);
 }
 
-void hs_metric_compare_table(FILE *out, const char *const *names, const hs_summary *s, size_t n) {
+static bool any_learned(const hs_summary *s, size_t n) {
   bool learned = false;
   for (size_t k = 0; k < n; k++) learned = learned || s[k].learning;
+  return learned;
+}
+
+void hs_metric_compare_table(FILE *out, const char *const *names, const hs_summary *s, size_t n) {
+  bool learned = any_learned(s, n);
   compare_line(out, names, s, -1, learned);
   for (size_t k = 0; k < n; k++) compare_line(out, names, s, (long)k, learned);
 }
@@ -273,13 +278,14 @@ static void num_json(FILE *out, double v) {
   else fputs("null", out);
 }
 
-/* Calls put(name, value) for row k's compare metrics and vs_1st columns. */
-static void compare_values(const hs_summary *s, size_t k,
+/* Calls put(name, value) for row k's compare metrics and vs_1st columns
+ * (learning metrics when some run learned). */
+static void compare_values(const hs_summary *s, size_t k, bool learned,
                            void (*put)(FILE *, const char *, double, bool), FILE *out) {
   bool first = true;
   for (size_t i = 0; i < hs_metric_count(); i++) {
     const hs_metric *m = hs_metric_at(i);
-    if (!(m->in & HS_METRIC_COMPARE)) continue;
+    if (!(m->in & HS_METRIC_COMPARE) || ((m->in & HS_METRIC_LEARNING) && !learned)) continue;
     put(out, m->name, hs_metric_value(m, &s[k]), first);
     first = false;
     for (size_t j = 0; j < hs_metric_count(); j++) {
@@ -329,22 +335,24 @@ static void csv_name(FILE *out, const char *s) {
 }
 
 void hs_metric_compare_csv(FILE *out, const char *const *names, const hs_summary *s, size_t n) {
+  bool learned = any_learned(s, n);
   fputs("policy", out);
-  if (n) compare_values(s, 0, put_header, out);
+  if (n) compare_values(s, 0, learned, put_header, out);
   fputc('\n', out);
   for (size_t k = 0; k < n; k++) {
     csv_name(out, names[k]);
-    compare_values(s, k, put_csv, out);
+    compare_values(s, k, learned, put_csv, out);
     fputc('\n', out);
   }
 }
 
 void hs_metric_compare_json(FILE *out, const char *const *names, const hs_summary *s, size_t n) {
+  bool learned = any_learned(s, n);
   fputs("[\n", out);
   for (size_t k = 0; k < n; k++) {
     fputs("  {\"policy\": ", out);
     hs_json_fputs(out, names[k]);
-    compare_values(s, k, put_json, out);
+    compare_values(s, k, learned, put_json, out);
     fputs(k + 1 < n ? "},\n" : "}\n", out);
   }
   fputs("]", out);
