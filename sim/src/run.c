@@ -448,7 +448,7 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
   if (r->report) {
     const char *keys[] = {"scenario", "policy", "regime"};
     const char *vals[] = {sc->name, sc->policy.kind, sc->regime.kind};
-    hs_report_field f[16] = {
+    hs_report_field f[32] = {
         {"seed", (double)sc->seed}, /* the loader keeps seeds within 2^53 */
         {"makespan_s", sum.makespan_s},
         {"energy_j", sum.energy_j},
@@ -463,7 +463,7 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
         {"devices", (double)r->ndev},
     };
     size_t nf = 12;
-    if (r->regime->summary_fields) nf += r->regime->summary_fields(r, f + nf, 16 - nf);
+    if (r->regime->summary_fields) nf += r->regime->summary_fields(r, f + nf, 32 - nf);
     hs_report *rep = r->report;
     r->report = NULL;
     st = hs_report_commit(rep, keys, vals, 3, f, nf, err);
