@@ -118,7 +118,8 @@ static void on_step_end(hs_engine *eng, void *subject, uint64_t f) {
   g->step++;
   g->gstep++;
   bool fl = st->kind == FSDP_FL_FSDP || st->kind == FSDP_FL_HSDP;
-  if (fl && (g->gstep % st->o->period == 0 || g->gstep == st->total_steps)) {
+  if (fl && (g->gstep % st->o->period == 0 ||
+             (st->o->final_average && g->gstep == st->total_steps))) {
     set_group(r, g, HS_POWER_IDLE);
     if (++st->waiting < st->ngroups) return;
     for (size_t k = 0; k < st->ngroups; k++) set_group(r, &st->g[k], HS_POWER_COMM);

@@ -14,6 +14,7 @@ typedef struct fsdp_opts {
   uint32_t shard;           /* S (hsdp, fl-hsdp) */
   uint32_t group;           /* G (fl-*) */
   uint32_t period;          /* H (fl-*) */
+  uint32_t final_average;   /* fl-*: average after the last step too */
   uint32_t replica_overlap; /* hsdp, fl-hsdp */
   uint32_t fwd_prefetch;
   char *bwd_prefetch;       /* "none" | "pre" */

@@ -9,6 +9,7 @@
  *                   groups are refused: the reference code leaves them
  *                   unfinished)
  *   local_steps H   fl-*: optimiser steps between parameter averages (>= 1)
+ *   final_average   fl-*: also average after the run's last step (default 1)
  *   forward_prefetch, backward_prefetch (none | pre), replica_overlap
  *   (hsdp, fl-hsdp), phase_barriers: the overlap switches (fsdp_cost.c)
  *   jitter          scale of the profile's tau_cv per GPU and step (0: none)
@@ -102,6 +103,10 @@ static void fsdp_opt_print(cJSON *reg, const void *opts, const sim_regime_opt *o
   if (!cJSON_AddNumberToObject(reg, opt->key, v)) abort();
 }
 
+/* The CUSTOM options are plain integers: nothing to free (the CHOICE string
+ * is freed by the loader). */
+static void fsdp_opts_free(void *opts) { (void)opts; }
+
 static const char *fsdp_prepare(const hs_scenario *sc, const void *opts, const sim_regime_opt *o,
                                 double *def) {
   (void)sc;
@@ -126,6 +131,9 @@ static const char *const prefetch[] = {"none", "pre", NULL};
 #define OPT_H                                                                                 \
   {"local_steps", SIM_OPT_UINT, offsetof(fsdp_opts, period), 8, 1, 1e9, 0, NULL, NULL,      \
    "H: optimiser steps between averages of the parameter shards across groups"}
+#define OPT_FINAL                                                                             \
+  {"final_average", SIM_OPT_UINT, offsetof(fsdp_opts, final_average), 1, 0, 1, 0, NULL, NULL, \
+   "1: also average after the run's last step (the reference, at the epoch's end)"}
 #define OPT_REPLICA                                                                           \
   {"replica_overlap", SIM_OPT_UINT, offsetof(fsdp_opts, replica_overlap), 1, 0, 1, 0, NULL, \
    NULL, "1: the replica all-reduce runs on its own stream; 0: in line after each RS"}
@@ -147,9 +155,9 @@ static const char *const prefetch[] = {"none", "pre", NULL};
 
 static const sim_regime_opt fsdp_table[] = {OPT_COMMON};
 static const sim_regime_opt hsdp_table[] = {OPT_SHARD, OPT_REPLICA, OPT_COMMON};
-static const sim_regime_opt flfsdp_table[] = {OPT_GROUP, OPT_H, OPT_COMMON};
-static const sim_regime_opt flhsdp_table[] = {OPT_SHARD, OPT_GROUP, OPT_H, OPT_REPLICA,
-                                              OPT_COMMON};
+static const sim_regime_opt flfsdp_table[] = {OPT_GROUP, OPT_H, OPT_FINAL, OPT_COMMON};
+static const sim_regime_opt flhsdp_table[] = {OPT_SHARD, OPT_GROUP, OPT_H, OPT_FINAL,
+                                              OPT_REPLICA, OPT_COMMON};
 
 #define FSDP_DESCRIPTOR(sym, nm, sum, table)                                                  \
   const sim_regime sym = {                                                                    \
@@ -161,6 +169,7 @@ static const sim_regime_opt flhsdp_table[] = {OPT_SHARD, OPT_GROUP, OPT_H, OPT_R
       .opt_prepare = fsdp_prepare,                                                            \
       .opt_parse = fsdp_opt_parse,                                                            \
       .opt_print = fsdp_opt_print,                                                            \
+      .opts_free = fsdp_opts_free,                                                            \
       .policy_steps = fsdp_policy_steps,                                                      \
       .caps_refused = HS_POLICY_CAP_SELECTS | HS_POLICY_CAP_STEP_LEVEL,                       \
       .setup = fsdp_setup,                                                                    \
