@@ -155,7 +155,8 @@ static void step_start(sim_run *r, size_t f) {
   for (size_t k = 0; k < g->n; k++) {
     size_t i = g->first + k;
     const sim_dev *d = &r->dev[i];
-    uint64_t b = r->alloc[i] / spr + (g->step < r->alloc[i] % spr ? 1 : 0);
+    uint64_t b = st->o->micro_batch ? st->o->micro_batch
+                                    : r->alloc[i] / spr + (g->step < r->alloc[i] % spr ? 1 : 0);
     st->tokens += (double)b * st->seq_len;
     c[k] = 0;
     if (b > 0) {
@@ -225,7 +226,9 @@ static void family(const sim_topo *t, const sim_group *grp, size_t ng, size_t pe
 
 static hs_status check_memory(sim_run *r, fsdp_state *st, const sim_model *m, hs_error *err) {
   const hs_scenario *sc = r->sc;
-  double mb = ceil((double)sc->samples_per_round / (double)st->n / st->o->steps_per_round);
+  double mb = st->o->micro_batch
+                  ? st->o->micro_batch
+                  : ceil((double)sc->samples_per_round / (double)st->n / st->o->steps_per_round);
   double layer = m->units ? (m->params - m->root_params) / m->units : 0;
   double state = m->state_bytes_per_param * m->params / st->shard;
   double units = (m->root_params + layer) * m->bytes_per_param;

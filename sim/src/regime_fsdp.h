@@ -21,6 +21,7 @@ typedef struct fsdp_opts {
   uint32_t barriers;
   double jitter;
   double other_s;
+  uint32_t micro_batch;     /* samples per GPU per step (0: from the allocation) */
   double steps_to_target;
   uint32_t steps_per_round;
 } fsdp_opts;

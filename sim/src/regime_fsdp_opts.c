@@ -14,6 +14,8 @@
  *   (hsdp, fl-hsdp), phase_barriers: the overlap switches (fsdp_cost.c)
  *   jitter          scale of the profile's tau_cv per GPU and step (0: none)
  *   other_s         seconds per step outside the four phases (data loading)
+ *   micro_batch     samples per GPU per step, whatever the scale (weak scaling,
+ *                   as the reference runs); 0: the allocation / steps_per_round
  *   steps_to_target optimiser steps to the target loss at this H, an INPUT
  *                   (from measurements or a learning-in-the-loop run); 0: none
  *   steps_per_round optimiser steps per reporting round (FL: default H)
@@ -148,6 +150,8 @@ static const char *const prefetch[] = {"none", "pre", NULL};
    "scale of the profile's tau_cv drawn per GPU and step (0: no noise)"},                    \
   {"other_s", SIM_OPT_NUM, offsetof(fsdp_opts, other_s), 0, 0, 1e6, 0, NULL, NULL,          \
    "seconds per step outside forward, backward, optimiser and aggregation"},                 \
+  {"micro_batch", SIM_OPT_UINT, offsetof(fsdp_opts, micro_batch), 0, 0, 1e6, 0, NULL, NULL, \
+   "samples per GPU per step (0: the policy's allocation / steps_per_round)"},             \
   {"steps_to_target", SIM_OPT_NUM, offsetof(fsdp_opts, steps_to_target), 0, 0, 1e15, 0,     \
    NULL, NULL, "INPUT: optimiser steps to the target loss at this H (0: not reported)"},     \
   {"steps_per_round", SIM_OPT_UINT, offsetof(fsdp_opts, steps_per_round), 8, 1, 1e7, 0,     \

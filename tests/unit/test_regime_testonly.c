@@ -122,7 +122,7 @@ Test(regime_testonly, bad_options_name_the_path_and_the_reason) {
                "t.json: regime.pause: unknown key (allowed here: kind, steps_per_round, "
                "collective, silos, staleness, staleness_a, staleness_b, mixing_alpha, "
                "forward_prefetch, backward_prefetch, phase_barriers, jitter, other_s, "
-               "steps_to_target, shard_size, replica_overlap, group_size, local_steps, "
+               "micro_batch, steps_to_target, shard_size, replica_overlap, group_size, local_steps, "
                "final_average, pause_s, label, label_weight)");
   expect_error("{\"kind\": \"lockstep\"}", "{}",
                "t.json: regime.kind: unknown value \"lockstep\" (one of: pma, ddp, hfl-ddp, "
