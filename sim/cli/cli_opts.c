@@ -67,6 +67,10 @@ int cli_opts_parse(cli_opts *o, const char *cmd, int argc, char **argv, bool mul
         return cli_bad_input(cmd, msg);
       }
       o->policies = v;
+    } else if (multi && cli_is_opt(a, "--scenarios")) {
+      o->scenarios = cli_opt_value(argc, argv, &i, "--scenarios");
+      if (!o->scenarios || !*o->scenarios)
+        return cli_bad_input(cmd, "--scenarios: expected a comma-separated list of files");
     } else if (cli_is_opt(a, "--out")) {
       o->out_dir = cli_opt_value(argc, argv, &i, "--out");
       if (!o->out_dir || !*o->out_dir) return cli_bad_input(cmd, "--out: expected a folder");

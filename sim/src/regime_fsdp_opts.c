@@ -63,7 +63,7 @@ static hs_status parse_group(sim_opt_ctx *c, const cJSON *n, fsdp_opts *o, size_
     if (cJSON_GetArraySize(n) == 0) return sim_opt_fail(c, HS_EINVAL, "expected at least one group");
     for (const cJSON *e = n->child; e; e = e->next, k++) {
       size_t mi = sim_opt_index(c, k);
-      uint32_t g;
+      uint32_t g = 0;
       if ((st = get_count(c, e, 1, 1e9, &g))) return st;
       sim_opt_pop(c, mi);
       if (k == 0) first = g;
