@@ -30,3 +30,9 @@ add_test(NAME plot_figures
   COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/sweep/plot.sh $<TARGET_FILE:hetsim>
           ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/plot-work)
 set_tests_properties(plot_figures PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77)
+
+# The metric table: known answers, and a test-only metric reaching every output.
+hs_add_test(NAME metrics SOURCES unit/test_metrics.c LIBS hetsim::sim TIMEOUT 60)
+
+# The plot module: registry, table reader, hs_plot with a stand-in gnuplot.
+hs_add_test(NAME plot SOURCES unit/test_plot.c LIBS hetsim::plot hetsim::traces TIMEOUT 60)

@@ -1,7 +1,10 @@
-/* cli_opts.c: shared option parsing for run and compare (see cli_opts.h). */
+/* cli_opts.c: the getopt_long scanner every command uses (cli_next) and the
+ * options run and compare share (see cli_opts.h). One argument at a time,
+ * O(arguments x long options). */
 #include "cli_opts.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,35 +19,107 @@ int cli_bad_input(const char *cmd, const char *msg) {
   return HS_EXIT_BADINPUT;
 }
 
-char *cli_opt_value(int argc, char **argv, int *i, const char *opt) {
-  size_t n = strlen(opt);
-  if (!strncmp(argv[*i], opt, n) && argv[*i][n] == '=') return argv[*i] + n + 1;
-  return *i + 1 < argc ? argv[++*i] : NULL;
+void cli_parser_init(cli_parser *p, int argc, char **argv, const char *shortopts,
+                     const struct option *longopts) {
+  memset(p, 0, sizeof *p);
+  p->argc = argc;
+  p->argv = argv;
+  p->longopts = longopts;
+  /* '+': stop at the first operand (cli_next hands it out and goes on), so
+   * argv is never permuted; ':': a missing value is reported, not printed. */
+  snprintf(p->spec, sizeof p->spec, "+:%s", shortopts);
+  /* A fresh scan, also when a process parses twice (tests): optind = 0 makes
+   * getopt_long forget a previous scan; a call over argv[0] alone does that
+   * and returns at once, so cli_next may then step over operands itself. */
+  opterr = 0;
+  optind = 0;
+  (void)getopt_long(1, argv, p->spec, longopts, NULL);
+  optind = 1;
 }
 
-bool cli_is_opt(const char *a, const char *opt) {
-  size_t n = strlen(opt);
-  return !strncmp(a, opt, n) && (a[n] == '\0' || a[n] == '=');
+/* The long option text names (up to '=' or the end), written in full; NULL
+ * when it names none exactly. */
+static const struct option *long_named(const cli_parser *p, const char *text) {
+  if (strncmp(text, "--", 2)) return NULL;
+  const char *name = text + 2;
+  size_t n = strcspn(name, "=");
+  for (const struct option *o = p->longopts; o && o->name; o++)
+    if (strlen(o->name) == n && !strncmp(o->name, name, n)) return o;
+  return NULL;
 }
+
+int cli_next(cli_parser *p) {
+  p->arg = NULL;
+  /* Between calls optind is the next argument, or the one whose short
+   * options ("-qj4") getopt_long is still reading: never an operand or "--",
+   * so those two are recognised here before getopt_long sees them. */
+  if (optind >= p->argc) return CLI_END;
+  char *a = p->argv[optind];
+  p->text = a;
+  if (p->operands_only || a[0] != '-' || a[1] == '\0') {
+    optind++;
+    p->arg = a;
+    return CLI_OPERAND;
+  }
+  if (!strcmp(a, "--")) {
+    optind++;
+    p->operands_only = true;
+    return cli_next(p);
+  }
+  int index = -1;
+  int c = getopt_long(p->argc, p->argv, p->spec, p->longopts, &index);
+  if (c == -1) return CLI_END;
+  const struct option *lo = NULL;
+  if (a[1] == '-') { /* a long option: written in full, or unknown */
+    lo = long_named(p, a);
+    if (!lo) return CLI_UNKNOWN;
+  }
+  if (c == '?') return CLI_UNKNOWN;
+  if (c == ':') return lo ? lo->val : optopt; /* value missing: arg stays NULL */
+  p->arg = optarg;
+  return c;
+}
+
+enum { OPT_SET = 256, OPT_SEED, OPT_POLICY, OPT_POLICIES, OPT_OUT, OPT_TRACE, OPT_OVERHEAD,
+       OPT_SCENARIOS };
+
+static const struct option run_longopts[] = {
+    {"help", no_argument, NULL, 'h'},           {"set", required_argument, NULL, OPT_SET},
+    {"seed", required_argument, NULL, OPT_SEED}, {"policy", required_argument, NULL, OPT_POLICY},
+    {"out", required_argument, NULL, OPT_OUT},   {"trace", no_argument, NULL, OPT_TRACE},
+    {"measure-overhead", no_argument, NULL, OPT_OVERHEAD},
+    {"quiet", no_argument, NULL, 'q'},           {NULL, 0, NULL, 0}};
+
+/* compare: --policies besides --policy; no options of a single run. */
+static const struct option compare_longopts[] = {
+    {"help", no_argument, NULL, 'h'},           {"set", required_argument, NULL, OPT_SET},
+    {"seed", required_argument, NULL, OPT_SEED}, {"policy", required_argument, NULL, OPT_POLICY},
+    {"policies", required_argument, NULL, OPT_POLICIES},
+    {"scenarios", required_argument, NULL, OPT_SCENARIOS},
+    {"out", required_argument, NULL, OPT_OUT},   {NULL, 0, NULL, 0}};
 
 int cli_opts_parse(cli_opts *o, const char *cmd, int argc, char **argv, bool multi) {
   memset(o, 0, sizeof *o);
   o->cmd = cmd;
   o->ovr = hs_calloc((size_t)argc + 1, sizeof *o->ovr);
   char msg[256];
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+  cli_parser p;
+  cli_parser_init(&p, argc, argv, multi ? "h" : "hq", multi ? compare_longopts : run_longopts);
+  for (int c; (c = cli_next(&p)) != CLI_END;) {
+    const char *a = p.text;
+    char *v = p.arg;
+    switch (c) {
+    case 'h':
       o->help = true;
       return 0;
-    } else if (cli_is_opt(a, "--set")) {
-      char *kv = cli_opt_value(argc, argv, &i, "--set");
+    case OPT_SET: {
       hs_error err = {0};
-      if (!kv) return cli_bad_input(cmd, "--set: expected key=value (e.g. --set policy.w_e=0.25)");
-      if (hs_override_parse(kv, &o->ovr[o->novr], &err) != HS_OK) return cli_bad_input(cmd, err.msg);
+      if (!v) return cli_bad_input(cmd, "--set: expected key=value (e.g. --set policy.w_e=0.25)");
+      if (hs_override_parse(v, &o->ovr[o->novr], &err) != HS_OK) return cli_bad_input(cmd, err.msg);
       o->novr++;
-    } else if (cli_is_opt(a, "--seed")) {
-      const char *v = cli_opt_value(argc, argv, &i, "--seed");
+      break;
+    }
+    case OPT_SEED: {
       char *end;
       errno = 0;
       /* Seeds go through JSON numbers (doubles): above 2^53 two seeds would
@@ -60,35 +135,45 @@ int cli_opts_parse(cli_opts *o, const char *cmd, int argc, char **argv, bool mul
       /* As plain decimal: "+7" or " 7" are numbers to strtoull, not to JSON. */
       snprintf(o->seed, sizeof o->seed, "%llu", seed);
       o->ovr[o->novr++] = (hs_override){"seed", o->seed};
-    } else if (cli_is_opt(a, "--policy") || (multi && cli_is_opt(a, "--policies"))) {
-      const char *v = cli_opt_value(argc, argv, &i, cli_is_opt(a, "--policy") ? "--policy" : "--policies");
+      break;
+    }
+    case OPT_POLICY:
+    case OPT_POLICIES:
       if (!v || !*v) {
         snprintf(msg, sizeof msg, "%s: expected a policy name (see hetsim %s --help)", a, cmd);
         return cli_bad_input(cmd, msg);
       }
       o->policies = v;
-    } else if (multi && cli_is_opt(a, "--scenarios")) {
-      o->scenarios = cli_opt_value(argc, argv, &i, "--scenarios");
-      if (!o->scenarios || !*o->scenarios)
+      break;
+    case OPT_SCENARIOS:
+      o->scenarios = v;
+      if (!v || !*v)
         return cli_bad_input(cmd, "--scenarios: expected a comma-separated list of files");
-    } else if (cli_is_opt(a, "--out")) {
-      o->out_dir = cli_opt_value(argc, argv, &i, "--out");
+      break;
+    case OPT_OUT:
+      o->out_dir = v;
       if (!o->out_dir || !*o->out_dir) return cli_bad_input(cmd, "--out: expected a folder");
-    } else if (!multi && !strcmp(a, "--trace")) {
+      break;
+    case OPT_TRACE:
       o->trace = true;
-    } else if (!multi && !strcmp(a, "--measure-overhead")) {
+      break;
+    case OPT_OVERHEAD:
       o->measure_overhead = true;
-    } else if (!multi && (!strcmp(a, "--quiet") || !strcmp(a, "-q"))) {
+      break;
+    case 'q':
       o->quiet = true;
-    } else if (a[0] == '-' && a[1]) {
+      break;
+    case CLI_OPERAND:
+      if (o->scenario) {
+        snprintf(msg, sizeof msg, "one scenario at a time (got \"%.60s\" and \"%.60s\")",
+                 o->scenario, v);
+        return cli_bad_input(cmd, msg);
+      }
+      o->scenario = v;
+      break;
+    default: /* CLI_UNKNOWN */
       snprintf(msg, sizeof msg, "unknown option \"%.100s\" (see hetsim %s --help)", a, cmd);
       return cli_bad_input(cmd, msg);
-    } else if (o->scenario) {
-      snprintf(msg, sizeof msg, "one scenario at a time (got \"%.60s\" and \"%.60s\")",
-               o->scenario, a);
-      return cli_bad_input(cmd, msg);
-    } else {
-      o->scenario = a;
     }
   }
   return 0;

@@ -4,13 +4,13 @@
  * are scenario files instead (e.g. one per regime: a regime's options belong
  * to its kind, so regimes compare as files, not as a --set of regime.kind),
  * each under its own policy or the one --policies names. */
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli_opts.h"
 #include "commands.h"
 #include "hs_alloc.h"
+#include "hs_metrics.h"
 #include "hs_run.h"
 
 #define DEFAULT_POLICIES "equal,static,time-only,low-energy,balanced,energy-only"
@@ -41,8 +41,6 @@ static void compare_usage(FILE *out) {
           "      --policies equal,static,time-only,low-energy,energy-only\n",
           hs_scenario_default_path());
 }
-
-static double pct(double x, double ref) { return ref != 0 ? 100.0 * (x - ref) / ref : 0; }
 
 int hs_cmd_compare(int argc, char **argv) {
   cli_opts o;
@@ -104,22 +102,8 @@ int hs_cmd_compare(int argc, char **argv) {
     printf("scenario %s  regime %s  task %s  devices %zu  rounds %u  seed %llu\n", s0->name,
            s0->regime.kind, s0->task, s0->total_devices, s0->rounds,
            (unsigned long long)s0->seed);
-    int w = 12;
-    for (size_t k = 0; k < n && by_file; k++)
-      if ((int)strlen(names[k]) > w) w = (int)strlen(names[k]);
-    printf("%-*s %11s %8s %10s %10s %9s %9s %8s %10s %9s\n", w, by_file ? "scenario" : "policy",
-           "makespan_s", "vs_1st",
-           "energy_kj", "compute_kj", "comm_kj", "idle_kj", "vs_1st", "compute_cv", "wait_frac");
-    for (size_t k = 0; k < n; k++) {
-      char dm[16] = "-", de[16] = "-";
-      if (k > 0) {
-        snprintf(dm, sizeof dm, "%+.1f%%", pct(s[k].makespan_s, s[0].makespan_s));
-        snprintf(de, sizeof de, "%+.1f%%", pct(s[k].energy_j, s[0].energy_j));
-      }
-      printf("%-*s %11.2f %8s %10.3f %10.3f %9.3f %9.3f %8s %10.4f %9.4f\n", w, names[k],
-             s[k].makespan_s, dm, s[k].energy_j / 1e3, s[k].compute_j / 1e3, s[k].comm_j / 1e3,
-             s[k].idle_j / 1e3, de, s[k].compute_cv, s[k].wait_fraction);
-    }
+    /* The columns are the table's HS_METRIC_COMPARE metrics (hs_metrics.h). */
+    hs_metric_compare_table(stdout, (const char *const *)names, s, n);
   }
   for (size_t k = 0; k < n; k++) hs_scenario_destroy(sc[k]);
   cli_opts_fini(&o);

@@ -7,6 +7,7 @@
  * when every round went through, so bad input never leaves half an output; with
  * -o it is written through hs_outfile (temporary name + rename). Output depends
  * only on the file and the options: byte-identical on every run. */
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +55,22 @@ static void list_policies(void) {
   }
 }
 
+/* A device name as a CSV field: quoted (RFC 4180, '"' doubled) when it holds
+ * ',' or '"', as the input may have had it (names with line breaks are
+ * refused by the reader). */
+static void put_name(FILE *out, const char *name) {
+  if (!strpbrk(name, ",\"")) {
+    fputs(name, out);
+    return;
+  }
+  fputc('"', out);
+  for (const char *p = name; *p; p++) {
+    if (*p == '"') fputc('"', out);
+    fputc(*p, out);
+  }
+  fputc('"', out);
+}
+
 /* One line on stderr (line breaks from --set values or paths become spaces). */
 static int fail(const char *msg) { return cli_bad_input("replay", msg); }
 
@@ -86,37 +103,43 @@ int hs_cmd_replay(int argc, char **argv) {
   hs_error err = {0};
   char msg[HS_ERROR_MSG_MAX + 64];
 
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+  static const struct option longopts[] = {{"help", no_argument, NULL, 'h'},
+                                           {"policies", no_argument, NULL, 'L'},
+                                           {"policy", required_argument, NULL, 'p'},
+                                           {"set", required_argument, NULL, 's'},
+                                           {NULL, 0, NULL, 0}};
+  cli_parser p;
+  cli_parser_init(&p, argc, argv, "ho:", longopts);
+  for (int opt; (opt = cli_next(&p)) != CLI_END;) {
+    if (opt == 'h') {
       usage(stdout);
       rc = 0;
       goto done;
-    } else if (!strcmp(a, "--policies")) {
+    } else if (opt == 'L') {
       list_policies();
       rc = 0;
       goto done;
-    } else if (!strcmp(a, "--policy") || !strcmp(a, "--set") || !strcmp(a, "-o")) {
-      if (i + 1 >= argc) {
-        snprintf(msg, sizeof msg, "%s: missing value (see hetsim replay --help)", a);
+    } else if (opt == 'p' || opt == 's' || opt == 'o') {
+      if (!p.arg) {
+        snprintf(msg, sizeof msg, "%s: missing value (see hetsim replay --help)", p.text);
         rc = fail(msg);
         goto done;
       }
-      const char *v = argv[++i];
-      if (!strcmp(a, "--policy"))
-        policy = v;
-      else if (!strcmp(a, "-o"))
-        out = v;
+      if (opt == 'p')
+        policy = p.arg;
+      else if (opt == 'o')
+        out = p.arg;
       else
-        sets[nset++] = argv[i];
-    } else if (a[0] == '-' && a[1]) {
-      snprintf(msg, sizeof msg, "%s: unknown option (see hetsim replay --help)", a);
+        sets[nset++] = p.arg;
+    } else if (opt != CLI_OPERAND) {
+      snprintf(msg, sizeof msg, "%s: unknown option (see hetsim replay --help)", p.text);
       rc = fail(msg);
       goto done;
     } else if (!in) {
-      in = a;
+      in = p.arg;
     } else {
-      snprintf(msg, sizeof msg, "%s: only one telemetry file is read (see hetsim replay --help)", a);
+      snprintf(msg, sizeof msg, "%s: only one telemetry file is read (see hetsim replay --help)",
+               p.arg);
       rc = fail(msg);
       goto done;
     }
@@ -196,9 +219,11 @@ int hs_cmd_replay(int argc, char **argv) {
       goto done;
     }
     const uint64_t *a = hs_controller_allocation(c);
-    for (size_t d = 0; d < t->ndevices; d++)
-      fprintf(mem, "%llu,%s,%llu\n", (unsigned long long)t->rounds[r], t->devices[d],
-              (unsigned long long)a[d]);
+    for (size_t d = 0; d < t->ndevices; d++) {
+      fprintf(mem, "%llu,", (unsigned long long)t->rounds[r]);
+      put_name(mem, t->devices[d]);
+      fprintf(mem, ",%llu\n", (unsigned long long)a[d]);
+    }
   }
   if (fclose(mem) != 0) {
     mem = NULL;

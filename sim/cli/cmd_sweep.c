@@ -10,6 +10,7 @@
  * fsync: at most once a second plus at the end; a killed process loses no
  * appended row anyway, fsync only bounds what a power cut can take. */
 #include <errno.h>
+#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 #include "cli_opts.h"
 #include "commands.h"
 #include "hs_alloc.h"
+#include "hs_metrics.h"
 #include "hs_outfile.h"
 #include "hs_sweep.h"
 #ifdef HS_SWEEP_MPI
@@ -87,6 +89,21 @@ typedef struct sweep_args {
 } sweep_args;
 
 
+enum { OPT_GRID = 256, OPT_SET, OPT_POLICIES, OPT_SEEDS, OPT_OUT, OPT_RESUME };
+
+static const struct option sweep_longopts[] = {
+    {"help", no_argument, NULL, 'h'},
+    {"grid", required_argument, NULL, OPT_GRID},
+    {"set", required_argument, NULL, OPT_SET},
+    {"policies", required_argument, NULL, OPT_POLICIES},
+    {"policy", required_argument, NULL, OPT_POLICIES},
+    {"seeds", required_argument, NULL, OPT_SEEDS},
+    {"out", required_argument, NULL, OPT_OUT},
+    {"jobs", required_argument, NULL, 'j'},
+    {"resume", no_argument, NULL, OPT_RESUME},
+    {"quiet", no_argument, NULL, 'q'},
+    {NULL, 0, NULL, 0}};
+
 /* 0, or HS_EXIT_BADINPUT with the reason in why (the caller prints it). */
 static int parse_args(sweep_args *o, int argc, char **argv, char *why, size_t cap) {
   o->grids = hs_calloc((size_t)argc + 1, sizeof *o->grids);
@@ -97,49 +114,58 @@ static int parse_args(sweep_args *o, int argc, char **argv, char *why, size_t ca
     snprintf(why, cap, __VA_ARGS__);      \
     return HS_EXIT_BADINPUT;              \
   } while (0)
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+  cli_parser p;
+  cli_parser_init(&p, argc, argv, "hqj:", sweep_longopts);
+  for (int c; (c = cli_next(&p)) != CLI_END;) {
+    char *v = p.arg;
+    switch (c) {
+    case 'h':
       o->help = true;
       return 0;
-    } else if (cli_is_opt(a, "--grid")) {
-      const char *v = cli_opt_value(argc, argv, &i, "--grid");
+    case OPT_GRID:
       if (!v || !*v) BAD("--grid: expected KEY=v1,v2 or KEY=start:stop:step");
       o->grids[o->ngrids++] = v;
-    } else if (cli_is_opt(a, "--set")) {
-      char *v = cli_opt_value(argc, argv, &i, "--set");
+      break;
+    case OPT_SET: {
       hs_error err = {0};
       if (!v) BAD("--set: expected key=value (e.g. --set rounds=3)");
       if (hs_override_parse(v, &o->set[o->nset], &err) != HS_OK) BAD("%s", err.msg);
       o->nset++;
-    } else if (cli_is_opt(a, "--policies") || cli_is_opt(a, "--policy")) {
-      o->policies = cli_opt_value(argc, argv, &i, cli_is_opt(a, "--policy") ? "--policy" : "--policies");
+      break;
+    }
+    case OPT_POLICIES:
+      o->policies = v;
       if (!o->policies || !*o->policies) BAD("--policies: expected a,b,... (policy names)");
-    } else if (cli_is_opt(a, "--seeds")) {
-      o->seeds = cli_opt_value(argc, argv, &i, "--seeds");
+      break;
+    case OPT_SEEDS:
+      o->seeds = v;
       if (!o->seeds || !*o->seeds) BAD("--seeds: expected a list like 1-10 or 1,2,5");
-    } else if (cli_is_opt(a, "--out")) {
-      o->out = cli_opt_value(argc, argv, &i, "--out");
+      break;
+    case OPT_OUT:
+      o->out = v;
       if (!o->out || !*o->out) BAD("--out: expected a file name (e.g. --out results.csv)");
-    } else if (!strcmp(a, "-j") || cli_is_opt(a, "--jobs") || (!strncmp(a, "-j", 2) && a[2])) {
-      const char *v = !strncmp(a, "-j", 2) && a[2] && a[1] == 'j' ? a + 2
-                                                                   : cli_opt_value(argc, argv, &i, "--jobs");
+      break;
+    case 'j': {
       char *end;
       errno = 0;
       long j = v ? strtol(v, &end, 10) : 0;
       if (!v || !*v || errno || *end || j < 1 || j > 1024)
         BAD("-j: expected a number of threads in [1, 1024] (got \"%.40s\")", v ? v : "");
       o->jobs = (unsigned)j;
-    } else if (!strcmp(a, "--resume")) {
+      break;
+    }
+    case OPT_RESUME:
       o->resume = true;
-    } else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
+      break;
+    case 'q':
       o->quiet = true;
-    } else if (a[0] == '-' && a[1]) {
-      BAD("unknown option \"%.100s\" (see " CMD " --help)", a);
-    } else if (o->scenario) {
-      BAD("one scenario at a time (got \"%.60s\" and \"%.60s\")", o->scenario, a);
-    } else {
-      o->scenario = a;
+      break;
+    case CLI_OPERAND:
+      if (o->scenario) BAD("one scenario at a time (got \"%.60s\" and \"%.60s\")", o->scenario, v);
+      o->scenario = v;
+      break;
+    default: /* CLI_UNKNOWN */
+      BAD("unknown option \"%.100s\" (see " CMD " --help)", p.text);
     }
   }
   if (!o->scenario) BAD("expected a scenario file (see " CMD " --help)");
@@ -217,8 +243,9 @@ static void print_points(const hs_sweep *sw, const hs_sweep_point *pt) {
     if (!all && !pt[p].pareto) continue;
     printf("%6zu", p);
     for (size_t a = 0; a < na; a++) printf("  %-16s", hs_sweep_value(sw, p, a));
-    printf("  %15.3f  %13.1f  %13.1f  %s\n", pt[p].m[0].mean, pt[p].m[1].mean, pt[p].m[1].max,
-           pt[p].pareto ? "*" : "");
+    const hs_sweep_stat *mk = &pt[p].m[hs_metric_sweep_index("makespan_s")];
+    const hs_sweep_stat *en = &pt[p].m[hs_metric_sweep_index("energy_j")];
+    printf("  %15.3f  %13.1f  %13.1f  %s\n", mk->mean, en->mean, en->max, pt[p].pareto ? "*" : "");
   }
 }
 

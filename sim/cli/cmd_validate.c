@@ -4,9 +4,11 @@
  * overrides) and prints it back with every default filled in, so what a run
  * will use is visible before it starts. The whole text is built before the
  * first byte is written: an error never leaves half a scenario on stdout. */
+#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "cli_opts.h"
 #include "commands.h"
 #include "hs_alloc.h"
 #include "hs_scenario.h"
@@ -51,35 +53,39 @@ int hs_cmd_validate(int argc, char **argv) {
   size_t novr = 0;
   hs_error err = {0};
   int rc = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+  static const struct option longopts[] = {{"help", no_argument, NULL, 'h'},
+                                           {"set", required_argument, NULL, 's'},
+                                           {NULL, 0, NULL, 0}};
+  cli_parser p;
+  cli_parser_init(&p, argc, argv, "h", longopts);
+  for (int c; (c = cli_next(&p)) != CLI_END;) {
+    if (c == 'h') {
       validate_usage(stdout);
       goto done;
     }
-    if (!strcmp(a, "--set") || !strncmp(a, "--set=", 6)) {
-      char *kv = a[5] == '=' ? argv[i] + 6 : (i + 1 < argc ? argv[++i] : NULL);
-      if (!kv) {
+    if (c == 's') {
+      if (!p.arg) {
         rc = bad_input("--set: expected key=value after it (e.g. --set policy.w_e=0.25)");
         goto done;
       }
-      if (hs_override_parse(kv, &ovr[novr], &err) != HS_OK) {
+      if (hs_override_parse(p.arg, &ovr[novr], &err) != HS_OK) {
         rc = bad_input(err.msg);
         goto done;
       }
       novr++;
-    } else if (a[0] == '-' && a[1]) {
+    } else if (c != CLI_OPERAND) {
       char msg[160];
-      snprintf(msg, sizeof msg, "unknown option \"%.100s\" (see hetsim validate --help)", a);
+      snprintf(msg, sizeof msg, "unknown option \"%.100s\" (see hetsim validate --help)", p.text);
       rc = bad_input(msg);
       goto done;
     } else if (path) {
       char msg[160];
-      snprintf(msg, sizeof msg, "one scenario at a time (got \"%.60s\" and \"%.60s\")", path, a);
+      snprintf(msg, sizeof msg, "one scenario at a time (got \"%.60s\" and \"%.60s\")", path,
+               p.arg);
       rc = bad_input(msg);
       goto done;
     } else {
-      path = a;
+      path = p.arg;
     }
   }
   hs_scenario *sc = hs_scenario_load(path ? path : hs_scenario_default_path(), ovr, novr, &err);

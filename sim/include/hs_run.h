@@ -17,7 +17,11 @@ typedef struct hs_run_opts {
   bool measure_overhead; /* time the controller with the wall clock (output then not reproducible) */
 } hs_run_opts;
 
+/* The figures of a run. Which of them summary.json, a sweep and compare show,
+ * under which names, is the metric table (hs_metrics.h, sim/src/metrics.c). */
 typedef struct hs_summary {
+  uint64_t seed;               /* the master seed */
+  uint64_t devices;            /* devices in the run, groups expanded */
   uint32_t rounds;
   uint64_t samples;            /* samples trained in total */
   double makespan_s;

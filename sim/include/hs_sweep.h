@@ -22,14 +22,16 @@
  *            refuses a file whose line 1 differs). <hash> covers the scenario
  *            text and the contents of every profile and speed trace the
  *            points read, wherever those files are found.
- *   line 2  point,<axis keys>,seed,makespan_s,energy_j,energy_compute_j,
- *           energy_comm_j,energy_idle_j,compute_cv,wait_fraction
+ *   line 2  point,<axis keys>,seed,<the sweep metrics of hs_metrics.h>, today
+ *           makespan_s,energy_j,energy_compute_j,energy_comm_j,energy_idle_j,
+ *           compute_cv,wait_fraction
  *   rows    in completion order while running; sorted by row at the end.
  * Per-point file (RESULTS with ".csv" replaced by ".points.csv"): written once
  * every row is present, through a temporary file and a rename:
- *   line 1  as above; line 2 point,<axis keys>,seeds,<metric>_{mean,median,min,
- *           max} for each metric above,pareto_front (1: no other point has a
- *           mean makespan and a mean energy both <= and one <).
+ *   line 1  as above; line 2 point,<axis keys>,seeds,<metric>_<stat> for each
+ *           metric above and each statistic the table gives it (today all of
+ *           mean,median,min,max),pareto_front (1: no other point has a mean
+ *           makespan and a mean energy both <= and one <).
  *
  * Everything here is deterministic: the bytes of both files depend only on the
  * sweep, never on the number of threads or processes or on interruptions. */
@@ -43,9 +45,10 @@
 #include "hs_scenario.h"
 #include "hs_status.h"
 
-/* The metrics of a row, in column order. */
-#define HS_SWEEP_NMETRICS 7
-extern const char *const hs_sweep_metric_names[HS_SWEEP_NMETRICS];
+/* Room for the metrics of a row: the HS_METRIC_SWEEP metrics of the table
+ * (hs_metrics.h), hs_metric_sweep_count() of them, in column order; the rest
+ * of m[] is zero. Raise it when the table outgrows it (asserted). */
+#define HS_SWEEP_NMETRICS 12
 
 /* One grid axis. Owned strings; release with hs_sweep_axis_fini. */
 typedef struct hs_sweep_axis {
@@ -107,7 +110,7 @@ const char *hs_sweep_point_columns(const hs_sweep *sw);
 
 typedef struct hs_sweep_result {
   size_t row;
-  double m[HS_SWEEP_NMETRICS]; /* in hs_sweep_metric_names order */
+  double m[HS_SWEEP_NMETRICS]; /* hs_metric_sweep_at(k) in m[k]; unused slots 0 */
 } hs_sweep_result;
 
 /* Load row's scenario and hs_run it (no output files). Re-entrant. */
@@ -157,7 +160,7 @@ typedef struct hs_sweep_stat {
   double mean, median, min, max;
 } hs_sweep_stat;
 typedef struct hs_sweep_point {
-  hs_sweep_stat m[HS_SWEEP_NMETRICS];
+  hs_sweep_stat m[HS_SWEEP_NMETRICS]; /* as hs_sweep_result.m */
   bool pareto; /* on the (makespan_s mean, energy_j mean) front, both minimised */
 } hs_sweep_point;
 

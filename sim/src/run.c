@@ -29,13 +29,9 @@
 #include "hs_alloc.h"
 #include "hs_assert.h"
 #include "hs_collective.h"
+#include "hs_metrics.h"
+#include "hs_util.h"
 #include "run_internal.h"
-
-static uint64_t fnv1a64(const char *s) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
-  return h;
-}
 
 void sim_fail(sim_run *r, hs_status st, const char *msg) {
   if (r->status == HS_OK) {
@@ -280,7 +276,7 @@ static void expand_devices(sim_run *r) {
     HS_ASSERT(task && link, "scenario validated: task and link exist");
     sim_dev *d = &r->dev[k];
     d->name = hs_strdup(refs[k].name);
-    d->key = fnv1a64(d->name);
+    d->key = hs_fnv1a64_str(d->name);
     d->spec = refs[k].spec;
     d->tau_cv = task->tau_cv;
     d->overhead_s = task->overhead_s;
@@ -430,6 +426,8 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
   double end = hs_engine_now(r->eng);
   for (size_t i = 0; i < r->ndev; i++) sim_dev_state(r, i, HS_POWER_OFF);
   hs_summary sum = {0};
+  sum.seed = sc->seed; /* the loader keeps seeds within 2^53 */
+  sum.devices = r->ndev;
   sum.rounds = sc->rounds;
   sum.samples = r->samples_total;
   sum.makespan_s = end;
@@ -448,22 +446,10 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
   if (r->report) {
     const char *keys[] = {"scenario", "policy", "regime"};
     const char *vals[] = {sc->name, sc->policy.kind, sc->regime.kind};
-    hs_report_field f[32] = {
-        {"seed", (double)sc->seed}, /* the loader keeps seeds within 2^53 */
-        {"makespan_s", sum.makespan_s},
-        {"energy_j", sum.energy_j},
-        {"energy_compute_j", sum.compute_j},
-        {"energy_comm_j", sum.comm_j},
-        {"energy_idle_j", sum.idle_j},
-        {"compute_cv", sum.compute_cv},
-        {"wait_fraction", sum.wait_fraction},
-        {"controller_overhead_fraction", sum.controller_overhead_fraction},
-        {"rounds", (double)sum.rounds},
-        {"samples", (double)sum.samples},
-        {"devices", (double)r->ndev},
-    };
-    size_t nf = 12;
-    if (r->regime->summary_fields) nf += r->regime->summary_fields(r, f + nf, 32 - nf);
+    hs_report_field f[HS_METRIC_MAX + 16]; /* + a regime's own fields (fsdp: 14) */
+    size_t nf = hs_metric_json_fields(&sum, f, HS_METRIC_MAX);
+    if (r->regime->summary_fields)
+      nf += r->regime->summary_fields(r, f + nf, sizeof f / sizeof f[0] - nf);
     hs_report *rep = r->report;
     r->report = NULL;
     st = hs_report_commit(rep, keys, vals, 3, f, nf, err);

@@ -26,22 +26,12 @@
 #include "hs_alloc.h"
 #include "hs_outfile.h"
 #include "hs_speed_trace.h"
+#include "hs_util.h"
 #include "scenario_internal.h"
 
 #ifndef HS_SCENARIO_DIR
 #define HS_SCENARIO_DIR "scenarios"
 #endif
-
-static char *dir_of(const char *path) {
-  const char *slash = strrchr(path, '/');
-  if (!slash) return hs_strdup(".");
-  if (slash == path) return hs_strdup("/");
-  size_t n = (size_t)(slash - path);
-  char *d = hs_malloc(n + 1);
-  memcpy(d, path, n);
-  d[n] = '\0';
-  return d;
-}
 
 static char *stem_of(const char *path) {
   const char *slash = strrchr(path, '/');
@@ -195,13 +185,14 @@ static hs_status parse_root(ctx *c, const cJSON *root) {
       (st = parse_telemetry(c, root)))
     return st;
   /* Every participant gets at least min_samples, so the budget must cover them. */
-  double floor_total = (double)sc->total_devices * (double)sc->policy.min_samples;
+  uint64_t min_samples = hs_policy_config_min_samples(&sc->policy);
+  double floor_total = (double)sc->total_devices * (double)min_samples;
   if ((double)sc->samples_per_round < floor_total) {
     sim_jpath_key(&c->path, "samples_per_round");
     return scn_fail(c, HS_ERANGE,
                 "%llu is below the floor: %zu devices x policy.min_samples %llu = %.0f",
                 (unsigned long long)sc->samples_per_round, sc->total_devices,
-                (unsigned long long)sc->policy.min_samples, floor_total);
+                (unsigned long long)min_samples, floor_total);
   }
   return HS_OK;
 }
@@ -256,13 +247,19 @@ hs_scenario *hs_scenario_parse(const char *json_text, const char *origin, const 
 hs_scenario *hs_scenario_load(const char *path, const hs_override *ovr, size_t novr,
                               hs_error *err) {
   hs_error e = {0};
-  char *text = hs_read_file(path, NULL, &e);
+  size_t len = 0;
+  char *text = hs_read_file(path, &len, &e);
   if (!text) {
     /* hs_read_file names the path; say what it is. */
     hs_error_set(err, e.status, "%s (scenario file)", e.msg);
     return NULL;
   }
-  char *dir = dir_of(path);
+  /* A NUL byte would end the text cJSON sees: "{...}\0garbage" passed. */
+  if (hs_text_check_nul(text, len, path, err) != HS_OK) {
+    hs_free(text);
+    return NULL;
+  }
+  char *dir = hs_path_dir(path);
   hs_scenario *sc = hs_scenario_parse(text, path, dir, ovr, novr, err);
   hs_free(dir);
   hs_free(text);

@@ -19,17 +19,8 @@
 
 #include "hs_alloc.h"
 #include "hs_speed_trace.h"
+#include "hs_util.h"
 #include "scenario_internal.h"
-
-static char *join_path(const char *dir, const char *rel) {
-  if (rel[0] == '/' || !dir || !dir[0] || !strcmp(dir, ".")) return hs_strdup(rel);
-  size_t a = strlen(dir), b = strlen(rel);
-  char *p = hs_malloc(a + b + 2);
-  memcpy(p, dir, a);
-  p[a] = '/';
-  memcpy(p + a + 1, rel, b + 1);
-  return p;
-}
 
 hs_status scn_parse_network(ctx *c, const cJSON *root) {
   hs_scenario *sc = &c->s->pub;
@@ -150,7 +141,7 @@ static hs_status parse_device(ctx *c, const cJSON *e, hs_device_spec *d) {
   if ((st = resolve_profile(c, d))) return st;
   if (d->speed_trace_name) {
     size_t mark = sim_jpath_key(&c->path, "speed_trace");
-    d->speed_trace_path = join_path(c->dir, d->speed_trace_name);
+    d->speed_trace_path = hs_path_join(c->dir, d->speed_trace_name);
     hs_error err = {0};
     d->speed_trace = hs_speed_trace_load(d->speed_trace_path, &err);
     if (!d->speed_trace) return scn_fail(c, err.status ? err.status : HS_EINVAL, "%s", err.msg);

@@ -24,10 +24,12 @@
 
 #include "hs_alloc.h"
 #include "hs_assert.h"
+#include "hs_metrics.h"
 #include "hs_outfile.h"
 #include "hs_profile.h"
 #include "hs_run.h"
 #include "hs_sweep.h"
+#include "hs_util.h"
 
 #define SPEC_SHOWN 80 /* bytes of a spec that messages quote (as sweep_grid.c) */
 
@@ -40,10 +42,6 @@ static int spec_cut(const char *s) {
   while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80) n--;
   return (int)n;
 }
-
-const char *const hs_sweep_metric_names[HS_SWEEP_NMETRICS] = {
-    "makespan_s",    "energy_j",   "energy_compute_j", "energy_comm_j",
-    "energy_idle_j", "compute_cv", "wait_fraction"};
 
 struct hs_sweep {
   char *text;     /* the scenario JSON */
@@ -92,24 +90,6 @@ static void sb_clean(sbuf *b, const char *s) {
   for (; *s; s++) sb_printf(b, "%c", (unsigned char)*s < 0x20 ? '?' : *s);
 }
 
-static char *dir_of(const char *path) {
-  const char *slash = strrchr(path, '/');
-  if (!slash) return hs_strdup(".");
-  if (slash == path) return hs_strdup("/");
-  char *d = hs_malloc((size_t)(slash - path) + 1);
-  memcpy(d, path, (size_t)(slash - path));
-  d[slash - path] = '\0';
-  return d;
-}
-
-#define FNV1A64_INIT 0xcbf29ce484222325ULL
-
-static uint64_t fnv1a64(uint64_t h, const void *data, size_t n) {
-  const unsigned char *p = data;
-  for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ULL;
-  return h;
-}
-
 /* The files a loaded point reads besides the scenario: device profiles and
  * speed traces (resolved paths; added once each to *files). */
 static void collect_inputs(const hs_scenario *sc, char ***files, size_t *n) {
@@ -145,12 +125,12 @@ static hs_status inputs_hash(hs_sweep *sw, char **files, size_t n, hs_error *err
     size_t len;
     char *text = hs_read_file(files[i], &len, &e);
     if (!text) st = hs_error_set(err, e.status, "%s (read again to record the sweep)", e.msg);
-    else fh[i] = fnv1a64(FNV1A64_INIT, text, len);
+    else fh[i] = hs_fnv1a64(HS_FNV1A64_INIT, text, len);
     hs_free(text);
   }
   qsort(fh, n, sizeof *fh, cmp_u64);
-  uint64_t h = fnv1a64(FNV1A64_INIT, sw->text, strlen(sw->text));
-  for (size_t i = 0; i < n; i++) h = fnv1a64(h, &fh[i], sizeof fh[i]);
+  uint64_t h = hs_fnv1a64(HS_FNV1A64_INIT, sw->text, strlen(sw->text));
+  for (size_t i = 0; i < n; i++) h = hs_fnv1a64(h, &fh[i], sizeof fh[i]);
   sw->hash = h;
   hs_free(fh);
   return st;
@@ -327,10 +307,11 @@ static void build_headers(hs_sweep *sw) {
   }
   sb_printf(&c, ",seed");
   sb_printf(&p, ",seeds");
-  static const char *const stat[4] = {"mean", "median", "min", "max"};
-  for (size_t m = 0; m < HS_SWEEP_NMETRICS; m++) {
-    sb_printf(&c, ",%s", hs_sweep_metric_names[m]);
-    for (size_t k = 0; k < 4; k++) sb_printf(&p, ",%s_%s", hs_sweep_metric_names[m], stat[k]);
+  for (size_t m = 0; m < hs_metric_sweep_count(); m++) {
+    const hs_metric *mt = hs_metric_sweep_at(m);
+    sb_printf(&c, ",%s", mt->name);
+    for (size_t k = 0; k < HS_STAT_COUNT; k++)
+      if (mt->stats & (1u << k)) sb_printf(&p, ",%s_%s", mt->name, hs_stat_names[k]);
   }
   sb_printf(&c, "\n");
   sb_printf(&p, ",pareto_front\n");
@@ -349,7 +330,7 @@ hs_sweep *hs_sweep_create(const hs_sweep_spec *spec, hs_error *err) {
     goto fail;
   }
   sw->origin = hs_strdup(spec->scenario);
-  sw->dir = dir_of(spec->scenario);
+  sw->dir = hs_path_dir(spec->scenario);
   sw->set = hs_calloc(spec->nset + 1, sizeof *sw->set);
   for (size_t i = 0; i < spec->nset; i++) {
     sw->set[i].key = hs_strdup(spec->set[i].key);
@@ -449,14 +430,10 @@ hs_status hs_sweep_run_row(const hs_sweep *sw, size_t row, hs_sweep_result *out,
     }
     return st;
   }
+  memset(out, 0, sizeof *out);
   out->row = row;
-  out->m[0] = sum.makespan_s;
-  out->m[1] = sum.energy_j;
-  out->m[2] = sum.compute_j;
-  out->m[3] = sum.comm_j;
-  out->m[4] = sum.idle_j;
-  out->m[5] = sum.compute_cv;
-  out->m[6] = sum.wait_fraction;
+  for (size_t m = 0; m < hs_metric_sweep_count(); m++)
+    out->m[m] = hs_metric_value(hs_metric_sweep_at(m), &sum);
   return HS_OK;
 }
 
@@ -535,7 +512,7 @@ size_t hs_sweep_format_row(const hs_sweep *sw, const hs_sweep_result *r, char *b
   PUT("%zu", point);
   for (size_t a = 0; a < sw->naxes; a++) PUT(",%s", hs_sweep_value(sw, point, a));
   PUT(",%llu", (unsigned long long)sw->seeds[s]);
-  for (size_t m = 0; m < HS_SWEEP_NMETRICS; m++) PUT(",%.10g", r->m[m]);
+  for (size_t m = 0; m < hs_metric_sweep_count(); m++) PUT(",%.10g", r->m[m]);
   PUT("\n");
 #undef PUT
   return pos;

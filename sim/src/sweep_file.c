@@ -11,7 +11,8 @@
  * Rejected: a rewrite after every row (O(rows^2) bytes) and an index side
  * file (two files that can disagree after a crash).
  *
- * Reading: one pass over the file text, O(bytes); each row is checked against
+ * Reading: one pass over the file text through hs_csv (RFC 4180; a NUL byte
+ * anywhere is refused with its line), O(bytes); each row is checked against
  * the grid (the point's values and the seed must be what this sweep would
  * write), so rows from another sweep can never be mixed in. Seeds are found
  * by binary search over a sorted copy. Aggregates are computed from the
@@ -28,6 +29,8 @@
 
 #include "hs_alloc.h"
 #include "hs_assert.h"
+#include "hs_csv.h"
+#include "hs_metrics.h"
 #include "hs_outfile.h"
 #include "hs_sweep.h"
 
@@ -47,7 +50,7 @@ static int cmp_seed_ix(const void *a, const void *b) {
 }
 
 /* Parsed view of a results file. line[row] points at the row's text (NULL:
- * absent); val[row * NMETRICS + m] its numbers. */
+ * absent); val[row * hs_metric_sweep_count() + m] its numbers. */
 typedef struct scan_out {
   const char **line;
   size_t *linelen;
@@ -56,17 +59,24 @@ typedef struct scan_out {
   bool fresh;       /* empty, or a torn header: start over */
 } scan_out;
 
-static hs_status parse_u64(const char **p, uint64_t *out) {
-  const char *s = *p;
+/* A whole field as a decimal uint64 (no sign, no spaces). */
+static bool parse_u64(const char *s, uint64_t *out) {
   uint64_t v = 0;
-  if (*s < '0' || *s > '9') return HS_EPARSE;
+  if (*s < '0' || *s > '9') return false;
   for (; *s >= '0' && *s <= '9'; s++) {
-    if (v > (UINT64_MAX - 9) / 10) return HS_EPARSE;
+    if (v > (UINT64_MAX - 9) / 10) return false;
     v = v * 10 + (uint64_t)(*s - '0');
   }
-  *p = s;
   *out = v;
-  return HS_OK;
+  return *s == '\0';
+}
+
+/* A whole field as a number, as %.10g printed it (no spaces around it). */
+static bool parse_metric(const char *s, double *out) {
+  if (!*s || *s == ' ' || *s == '\t') return false;
+  char *e;
+  *out = strtod(s, &e);
+  return e != s && *e == '\0';
 }
 
 static hs_status scan(const hs_sweep *sw, const char *path, const char *buf, size_t len,
@@ -75,57 +85,68 @@ static hs_status scan(const hs_sweep *sw, const char *path, const char *buf, siz
   size_t n1 = strlen(h1), n2 = strlen(h2);
   o->fresh = false;
   o->valid_len = 0;
+  /* Zero-filled blocks (a crash on some file systems) are refused, not read
+   * as a shorter file; the reader checks the whole text before anything. */
+  hs_csv *r = hs_csv_create(buf, len, path, 0, err);
+  if (!r) return err ? err->status : HS_EPARSE;
   /* A header cut short by a crash (one write, but a machine may still fail). */
   if (len < n1 + n2 && !strncmp(buf, h1, len < n1 ? len : n1) &&
       (len <= n1 || !strncmp(buf + n1, h2, len - n1))) {
     o->fresh = true;
+    hs_csv_destroy(r);
     return HS_OK;
   }
   const char *nl = memchr(buf, '\n', len);
   if (len < n1 || strncmp(buf, h1, n1)) {
     int l = nl ? (int)(nl - buf) : (int)len;
     if (l > 160) l = 160;
+    hs_csv_destroy(r);
     return hs_error_set(err, HS_EINVAL,
                         "%s: line 1: written by a different sweep (\"%.*s\"); use the same "
                         "scenario, --set, --grid, --policies and --seeds, or another --out",
                         path, l, buf);
   }
-  if (len < n1 + n2 || strncmp(buf + n1, h2, n2))
+  if (len < n1 + n2 || strncmp(buf + n1, h2, n2)) {
+    hs_csv_destroy(r);
     return hs_error_set(err, HS_EINVAL, "%s: line 2: not the column header of this sweep", path);
+  }
+  /* Line 1 records the sweep (free text, compared above); line 2 is the
+   * column header, also compared byte for byte: columns are this sweep's. */
+  hs_csv_skip_line(r);
+  hs_csv_skip_line(r);
 
   size_t nseeds = hs_sweep_nseeds(sw), naxes = hs_sweep_naxes(sw);
+  size_t nm = hs_metric_sweep_count(), nfields = 1 + naxes + 1 + nm;
   seed_ix *six = hs_malloc(nseeds * sizeof *six);
   for (size_t s = 0; s < nseeds; s++) six[s] = (seed_ix){hs_sweep_seed_at(sw, s), s};
   qsort(six, nseeds, sizeof *six, cmp_seed_ix);
 
   hs_status st = HS_OK;
-  size_t pos = n1 + n2, lineno = 2;
   const char *why = NULL;
-  while (pos < len) {
-    const char *line = buf + pos;
-    const char *end = memchr(line, '\n', len - pos);
-    lineno++;
-    if (!end) break; /* torn last line: ignored, cut off on resume */
+  char expected[64];
+  snprintf(expected, sizeof expected, "expected point,<grid values>,seed,<%zu numbers>", nm);
+  int k;
+  while ((k = hs_csv_next(r, err)) > 0) {
+    if (!hs_csv_terminated(r)) break; /* torn last line: ignored, cut off on resume */
+    size_t rawlen, end = hs_csv_end_offset(r);
+    const char *line = hs_csv_raw(r, &rawlen);
     uint64_t point, seed;
-    const char *p = line;
-    why = "expected point,<grid values>,seed,<7 numbers>";
-    if (parse_u64(&p, &point) != HS_OK || *p != ',') goto bad;
+    why = expected;
+    /* rows are written with "\n" alone: "\r\n" is not this writer's line */
+    if (hs_csv_nfields(r) != nfields || line[rawlen] == '\r' ||
+        !parse_u64(hs_csv_field(r, 0), &point))
+      goto bad;
     if (point >= hs_sweep_npoints(sw)) {
       why = "point index beyond this grid";
       goto bad;
     }
-    p++;
     for (size_t a = 0; a < naxes; a++) {
-      const char *v = hs_sweep_value(sw, (size_t)point, a);
-      size_t vn = strlen(v);
-      if ((size_t)(end - p) <= vn || strncmp(p, v, vn) || p[vn] != ',') {
+      if (strcmp(hs_csv_field(r, 1 + a), hs_sweep_value(sw, (size_t)point, a))) {
         why = "grid values differ from this sweep's point";
         goto bad;
       }
-      p += vn + 1;
     }
-    if (parse_u64(&p, &seed) != HS_OK || *p != ',') goto bad;
-    p++;
+    if (!parse_u64(hs_csv_field(r, 1 + naxes), &seed)) goto bad;
     seed_ix key = {seed, 0};
     const seed_ix *hit = bsearch(&key, six, nseeds, sizeof *six, cmp_seed_ix);
     if (!hit) {
@@ -134,27 +155,25 @@ static hs_status scan(const hs_sweep *sw, const char *path, const char *buf, siz
     }
     size_t row = (size_t)point * nseeds + hit->ix;
     double v[HS_SWEEP_NMETRICS];
-    for (size_t m = 0; m < HS_SWEEP_NMETRICS; m++) {
-      char *e;
-      if (*p == ' ' || *p == '\t' || *p == '\n') goto bad;
-      v[m] = strtod(p, &e);
-      if (e == p || *e != (m + 1 < HS_SWEEP_NMETRICS ? ',' : '\n')) goto bad;
-      p = e + 1;
-    }
+    for (size_t m = 0; m < nm; m++)
+      if (!parse_metric(hs_csv_field(r, 2 + naxes + m), &v[m])) goto bad;
     if (o->line && !o->line[row]) { /* a repeated row keeps its first copy */
       o->line[row] = line;
-      o->linelen[row] = (size_t)(end - line) + 1;
-      memcpy(&o->val[row * HS_SWEEP_NMETRICS], v, sizeof v);
+      o->linelen[row] = end - (size_t)(line - buf);
+      memcpy(&o->val[row * nm], v, nm * sizeof *v);
     }
-    pos = (size_t)(end - buf) + 1;
-    o->valid_len = pos;
+    o->valid_len = end;
   }
+  if (k < 0) st = err ? err->status : HS_EPARSE;
   if (o->valid_len == 0) o->valid_len = n1 + n2;
   hs_free(six);
+  hs_csv_destroy(r);
   return st;
 bad:
   hs_free(six);
-  return hs_error_set(err, HS_EPARSE, "%s: line %zu: %s", path, lineno, why);
+  st = hs_error_set(err, HS_EPARSE, "%s: line %zu: %s", path, hs_csv_line(r), why);
+  hs_csv_destroy(r);
+  return st;
 }
 
 static hs_status write_all(int fd, const char *s, size_t n, const char *path, hs_error *err) {
@@ -199,7 +218,7 @@ hs_sweep_file *hs_sweep_file_open(const hs_sweep *sw, const char *path, bool res
     scan_out o = {0};
     o.line = hs_calloc(nrows, sizeof *o.line);
     o.linelen = hs_calloc(nrows, sizeof *o.linelen);
-    o.val = hs_calloc(nrows, HS_SWEEP_NMETRICS * sizeof *o.val);
+    o.val = hs_calloc(nrows, hs_metric_sweep_count() * sizeof *o.val);
     hs_status st = scan(sw, path, buf, len, &o, err);
     for (size_t r = 0; r < nrows; r++) done[r] = o.line[r] != NULL;
     hs_free(o.line);
@@ -335,9 +354,12 @@ static hs_status write_points(const hs_sweep *sw, const char *path, hs_sweep_poi
     fprintf(fp, "%zu", p);
     for (size_t a = 0; a < hs_sweep_naxes(sw); a++) fprintf(fp, ",%s", hs_sweep_value(sw, p, a));
     fprintf(fp, ",%zu", hs_sweep_nseeds(sw));
-    for (size_t m = 0; m < HS_SWEEP_NMETRICS; m++) {
+    for (size_t m = 0; m < hs_metric_sweep_count(); m++) {
       const hs_sweep_stat *s = &pt[p].m[m];
-      fprintf(fp, ",%.10g,%.10g,%.10g,%.10g", s->mean, s->median, s->min, s->max);
+      const double v[HS_STAT_COUNT] = {s->mean, s->median, s->min, s->max};
+      unsigned stats = hs_metric_sweep_at(m)->stats;
+      for (size_t k = 0; k < HS_STAT_COUNT; k++)
+        if (stats & (1u << k)) fprintf(fp, ",%.10g", v[k]);
     }
     fprintf(fp, ",%d\n", pt[p].pareto ? 1 : 0);
   }
@@ -354,7 +376,8 @@ hs_status hs_sweep_finalize(const hs_sweep *sw, const char *path, hs_sweep_point
   scan_out o = {0};
   o.line = hs_calloc(nrows, sizeof *o.line);
   o.linelen = hs_calloc(nrows, sizeof *o.linelen);
-  o.val = hs_calloc(nrows, HS_SWEEP_NMETRICS * sizeof *o.val);
+  size_t nm = hs_metric_sweep_count();
+  o.val = hs_calloc(nrows, nm * sizeof *o.val);
   hs_sweep_point *pt = NULL;
   hs_status st = scan(sw, path, buf, len, &o, err);
   size_t missing = 0;
@@ -378,17 +401,18 @@ hs_status hs_sweep_finalize(const hs_sweep *sw, const char *path, hs_sweep_point
     pt = hs_calloc(npoints ? npoints : 1, sizeof *pt);
     double *col = hs_malloc(nseeds * sizeof *col), *tmp = hs_malloc(nseeds * sizeof *tmp);
     for (size_t p = 0; p < npoints; p++)
-      for (size_t m = 0; m < HS_SWEEP_NMETRICS; m++) {
-        for (size_t s = 0; s < nseeds; s++) col[s] = o.val[(p * nseeds + s) * HS_SWEEP_NMETRICS + m];
+      for (size_t m = 0; m < nm; m++) {
+        for (size_t s = 0; s < nseeds; s++) col[s] = o.val[(p * nseeds + s) * nm + m];
         pt[p].m[m] = stat_of(col, nseeds, tmp);
       }
     hs_free(col);
     hs_free(tmp);
     double *x = hs_malloc(npoints * sizeof *x), *y = hs_malloc(npoints * sizeof *y);
     bool *front = hs_malloc(npoints * sizeof *front);
+    size_t mx = hs_metric_sweep_index("makespan_s"), my = hs_metric_sweep_index("energy_j");
     for (size_t p = 0; p < npoints; p++) {
-      x[p] = pt[p].m[0].mean;
-      y[p] = pt[p].m[1].mean;
+      x[p] = pt[p].m[mx].mean;
+      y[p] = pt[p].m[my].mean;
     }
     hs_sweep_pareto(x, y, npoints, front);
     for (size_t p = 0; p < npoints; p++) pt[p].pareto = front[p];

@@ -4,7 +4,7 @@
  * A wave is size * 4 * jobs consecutive rows of the to-do list; position k of
  * the wave runs on rank k % size (round-robin, so the ranks get neighbouring
  * rows of similar cost), on that rank's `jobs` threads. Every rank then sends
- * a fixed-size block of doubles (per slot: row, ok flag, 7 metrics; plus one
+ * a fixed-size block of doubles (per slot: row, ok flag, the metrics of the table (sim/src/metrics.c); plus one
  * failure flag) to rank 0, which walks the wave in position order and passes
  * each result to the callback, which appends it; then rank 0 broadcasts
  * whether to go on. Fixed-size blocks keep this one MPI_Gather (no counts to

@@ -114,7 +114,9 @@ Test(speed_trace, comments_blank_lines_crlf) {
 
 Test(speed_trace, bad_text) {
   parse_bad("", HS_EPARSE, "missing header");
-  parse_bad("speed,time_s\n0,1\n", HS_EPARSE, "line 1: header must be");
+  parse_bad("time,speed\n0,1\n", HS_EMISSING, "line 1: header: no column \"time_s\"");
+  parse_bad("time_s,speed,time_s\n0,1,2\n", HS_EINVAL, "line 1: header: column \"time_s\" appears twice");
+  parse_bad("time_s,speed\n0,\"1\n", HS_EPARSE, "line 2: column 2: a quoted field is never closed");
   parse_bad("time_s,speed\n", HS_EMISSING, "no rows");
   parse_bad("time_s,speed\n0,1\nabc,1\n", HS_EPARSE, "line 3: time_s: not a finite number");
   parse_bad("time_s,speed\n0,1\n\n# c\n5,nan\n", HS_EPARSE, "line 5: speed: not a finite number");
@@ -129,6 +131,33 @@ Test(speed_trace, bad_text) {
   parse_bad("time_s,speed\n0\n", HS_EPARSE, "line 2: expected two fields");
   parse_bad("time_s,speed\n0,1x\n", HS_EPARSE, "line 2: speed: not a finite number");
   parse_bad("time_s,speed\n,1\n", HS_EPARSE, "line 2: time_s: not a finite number");
+}
+
+/* Issue 16, defect 6: an empty trace was reported at "line 0". */
+Test(speed_trace, empty_trace_names_line_1) {
+  parse_bad("", HS_EPARSE, "bad.csv: line 1: missing header \"time_s,speed\" (the file is empty)");
+  parse_bad("# only a comment\n\n", HS_EPARSE, "bad.csv: line 2: missing header");
+}
+
+/* Issue 16, defect 1: a NUL byte ended the text, so the bad row after it was
+ * never read and the trace was accepted. */
+Test(speed_trace, nul_byte_is_refused_with_its_line) {
+  static const char text[] = "time_s,speed\n0,1\n\0\n5,-3\n";
+  hs_error err = {0};
+  hs_speed_trace *t = hs_speed_trace_parse_n(text, sizeof text - 1, "nul.csv", &err);
+  cr_expect_null(t);
+  hs_speed_trace_destroy(t);
+  cr_expect_eq(err.status, HS_EPARSE);
+  cr_expect_str_eq(err.msg, "nul.csv: line 3: contains a NUL byte");
+}
+
+/* Issue 9: columns by header name, in any order; RFC 4180 quoting. */
+Test(speed_trace, columns_by_name_and_quotes) {
+  hs_speed_trace *t = parse_ok("speed, time_s\n\"1\",0\n 0.5 , \"60\"\n");
+  cr_assert_eq(hs_speed_trace_rows(t), 2);
+  cr_assert_eq(hs_speed_trace_at(t, 61.0), 0.5);
+  cr_assert_eq(hs_speed_trace_finish(t, 50.0, 20.0), 80.0);
+  hs_speed_trace_destroy(t);
 }
 
 Test(speed_trace, load_file_and_missing_file) {

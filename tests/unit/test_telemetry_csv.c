@@ -91,7 +91,12 @@ Test(telemetry_csv, errors_name_line_and_field) {
       {HDR "x,a,1,1,1\n", "t.csv: line 2: round:"},
       {HDR "-1,a,1,1,1\n", "t.csv: line 2: round:"},
       {HDR "0,,1,1,1\n", "t.csv: line 2: device: empty"},
-      {HDR "0,\"a\",1,1,1\n", "t.csv: line 2: device: quoted"},
+      {HDR "0,a\"b,1,1,1\n", "t.csv: line 2: column 2: a quote inside an unquoted field"},
+      {HDR "0,\"a\nb\",1,1,1\n", "t.csv: line 2: device: a line break in the name"},
+      {HDR "0,\"a,1,1,1\n", "t.csv: line 2: column 2: a quoted field is never closed"},
+      {"round,device,time_s,samples\n0,a,1,1\n", "t.csv: line 1: header: no column \"energy_j\""},
+      {"round,device,time_s,energy_j,samples,round\n", "t.csv: line 1: header: column \"round\" appears twice"},
+      {" \n\n", "t.csv: line 2: header: only blank lines"},
       {HDR "0,a,nan,1,1\n", "t.csv: line 2: time_s: \"nan\" is not a finite"},
       {HDR "0,a,1,inf,1\n", "t.csv: line 2: energy_j:"},
       {HDR "0,a,-2,1,1\n", "t.csv: line 2: time_s: -2 is negative"},
@@ -113,6 +118,46 @@ Test(telemetry_csv, errors_name_line_and_field) {
     cr_expect(err.status != HS_OK && strstr(err.msg, bad[i].want), "case %zu: \"%s\" lacks \"%s\"",
               i, err.msg, bad[i].want);
   }
+}
+
+/* Issue 16, defect 1: a NUL byte used to end the row silently (the rest of
+ * the row, and a bad value after it, were never seen). */
+Test(telemetry_csv, nul_byte_is_refused_with_its_line) {
+  static const char text[] = HDR "0,a,1,1,1\n0,b,1,1,1\0garbage,x\n";
+  hs_error err = {0};
+  hs_telemetry_csv *t = hs_telemetry_csv_parse(text, sizeof text - 1, "t.csv", &err);
+  cr_expect_null(t);
+  hs_telemetry_csv_destroy(t);
+  cr_expect_eq(err.status, HS_EPARSE);
+  cr_expect_str_eq(err.msg, "t.csv: line 3: contains a NUL byte");
+  static const char zeros[] = HDR "0,a,1,1,1\n\0\0\0\0";
+  cr_expect_null(hs_telemetry_csv_parse(zeros, sizeof zeros - 1, "t.csv", &err));
+  cr_expect_str_eq(err.msg, "t.csv: line 3: contains a NUL byte");
+}
+
+/* Issue 9: columns are found by name and fields may be quoted (RFC 4180). */
+Test(telemetry_csv, columns_by_name_and_quoted_names) {
+  hs_error err = {0};
+  hs_telemetry_csv *t = parse("\xEF\xBB\xBFsamples,device,note,round,energy_j,time_s\n"
+                              "10,\"pi, rack 2\",\"said \"\"hot\"\"\",0,2,1.5\n"
+                              "4,b,,0,0,0.25\n"
+                              "5,\"pi, rack 2\",x,1,3,2\n6,b,y,1,1,1\n",
+                              &err);
+  cr_assert_not_null(t, "%s", err.msg);
+  cr_expect_eq(t->ndevices, 2);
+  cr_expect_eq(t->nrounds, 2);
+  cr_expect_str_eq(t->devices[0], "pi, rack 2");
+  cr_expect_str_eq(t->devices[1], "b");
+  cr_expect_eq(t->time_s[0], 1.5);
+  cr_expect_eq(t->energy_j[0], 2);
+  cr_expect_eq(t->samples[0], 10);
+  cr_expect_eq(t->time_s[1], 0.25);
+  cr_expect_eq(t->samples[2], 5);
+  cr_expect_eq(t->energy_j[3], 1);
+  hs_telemetry_csv_destroy(t);
+  /* a row with fewer fields than the header names the header */
+  cr_expect_null(parse("device,round,time_s,energy_j,samples\na,0,1,1\n", &err));
+  cr_expect_str_eq(err.msg, "t.csv: line 2: 4 fields, expected 5: device,round,time_s,energy_j,samples");
 }
 
 Test(telemetry_csv, missing_file_names_the_path) {

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "hs_status.h"
+#include "hs_util.h" /* hs_read_file, for the readers that include this header */
 
 typedef struct hs_outfile hs_outfile;
 
@@ -25,8 +26,5 @@ hs_status hs_write_file_atomic(const char *path, const char *data, size_t len, h
 /* mkdir -p; an existing directory is fine. */
 hs_status hs_mkdir_p(const char *dir, hs_error *err);
 
-/* Read a whole file into a NUL-terminated heap buffer (free with hs_free).
- * *len_out (may be NULL) receives the length. Errors name the path. */
-char *hs_read_file(const char *path, size_t *len_out, hs_error *err);
 
 #endif

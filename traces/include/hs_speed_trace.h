@@ -6,6 +6,9 @@
  * > 0. Each row's speed holds from its time_s until the next row's; the last
  * one holds forever; before the first row the speed is 1. Blank lines and lines
  * starting with '#' are skipped; CRLF line ends are accepted. At least one row.
+ * Read by hs_csv (RFC 4180): the two columns are found by header name (any
+ * order, other columns ignored), spaces and tabs around fields are dropped,
+ * and a NUL byte is refused with its line.
  * Errors name the file and the line, e.g.
  *   traces/pi.csv: line 7: time_s: must be strictly ascending (previous row 30)
  *
@@ -26,7 +29,11 @@
 
 typedef struct hs_speed_trace hs_speed_trace;  /* piecewise-constant speed factor over simulated time */
 hs_speed_trace *hs_speed_trace_load(const char *path, hs_error *err); /* CSV header "time_s,speed", time ascending from 0, speed > 0 */
-/* Same from NUL-terminated CSV text; `origin` names it in messages. */
+/* Same from len bytes of CSV text (a NUL byte among them is an error);
+ * `origin` names it in messages. */
+hs_speed_trace *hs_speed_trace_parse_n(const char *csv_text, size_t len, const char *origin,
+                                       hs_error *err);
+/* Same from NUL-terminated text (which therefore cannot show a NUL byte). */
 hs_speed_trace *hs_speed_trace_parse(const char *csv_text, const char *origin, hs_error *err);
 void hs_speed_trace_destroy(hs_speed_trace *t); /* NULL is fine */
 size_t hs_speed_trace_rows(const hs_speed_trace *t); /* rows in the file (>= 1) */

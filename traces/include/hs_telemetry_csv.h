@@ -10,8 +10,10 @@
  * numbers are non-negative integers that strictly increase from block to block
  * (gaps allowed). time_s and energy_j are finite and >= 0, samples is a
  * non-negative integer. Blank lines (empty, or only spaces and tabs) are
- * skipped; CRLF line ends are accepted;
- * quoted fields are not (device names must not contain commas or quotes).
+ * skipped; CRLF line ends are accepted. Read by hs_csv (RFC 4180): columns
+ * are found by header name (any order; other columns are ignored) and fields
+ * may be quoted, so a device name may hold ',' or '"' (not a line
+ * break). A NUL byte is refused with its line.
  *
  * The table is independent of the controller library on purpose (traces/ does
  * not depend on policies/): the caller turns rows into hs_telemetry records. */

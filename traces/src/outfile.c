@@ -1,6 +1,6 @@
-/* outfile.c: write-to-temporary-then-rename output files, mkdir -p, and
- * whole-file reads. The temporary lives in the destination's folder so the
- * rename never crosses file systems. */
+/* outfile.c: write-to-temporary-then-rename output files and mkdir -p. The
+ * temporary lives in the destination's folder so the rename never crosses file
+ * systems. (Whole-file reads moved to policies/base/util.c, hs_util.h.) */
 #include "hs_outfile.h"
 
 #include <errno.h>
@@ -113,37 +113,4 @@ hs_status hs_mkdir_p(const char *dir, hs_error *err) {
   }
   hs_free(p);
   return HS_OK;
-}
-
-char *hs_read_file(const char *path, size_t *len_out, hs_error *err) {
-  FILE *fp = fopen(path, "rb");
-  if (!fp) {
-    hs_error_set(err, errno == ENOENT ? HS_ENOENT : errno == EACCES ? HS_EPERM : HS_EIO,
-                 "%s: cannot open: %s", path, strerror(errno));
-    return NULL;
-  }
-  struct stat sb;
-  if (fstat(fileno(fp), &sb) == 0 && S_ISDIR(sb.st_mode)) {
-    fclose(fp);
-    hs_error_set(err, HS_EIO, "%s: is a folder, not a file", path);
-    return NULL;
-  }
-  size_t cap = 4096, len = 0;
-  char *buf = hs_malloc(cap);
-  for (;;) {
-    if (len + 1 >= cap) buf = hs_realloc(buf, cap *= 2);
-    size_t got = fread(buf + len, 1, cap - len - 1, fp);
-    len += got;
-    if (got == 0) break;
-  }
-  int bad = ferror(fp);
-  fclose(fp);
-  if (bad) {
-    hs_error_set(err, HS_EIO, "%s: read failed", path);
-    hs_free(buf);
-    return NULL;
-  }
-  buf[len] = '\0';
-  if (len_out) *len_out = len;
-  return buf;
 }

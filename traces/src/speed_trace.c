@@ -19,7 +19,6 @@
 #include "hs_speed_trace.h"
 
 #include <assert.h>
-#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
@@ -27,7 +26,8 @@
 #include <string.h>
 
 #include "hs_alloc.h"
-#include "hs_outfile.h"
+#include "hs_csv.h"
+#include "hs_util.h"
 
 struct hs_speed_trace {
   size_t n;  /* rows, >= 1 */
@@ -36,18 +36,14 @@ struct hs_speed_trace {
   double *W; /* prefix work at T[i] */
 };
 
-/* Parse one field [s, e) as a finite double; false when it is not exactly one. */
-static bool parse_field(const char *s, const char *e, double *out) {
-  while (s < e && isspace((unsigned char)*s)) s++;
-  while (e > s && isspace((unsigned char)e[-1])) e--;
-  if (s == e || (size_t)(e - s) >= 64) return false;
-  char buf[64];
-  memcpy(buf, s, (size_t)(e - s));
-  buf[e - s] = '\0';
+/* One field as a finite double; false when it is not exactly one (the reader
+ * has already dropped the spaces and tabs around it). */
+static bool parse_field(const char *s, double *out) {
+  if (!*s) return false;
   char *end = NULL;
   errno = 0;
-  double x = strtod(buf, &end);
-  if (end == buf || *end != '\0' || errno == ERANGE || !isfinite(x)) return false;
+  double x = strtod(s, &end);
+  if (end == s || *end != '\0' || errno == ERANGE || !isfinite(x)) return false;
   *out = x;
   return true;
 }
@@ -63,41 +59,48 @@ static void push(hs_speed_trace *t, size_t *cap, double time_s, double speed) {
   t->n++;
 }
 
+static const char *const columns[] = {"time_s", "speed"};
+
 hs_speed_trace *hs_speed_trace_parse(const char *csv_text, const char *origin, hs_error *err) {
+  return hs_speed_trace_parse_n(csv_text, strlen(csv_text), origin, err);
+}
+
+hs_speed_trace *hs_speed_trace_parse_n(const char *csv_text, size_t len, const char *origin,
+                                       hs_error *err) {
   assert(csv_text && origin);
+  hs_csv *r = hs_csv_create(csv_text, len, origin, HS_CSV_SKIP_BLANK | HS_CSV_COMMENTS | HS_CSV_TRIM,
+                            err);
+  if (!r) return NULL;
   hs_speed_trace *t = hs_calloc(1, sizeof *t);
-  size_t cap = 0, line = 0;
-  bool header = false;
-  const char *p = csv_text;
-  while (*p) {
-    const char *eol = strchr(p, '\n');
-    const char *next = eol ? eol + 1 : p + strlen(p);
-    const char *e = eol ? eol : next;
-    if (e > p && e[-1] == '\r') e--;
-    line++;
-    const char *s = p;
-    p = next;
-    while (s < e && isspace((unsigned char)*s)) s++;
-    if (s == e || *s == '#') continue;
-    if (!header) {
-      static const char want[] = "time_s,speed";
-      const char *ee = e;
-      while (ee > s && isspace((unsigned char)ee[-1])) ee--;
-      if ((size_t)(ee - s) != sizeof want - 1 || memcmp(s, want, sizeof want - 1) != 0) {
-        hs_error_set(err, HS_EPARSE, "%s: line %zu: header must be \"time_s,speed\"", origin, line);
-        goto fail;
-      }
-      header = true;
-      continue;
-    }
-    const char *comma = memchr(s, ',', (size_t)(e - s));
-    if (!comma || memchr(comma + 1, ',', (size_t)(e - comma - 1))) {
-      hs_error_set(err, HS_EPARSE, "%s: line %zu: expected two fields \"time_s,speed\"", origin,
-                   line);
+  size_t cap = 0, col[2], ncols;
+  int k = hs_csv_next(r, err);
+  if (k < 0) goto fail;
+  if (k == 0) {
+    size_t lines = hs_csv_lines(r);
+    if (lines == 0)
+      hs_error_set(err, HS_EPARSE, "%s: line 1: missing header \"time_s,speed\" (the file is empty)",
+                   origin);
+    else
+      hs_error_set(err, HS_EPARSE,
+                   "%s: line %zu: missing header \"time_s,speed\" (only blank or comment lines)",
+                   origin, lines);
+    goto fail;
+  }
+  if (hs_csv_header(r, columns, 2, col, err) != HS_OK) goto fail;
+  ncols = hs_csv_nfields(r);
+  while ((k = hs_csv_next(r, err)) > 0) {
+    size_t line = hs_csv_line(r);
+    if (hs_csv_nfields(r) != ncols) {
+      if (ncols == 2)
+        hs_error_set(err, HS_EPARSE, "%s: line %zu: expected two fields \"time_s,speed\"", origin,
+                     line);
+      else
+        hs_error_set(err, HS_EPARSE, "%s: line %zu: expected %zu fields, as in the header", origin,
+                     line, ncols);
       goto fail;
     }
     double ts, sp;
-    if (!parse_field(s, comma, &ts)) {
+    if (!parse_field(hs_csv_field(r, col[0]), &ts)) {
       hs_error_set(err, HS_EPARSE, "%s: line %zu: time_s: not a finite number", origin, line);
       goto fail;
     }
@@ -110,7 +113,7 @@ hs_speed_trace *hs_speed_trace_parse(const char *csv_text, const char *origin, h
                    origin, line, t->T[t->n - 1]);
       goto fail;
     }
-    if (!parse_field(comma + 1, e, &sp)) {
+    if (!parse_field(hs_csv_field(r, col[1]), &sp)) {
       hs_error_set(err, HS_EPARSE, "%s: line %zu: speed: not a finite number", origin, line);
       goto fail;
     }
@@ -120,27 +123,28 @@ hs_speed_trace *hs_speed_trace_parse(const char *csv_text, const char *origin, h
     }
     push(t, &cap, ts, sp);
   }
-  if (!header) {
-    hs_error_set(err, HS_EPARSE, "%s: line %zu: missing header \"time_s,speed\"", origin, line);
-    goto fail;
-  }
+  if (k < 0) goto fail;
   if (t->n == 0) {
-    hs_error_set(err, HS_EMISSING, "%s: line %zu: no rows after the header", origin, line);
+    hs_error_set(err, HS_EMISSING, "%s: line %zu: no rows after the header", origin,
+                 hs_csv_lines(r));
     goto fail;
   }
+  hs_csv_destroy(r);
   t->W = hs_reallocarray(NULL, t->n, sizeof(double));
   t->W[0] = 0;
   for (size_t i = 1; i < t->n; i++) t->W[i] = t->W[i - 1] + (t->T[i] - t->T[i - 1]) * t->S[i - 1];
   return t;
 fail:
+  hs_csv_destroy(r);
   hs_speed_trace_destroy(t);
   return NULL;
 }
 
 hs_speed_trace *hs_speed_trace_load(const char *path, hs_error *err) {
-  char *text = hs_read_file(path, NULL, err);
+  size_t len = 0;
+  char *text = hs_read_file(path, &len, err);
   if (!text) return NULL;
-  hs_speed_trace *t = hs_speed_trace_parse(text, path, err);
+  hs_speed_trace *t = hs_speed_trace_parse_n(text, len, path, err);
   hs_free(text);
   return t;
 }

@@ -1,7 +1,8 @@
 /* telemetry_csv.c: the replay CSV reader.
  *
- * One pass over the whole file held in memory (hs_read_file), line by line,
- * fields split on commas in place of a copy. Values go into growing row-major
+ * One pass over the whole file held in memory (hs_read_file), record by
+ * record through hs_csv (RFC 4180; columns by header name; NUL bytes refused
+ * with their line before anything is parsed). Values go into growing row-major
  * arrays (doubling: amortised O(1) per row). Invariants while reading: the
  * first round's names are the device list; in every later round the j-th row
  * names device j; each round block is complete before the next begins. Device
@@ -20,7 +21,8 @@
 #include <string.h>
 
 #include "hs_alloc.h"
-#include "hs_outfile.h"
+#include "hs_csv.h"
+#include "hs_util.h"
 
 #define HEADER "round,device,time_s,energy_j,samples"
 
@@ -58,6 +60,10 @@ static bool parse_double(const char *s, double *out) {
   return true;
 }
 
+/* Only a quoted name can hold a line break; replay output and messages are
+ * line-based, so it is refused (other bytes were always accepted). */
+static bool has_line_break(const char *s) { return strpbrk(s, "\r\n") != NULL; }
+
 /* Sorted index over the names; neighbours equal => duplicate. */
 typedef struct name_ref {
   const char *s;
@@ -90,103 +96,86 @@ static hs_status check_unique(const hs_telemetry_csv *t, const char *name, hs_er
   return HS_OK;
 }
 
-/* Splits line (NUL-terminated, modified) into exactly 5 fields. */
-static int split5(char *line, char **f) {
-  int k = 0;
-  f[k++] = line;
-  for (char *p = line; *p; p++) {
-    if (*p == ',') {
-      *p = '\0';
-      if (k == 5) return 6;
-      f[k++] = p + 1;
-    }
-  }
-  return k;
-}
-
 static const char *const fields[] = {"round", "device", "time_s", "energy_j", "samples"};
 
 hs_telemetry_csv *hs_telemetry_csv_parse(const char *text, size_t len, const char *name,
                                          hs_error *err) {
+  hs_csv *r = hs_csv_create(text, len, name, HS_CSV_SKIP_BLANK, err);
+  if (!r) return NULL;
   hs_telemetry_csv *t = hs_calloc(1, sizeof *t);
-  char *buf = hs_malloc(len + 1);
-  memcpy(buf, text, len);
-  buf[len] = '\0';
   size_t cap_rows = 0, nrows = 0, cap_dev = 0, cap_rounds = 0;
-  size_t row_in_round = 0;
-  unsigned long lineno = 0;
-  bool header = false;
-  char *p = buf, *end = buf + len;
-  while (p < end) {
-    char *nl = memchr(p, '\n', (size_t)(end - p));
-    char *line = p;
-    char *stop = nl ? nl : end;
-    p = nl ? nl + 1 : end;
-    *stop = '\0';
-    if (stop > line && stop[-1] == '\r') stop[-1] = '\0';
-    lineno++;
-    if (!header) {
-      if (lineno == 1 && (unsigned char)line[0] == 0xEF && (unsigned char)line[1] == 0xBB &&
-          (unsigned char)line[2] == 0xBF)
-        line += 3; /* UTF-8 byte-order mark from spreadsheet exports */
-      if (strcmp(line, HEADER) != 0) {
-        hs_error_set(err, HS_EPARSE, "%s: line %lu: header: expected \"%s\"", name, lineno,
-                     HEADER);
-        goto fail;
-      }
-      header = true;
-      continue;
-    }
-    if (!line[strspn(line, " \t")]) continue; /* blank, or only spaces and tabs */
-    char *f[6];
-    int nf = split5(line, f);
-    if (nf != 5) {
-      if (nf > 5)
-        hs_error_set(err, HS_EPARSE, "%s: line %lu: more than 5 fields, expected %s", name,
-                     lineno, HEADER);
+  size_t row_in_round = 0, col[5], ncols = 0;
+  char *hdr = NULL; /* the header as written, for messages */
+  int k = hs_csv_next(r, err);
+  if (k < 0) goto fail;
+  if (k == 0) {
+    if (hs_csv_lines(r) == 0)
+      hs_error_set(err, HS_EPARSE, "%s: line 1: header: file is empty, expected \"%s\"", name,
+                   HEADER);
+    else
+      hs_error_set(err, HS_EPARSE, "%s: line %zu: header: only blank lines, expected \"%s\"",
+                   name, hs_csv_lines(r), HEADER);
+    goto fail;
+  }
+  if (hs_csv_header(r, fields, 5, col, err) != HS_OK) goto fail;
+  ncols = hs_csv_nfields(r);
+  size_t hlen;
+  const char *h = hs_csv_raw(r, &hlen);
+  if (hlen > 200) hlen = 200;
+  hdr = hs_malloc(hlen + 1);
+  memcpy(hdr, h, hlen);
+  hdr[hlen] = '\0';
+  while ((k = hs_csv_next(r, err)) > 0) {
+    size_t lineno = hs_csv_line(r), nf = hs_csv_nfields(r);
+    if (nf != ncols) {
+      if (nf > ncols)
+        hs_error_set(err, HS_EPARSE, "%s: line %zu: more than %zu fields, expected %s", name,
+                     lineno, ncols, hdr);
       else
-        hs_error_set(err, HS_EPARSE, "%s: line %lu: %d fields, expected 5: %s", name, lineno,
-                     nf, HEADER);
+        hs_error_set(err, HS_EPARSE, "%s: line %zu: %zu fields, expected %zu: %s", name, lineno,
+                     nf, ncols, hdr);
       goto fail;
     }
+    const char *f[5];
+    for (size_t c = 0; c < 5; c++) f[c] = hs_csv_field(r, col[c]);
     uint64_t round, samples;
     double ts, ej;
     int ok = parse_u64(f[0], &round);
     if (ok <= 0) {
       if (ok < 0)
-        hs_error_set(err, HS_ERANGE, "%s: line %lu: round: %s is too large (at most %llu)", name,
+        hs_error_set(err, HS_ERANGE, "%s: line %zu: round: %s is too large (at most %llu)", name,
                      lineno, f[0], (unsigned long long)UINT64_MAX);
       else
-        hs_error_set(err, HS_EPARSE, "%s: line %lu: round: \"%s\" is not a non-negative integer",
+        hs_error_set(err, HS_EPARSE, "%s: line %zu: round: \"%s\" is not a non-negative integer",
                      name, lineno, f[0]);
       goto fail;
     }
-    if (!f[1][0] || strchr(f[1], '"')) {
-      hs_error_set(err, HS_EPARSE, "%s: line %lu: device: %s", name, lineno,
-                   f[1][0] ? "quoted names are not supported" : "empty name");
+    if (!f[1][0] || has_line_break(f[1])) {
+      hs_error_set(err, HS_EPARSE, "%s: line %zu: device: %s", name, lineno,
+                   f[1][0] ? "a line break in the name" : "empty name");
       goto fail;
     }
-    for (int k = 2; k <= 3; k++) {
-      double *dst = k == 2 ? &ts : &ej;
-      if (!parse_double(f[k], dst)) {
-        hs_error_set(err, HS_EPARSE, "%s: line %lu: %s: \"%s\" is not a finite number", name,
-                     lineno, fields[k], f[k]);
+    for (int c = 2; c <= 3; c++) {
+      double *dst = c == 2 ? &ts : &ej;
+      if (!parse_double(f[c], dst)) {
+        hs_error_set(err, HS_EPARSE, "%s: line %zu: %s: \"%s\" is not a finite number", name,
+                     lineno, fields[c], f[c]);
         goto fail;
       }
       if (*dst < 0) {
-        hs_error_set(err, HS_ERANGE, "%s: line %lu: %s: %s is negative", name, lineno,
-                     fields[k], f[k]);
+        hs_error_set(err, HS_ERANGE, "%s: line %zu: %s: %s is negative", name, lineno,
+                     fields[c], f[c]);
         goto fail;
       }
     }
     ok = parse_u64(f[4], &samples);
     if (ok <= 0 || samples > INT64_MAX) {
       if (ok != 0)
-        hs_error_set(err, HS_ERANGE, "%s: line %lu: samples: %s is too large (at most %lld)", name,
+        hs_error_set(err, HS_ERANGE, "%s: line %zu: samples: %s is too large (at most %lld)", name,
                      lineno, f[4], (long long)INT64_MAX);
       else
         hs_error_set(err, HS_EPARSE,
-                     "%s: line %lu: samples: \"%s\" is not a non-negative integer", name, lineno,
+                     "%s: line %zu: samples: \"%s\" is not a non-negative integer", name, lineno,
                      f[4]);
       goto fail;
     }
@@ -196,7 +185,7 @@ hs_telemetry_csv *hs_telemetry_csv_parse(const char *text, size_t len, const cha
       if (t->nrounds > 0) {
         if (round < t->rounds[t->nrounds - 1]) {
           hs_error_set(err, HS_EINVAL,
-                       "%s: line %lu: round: %llu after round %llu (rounds must increase, one "
+                       "%s: line %zu: round: %llu after round %llu (rounds must increase, one "
                        "block per round)",
                        name, lineno, (unsigned long long)round,
                        (unsigned long long)t->rounds[t->nrounds - 1]);
@@ -205,7 +194,7 @@ hs_telemetry_csv *hs_telemetry_csv_parse(const char *text, size_t len, const cha
         if (t->nrounds == 1 && check_unique(t, name, err) != HS_OK) goto fail;
         if (row_in_round != t->ndevices) {
           hs_error_set(err, HS_EINVAL,
-                       "%s: line %lu: round %llu has %zu rows, expected %zu (one per device)",
+                       "%s: line %zu: round %llu has %zu rows, expected %zu (one per device)",
                        name, lineno, (unsigned long long)t->rounds[t->nrounds - 1],
                        row_in_round, t->ndevices);
           goto fail;
@@ -227,13 +216,13 @@ hs_telemetry_csv *hs_telemetry_csv_parse(const char *text, size_t len, const cha
     } else {
       if (row_in_round >= t->ndevices) {
         hs_error_set(err, HS_EINVAL,
-                     "%s: line %lu: round %llu has more than %zu rows (one per device)", name,
+                     "%s: line %zu: round %llu has more than %zu rows (one per device)", name,
                      lineno, (unsigned long long)round, t->ndevices);
         goto fail;
       }
       if (strcmp(f[1], t->devices[row_in_round]) != 0) {
         hs_error_set(err, HS_EINVAL,
-                     "%s: line %lu: device: \"%s\" where \"%s\" was expected (every round lists "
+                     "%s: line %zu: device: \"%s\" where \"%s\" was expected (every round lists "
                      "the devices in the first round's order)",
                      name, lineno, f[1], t->devices[row_in_round]);
         goto fail;
@@ -251,26 +240,25 @@ hs_telemetry_csv *hs_telemetry_csv_parse(const char *text, size_t len, const cha
     nrows++;
     row_in_round++;
   }
-  if (!header) {
-    hs_error_set(err, HS_EPARSE, "%s: line 1: header: file is empty, expected \"%s\"", name,
-                 HEADER);
-    goto fail;
-  }
+  if (k < 0) goto fail;
+  size_t lineno = hs_csv_lines(r);
   if (t->nrounds == 0) {
-    hs_error_set(err, HS_EMISSING, "%s: line %lu: no data rows after the header", name, lineno);
+    hs_error_set(err, HS_EMISSING, "%s: line %zu: no data rows after the header", name, lineno);
     goto fail;
   }
   if (t->nrounds == 1 && check_unique(t, name, err) != HS_OK) goto fail;
   if (row_in_round != t->ndevices) {
-    hs_error_set(err, HS_EINVAL, "%s: line %lu: round %llu has %zu rows, expected %zu (one per device)",
+    hs_error_set(err, HS_EINVAL, "%s: line %zu: round %llu has %zu rows, expected %zu (one per device)",
                  name, lineno, (unsigned long long)t->rounds[t->nrounds - 1], row_in_round,
                  t->ndevices);
     goto fail;
   }
-  hs_free(buf);
+  hs_free(hdr);
+  hs_csv_destroy(r);
   return t;
 fail:
-  hs_free(buf);
+  hs_free(hdr);
+  hs_csv_destroy(r);
   hs_telemetry_csv_destroy(t);
   return NULL;
 }

@@ -1,0 +1,85 @@
+/* util.c: path joins, FNV-1a 64, whole-file reads and the NUL-byte check
+ * (see hs_util.h). libc only, like the rest of hetsim::status.
+ *
+ * Whole-file reads go through stdio with a doubling buffer (O(bytes), at most
+ * twice the file in memory while growing), not fstat's size: a pipe, a /proc
+ * file or a file growing while read has no reliable size. Rejected: mmap (no
+ * NUL after the text, and a file truncated under us raises SIGBUS). */
+#include "hs_util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "hs_alloc.h"
+
+char *hs_path_join(const char *dir, const char *rel) {
+  if (rel[0] == '/' || !dir || !dir[0] || !strcmp(dir, ".")) return hs_strdup(rel);
+  size_t a = strlen(dir), b = strlen(rel);
+  char *p = hs_malloc(a + b + 2);
+  memcpy(p, dir, a);
+  if (dir[a - 1] != '/') p[a++] = '/';
+  memcpy(p + a, rel, b + 1);
+  return p;
+}
+
+char *hs_path_dir(const char *path) {
+  const char *slash = strrchr(path, '/');
+  if (!slash) return hs_strdup(".");
+  if (slash == path) return hs_strdup("/");
+  size_t n = (size_t)(slash - path);
+  char *d = hs_malloc(n + 1);
+  memcpy(d, path, n);
+  d[n] = '\0';
+  return d;
+}
+
+uint64_t hs_fnv1a64(uint64_t h, const void *data, size_t n) {
+  const unsigned char *p = data;
+  for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ULL;
+  return h;
+}
+
+uint64_t hs_fnv1a64_str(const char *s) { return hs_fnv1a64(HS_FNV1A64_INIT, s, strlen(s)); }
+
+char *hs_read_file(const char *path, size_t *len_out, hs_error *err) {
+  FILE *fp = fopen(path, "rb");
+  if (!fp) {
+    hs_error_set(err, errno == ENOENT ? HS_ENOENT : errno == EACCES ? HS_EPERM : HS_EIO,
+                 "%s: cannot open: %s", path, strerror(errno));
+    return NULL;
+  }
+  struct stat sb;
+  if (fstat(fileno(fp), &sb) == 0 && S_ISDIR(sb.st_mode)) {
+    fclose(fp);
+    hs_error_set(err, HS_EIO, "%s: is a folder, not a file", path);
+    return NULL;
+  }
+  size_t cap = 4096, len = 0;
+  char *buf = hs_malloc(cap);
+  for (;;) {
+    if (len + 1 >= cap) buf = hs_realloc(buf, cap *= 2);
+    size_t got = fread(buf + len, 1, cap - len - 1, fp);
+    len += got;
+    if (got == 0) break;
+  }
+  int bad = ferror(fp);
+  fclose(fp);
+  if (bad) {
+    hs_error_set(err, HS_EIO, "%s: read failed", path);
+    hs_free(buf);
+    return NULL;
+  }
+  buf[len] = '\0';
+  if (len_out) *len_out = len;
+  return buf;
+}
+
+hs_status hs_text_check_nul(const char *text, size_t len, const char *origin, hs_error *err) {
+  const char *nul = memchr(text, '\0', len);
+  if (!nul) return HS_OK;
+  size_t line = 1;
+  for (const char *p = text; (p = memchr(p, '\n', (size_t)(nul - p))) != NULL; p++) line++;
+  return hs_error_set(err, HS_EPARSE, "%s: line %zu: contains a NUL byte", origin, line);
+}

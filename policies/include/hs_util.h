@@ -1,0 +1,54 @@
+/* hs_util.h: the small libc-only helpers every folder needs once: paths,
+ * FNV-1a hashing, reading a whole file, refusing text with NUL bytes.
+ *
+ * Lives in policies/base (target hetsim::status) because it is libc only: the
+ * board harness (devices/probe), cross-built with nothing else installed,
+ * links it too. Everything returned on the heap is released with hs_free.
+ * Errors follow hs_status.h: "<path>: <where>: <reason>". */
+#ifndef HS_UTIL_H
+#define HS_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hs_status.h"
+
+/* --- paths ----------------------------------------------------------------- */
+
+/* rel resolved against dir: a copy of rel when rel is absolute or dir is NULL,
+ * "" or "."; otherwise dir + "/" + rel (no second '/' when dir ends in one).
+ * Heap; never NULL. */
+char *hs_path_join(const char *dir, const char *rel);
+
+/* The folder part of path: "." when there is no '/', "/" for "/x", else the
+ * text before the last '/' ("a/b/c.json" -> "a/b"). Heap; never NULL. */
+char *hs_path_dir(const char *path);
+
+/* --- FNV-1a, 64 bits --------------------------------------------------------- */
+
+/* Offset basis: the state before any byte. */
+#define HS_FNV1A64_INIT 0xcbf29ce484222325ULL
+
+/* Folds n bytes into the state h and returns the new state, so a hash can be
+ * built in pieces: hs_fnv1a64(hs_fnv1a64(HS_FNV1A64_INIT, a, na), b, nb) equals
+ * the hash of a followed by b. Not cryptographic; stable across platforms. */
+uint64_t hs_fnv1a64(uint64_t h, const void *data, size_t n);
+/* The hash of a NUL-terminated string (its bytes, not the NUL). */
+uint64_t hs_fnv1a64_str(const char *s);
+
+/* --- whole files ------------------------------------------------------------ */
+
+/* Read a whole file into a heap buffer with a NUL after the last byte (free
+ * with hs_free). *len_out (may be NULL) receives the length, which is how a
+ * reader finds NUL bytes inside the text (see hs_text_check_nul). Errors name
+ * the path: "<path>: cannot open: <strerror>" (HS_ENOENT, HS_EPERM or HS_EIO),
+ * "<path>: is a folder, not a file", "<path>: read failed". */
+char *hs_read_file(const char *path, size_t *len_out, hs_error *err);
+
+/* HS_OK when text[0..len) has no NUL byte; otherwise HS_EPARSE with
+ * "<origin>: line N: contains a NUL byte" (N counts '\n' before the first NUL,
+ * from 1). Text readers call it on what hs_read_file returned, so a file that
+ * a crash left zero-filled is refused rather than silently cut short. O(len). */
+hs_status hs_text_check_nul(const char *text, size_t len, const char *origin, hs_error *err);
+
+#endif

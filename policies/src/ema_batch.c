@@ -1,0 +1,195 @@
+/* ema_batch.c: the ema-batch baseline, DDP step-level throughput batch sizing.
+ *
+ * State: a smoothed throughput (samples/s) per rank, the step index within the
+ * round, and the per-rank batch of the next step. The global batch of step s
+ * (per group) is G_s = B_g/S + (s < B_g mod S), so the steps of a round train
+ * exactly B_g. Each step's split is pol_apportion over the group (O(n)
+ * expected) of the exact throughput share plus the rounding carried from the
+ * round's earlier steps, so the realised sum over the round stays within about
+ * one sample of the exact round share while throughput holds. The round-level
+ * allocation is the apportionment of the whole group budget by the same
+ * weights. Rejected: deriving steps from the round plan with hs_ddp_schedule
+ * (ddp_schedule.c; per-step global batches would then vary with the
+ * remainders, which ema-batch promises not to do), and rounding each step on
+ * its own (the same ranks win the remainder at every step). */
+#include <math.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "hs_alloc.h"
+#include "pol_policy.h"
+
+/* --- ema-batch ---------------------------------------------------------------- */
+
+enum { K_BETA };
+static const pol_key ebatch_keys[] = {
+    [K_BETA] = {"ema_batch_beta", POL_REAL, 0.5, 0, 1, false, true, NULL,
+                "EMA factor on per-rank throughput"},
+};
+
+typedef struct ebatch {
+  double *thr;          /* smoothed samples/s */
+  unsigned char *have;  /* thr[i] valid */
+  uint64_t *step;       /* per-rank batch of the next step */
+  double *carry;        /* this round: sum over its steps of (exact share - batch) */
+  uint32_t s;           /* index of the next step within the round */
+  uint32_t steps_seen;  /* step updates since the last round update */
+  double beta;          /* ema_batch_beta */
+} ebatch;
+
+/* Weights for a group: throughput; unmeasured ranks get the group median of the
+ * measured ones (1 when none is measured, i.e. the equal split). */
+static void ebatch_weights(hs_controller *c, const uint32_t *idx, size_t m) {
+  ebatch *e = c->state;
+  size_t k = 0;
+  for (size_t j = 0; j < m; j++)
+    if (e->have[idx[j]]) c->sd[k++] = e->thr[idx[j]];
+  double neutral = k ? pol_median(c->sd, k) : 1.0;
+  if (!(neutral > 0)) neutral = 1.0;
+  for (size_t j = 0; j < m; j++) {
+    uint32_t i = idx[j];
+    double v = e->have[i] ? e->thr[i] : neutral;
+    c->w[i] = v > 1e-300 ? v : 1e-300;
+  }
+}
+
+static uint64_t step_global(uint64_t group_budget, uint32_t steps, uint32_t s) {
+  return group_budget / steps + (s < group_budget % steps ? 1 : 0);
+}
+
+/* The next step's batches. Rounding error is carried from step to step within
+ * a round (the quota of a step is its exact share plus the carry), so a rank's
+ * batches over the round stay within about one sample of its exact share
+ * instead of collecting the same rounding S times (equal ranks, 5 samples over
+ * 3 would otherwise get 2,2,1 at every step). */
+static void plan_step(hs_controller *c, bool weights_ready) {
+  ebatch *e = c->state;
+  uint32_t steps = c->cfg.steps_per_round;
+  if (e->s == 0) memset(e->carry, 0, c->n * sizeof *e->carry);
+  for (size_t g = 0; g < c->ngroups; g++) {
+    const uint32_t *idx = c->order + c->gstart[g];
+    size_t m = c->gstart[g + 1] - c->gstart[g];
+    uint64_t gs = step_global(c->gbudget[g], steps, e->s);
+    if (!weights_ready) ebatch_weights(c, idx, m);
+    double wsum = 0;
+    for (size_t j = 0; j < m; j++) wsum += c->w[idx[j]];
+    double scale = (double)gs / wsum;
+    for (size_t j = 0; j < m; j++) {
+      uint32_t i = idx[j];
+      double quota = c->w[i] * scale + e->carry[i];
+      c->sd[i] = quota; /* sd is free after ebatch_weights */
+      c->w[i] = quota > 1e-12 ? quota : 1e-12;
+    }
+    pol_apportion(idx, m, c->w, gs, gs >= m ? 1 : 0, e->step, &c->scratch);
+    for (size_t j = 0; j < m; j++) e->carry[idx[j]] = c->sd[idx[j]] - (double)e->step[idx[j]];
+  }
+}
+
+/* Round allocation from the current estimates into out; weights stay in c->w. */
+static void ebatch_plan(hs_controller *c, uint64_t *out) {
+  for (size_t g = 0; g < c->ngroups; g++) {
+    const uint32_t *idx = c->order + c->gstart[g];
+    size_t m = c->gstart[g + 1] - c->gstart[g];
+    ebatch_weights(c, idx, m);
+    uint64_t fl = c->gbudget[g] >= m ? 1 : 0;
+    pol_apportion(idx, m, c->w, c->gbudget[g], fl, out, &c->scratch);
+  }
+}
+
+static hs_status ebatch_create(hs_controller *c, hs_error *err) {
+  (void)err;
+  ebatch *e = hs_calloc(1, sizeof *e);
+  e->beta = pol_real(c, K_BETA);
+  e->thr = hs_calloc(c->n, sizeof *e->thr);
+  e->have = hs_calloc(c->n, sizeof *e->have);
+  e->step = hs_calloc(c->n, sizeof *e->step);
+  e->carry = hs_calloc(c->n, sizeof *e->carry);
+  c->state = e;
+  plan_step(c, false);
+  return HS_OK;
+}
+
+static void ebatch_destroy(hs_controller *c) {
+  ebatch *e = c->state;
+  if (!e) return;
+  hs_free(e->thr);
+  hs_free(e->have);
+  hs_free(e->step);
+  hs_free(e->carry);
+  hs_free(e);
+  c->state = NULL;
+}
+
+/* Throughputs are kept in [THR_MIN, THR_MAX] samples/s. n/t overflows to inf
+ * for a tiny reported time (10^6 samples in 1e-305 s), and an inf weight breaks
+ * the apportionment, whose weights must sum to a finite number (2^32 ranks x
+ * 1e290 still do); at the other end, a budget (<= 2^53) divided by a group's
+ * weight sum must stay finite (1 sample in 1e300 s). */
+#define THR_MAX 1e290
+#define THR_MIN 1e-290
+
+static void observe_thr(ebatch *e, size_t i, double thr, double beta) {
+  if (!(thr <= THR_MAX)) thr = THR_MAX;
+  if (thr < THR_MIN) thr = THR_MIN;
+  if (!e->have[i]) {
+    e->thr[i] = thr;
+    e->have[i] = 1;
+  } else {
+    e->thr[i] = beta * e->thr[i] + (1.0 - beta) * thr;
+  }
+}
+
+static void ebatch_update(hs_controller *c, const hs_telemetry *t) {
+  ebatch *e = c->state;
+  if (e->steps_seen == 0)
+    for (size_t i = 0; i < c->n; i++)
+      if (t[i].samples > 0)
+        observe_thr(e, i, (double)t[i].samples / t[i].time_s, e->beta);
+  e->steps_seen = 0;
+  e->s = 0;
+  ebatch_plan(c, c->next);
+  plan_step(c, true);
+}
+
+static const uint64_t *ebatch_step_batches(const hs_controller *c) {
+  const ebatch *e = c->state;
+  return e->step;
+}
+
+static hs_status ebatch_step_update(hs_controller *c, const double *step_time_s, size_t n,
+                                    hs_error *err) {
+  ebatch *e = c->state;
+  if (n != c->n)
+    return hs_error_set(err, HS_EINVAL, "step times: %zu values for %zu ranks", n, c->n);
+  if (!step_time_s) return hs_error_set(err, HS_EINVAL, "step times: no values");
+  for (size_t i = 0; i < n; i++) {
+    double t = step_time_s[i];
+    if (!isfinite(t) || t < 0)
+      return hs_error_set(err, HS_EINVAL, "rank %zu: step_time_s: %g is not a finite number >= 0",
+                          i, t);
+    if (e->step[i] > 0 && t == 0)
+      return hs_error_set(err, HS_EINVAL,
+                          "rank %zu: step_time_s: 0 for a batch of %llu (must be > 0)", i,
+                          (unsigned long long)e->step[i]);
+  }
+  for (size_t i = 0; i < n; i++)
+    if (e->step[i] > 0)
+      observe_thr(e, i, (double)e->step[i] / step_time_s[i], e->beta);
+  e->steps_seen++;
+  e->s = (e->s + 1) % c->cfg.steps_per_round;
+  plan_step(c, false);
+  return HS_OK;
+}
+
+const pol_type pol_ema_batch = {
+    .name = "ema-batch",
+    .summary = "DDP per-step batches in proportion to EMA throughput",
+    .caps = HS_POLICY_CAP_STEP_LEVEL | HS_POLICY_CAP_GROUPS,
+    .keys = ebatch_keys,
+    .nkeys = POL_NKEYS(ebatch_keys),
+    .create = ebatch_create,
+    .destroy = ebatch_destroy,
+    .update = ebatch_update,
+    .step_batches = ebatch_step_batches,
+    .step_update = ebatch_step_update,
+};

@@ -1,0 +1,108 @@
+/* hs_metrics.h: the summary metrics of a run, by name, in one table
+ * (sim/src/metrics.c).
+ *
+ * A metric is one number of hs_summary (hs_run.h). Its table line says what it
+ * is called (the summary.json key, the RESULTS.csv column and the prefix of
+ * the RESULTS.points.csv columns; the name carries the unit: "_s", "_j"), its
+ * unit, where its value sits in hs_summary, where it appears, how it is
+ * aggregated over the seeds of a sweep point, and how `hetsim compare` prints
+ * it. Everything that lists metrics walks this table in its order:
+ *
+ *   summary.json       every HS_METRIC_JSON metric, then the regime's extras;
+ *                      a whole number up to 2^53 prints as one ("%.0f"),
+ *                      another finite number with %.10g, NaN as null
+ *                      (hs_report_commit)
+ *   RESULTS.csv        every HS_METRIC_SWEEP metric, one column, %.10g
+ *   RESULTS.points.csv every HS_METRIC_SWEEP metric, one column per statistic
+ *                      of its `stats` (order mean, median, min, max):
+ *                      <name>_mean, ...
+ *   hetsim compare     every HS_METRIC_COMPARE metric, one column, and a
+ *                      "vs_1st" column (percent against the first policy)
+ *                      for each metric whose vs_first_after names it
+ *
+ * Adding a metric: its field in hs_summary, the line in hs_run that fills it,
+ * its line in the table. Nothing else lists metrics. */
+#ifndef HS_METRICS_H
+#define HS_METRICS_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "hs_report.h"
+#include "hs_run.h"
+#include "hs_status.h"
+
+/* The C type of the hs_summary field. */
+typedef enum hs_metric_type { HS_METRIC_F64, HS_METRIC_U32, HS_METRIC_U64 } hs_metric_type;
+
+/* Where a metric appears (bits of hs_metric.in). */
+enum { HS_METRIC_JSON = 1u, HS_METRIC_SWEEP = 2u, HS_METRIC_COMPARE = 4u };
+
+/* Statistics over the seeds of a sweep point (bits of hs_metric.stats),
+ * printed in this order. */
+enum {
+  HS_STAT_MEAN = 1u,
+  HS_STAT_MEDIAN = 2u,
+  HS_STAT_MIN = 4u,
+  HS_STAT_MAX = 8u,
+  HS_STAT_ALL = 15u
+};
+#define HS_STAT_COUNT 4
+/* "mean", "median", "min", "max": bit k of stats is hs_stat_names[k]. */
+extern const char *const hs_stat_names[HS_STAT_COUNT];
+
+/* How `hetsim compare` prints a metric: " %*s" header, " %*.*f" value / per.
+ * A zero width takes the defaults: label the name, width max(10, label),
+ * 4 decimals, per 1. */
+typedef struct hs_metric_column {
+  const char *label;          /* header text; NULL: the metric's name */
+  int width, decimals;
+  double per;                 /* value printed in units of `per` (1e3: J -> kJ) */
+  const char *vs_first_after; /* print this metric's "vs_1st" column after the
+                                 column of the metric so named; NULL: none */
+} hs_metric_column;
+
+typedef struct hs_metric {
+  const char *name;  /* key and column; carries the unit ("makespan_s") */
+  const char *unit;  /* "s", "J", "1" (dimensionless) */
+  const char *doc;   /* one line */
+  size_t offset;     /* offsetof(hs_summary, field) */
+  hs_metric_type type;
+  unsigned in;       /* HS_METRIC_* bits */
+  unsigned stats;    /* HS_STAT_* bits, for HS_METRIC_SWEEP metrics */
+  hs_metric_column compare;
+} hs_metric;
+
+/* Room in fixed arrays (a sweep row keeps HS_SWEEP_NMETRICS sweep metrics,
+ * see hs_sweep.h); the table may not outgrow either (asserted). */
+#define HS_METRIC_MAX 24
+
+size_t hs_metric_count(void);
+const hs_metric *hs_metric_at(size_t i);
+/* The metric so named, or NULL. */
+const hs_metric *hs_metric_find(const char *name);
+/* Its value in s, as a double. */
+double hs_metric_value(const hs_metric *m, const hs_summary *s);
+
+/* The HS_METRIC_SWEEP metrics, in table order: k is the column index in
+ * RESULTS.csv (after the seed) and in hs_sweep_result.m. */
+size_t hs_metric_sweep_count(void);
+const hs_metric *hs_metric_sweep_at(size_t k);
+/* Sweep index of the metric so named; asserts that it is a sweep metric. */
+size_t hs_metric_sweep_index(const char *name);
+
+/* summary.json: the HS_METRIC_JSON metrics of s as fields (keys borrowed from
+ * the table), at most cap. Returns how many were written. */
+size_t hs_metric_json_fields(const hs_summary *s, hs_report_field *f, size_t cap);
+
+/* `hetsim compare`'s table: a header line, then one line per run; the first
+ * run is the reference of the "vs_1st" columns. */
+void hs_metric_compare_table(FILE *out, const char *const *names, const hs_summary *s, size_t n);
+
+/* TEST ONLY: append a metric to the table for the rest of the process, before
+ * any run or sweep starts (the table is read without locks). The metric and
+ * its strings must outlive the process. HS_EINVAL when the name is taken or
+ * the table is full. Production metrics are lines of the table in metrics.c. */
+hs_status hs_metric_register_test(const hs_metric *m, hs_error *err);
+
+#endif

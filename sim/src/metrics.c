@@ -1,0 +1,204 @@
+/* metrics.c: the table of summary metrics (see hs_metrics.h) and the
+ * listings made from it: summary.json fields, sweep columns, compare table.
+ *
+ * The table is a const array in the order every output lists metrics; its
+ * order IS the byte layout of summary.json, RESULTS.csv, RESULTS.points.csv
+ * and the compare table, so a reordering changes every golden (on purpose
+ * only). Lookups by name are linear: the table is a dozen lines and is
+ * searched a few times per sweep or run, never per event. Sweep indexes are
+ * recomputed on each call for the same reason (O(table)).
+ *
+ * Values are read from hs_summary by offset and type, so the table says
+ * where a number comes from without a getter function per metric.
+ * Rejected: an X-macro list shared with hs_summary (the struct and its
+ * public field names would be generated, hard to read for trainers linking
+ * hs_run.h), and positional arrays (the m[0..6] this replaces).
+ *
+ * The test-only hook appends to a small second array: tests prove that a
+ * metric added here reaches every output without a second edit. */
+#include "hs_metrics.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "hs_assert.h"
+#include "hs_sweep.h"
+
+const char *const hs_stat_names[HS_STAT_COUNT] = {"mean", "median", "min", "max"};
+
+#define F64(field) offsetof(hs_summary, field), HS_METRIC_F64
+#define U32(field) offsetof(hs_summary, field), HS_METRIC_U32
+#define U64(field) offsetof(hs_summary, field), HS_METRIC_U64
+#define ALL (HS_METRIC_JSON | HS_METRIC_SWEEP | HS_METRIC_COMPARE)
+
+/* name, unit, doc, source, where, stats over seeds, compare column */
+static const hs_metric table[] = {
+    {"seed", "1", "the master seed the run used", U64(seed), HS_METRIC_JSON, 0, {0}},
+    {"makespan_s", "s", "simulated time from the first round's start to the last round's end",
+     F64(makespan_s), ALL, HS_STAT_ALL, {"makespan_s", 11, 2, 1, "makespan_s"}},
+    {"energy_j", "J", "energy of every device while on: compute + comm + idle-wait",
+     F64(energy_j), ALL, HS_STAT_ALL, {"energy_kj", 10, 3, 1e3, "energy_idle_j"}},
+    {"energy_compute_j", "J", "energy while computing", F64(compute_j), ALL, HS_STAT_ALL,
+     {"compute_kj", 10, 3, 1e3, NULL}},
+    {"energy_comm_j", "J", "energy while communicating", F64(comm_j), ALL, HS_STAT_ALL,
+     {"comm_kj", 9, 3, 1e3, NULL}},
+    {"energy_idle_j", "J", "energy while waiting for others, powered on", F64(idle_j), ALL,
+     HS_STAT_ALL, {"idle_kj", 9, 3, 1e3, NULL}},
+    {"compute_cv", "1", "mean over rounds of the CV of per-device compute time",
+     F64(compute_cv), ALL, HS_STAT_ALL, {"compute_cv", 10, 4, 1, NULL}},
+    {"wait_fraction", "1", "idle-wait seconds / (devices * makespan)", F64(wait_fraction), ALL,
+     HS_STAT_ALL, {"wait_frac", 9, 4, 1, NULL}},
+    {"controller_overhead_fraction", "1",
+     "controller wall time / makespan; NaN (null) unless measured",
+     F64(controller_overhead_fraction), HS_METRIC_JSON, 0, {0}},
+    {"rounds", "1", "rounds run", U32(rounds), HS_METRIC_JSON, 0, {0}},
+    {"samples", "1", "samples trained in total", U64(samples), HS_METRIC_JSON, 0, {0}},
+    {"devices", "1", "devices in the run (groups expanded)", U64(devices), HS_METRIC_JSON, 0, {0}},
+};
+
+#define NTABLE (sizeof table / sizeof table[0])
+#define NTEST 2
+static hs_metric test_extra[NTEST];
+static size_t ntest;
+
+size_t hs_metric_count(void) { return NTABLE + ntest; }
+
+const hs_metric *hs_metric_at(size_t i) {
+  HS_ASSERT(i < hs_metric_count(), "metric index in range");
+  return i < NTABLE ? &table[i] : &test_extra[i - NTABLE];
+}
+
+const hs_metric *hs_metric_find(const char *name) {
+  for (size_t i = 0; i < hs_metric_count(); i++)
+    if (!strcmp(hs_metric_at(i)->name, name)) return hs_metric_at(i);
+  return NULL;
+}
+
+double hs_metric_value(const hs_metric *m, const hs_summary *s) {
+  const char *p = (const char *)s + m->offset;
+  switch (m->type) {
+    case HS_METRIC_U32: {
+      uint32_t v;
+      memcpy(&v, p, sizeof v);
+      return (double)v;
+    }
+    case HS_METRIC_U64: {
+      uint64_t v;
+      memcpy(&v, p, sizeof v);
+      return (double)v;
+    }
+    case HS_METRIC_F64:
+    default: {
+      double v;
+      memcpy(&v, p, sizeof v);
+      return v;
+    }
+  }
+}
+
+size_t hs_metric_sweep_count(void) {
+  size_t n = 0;
+  for (size_t i = 0; i < hs_metric_count(); i++) n += (hs_metric_at(i)->in & HS_METRIC_SWEEP) != 0;
+  HS_ASSERT(n <= HS_SWEEP_NMETRICS,
+            "the sweep metrics fit hs_sweep_result (raise HS_SWEEP_NMETRICS)");
+  return n;
+}
+
+const hs_metric *hs_metric_sweep_at(size_t k) {
+  for (size_t i = 0; i < hs_metric_count(); i++) {
+    const hs_metric *m = hs_metric_at(i);
+    if ((m->in & HS_METRIC_SWEEP) && k-- == 0) return m;
+  }
+  HS_ASSERT(0, "sweep metric index in range");
+  return NULL;
+}
+
+size_t hs_metric_sweep_index(const char *name) {
+  size_t k = 0;
+  for (size_t i = 0; i < hs_metric_count(); i++) {
+    const hs_metric *m = hs_metric_at(i);
+    if (!(m->in & HS_METRIC_SWEEP)) continue;
+    if (!strcmp(m->name, name)) return k;
+    k++;
+  }
+  HS_ASSERT(0, "a sweep metric of that name");
+  return 0;
+}
+
+size_t hs_metric_json_fields(const hs_summary *s, hs_report_field *f, size_t cap) {
+  size_t n = 0;
+  for (size_t i = 0; i < hs_metric_count() && n < cap; i++) {
+    const hs_metric *m = hs_metric_at(i);
+    if (m->in & HS_METRIC_JSON) f[n++] = (hs_report_field){m->name, hs_metric_value(m, s)};
+  }
+  return n;
+}
+
+/* --- the compare table ------------------------------------------------------ */
+
+typedef struct column {
+  const char *label;
+  int width, decimals;
+  double per;
+} column;
+
+static column column_of(const hs_metric *m) {
+  const hs_metric_column *c = &m->compare;
+  column k = {c->label ? c->label : m->name, c->width, c->decimals, c->per};
+  if (k.width <= 0) {
+    int len = (int)strlen(k.label);
+    k.width = len > 10 ? len : 10;
+    k.decimals = 4;
+  }
+  if (!(k.per > 0)) k.per = 1;
+  return k;
+}
+
+static double pct(double x, double ref) { return ref != 0 ? 100.0 * (x - ref) / ref : 0; }
+
+/* One line: the header (row < 0) or run `row`. */
+static void compare_line(FILE *out, const char *const *names, const hs_summary *s, long row) {
+  if (row < 0) fprintf(out, "%-12s", "policy");
+  else fprintf(out, "%-12s", names[row]);
+  for (size_t i = 0; i < hs_metric_count(); i++) {
+    const hs_metric *m = hs_metric_at(i);
+    if (!(m->in & HS_METRIC_COMPARE)) continue;
+    column c = column_of(m);
+    if (row < 0) fprintf(out, " %*s", c.width, c.label);
+    else fprintf(out, " %*.*f", c.width, c.decimals, hs_metric_value(m, &s[row]) / c.per);
+    /* The "vs_1st" columns placed after this one. */
+    for (size_t j = 0; j < hs_metric_count(); j++) {
+      const hs_metric *v = hs_metric_at(j);
+      if (!(v->in & HS_METRIC_COMPARE) || !v->compare.vs_first_after ||
+          strcmp(v->compare.vs_first_after, m->name))
+        continue;
+      char d[16] = "-";
+      if (row > 0)
+        snprintf(d, sizeof d, "%+.1f%%",
+                 pct(hs_metric_value(v, &s[row]), hs_metric_value(v, &s[0])));
+      fprintf(out, " %8s", row < 0 ? "vs_1st" : d);
+    }
+  }
+  fputc('\n', out);
+}
+
+void hs_metric_compare_table(FILE *out, const char *const *names, const hs_summary *s, size_t n) {
+  compare_line(out, names, s, -1);
+  for (size_t k = 0; k < n; k++) compare_line(out, names, s, (long)k);
+}
+
+/* --- test-only registration ------------------------------------------------- */
+
+hs_status hs_metric_register_test(const hs_metric *m, hs_error *err) {
+  if (hs_metric_find(m->name))
+    return hs_error_set(err, HS_EINVAL, "metric %s: already in the table", m->name);
+  if (ntest == NTEST || hs_metric_count() == HS_METRIC_MAX ||
+      ((m->in & HS_METRIC_SWEEP) && hs_metric_sweep_count() == HS_SWEEP_NMETRICS))
+    return hs_error_set(err, HS_EINVAL, "metric %s: the table is full", m->name);
+  HS_ASSERT(m->offset + (m->type == HS_METRIC_U32 ? 4 : 8) <= sizeof(hs_summary),
+            "the metric's value lies inside hs_summary");
+  test_extra[ntest++] = *m;
+  return HS_OK;
+}

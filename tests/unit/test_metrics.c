@@ -1,0 +1,237 @@
+/* test_metrics.c: the metric table (hs_metrics.h): values read from the right
+ * hs_summary fields, the summary.json order, the compare table's known
+ * layout, and, through the test-only registration, that one table line is
+ * enough for a metric to reach RESULTS.csv, RESULTS.points.csv and compare.
+ * Criterion runs each test in its own process, so a registration never leaks
+ * into another test. */
+#include <math.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "hs_alloc.h"
+#include "hs_metrics.h"
+#include "hs_outfile.h"
+#include "hs_sweep.h"
+
+#define TINY HS_SOURCE_DIR "/tests/data/sweep/tiny.json"
+
+static hs_summary sample(double scale) {
+  hs_summary s = {0};
+  s.seed = 7;
+  s.devices = 4;
+  s.rounds = 3;
+  s.samples = 18000;
+  s.makespan_s = 100 * scale;
+  s.compute_j = 1000 * scale;
+  s.comm_j = 200 * scale;
+  s.idle_j = 300 * scale;
+  s.energy_j = s.compute_j + s.comm_j + s.idle_j;
+  s.compute_cv = 0.25;
+  s.wait_fraction = 0.125;
+  s.controller_overhead_fraction = NAN;
+  return s;
+}
+
+/* What hs_metric_compare_table prints, as a heap string (free()). */
+static char *capture_compare(const char *const *names, const hs_summary *s, size_t n) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  cr_assert(f);
+  hs_metric_compare_table(f, names, s, n);
+  fclose(f);
+  return buf; /* free() */
+}
+
+Test(metrics, values_come_from_their_fields) {
+  hs_summary s = sample(1);
+  cr_expect_eq(hs_metric_value(hs_metric_find("seed"), &s), 7);
+  cr_expect_eq(hs_metric_value(hs_metric_find("devices"), &s), 4);
+  cr_expect_eq(hs_metric_value(hs_metric_find("rounds"), &s), 3);
+  cr_expect_eq(hs_metric_value(hs_metric_find("samples"), &s), 18000);
+  cr_expect_eq(hs_metric_value(hs_metric_find("makespan_s"), &s), 100);
+  cr_expect_eq(hs_metric_value(hs_metric_find("energy_j"), &s), 1500);
+  cr_expect_eq(hs_metric_value(hs_metric_find("energy_compute_j"), &s), 1000);
+  cr_expect_eq(hs_metric_value(hs_metric_find("energy_comm_j"), &s), 200);
+  cr_expect_eq(hs_metric_value(hs_metric_find("energy_idle_j"), &s), 300);
+  cr_expect_eq(hs_metric_value(hs_metric_find("compute_cv"), &s), 0.25);
+  cr_expect_eq(hs_metric_value(hs_metric_find("wait_fraction"), &s), 0.125);
+  cr_expect(isnan(hs_metric_value(hs_metric_find("controller_overhead_fraction"), &s)));
+  cr_expect_null(hs_metric_find("joules"));
+}
+
+/* Every line is complete, names are unique, and a name carries its unit:
+ * "_s" seconds, "_j" joules (the convention the heat map's axis titles and
+ * every reader of RESULTS.csv rely on). */
+Test(metrics, table_lines_complete_and_units_in_names) {
+  for (size_t i = 0; i < hs_metric_count(); i++) {
+    const hs_metric *m = hs_metric_at(i);
+    cr_assert(m->name && *m->name && m->unit && *m->unit && m->doc && *m->doc, "line %zu", i);
+    cr_expect_eq(hs_metric_find(m->name), m, "%s: name repeated", m->name);
+    size_t n = strlen(m->name);
+    bool ends_s = n > 2 && !strcmp(m->name + n - 2, "_s");
+    bool ends_j = n > 2 && !strcmp(m->name + n - 2, "_j");
+    cr_expect_eq(ends_s, !strcmp(m->unit, "s"), "%s: unit %s", m->name, m->unit);
+    cr_expect_eq(ends_j, !strcmp(m->unit, "J"), "%s: unit %s", m->name, m->unit);
+    if (m->in & HS_METRIC_SWEEP) cr_expect_neq(m->stats, 0, "%s: no statistic", m->name);
+    cr_expect(m->offset < sizeof(hs_summary), "%s", m->name);
+  }
+}
+
+/* The order every golden summary.json has. */
+Test(metrics, summary_json_order) {
+  static const char *const want[] = {
+      "seed",          "makespan_s", "energy_j",      "energy_compute_j",
+      "energy_comm_j", "energy_idle_j", "compute_cv", "wait_fraction",
+      "controller_overhead_fraction", "rounds", "samples", "devices"};
+  hs_summary s = sample(1);
+  hs_report_field f[HS_METRIC_MAX];
+  size_t n = hs_metric_json_fields(&s, f, HS_METRIC_MAX);
+  cr_assert_eq(n, sizeof want / sizeof want[0]);
+  for (size_t i = 0; i < n; i++) cr_expect_str_eq(f[i].key, want[i], "field %zu", i);
+  cr_expect_eq(f[1].value, 100);
+  /* A cap cuts the list, never overruns it. */
+  cr_expect_eq(hs_metric_json_fields(&s, f, 3), 3);
+}
+
+/* The sweep metrics: the RESULTS.csv order, and the two the Pareto front and
+ * `hetsim sweep`'s table use by position (0 and 1). */
+Test(metrics, sweep_order) {
+  static const char *const want[] = {"makespan_s",    "energy_j",   "energy_compute_j",
+                                     "energy_comm_j", "energy_idle_j", "compute_cv",
+                                     "wait_fraction"};
+  cr_assert_eq(hs_metric_sweep_count(), 7);
+  for (size_t k = 0; k < 7; k++) cr_expect_str_eq(hs_metric_sweep_at(k)->name, want[k]);
+  cr_expect_eq(hs_metric_sweep_index("makespan_s"), 0);
+  cr_expect_eq(hs_metric_sweep_index("energy_j"), 1);
+  cr_expect_eq(hs_metric_sweep_index("wait_fraction"), 6);
+}
+
+/* Known answer: the layout `hetsim compare` printed before the table existed. */
+Test(metrics, compare_table_known_answer) {
+  const char *names[] = {"equal", "time-only"};
+  hs_summary s[2] = {sample(1), sample(0.5)};
+  char *got = capture_compare(names, s, 2);
+  const char *want =
+      "policy        makespan_s   vs_1st  energy_kj compute_kj   comm_kj   idle_kj   vs_1st "
+      "compute_cv wait_frac\n"
+      "equal             100.00        -      1.500      1.000     0.200     0.300        -     "
+      "0.2500    0.1250\n"
+      "time-only          50.00   -50.0%      0.750      0.500     0.100     0.150   -50.0%     "
+      "0.2500    0.1250\n";
+  cr_expect_str_eq(got, want);
+  free(got);
+}
+
+/* --- a metric added to the table reaches every output ----------------------- */
+
+static const hs_metric extra = {
+    "test_makespan_copy_s", "s", "test only: the makespan again",
+    offsetof(hs_summary, makespan_s), HS_METRIC_F64,
+    HS_METRIC_JSON | HS_METRIC_SWEEP | HS_METRIC_COMPARE,
+    HS_STAT_MEAN | HS_STAT_MAX, {0}};
+
+static bool ends_with(const char *s, const char *tail) {
+  size_t n = strlen(s), k = strlen(tail);
+  return n >= k && !strcmp(s + n - k, tail);
+}
+
+typedef struct sink {
+  const hs_sweep *sw;
+  hs_sweep_file *f;
+} sink;
+
+static bool append_row(size_t i, const hs_sweep_result *r, void *ud) {
+  sink *k = ud;
+  char line[1024];
+  size_t len = hs_sweep_format_row(k->sw, r, line, sizeof line);
+  (void)i;
+  cr_assert_lt(len, sizeof line);
+  return hs_sweep_file_append(k->f, line, len, NULL) == HS_OK;
+}
+
+Test(metrics, registered_metric_reaches_sweep_and_compare) {
+  hs_error err = {0};
+  cr_assert_eq(hs_metric_register_test(&extra, &err), HS_OK, "%s", err.msg);
+  cr_expect_neq(hs_metric_register_test(&extra, &err), HS_OK, "a name twice");
+  cr_expect(strstr(err.msg, "already") != NULL, "%s", err.msg);
+
+  /* summary.json */
+  hs_summary s = sample(1);
+  hs_report_field f[HS_METRIC_MAX];
+  size_t n = hs_metric_json_fields(&s, f, HS_METRIC_MAX);
+  cr_assert_eq(n, 13);
+  cr_expect_str_eq(f[12].key, "test_makespan_copy_s");
+  cr_expect_eq(f[12].value, 100);
+
+  /* compare: a default-width column at the end. */
+  const char *names[] = {"equal"};
+  char *got = capture_compare(names, &s, 1);
+  char *nl = strchr(got, '\n');
+  cr_assert(nl);
+  *nl = '\0';
+  cr_expect(ends_with(got, " wait_frac test_makespan_copy_s"), "header: %s", got);
+  cr_expect(ends_with(nl + 1, "    0.1250             100.0000\n"), "row: %s", nl + 1);
+  free(got);
+
+  /* A sweep: column headers, the row's value, the per-point statistics. */
+  static const hs_override set[] = {{"rounds", "2"}};
+  const char *grids[] = {"policy.w_e=0,1"};
+  hs_sweep_spec spec = {TINY, set, 1, "adaptive", grids, 1, "1,2"};
+  hs_sweep *sw = hs_sweep_create(&spec, &err);
+  cr_assert(sw, "%s", err.msg);
+  cr_expect(ends_with(hs_sweep_columns(sw), ",wait_fraction,test_makespan_copy_s\n"), "%s",
+            hs_sweep_columns(sw));
+  cr_expect(ends_with(hs_sweep_point_columns(sw),
+                      ",wait_fraction_max,test_makespan_copy_s_mean,test_makespan_copy_s_max,"
+                      "pareto_front\n"),
+            "%s", hs_sweep_point_columns(sw));
+  hs_sweep_result r;
+  cr_assert_eq(hs_sweep_run_row(sw, 0, &r, &err), HS_OK, "%s", err.msg);
+  size_t k = hs_metric_sweep_index("test_makespan_copy_s");
+  cr_expect_eq(k, 7);
+  cr_expect_eq(r.m[k], r.m[hs_metric_sweep_index("makespan_s")]);
+  cr_expect_gt(r.m[k], 0);
+
+  char path[] = "/tmp/hs-test-metrics-XXXXXX";
+  int fd = mkstemp(path);
+  cr_assert_geq(fd, 0);
+  close(fd);
+  unlink(path);
+  char *csv = hs_malloc(strlen(path) + 5);
+  sprintf(csv, "%s.csv", path);
+  bool done[4];
+  sink sk = {sw, hs_sweep_file_open(sw, csv, false, done, &err)};
+  cr_assert(sk.f, "%s", err.msg);
+  size_t rows[] = {0, 1, 2, 3};
+  cr_assert_eq(hs_sweep_run_rows(sw, rows, 4, 1, append_row, &sk, &err), HS_OK, "%s", err.msg);
+  cr_assert_eq(hs_sweep_file_close(sk.f, &err), HS_OK, "%s", err.msg);
+  hs_sweep_point *pt = NULL;
+  cr_assert_eq(hs_sweep_finalize(sw, csv, &pt, &err), HS_OK, "%s", err.msg);
+  size_t mk = hs_metric_sweep_index("makespan_s");
+  for (size_t p = 0; p < 2; p++) {
+    cr_expect_eq(pt[p].m[k].mean, pt[p].m[mk].mean, "point %zu", p);
+    cr_expect_eq(pt[p].m[k].max, pt[p].m[mk].max, "point %zu", p);
+  }
+  /* The points file: header and the two statistics, as RESULTS prints them. */
+  char *pp = hs_sweep_points_path(csv);
+  char *text = hs_read_file(pp, NULL, &err);
+  cr_assert(text, "%s", err.msg);
+  char want[128];
+  snprintf(want, sizeof want, ",%.10g,%.10g,%d\n", pt[0].m[mk].mean, pt[0].m[mk].max,
+           pt[0].pareto);
+  cr_expect(strstr(text, want) != NULL, "%s in %s", want, text);
+  hs_free(text);
+  unlink(pp);
+  unlink(csv);
+  hs_free(pp);
+  hs_free(csv);
+  hs_free(pt);
+  hs_sweep_destroy(sw);
+}
