@@ -40,6 +40,8 @@
 #include <stdlib.h>
 
 #include "hs_alloc.h"
+#include "hs_assert.h"
+#include "hs_collective.h"
 #include "hs_engine.h"
 #include "hs_net.h"
 #include "sim_fsdp.h"
@@ -83,14 +85,21 @@ void sim_group_shape_of(const sim_topo *t, const sim_group *g, sim_group_shape *
   *out = s;
 }
 
+/* The registry's ring formulas (hs_collective.h), with the bus bandwidth of
+ * the slowest tier as beta. */
+static double coll_time(const char *kind, uint32_t p, double bytes, double bus_bps, double alpha_s) {
+  const hs_collective_type *t = hs_collective_find(kind);
+  HS_ASSERT(t, "a registered collective");
+  hs_coll_params c = {.bytes = bytes, .ranks = p, .alpha_s = alpha_s, .beta_bps = bus_bps};
+  return t->time_s(&c);
+}
+
 double sim_ring_ag(uint32_t p, double bytes, double bus_bps, double alpha_s) {
-  if (p <= 1) return 0;
-  double q = (double)p;
-  return (q - 1) * alpha_s + (q - 1) / q * 8.0 * bytes / bus_bps;
+  return coll_time("allgather", p, bytes, bus_bps, alpha_s);
 }
 
 double sim_ring_ar(uint32_t p, double bytes, double bus_bps, double alpha_s) {
-  return 2.0 * sim_ring_ag(p, bytes, bus_bps, alpha_s);
+  return coll_time("ring", p, bytes, bus_bps, alpha_s);
 }
 
 /* Links of the fluid oracle: per cell (global tier) and per (node, rail)

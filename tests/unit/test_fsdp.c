@@ -14,6 +14,7 @@
 #include <cjson/cJSON.h>
 
 #include "hs_alloc.h"
+#include "hs_profile.h"
 #include "hs_run.h"
 #include "hs_scenario.h"
 #include "sim_fsdp.h"
@@ -300,4 +301,96 @@ Test(fsdp, jitter_makes_the_synchronous_group_wait_for_its_slowest, .timeout = 1
   /* E[max of 512 lognormal draws, cv 0.02] is about 1 + 3 x 0.02. */
   double excess = noisy.f[LOCAL] - quiet.f[LOCAL];
   cr_expect(excess > 0.04 * C && excess < 0.08 * C, "straggler excess %.4f s", excess);
+}
+
+Test(fsdp, energy_closed_form_without_noise, .timeout = 120) {
+  /* Every GPU busy for compute + optimiser, communicating for the rest of
+   * the step (no jitter: nobody waits), at the profile's 400 W and 150 W. */
+  res r = run("fsdp", NULL);
+  double opt = OPT_PER_PARAM * P / 512, step = r.f[TOTAL];
+  double per_gpu = 64 * (400 * (C + opt) + 150 * (step - C - opt));
+  expect_close(r.energy, 512 * per_gpu, "energy");
+  expect_close(r.f[EPT], 512 * per_gpu / (512 * 64 * 2 * 2048.0), "energy per token");
+  expect_close(r.f[TOKS], 512 * 2 * 2048.0 / step, "tokens per second");
+}
+
+Test(fsdp, same_seed_same_bytes, .timeout = 120) {
+  const char *jit[] = {"regime.jitter=3", NULL};
+  res a = run("fl-hsdp", jit), b = run("fl-hsdp", jit);
+  cr_expect_eq(a.makespan, b.makespan);
+  cr_expect_eq(a.energy, b.energy);
+}
+
+Test(fsdp, gpu_profiles_carry_hbm_and_optimiser_figures) {
+  const char *names[] = {"a100-sxm4-40gb", "a100-sxm4-64gb", "a100-sxm4-80gb", "h100-sxm5-80gb"};
+  const double hbm[] = {40, 64, 80, 80};
+  for (size_t k = 0; k < 4; k++) {
+    hs_error err = {0};
+    hs_profile *p = hs_profile_open(names[k], NULL, &err);
+    cr_assert_not_null(p, "%s", err.msg);
+    expect_close(hs_profile_hbm_bytes(p), hbm[k] * 1073741824.0, names[k]);
+    cr_expect(hs_profile_opt_s_per_param(p) > 0, "%s: optimiser time", names[k]);
+    const hs_task_profile *t = hs_profile_task(p, "llama3.1-8b-s2048");
+    cr_assert_not_null(t, "%s: the Llama task", names[k]);
+    /* tau = FLOP per sequence / (peak x MFU), as the provenance states. */
+    double want = k == 3 ? 46.6e9 * 2048 / (989e12 * 0.40) : 46.6e9 * 2048 / (312e12 * 0.45);
+    cr_expect(fabs(t->tau_s - want) < 1e-4 * want, "%s: tau %g, want %g", names[k], t->tau_s,
+              want);
+    hs_profile_destroy(p);
+  }
+  hs_error err = {0};
+  hs_profile *p = hs_profile_parse(
+      "{\"format\": \"hetsim-profile/1\", \"name\": \"g\", \"board\": \"b\", \"arch\": \"x86_64\","
+      " \"cpu\": \"c\", \"idle_w\": 50, \"comm_w\": 100, \"gpu\": {\"hbm_bytes\": 0,"
+      " \"opt_s_per_param\": 1e-11}, \"provenance\": {\"kind\": \"estimated\", \"sources\": [\"x\"]},"
+      " \"tasks\": {\"t\": {\"tau_s\": 1, \"tau_cv\": 0, \"busy_w\": 300, \"overhead_s\": 0}}}",
+      "g.json", &err);
+  cr_expect_null(p);
+  cr_expect(strstr(err.msg, "gpu.hbm_bytes") != NULL, "%s", err.msg);
+}
+
+static void expect_load_error(const char *const *sets, const char *kind, const char *msg) {
+  hs_override ovr[8];
+  char buf[8][160];
+  size_t n = 0;
+  for (; sets[n]; n++) {
+    snprintf(buf[n], sizeof buf[n], "%s", sets[n]);
+    hs_error e = {0};
+    cr_assert_eq(hs_override_parse(buf[n], &ovr[n], &e), HS_OK);
+  }
+  char path[512];
+  snprintf(path, sizeof path, SCN "%s.json", kind);
+  hs_error err = {0};
+  hs_scenario *sc = hs_scenario_load(path, ovr, n, &err);
+  if (sc) {
+    /* Errors found at set-up (memory, node list) come from the run. */
+    hs_summary s;
+    hs_run_opts ro = {NULL, false, false};
+    cr_expect_neq(hs_run(sc, &ro, &s, &err), HS_OK, "%s should fail", msg);
+    hs_scenario_destroy(sc);
+  }
+  cr_expect(strstr(err.msg, msg) != NULL, "got: %s", err.msg);
+}
+
+Test(fsdp, bad_topology_model_and_layout_name_the_place, .timeout = 60) {
+  const char *a[] = {"topology.nodes=[1,2,2]", NULL};
+  expect_load_error(a, "fsdp", "topology.nodes: node 2 appears twice");
+  const char *b[] = {"topology.nodes=[1,2]", NULL};
+  expect_load_error(b, "fsdp", "topology.nodes: 2 nodes listed, 512 GPUs need 128");
+  const char *c[] = {"topology.nics_per_node=8", NULL};
+  expect_load_error(c, "fsdp", "topology.nics_per_node");
+  const char *d[] = {"model.units=0", NULL};
+  expect_load_error(d, "fsdp", "model.units");
+  /* S = 4, 5 sequences: 15.0 GB state + 1.49 GB units + 55.0 GB activations. */
+  const char *e[] = {"regime.micro_batch=5", NULL};
+  expect_load_error(e, "hsdp", "GPU gpu-0 (a100-sxm4-64gb) needs");
+  const char *f[] = {"regime.group_size=[32,32,32,32,32,32,32,32,32,32,32,32,32,32,32,16]", NULL};
+  expect_load_error(f, "fl-hsdp", "asymmetric federated groups (32 and 16 ranks)");
+  hs_override o;
+  char t[64] = "regime.group_size=[256,256]";
+  hs_error e2 = {0};
+  cr_assert_eq(hs_override_parse(t, &o, &e2), HS_OK);
+  hs_scenario *sc = hs_scenario_load(SCN "fl-fsdp.json", &o, 1, &e2);
+  cr_expect_not_null(sc, "a symmetric list is one number: %s", e2.msg);
+  hs_scenario_destroy(sc);
 }
