@@ -216,7 +216,7 @@ static double coll_unit(double m, void *arg) {
   return c->ar ? sim_ring_ar(c->p, bytes, c->bus, c->alpha) : sim_ring_ag(c->p, bytes, c->bus, c->alpha);
 }
 
-Test(fsdp, fsdp_bytes_and_step_closed_form, .timeout = 120) {
+Test(fsdp, fsdp_bytes_and_step_closed_form) {
   res r = run("fsdp", NULL);
   expect_close(r.f[BINTER], 3 * 511.0 / 512 * P * B, "FSDP 3(N-1)/N P b");
   cr_expect_eq(r.f[BINTRA], 0);
@@ -229,7 +229,7 @@ Test(fsdp, fsdp_bytes_and_step_closed_form, .timeout = 120) {
   expect_close(r.makespan, 64 * want, "64 steps");
 }
 
-Test(fsdp, hsdp_bytes_and_step_closed_form, .timeout = 120) {
+Test(fsdp, hsdp_bytes_and_step_closed_form) {
   const char *no_overlap[] = {"regime.replica_overlap=0", NULL};
   res r = run("hsdp", no_overlap);
   expect_close(r.f[BINTRA], 3 * 0.75 * P * B, "HSDP intra 3(S-1)/S P b");
@@ -239,7 +239,7 @@ Test(fsdp, hsdp_bytes_and_step_closed_form, .timeout = 120) {
   expect_close(r.f[TOTAL], want, "HSDP step");
 }
 
-Test(fsdp, fl_bytes_and_amortised_step, .timeout = 120) {
+Test(fsdp, fl_bytes_and_amortised_step) {
   res r = run("fl-fsdp", NULL);
   expect_close(r.f[BINTRA], 3 * 0.75 * P * B, "FL+FSDP intra");
   expect_close(r.f[BINTER], 2 * 127.0 / 128 * P * B / 4 / 8, "FL+FSDP inter, amortised over H");
@@ -261,7 +261,7 @@ Test(fsdp, fl_bytes_and_amortised_step, .timeout = 120) {
   expect_close(r.f[TOTAL], local + agg / 8, "FL+HSDP amortised step");
 }
 
-Test(fsdp, degenerate_cases, .timeout = 300) {
+Test(fsdp, degenerate_cases) {
   /* HSDP with S = N is FSDP. */
   res f = run("fsdp", NULL);
   const char *s512[] = {"regime.shard_size=512", NULL};
@@ -291,7 +291,7 @@ Test(fsdp, degenerate_cases, .timeout = 300) {
   cr_expect_eq(d.f[BINTRA], 0);
 }
 
-Test(fsdp, jitter_makes_the_synchronous_group_wait_for_its_slowest, .timeout = 120) {
+Test(fsdp, jitter_makes_the_synchronous_group_wait_for_its_slowest) {
   const char *jit[] = {"regime.jitter=1", NULL};
   res quiet = run("fsdp", NULL), noisy = run("fsdp", jit);
   /* E[max of 512 lognormal draws, cv 0.02] is about 1 + 3 x 0.02. */
@@ -299,7 +299,7 @@ Test(fsdp, jitter_makes_the_synchronous_group_wait_for_its_slowest, .timeout = 1
   cr_expect(excess > 0.04 * C && excess < 0.08 * C, "straggler excess %.4f s", excess);
 }
 
-Test(fsdp, energy_closed_form_without_noise, .timeout = 120) {
+Test(fsdp, energy_closed_form_without_noise) {
   /* Every GPU busy for compute + optimiser, communicating for the rest of
    * the step (no jitter: nobody waits), at the profile's 400 W and 150 W. */
   res r = run("fsdp", NULL);
@@ -310,7 +310,7 @@ Test(fsdp, energy_closed_form_without_noise, .timeout = 120) {
   expect_close(r.f[TOKS], 512 * 2 * 2048.0 / step, "tokens per second");
 }
 
-Test(fsdp, same_seed_same_bytes, .timeout = 120) {
+Test(fsdp, same_seed_same_bytes) {
   const char *jit[] = {"regime.jitter=3", NULL};
   res a = run("fl-hsdp", jit), b = run("fl-hsdp", jit);
   cr_expect_eq(a.makespan, b.makespan);
@@ -368,7 +368,7 @@ static void expect_load_error(const char *const *sets, const char *kind, const c
   cr_expect(strstr(err.msg, msg) != NULL, "got: %s", err.msg);
 }
 
-Test(fsdp, bad_topology_model_and_layout_name_the_place, .timeout = 60) {
+Test(fsdp, bad_topology_model_and_layout_name_the_place) {
   const char *a[] = {"topology.nodes=[1,2,2]", NULL};
   expect_load_error(a, "fsdp", "topology.nodes: node 2 appears twice");
   const char *b[] = {"topology.nodes=[1,2]", NULL};
