@@ -390,3 +390,29 @@ Test(fsdp, bad_topology_model_and_layout_name_the_place) {
   cr_expect_not_null(sc, "a symmetric list is one number: %s", e2.msg);
   hs_scenario_destroy(sc);
 }
+
+Test(fsdp, placement_contiguous_or_by_node_list) {
+  sim_topo t = topo(180, 1, 4);
+  t.first_node = 178;
+  /* Ranks 0-7 on nodes 178, 179 (cell 0), ranks 8-11 on node 180 (cell 1). */
+  cr_expect_eq(sim_topo_node(&t, 7), 179);
+  cr_expect_eq(sim_topo_cell(&t, 8), 1);
+  cr_expect_eq(sim_topo_rail(&t, 6), 2);
+  sim_group g = {0, 1, 12};
+  sim_group_shape s;
+  sim_group_shape_of(&t, &g, &s);
+  cr_expect_eq(s.tier, 2, "crosses the cell boundary");
+  cr_expect_eq(s.nodes, 3);
+  /* A node list: slots map to the listed nodes, so the same ranks stay in one cell. */
+  uint32_t nodes[] = {5, 9, 2};
+  t.nodes = nodes;
+  t.nnodes = 3;
+  cr_expect_eq(sim_topo_node(&t, 4), 9);
+  sim_group_shape_of(&t, &g, &s);
+  cr_expect_eq(s.tier, 1);
+  cr_expect_eq(s.per_node, 4);
+  /* Stride 4: one rank per node. */
+  g = (sim_group){1, 4, 3};
+  sim_group_shape_of(&t, &g, &s);
+  cr_expect_eq(s.per_node, 1);
+}
