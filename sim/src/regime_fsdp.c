@@ -196,6 +196,15 @@ static void step_start(sim_run *r, size_t f) {
   hs_engine_schedule_in(r->eng, g->comp_end, 1, on_comm, r, f);
 }
 
+void fsdp_telemetry(sim_run *r, size_t i, sim_meter *m) {
+  fsdp_state *st = r->rs;
+  /* With micro_batch, what the GPU trained, not what the policy allocated;
+   * time and energy: the round's busy time (the ledger's). */
+  if (st->o->micro_batch) m->samples = (uint64_t)st->o->micro_batch * st->o->steps_per_round;
+  m->train_j = hs_ledger_energy(r->ledger, i, HS_POWER_BUSY, hs_engine_now(r->eng)) -
+               r->dev[i].busy0_j;
+}
+
 void fsdp_start_round(sim_run *r) {
   fsdp_state *st = r->rs;
   st->pending = st->ngroups;

@@ -32,6 +32,7 @@ fsdp_kind fsdp_kind_of(const sim_regime *rg);
 /* regime_fsdp.c */
 hs_status fsdp_setup(sim_run *r, hs_error *err);
 void fsdp_start_round(sim_run *r);
+void fsdp_telemetry(sim_run *r, size_t i, sim_meter *m);
 void fsdp_teardown(sim_run *r);
 size_t fsdp_summary_fields(sim_run *r, hs_report_field *out, size_t cap);
 

@@ -179,6 +179,7 @@ static const sim_regime_opt flhsdp_table[] = {OPT_SHARD, OPT_GROUP, OPT_H, OPT_F
       .setup = fsdp_setup,                                                                    \
       .start_round = fsdp_start_round,                                                        \
       .teardown = fsdp_teardown,                                                              \
+      .telemetry = fsdp_telemetry,                                                            \
       .summary_fields = fsdp_summary_fields,                                                  \
   }
 

@@ -141,8 +141,9 @@ typedef struct res {
 static const char *const keys[] = {"step_total_s", "step_local_s", "step_aggregation_s",
                                    "bytes_per_gpu_step_intra", "bytes_per_gpu_step_inter",
                                    "bytes_per_gpu_step_global", "tokens_per_s",
-                                   "energy_per_token_j", "step_forward_s", "step_backward_s", NULL};
-enum { TOTAL, LOCAL, AGG, BINTRA, BINTER, BGLOBAL, TOKS, EPT, FWD, BWD };
+                                   "energy_per_token_j", "step_forward_s", "step_backward_s",
+                                   "samples", NULL};
+enum { TOTAL, LOCAL, AGG, BINTRA, BINTER, BGLOBAL, TOKS, EPT, FWD, BWD, SAMPLES };
 
 /* Run a shipped scenario with the serial, noise-free switches and extra
  * overrides ("key=value" strings). */
@@ -227,6 +228,8 @@ Test(fsdp, fsdp_bytes_and_step_closed_form) {
   double want = C + OPT_PER_PARAM * P / 512 + 3 * units_sum(coll_unit, &c);
   expect_close(r.f[TOTAL], want, "FSDP step");
   expect_close(r.makespan, 64 * want, "64 steps");
+  /* The samples the GPUs trained (micro_batch x steps), not the allocation. */
+  cr_expect_eq(r.f[SAMPLES], 512 * 2 * 64);
 }
 
 Test(fsdp, hsdp_bytes_and_step_closed_form) {
