@@ -87,7 +87,8 @@ void sim_group_shape_of(const sim_topo *t, const sim_group *g, sim_group_shape *
 
 /* The registry's ring formulas (hs_collective.h), with the bus bandwidth of
  * the slowest tier as beta. */
-static double coll_time(const char *kind, uint32_t p, double bytes, double bus_bps, double alpha_s) {
+static double coll_time(const char *kind, uint32_t p, double bytes, double bus_bps,
+                        double alpha_s) {
   const hs_collective_type *t = hs_collective_find(kind);
   HS_ASSERT(t, "a registered collective");
   hs_coll_params c = {.bytes = bytes, .ranks = p, .alpha_s = alpha_s, .beta_bps = bus_bps};

@@ -47,18 +47,18 @@ typedef struct flg {
   uint64_t gstep;       /* since the start */
   double bytes[3];      /* per rank and local step, per tier */
   sim_step_out cur;
-  double comp_end;      /* this step: slowest compute + optimiser, from its start */
+  double comp_end; /* this step: slowest compute + optimiser, from its start */
 } flg;
 
 typedef struct fsdp_state {
   const fsdp_opts *o;
   fsdp_kind kind;
   size_t n, ngroups;
-  uint32_t shard;   /* ranks a parameter is sharded over */
+  uint32_t shard;    /* ranks a parameter is sharded over */
   uint32_t replicas; /* per federated group (hsdp kinds), else 1 */
-  uint32_t fed;     /* ranks per averaging group (F) */
+  uint32_t fed;      /* ranks per averaging group (F) */
   size_t nunits;
-  double *frac;     /* per unit: share of the parameters (and compute) */
+  double *frac;      /* per unit: share of the parameters (and compute) */
   double *fwd, *bwd; /* scratch per unit */
   flg *g;
   double agg_s, agg_bytes[3];
@@ -67,7 +67,7 @@ typedef struct fsdp_state {
   double seq_len;
   /* accumulators */
   double sum_fwd, sum_bwd, sum_opt, sum_local, agg_total, tokens;
-  double bytes[3];  /* summed over ranks */
+  double bytes[3]; /* summed over ranks */
   uint64_t group_steps;
   double hbm_need;
 } fsdp_state;
@@ -121,8 +121,8 @@ static void on_step_end(hs_engine *eng, void *subject, uint64_t f) {
   g->step++;
   g->gstep++;
   bool fl = st->kind == FSDP_FL_FSDP || st->kind == FSDP_FL_HSDP;
-  if (fl && (g->gstep % st->o->period == 0 ||
-             (st->o->final_average && g->gstep == st->total_steps))) {
+  if (fl &&
+      (g->gstep % st->o->period == 0 || (st->o->final_average && g->gstep == st->total_steps))) {
     set_group(r, g, HS_POWER_IDLE);
     if (++st->waiting < st->ngroups) return;
     for (size_t k = 0; k < st->ngroups; k++) set_group(r, &st->g[k], HS_POWER_COMM);
@@ -201,8 +201,8 @@ void fsdp_telemetry(sim_run *r, size_t i, sim_meter *m) {
   /* With micro_batch, what the GPU trained, not what the policy allocated;
    * time and energy: the round's busy time (the ledger's). */
   if (st->o->micro_batch) m->samples = (uint64_t)st->o->micro_batch * st->o->steps_per_round;
-  m->train_j = hs_ledger_energy(r->ledger, i, HS_POWER_BUSY, hs_engine_now(r->eng)) -
-               r->dev[i].busy0_j;
+  m->train_j =
+      hs_ledger_energy(r->ledger, i, HS_POWER_BUSY, hs_engine_now(r->eng)) - r->dev[i].busy0_j;
 }
 
 void fsdp_start_round(sim_run *r) {
@@ -302,11 +302,10 @@ hs_status fsdp_setup(sim_run *r, hs_error *err) {
    * each federated group), averaging groups (stride G). */
   size_t nsh = st->n / st->shard, nrep = hsdp ? st->ngroups * st->shard : 0;
   sim_group *grp = hs_calloc(nsh + nrep + G + 1, sizeof *grp);
-  double *bus = hs_calloc(nsh + nrep + G + 1, sizeof *bus);
-  double *alpha = hs_calloc(nsh + nrep + G + 1, sizeof *alpha);
-  uint32_t *tier = hs_calloc(nsh + nrep + G + 1, sizeof *tier);
   for (size_t k = 0; k < nsh; k++) grp[k] = (sim_group){k * st->shard, 1, st->shard};
-  double *sh_bus = hs_calloc(st->ngroups, sizeof *sh_bus), *sh_a = hs_calloc(st->ngroups, sizeof *sh_a);
+  /* Per federated group: bus bandwidth, latency and tier of its slowest group. */
+  double *sh_bus = hs_calloc(st->ngroups, sizeof *sh_bus);
+  double *sh_a = hs_calloc(st->ngroups, sizeof *sh_a);
   uint32_t *sh_t = hs_calloc(st->ngroups, sizeof *sh_t);
   family(t, grp, nsh, nsh / st->ngroups, sh_bus, sh_a, sh_t);
   st->g = hs_calloc(st->ngroups, sizeof *st->g);
@@ -327,7 +326,8 @@ hs_status fsdp_setup(sim_run *r, hs_error *err) {
   if (hsdp) {
     size_t k = 0;
     for (size_t f = 0; f < st->ngroups; f++)
-      for (size_t s0 = 0; s0 < st->shard; s0++) grp[k++] = (sim_group){f * G + s0, st->shard, st->replicas};
+      for (size_t s0 = 0; s0 < st->shard; s0++)
+        grp[k++] = (sim_group){f * G + s0, st->shard, st->replicas};
     family(t, grp, nrep, st->shard, sh_bus, sh_a, sh_t);
     for (size_t f = 0; f < st->ngroups; f++) {
       flg *g = &st->g[f];
@@ -351,9 +351,6 @@ hs_status fsdp_setup(sim_run *r, hs_error *err) {
     if (o > g->opt_s) g->opt_s = o;
   }
   hs_free(grp);
-  hs_free(bus);
-  hs_free(alpha);
-  hs_free(tier);
   hs_free(sh_bus);
   hs_free(sh_a);
   hs_free(sh_t);

@@ -17,11 +17,11 @@ typedef struct fsdp_opts {
   uint32_t final_average;   /* fl-*: average after the last step too */
   uint32_t replica_overlap; /* hsdp, fl-hsdp */
   uint32_t fwd_prefetch;
-  char *bwd_prefetch;       /* "none" | "pre" */
+  char *bwd_prefetch; /* "none" | "pre" */
   uint32_t barriers;
   double jitter;
   double other_s;
-  uint32_t micro_batch;     /* samples per GPU per step (0: from the allocation) */
+  uint32_t micro_batch; /* samples per GPU per step (0: from the allocation) */
   double steps_to_target;
   uint32_t steps_per_round;
 } fsdp_opts;

@@ -39,7 +39,6 @@ static hs_status get_count(sim_opt_ctx *c, const cJSON *n, double lo, double hi,
   return HS_OK;
 }
 
-
 static hs_status parse_shard(sim_opt_ctx *c, const cJSON *n, fsdp_opts *o, size_t nranks) {
   if (!n) return sim_opt_missing(c, "shard_size");
   size_t m = sim_opt_key(c, "shard_size");
@@ -60,7 +59,8 @@ static hs_status parse_group(sim_opt_ctx *c, const cJSON *n, fsdp_opts *o, size_
     /* A list of group sizes: symmetric lists are the same as one number. */
     size_t k = 0, total = 0;
     uint32_t first = 0;
-    if (cJSON_GetArraySize(n) == 0) return sim_opt_fail(c, HS_EINVAL, "expected at least one group");
+    if (cJSON_GetArraySize(n) == 0)
+      return sim_opt_fail(c, HS_EINVAL, "expected at least one group");
     for (const cJSON *e = n->child; e; e = e->next, k++) {
       size_t mi = sim_opt_index(c, k);
       uint32_t g = 0;

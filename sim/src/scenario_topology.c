@@ -36,8 +36,8 @@ static int cmp_u32(const void *a, const void *b) {
 }
 
 /* {"bandwidth_gbps", "latency_us"} (or {"taper", "latency_us"} for global). */
-static hs_status parse_tier(ctx *c, const cJSON *t, const char *key, const char *bwkey, double bwdef,
-                            double bwhi, double latdef, double *bw, double *lat) {
+static hs_status parse_tier(ctx *c, const cJSON *t, const char *key, const char *bwkey,
+                            double bwdef, double bwhi, double latdef, double *bw, double *lat) {
   const cJSON *n = scn_member(t, key);
   size_t m = sim_jpath_key(&c->path, key);
   hs_status st;
@@ -55,9 +55,9 @@ static hs_status parse_tier(ctx *c, const cJSON *t, const char *key, const char 
 static hs_status parse_topo(ctx *c, const cJSON *t, sim_topo *o) {
   hs_status st;
   if ((st = scn_need_object(c, t))) return st;
-  static const char *const keys[] = {"gpus_per_node", "nics_per_node", "nodes_per_cell", "intra",
-                                     "inter",         "global",        "first_node",     "nodes",
-                                     NULL};
+  static const char *const keys[] = {"gpus_per_node", "nics_per_node", "nodes_per_cell",
+                                     "intra",         "inter",         "global",
+                                     "first_node",    "nodes",         NULL};
   if ((st = scn_check_keys(c, t, keys))) return st;
   double g, nics, cell, first;
   if ((st = scn_get_uint(c, t, "gpus_per_node", true, 0, 1, 1024, &g))) return st;
@@ -82,7 +82,8 @@ static hs_status parse_topo(ctx *c, const cJSON *t, sim_topo *o) {
   const cJSON *nodes = scn_member(t, "nodes");
   if (!nodes) return HS_OK;
   size_t m = sim_jpath_key(&c->path, "nodes");
-  if (scn_member(t, "first_node")) return scn_fail(c, HS_EINVAL, "give nodes or first_node, not both");
+  if (scn_member(t, "first_node"))
+    return scn_fail(c, HS_EINVAL, "give nodes or first_node, not both");
   if (!cJSON_IsArray(nodes) || cJSON_GetArraySize(nodes) == 0)
     return scn_fail(c, HS_ETYPE, "expected a non-empty array of node ids");
   size_t n = (size_t)cJSON_GetArraySize(nodes), k = 0;
@@ -113,9 +114,15 @@ static hs_status parse_topo(ctx *c, const cJSON *t, sim_topo *o) {
 static hs_status parse_model(ctx *c, const cJSON *t, sim_model *o) {
   hs_status st;
   if ((st = scn_need_object(c, t))) return st;
-  static const char *const keys[] = {"name",    "params",          "root_params",
-                                     "units",   "bytes_per_param", "state_bytes_per_param",
-                                     "seq_len", "activation_bytes_per_token", NULL};
+  static const char *const keys[] = {"name",
+                                     "params",
+                                     "root_params",
+                                     "units",
+                                     "bytes_per_param",
+                                     "state_bytes_per_param",
+                                     "seq_len",
+                                     "activation_bytes_per_token",
+                                     NULL};
   if ((st = scn_check_keys(c, t, keys))) return st;
   double units, seq;
   if ((st = scn_get_str(c, t, "name", false, "model", &o->name)) ||
@@ -219,6 +226,4 @@ void scn_free_topology(hs_scenario *sc) {
 }
 
 const sim_topo *sim_scenario_topo(const hs_scenario *sc) { return &((const sim_scn *)sc)->topo; }
-const sim_model *sim_scenario_model(const hs_scenario *sc) {
-  return &((const sim_scn *)sc)->model;
-}
+const sim_model *sim_scenario_model(const hs_scenario *sc) { return &((const sim_scn *)sc)->model; }

@@ -21,9 +21,9 @@
 
 typedef struct sim_topo {
   bool present;
-  uint32_t gpus_per_node;  /* ranks per node */
-  uint32_t nics_per_node;  /* rails per node; local rank l uses rail l % nics */
-  uint32_t nodes_per_cell; /* nodes per cell (global tier boundary) */
+  uint32_t gpus_per_node;          /* ranks per node */
+  uint32_t nics_per_node;          /* rails per node; local rank l uses rail l % nics */
+  uint32_t nodes_per_cell;         /* nodes per cell (global tier boundary) */
   double intra_bps, intra_alpha_s; /* tier 0: ring bus bandwidth per GPU, latency per step */
   double nic_bps, nic_alpha_s;     /* tier 1: one rail */
   double taper, global_alpha_s;    /* tier 2: per-node inter-cell bw = taper * nics * nic_bps */
@@ -35,13 +35,13 @@ typedef struct sim_topo {
 typedef struct sim_model {
   bool present;
   char *name;
-  double params;          /* P, parameters */
-  double root_params;     /* of P, in the root FSDP unit (embeddings, head) */
-  uint32_t units;         /* wrapped layers (FSDP units besides the root) */
-  double bytes_per_param; /* b: collective element size (bf16: 2) */
+  double params;                /* P, parameters */
+  double root_params;           /* of P, in the root FSDP unit (embeddings, head) */
+  uint32_t units;               /* wrapped layers (FSDP units besides the root) */
+  double bytes_per_param;       /* b: collective element size (bf16: 2) */
   double state_bytes_per_param; /* persistent bytes per sharded param (params+grads+Adam) */
-  double seq_len;         /* tokens per sample */
-  double act_bytes_per_token; /* activation bytes per token of the micro-batch */
+  double seq_len;               /* tokens per sample */
+  double act_bytes_per_token;   /* activation bytes per token of the micro-batch */
 } sim_model;
 
 /* The scenario's topology and model (never NULL; .present false when the
@@ -61,8 +61,8 @@ typedef struct sim_group {
 
 /* How a group sits on the topology. */
 typedef struct sim_group_shape {
-  uint32_t tier;      /* slowest tier crossed: 0 one node, 1 one cell, 2 several cells */
-  uint32_t per_node;  /* fewest ranks of the group on one of its nodes */
+  uint32_t tier;     /* slowest tier crossed: 0 one node, 1 one cell, 2 several cells */
+  uint32_t per_node; /* fewest ranks of the group on one of its nodes */
   size_t nodes, cells;
 } sim_group_shape;
 
@@ -88,19 +88,19 @@ double sim_ring_ar(uint32_t p, double bytes, double bus_bps, double alpha_s);
 typedef enum sim_bwd_prefetch { SIM_BWD_NONE = 0, SIM_BWD_PRE = 1 } sim_bwd_prefetch;
 
 typedef struct sim_step_in {
-  size_t nunits;          /* root first, then the layers */
-  const double *fwd_s;    /* per unit: forward compute (slowest rank) */
-  const double *bwd_s;    /* per unit: backward compute */
-  const double *ag_s;     /* per unit: all-gather (forward and backward alike) */
-  const double *rs_s;     /* per unit: reduce-scatter of gradients */
-  const double *ar_s;     /* per unit: HSDP replica all-reduce (NULL: none) */
-  double opt_s;           /* optimiser on the local shard */
-  double agg_s;           /* FL aggregation this step (0: none) */
+  size_t nunits;       /* root first, then the layers */
+  const double *fwd_s; /* per unit: forward compute (slowest rank) */
+  const double *bwd_s; /* per unit: backward compute */
+  const double *ag_s;  /* per unit: all-gather (forward and backward alike) */
+  const double *rs_s;  /* per unit: reduce-scatter of gradients */
+  const double *ar_s;  /* per unit: HSDP replica all-reduce (NULL: none) */
+  double opt_s;        /* optimiser on the local shard */
+  double agg_s;        /* FL aggregation this step (0: none) */
   double other_s;
-  bool fwd_prefetch;      /* AG(u+1) overlaps fwd(u) (implicit prefetch) */
+  bool fwd_prefetch; /* AG(u+1) overlaps fwd(u) (implicit prefetch) */
   sim_bwd_prefetch bwd_prefetch;
-  bool ar_overlap;        /* replica AR on its own stream (else after each RS, in line) */
-  bool barriers;          /* cuda_sync at phase boundaries */
+  bool ar_overlap; /* replica AR on its own stream (else after each RS, in line) */
+  bool barriers;   /* cuda_sync at phase boundaries */
 } sim_step_in;
 
 typedef struct sim_step_out {

@@ -138,11 +138,18 @@ typedef struct res {
   double makespan, energy, f[16];
 } res;
 
-static const char *const keys[] = {"step_total_s", "step_local_s", "step_aggregation_s",
-                                   "bytes_per_gpu_step_intra", "bytes_per_gpu_step_inter",
-                                   "bytes_per_gpu_step_global", "tokens_per_s",
-                                   "energy_per_token_j", "step_forward_s", "step_backward_s",
-                                   "samples", NULL};
+static const char *const keys[] = {"step_total_s",
+                                   "step_local_s",
+                                   "step_aggregation_s",
+                                   "bytes_per_gpu_step_intra",
+                                   "bytes_per_gpu_step_inter",
+                                   "bytes_per_gpu_step_global",
+                                   "tokens_per_s",
+                                   "energy_per_token_j",
+                                   "step_forward_s",
+                                   "step_backward_s",
+                                   "samples",
+                                   NULL};
 enum { TOTAL, LOCAL, AGG, BINTRA, BINTER, BGLOBAL, TOKS, EPT, FWD, BWD, SAMPLES };
 
 /* Run a shipped scenario with the serial, noise-free switches and extra
@@ -214,7 +221,8 @@ typedef struct coll {
 static double coll_unit(double m, void *arg) {
   const coll *c = arg;
   double bytes = m / c->shard * B;
-  return c->ar ? sim_ring_ar(c->p, bytes, c->bus, c->alpha) : sim_ring_ag(c->p, bytes, c->bus, c->alpha);
+  return c->ar ? sim_ring_ar(c->p, bytes, c->bus, c->alpha)
+               : sim_ring_ag(c->p, bytes, c->bus, c->alpha);
 }
 
 Test(fsdp, fsdp_bytes_and_step_closed_form) {
@@ -238,7 +246,8 @@ Test(fsdp, hsdp_bytes_and_step_closed_form) {
   expect_close(r.f[BINTRA], 3 * 0.75 * P * B, "HSDP intra 3(S-1)/S P b");
   expect_close(r.f[BINTER], 2 * 127.0 / 128 * P * B / 4, "HSDP inter 2(R-1)/R P b / S");
   coll ag = {4, 1600e9, 3e-6, 1, 0}, ar = {128, 100e9, 8e-6, 4, 1};
-  double want = C + OPT_PER_PARAM * P / 4 + 3 * units_sum(coll_unit, &ag) + units_sum(coll_unit, &ar);
+  double want =
+      C + OPT_PER_PARAM * P / 4 + 3 * units_sum(coll_unit, &ag) + units_sum(coll_unit, &ar);
   expect_close(r.f[TOTAL], want, "HSDP step");
 }
 
@@ -333,15 +342,15 @@ Test(fsdp, gpu_profiles_carry_hbm_and_optimiser_figures) {
     cr_assert_not_null(t, "%s: the Llama task", names[k]);
     /* tau = FLOP per sequence / (peak x MFU), as the provenance states. */
     double want = k == 3 ? 46.6e9 * 2048 / (989e12 * 0.40) : 46.6e9 * 2048 / (312e12 * 0.45);
-    cr_expect(fabs(t->tau_s - want) < 1e-4 * want, "%s: tau %g, want %g", names[k], t->tau_s,
-              want);
+    cr_expect(fabs(t->tau_s - want) < 1e-4 * want, "%s: tau %g, want %g", names[k], t->tau_s, want);
     hs_profile_destroy(p);
   }
   hs_error err = {0};
   hs_profile *p = hs_profile_parse(
       "{\"format\": \"hetsim-profile/1\", \"name\": \"g\", \"board\": \"b\", \"arch\": \"x86_64\","
       " \"cpu\": \"c\", \"idle_w\": 50, \"comm_w\": 100, \"gpu\": {\"hbm_bytes\": 0,"
-      " \"opt_s_per_param\": 1e-11}, \"provenance\": {\"kind\": \"estimated\", \"sources\": [\"x\"]},"
+      " \"opt_s_per_param\": 1e-11}, \"provenance\": {\"kind\": \"estimated\", \"sources\": "
+      "[\"x\"]},"
       " \"tasks\": {\"t\": {\"tau_s\": 1, \"tau_cv\": 0, \"busy_w\": 300, \"overhead_s\": 0}}}",
       "g.json", &err);
   cr_expect_null(p);
