@@ -175,7 +175,7 @@ static res run(const char *kind, const char *const *extra) {
   cr_assert_not_null(sc, "%s", err.msg);
   char dir[] = "/tmp/hs-test-fsdp-XXXXXX";
   cr_assert_not_null(mkdtemp(dir));
-  hs_run_opts ro = {dir, false, false};
+  hs_run_opts ro = {.out_dir = dir};
   hs_summary s;
   cr_assert_eq(hs_run(sc, &ro, &s, &err), HS_OK, "%s", err.msg);
   hs_scenario_destroy(sc);
@@ -373,7 +373,7 @@ static void expect_load_error(const char *const *sets, const char *kind, const c
   if (sc) {
     /* Errors found at set-up (memory, node list) come from the run. */
     hs_summary s;
-    hs_run_opts ro = {NULL, false, false};
+    hs_run_opts ro = {.out_dir = NULL};
     cr_expect_neq(hs_run(sc, &ro, &s, &err), HS_OK, "%s should fail", msg);
     hs_scenario_destroy(sc);
   }
