@@ -501,7 +501,7 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
   if (r->report) {
     const char *keys[] = {"scenario", "policy", "regime"};
     const char *vals[] = {sc->name, sc->policy.kind, sc->regime.kind};
-    hs_report_field f[HS_METRIC_MAX + 4];
+    hs_report_field f[HS_METRIC_MAX + 16]; /* + a regime's own fields (fsdp: 14) */
     size_t nf = hs_metric_json_fields(&sum, f, HS_METRIC_MAX);
     if (r->regime->summary_fields)
       nf += r->regime->summary_fields(r, f + nf, sizeof f / sizeof f[0] - nf);

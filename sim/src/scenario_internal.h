@@ -25,6 +25,7 @@
 #include "hs_profile.h"
 #include "hs_scenario.h"
 #include "jpath.h"
+#include "sim_fsdp.h"
 #include "sim_regime.h"
 
 /* Limits that catch typos, not physics. */
@@ -51,6 +52,8 @@ typedef struct sim_scn {
   const sim_regime *regime; /* descriptor of regime.kind (owns regime.opts) */
   char *description;
   bool policy_seed_set; /* policy.seed written explicitly */
+  sim_topo topo;        /* "topology" (scenario_topology.c) */
+  sim_model model;      /* "model" */
 } sim_scn;
 
 typedef struct ovr_mark {

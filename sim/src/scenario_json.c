@@ -72,6 +72,7 @@ char *hs_scenario_to_json(const hs_scenario *sc) {
     add_num(o, "bandwidth_mbps", sc->links[i].bandwidth_mbps);
     add_num(o, "latency_ms", sc->links[i].latency_ms);
   }
+  scn_print_topology(sc, root);
   cJSON *tel = add_obj(root, "telemetry");
   add_num(tel, "time_noise", sc->telemetry_time_noise);
   add_num(tel, "energy_noise", sc->telemetry_energy_noise);
