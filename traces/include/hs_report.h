@@ -55,6 +55,12 @@ void hs_report_track(hs_report *r, uint32_t track, const char *name);
 void hs_report_span(hs_report *r, uint32_t track, const char *name, double start_s,
                     double end_s);
 bool hs_report_tracing(const hs_report *r);
+/* An extra output file of the run (a regime's own table), `name` in the run
+ * folder: streamed to a temporary name like the others, renamed into place
+ * with them by hs_report_commit, removed by hs_report_abort. NULL with err set
+ * when it cannot be opened, or past HS_REPORT_EXTRA_MAX files. */
+#define HS_REPORT_EXTRA_MAX 4
+FILE *hs_report_extra(hs_report *r, const char *name, hs_error *err);
 /* Write summary.json from (strings, fields) and rename every file into place.
  * Frees r whatever the outcome. */
 hs_status hs_report_commit(hs_report *r, const char *const *str_keys, const char *const *str_vals,
