@@ -127,7 +127,7 @@ static void reestimate(sim_run *r, agc_state *s) {
   const agc_opts *o = s->o;
   for (size_t i = 0; i < s->k; i++) {
     double q = (o->prior_weight * s->p0[i] + s->misses[i]) / (o->prior_weight + s->tries[i]);
-    s->p[i] = q > o->p_max ? o->p_max : q;
+    s->p[i] = q < o->p_min ? o->p_min : q > o->p_max ? o->p_max : q;
   }
   agc_code c;
   hs_error err = {0};
@@ -371,21 +371,37 @@ static hs_status agc_setup(sim_run *r, hs_error *err) {
   }
   s->unit_s = s->deadline_s / o->z_th;
   if (!strcmp(o->p_rule, "profile")) {
+    if (o->p_min >= o->p_max)
+      return hs_error_set(err, HS_EINVAL, "%s: regime.p_min: %g is not below p_max = %g", sc->path,
+                          o->p_min, o->p_max);
+    /* p depends on the load and the bits, which depend on p: start from the
+     * nominal load, then re-estimate with the planned one (an off worker
+     * keeps the nominal load) until the code stops changing (at most 8). */
     uint64_t *ns = hs_malloc(k * sizeof *ns);
     double *bits = hs_malloc(k * sizeof *bits);
-    for (size_t i = 0; i < k; i++) {
-      ns[i] = nominal_samples;
-      bits[i] = nominal_bits;
-    }
-    agc_p_from_profiles(r, ns, bits, s->deadline_s, o->p_max, s->p);
-    hs_status st = plan(r, s, err);
-    if (st == HS_OK) {
-      for (size_t i = 0; i < k; i++) bits[i] = s->code.z[i] && s->samples[i] ? msg_bits(s, i) : 0;
-      agc_p_from_profiles(r, s->samples, bits, s->deadline_s, o->p_max, s->p);
+    int64_t *zprev = hs_calloc(k, sizeof *zprev);
+    hs_status st = HS_OK;
+    for (int pass = 0; pass < 8; pass++) {
+      bool same = pass > 0;
+      for (size_t i = 0; i < k; i++) {
+        bool on = pass > 0 && s->code.z[i] && s->samples[i];
+        ns[i] = on ? s->samples[i] : nominal_samples;
+        bits[i] = on ? msg_bits(s, i) : nominal_bits;
+        if (pass > 0) {
+          same = same && zprev[i] == s->code.z[i];
+          zprev[i] = s->code.z[i];
+        }
+      }
+      if (same) break;
+      agc_p_from_profiles(r, ns, bits, s->deadline_s, o->p_min, o->p_max, s->p);
+      if ((st = plan(r, s, err)) != HS_OK) break;
     }
     hs_free(ns);
     hs_free(bits);
+    hs_free(zprev);
     if (st != HS_OK) return st;
+    memcpy(s->p0, s->p, k * sizeof *s->p);
+    return HS_OK;
   }
   memcpy(s->p0, s->p, k * sizeof *s->p);
   return plan(r, s, err);
@@ -532,8 +548,10 @@ static const sim_regime_opt agc_table[] = {
         "iterations between re-estimates of p from observed lateness (0: never)"),
     OPT("prior_weight", SIM_OPT_NUM, prior_weight, 10, 0, INFINITY, 0, NULL,
         "iterations the initial p counts for in a re-estimate"),
+    OPT("p_min", SIM_OPT_NUM, p_min, 0.001, 0, 1, SIM_OPT_HI_OPEN, NULL,
+        "estimated p are clamped to [p_min, p_max] (a floor for light-tailed profiles)"),
     OPT("p_max", SIM_OPT_NUM, p_max, 0.999, 0, 1, SIM_OPT_LO_OPEN | SIM_OPT_HI_OPEN, NULL,
-        "estimated p are clamped to [0, p_max]"),
+        "estimated p are clamped to [p_min, p_max]"),
     OPT("lambda", SIM_OPT_NUM, lambda, 1, 0, INFINITY, SIM_OPT_LO_OPEN, NULL,
         "lane-2 (second moment) regulariser"),
     OPT("learn", SIM_OPT_CHOICE, learn, 0, 0, 0, 0, learns,

@@ -51,7 +51,7 @@ typedef struct agc_opts {
   uint32_t first_k;    /* 0: decode at the deadline; K: at the K-th arrival (or the deadline) */
   uint32_t reestimate; /* re-estimate p and re-plan every this many iterations; 0: never */
   double prior_weight; /* iterations the initial p_i counts for in the re-estimate */
-  double p_max;        /* profile estimates are clamped to [0, p_max] */
+  double p_min, p_max; /* estimates (profile, re-estimate) are clamped to [p_min, p_max] */
   double lambda;       /* lane-2 regulariser */
   char *learn;         /* none, mnist */
   char *optimizer;     /* sgd, adam2 */
@@ -89,10 +89,10 @@ double agc_code_predicted(const agc_code *c, const double *p);
 
 /* Straggler probabilities from the device profiles against the deadline:
  * P(compute of samples[i] + upload of bits[i] > deadline_s), clamped to
- * [0, p_max]. Compute: lognormal profile time stretched by the speed trace
+ * [p_min, p_max] (every device is estimated, with the load it is given). Compute: lognormal profile time stretched by the speed trace
  * from now; upload: latency + bits / min(access, server / senders). */
 void agc_p_from_profiles(sim_run *r, const uint64_t *samples, const double *bits, double deadline_s,
-                         double p_max, double *p);
+                         double p_min, double p_max, double *p);
 /* Nominal (mean) arrival time of device i: compute of `samples` at its mean
  * speed from now, plus the upload of `bits`. */
 double agc_nominal_arrival(sim_run *r, size_t i, uint64_t samples, double bits);

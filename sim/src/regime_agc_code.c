@@ -296,16 +296,10 @@ static double work_within(sim_run *r, size_t i, double budget_s) {
 }
 
 void agc_p_from_profiles(sim_run *r, const uint64_t *samples, const double *bits, double deadline_s,
-                         double p_max, double *p) {
-  size_t senders = 0;
-  for (size_t i = 0; i < r->ndev; i++) senders += bits[i] > 0;
+                         double p_min, double p_max, double *p) {
   for (size_t i = 0; i < r->ndev; i++) {
     const sim_dev *dv = &r->dev[i];
-    if (bits[i] <= 0) {
-      p[i] = 0.0; /* off: it never sends, its probability does not enter the code */
-      continue;
-    }
-    double budget = deadline_s - upload_s(r, i, bits[i], senders);
+    double budget = deadline_s - upload_s(r, i, bits[i], r->ndev);
     double work = budget > 0 ? work_within(r, i, budget) : -1.0, q;
     if (work < 0)
       q = 1.0;
@@ -322,6 +316,6 @@ void agc_p_from_profiles(sim_run *r, const uint64_t *samples, const double *bits
         q = gsl_cdf_ugaussian_Q((log(x) + 0.5 * s2) / sqrt(s2));
       }
     }
-    p[i] = q < 0 ? 0 : q > p_max ? p_max : q;
+    p[i] = q < p_min ? p_min : q > p_max ? p_max : q;
   }
 }

@@ -231,7 +231,7 @@ Test(regime_agc, p_from_profiles_against_the_deadline) {
   hs_summary s;
   /* Deterministic boards: fast cannot finish by 0.68 s (p = p_max), the
    * others always can (p = 0). */
-  size_t n = run_rows(", \"dim\": 1000, \"p_rule\": \"profile\", \"deadline_s\": 0.68, \"p_max\": 0.9", 1, rows,
+  size_t n = run_rows(", \"dim\": 1000, \"p_rule\": \"profile\", \"deadline_s\": 0.68, \"p_min\": 0, \"p_max\": 0.9", 1, rows,
                       &s, NULL);
   cr_assert_eq(n, 1);
   cr_expect_float_eq(rows[0].pmean, 0.9 / 3, 1e-12);
