@@ -126,6 +126,7 @@ static void on_deadline(hs_engine *eng, void *subject, uint64_t arg) {
 static void reestimate(sim_run *r, agc_state *s) {
   const agc_opts *o = s->o;
   for (size_t i = 0; i < s->k; i++) {
+    if (o->prior_weight + s->tries[i] <= 0) continue; /* nothing to go on yet */
     double q = (o->prior_weight * s->p0[i] + s->misses[i]) / (o->prior_weight + s->tries[i]);
     s->p[i] = q < o->p_min ? o->p_min : q > o->p_max ? o->p_max : q;
   }

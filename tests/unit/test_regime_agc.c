@@ -399,3 +399,24 @@ Test(regime_agc, learning_is_deterministic_across_thread_counts) {
   hs_free(ca);
   hs_free(cb);
 }
+
+/* gd decodes the exact gradient: the measured residual error is 0; the
+ * two-lane Adam path runs and keeps the model finite. */
+Test(regime_agc, gd_measures_no_residual_and_adam2_runs) {
+  if (access("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz", R_OK) &&
+      access("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte", R_OK)) {
+    cr_skip_test("Fashion-MNIST is not installed");
+  }
+  row a[MAXROWS];
+  hs_summary s;
+  size_t n = run_rows(GIVEN ", \"scheme\": \"gd\", \"learn\": \"mnist\", \"max_samples\": 600, "
+                      "\"eval_every\": 1, \"eval_samples\": 100",
+                      2, a, &s, NULL);
+  cr_assert_eq(n, 2);
+  for (size_t i = 0; i < n; i++) cr_expect_eq(a[i].meas, 0.0, "ghat = g exactly");
+  n = run_rows(GIVEN ", \"learn\": \"mnist\", \"optimizer\": \"adam2\", \"max_samples\": 600, "
+               "\"eval_every\": 1, \"eval_samples\": 100",
+               3, a, &s, NULL);
+  cr_assert_eq(n, 3);
+  for (size_t i = 0; i < n; i++) cr_expect(isfinite(a[i].meas) && a[i].meas > 0);
+}
