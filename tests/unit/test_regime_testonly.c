@@ -122,7 +122,7 @@ Test(regime_testonly, bad_options_name_the_path_and_the_reason) {
                "t.json: regime.pause: unknown key (allowed here: kind, steps_per_round, "
                "collective, silos, staleness, staleness_a, staleness_b, mixing_alpha, scheme, "
                "allocator, offset, z_res, partitions, dim, d_rule, d, p_rule, p, z_th, "
-               "deadline_s, first_k, reestimate_every, prior_weight, p_max, lambda, learn, "
+               "deadline_s, first_k, reestimate_every, prior_weight, p_min, p_max, lambda, learn, "
                "optimizer, lr, eval_every, eval_samples, target_loss, threads, max_samples, "
                "pause_s, label, label_weight)");
   expect_error("{\"kind\": \"lockstep\"}", "{}",
