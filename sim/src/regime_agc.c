@@ -35,6 +35,9 @@
  * step-level policies are refused. Rejected: letting stragglers finish into
  * the next iteration (the master has moved on; their stale message would only
  * load the server link). */
+#include "regime_agc.h"
+
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,9 +45,7 @@
 
 #include "hs_alloc.h"
 #include "jpath.h"
-#include "regime_agc.h"
 #include "run_internal.h"
-#include <cjson/cJSON.h>
 
 /* A worker's phase in the iteration; CUT_*: a straggler, cut at the end. */
 enum { PH_OFF, PH_COMPUTE, PH_SEND, PH_IN, PH_CUT_COMPUTE, PH_CUT_SEND };
@@ -98,8 +99,7 @@ static void on_arrived(hs_engine *eng, void *subject, uint64_t i) {
   s->arrived[i] = true;
   s->bits_in += msg_bits(s, i);
   sim_dev_state(r, i, HS_POWER_IDLE);
-  if (++s->narrived == s->pending ||
-      (s->o->first_k && s->narrived >= s->o->first_k))
+  if (++s->narrived == s->pending || (s->o->first_k && s->narrived >= s->o->first_k))
     iteration_end(r);
 }
 
@@ -111,12 +111,9 @@ static void on_computed(hs_engine *eng, void *subject, uint64_t i) {
   s->ev[i] = 0;
   s->phase[i] = PH_SEND;
   sim_dev_state(r, i, HS_POWER_COMM);
-  s->flow[i] = hs_net_transfer(r->net, msg_bits(s, i) / 8.0, d->access_bps,
-                               d->access_latency_s, &r->server_link, 1,
-                               on_arrived, r, i);
-  if (!s->flow[i])
-    sim_fail(r, HS_EINVAL,
-             "a coded message cannot be sent (size out of range)");
+  s->flow[i] = hs_net_transfer(r->net, msg_bits(s, i) / 8.0, d->access_bps, d->access_latency_s,
+                               &r->server_link, 1, on_arrived, r, i);
+  if (!s->flow[i]) sim_fail(r, HS_EINVAL, "a coded message cannot be sent (size out of range)");
 }
 
 static void on_deadline(hs_engine *eng, void *subject, uint64_t arg) {
@@ -131,19 +128,15 @@ static void on_deadline(hs_engine *eng, void *subject, uint64_t arg) {
 static void reestimate(sim_run *r, agc_state *s) {
   const agc_opts *o = s->o;
   for (size_t i = 0; i < s->k; i++) {
-    if (o->prior_weight + s->tries[i] <= 0)
-      continue; /* nothing to go on yet */
-    double q = (o->prior_weight * s->p0[i] + s->misses[i]) /
-               (o->prior_weight + s->tries[i]);
+    if (o->prior_weight + s->tries[i] <= 0) continue; /* nothing to go on yet */
+    double q = (o->prior_weight * s->p0[i] + s->misses[i]) / (o->prior_weight + s->tries[i]);
     s->p[i] = q < o->p_min ? o->p_min : q > o->p_max ? o->p_max : q;
   }
   agc_code c;
   hs_error err = {0};
-  if (agc_code_build(&c, s->scheme, o, s->p, s->k, s->n, s->d, r->sc->seed,
-                     &err) != HS_OK) {
+  if (agc_code_build(&c, s->scheme, o, s->p, s->k, s->n, s->d, r->sc->seed, &err) != HS_OK) {
     char msg[HS_ERROR_MSG_MAX + 64];
-    snprintf(msg, sizeof msg, "round %u: re-planning with the observed p: %s",
-             r->round, err.msg);
+    snprintf(msg, sizeof msg, "round %u: re-planning with the observed p: %s", r->round, err.msg);
     sim_fail(r, err.status, msg);
     return;
   }
@@ -159,44 +152,39 @@ static void reestimate(sim_run *r, agc_state *s) {
 
 static void open_csv(sim_run *r, agc_state *s) {
   s->csv_tried = true;
-  if (!r->report)
-    return;
+  if (!r->report) return;
   hs_error err = {0};
   s->csv = hs_report_extra(r->report, "agc.csv", &err);
   if (!s->csv) {
     sim_fail(r, err.status, err.msg);
     return;
   }
-  fputs("iteration,start_s,end_s,duration_s,active,arrived,stragglers,bits_"
-        "sent,bits_arrived,"
-        "energy_j,cum_bits,cum_energy_j,p_mean,residual_pred,residual_meas,"
-        "residual_meas_rel,"
-        "gbar_sq,train_loss,eval_loss,eval_acc\n",
-        s->csv);
+  fputs(
+      "iteration,start_s,end_s,duration_s,active,arrived,stragglers,bits_"
+      "sent,bits_arrived,"
+      "energy_j,cum_bits,cum_energy_j,p_mean,residual_pred,residual_meas,"
+      "residual_meas_rel,"
+      "gbar_sq,train_loss,eval_loss,eval_acc\n",
+      s->csv);
 }
 
 static void agc_start_round(sim_run *r) {
   agc_state *s = r->rs;
   const agc_opts *o = s->o;
-  if (!s->csv_tried)
-    open_csv(r, s);
-  if (o->reestimate && r->round > 0 && r->round % o->reestimate == 0)
-    reestimate(r, s);
-  if (r->status != HS_OK)
-    return;
+  if (!s->csv_tried) open_csv(r, s);
+  if (o->reestimate && r->round > 0 && r->round % o->reestimate == 0) reestimate(r, s);
+  if (r->status != HS_OK) return;
   s->pending = s->narrived = 0;
   s->bits_in = 0;
   for (size_t i = 0; i < s->k; i++) {
     s->arrived[i] = false;
     s->phase[i] = PH_OFF;
-    if (s->samples[i] == 0 || s->code.z[i] == 0)
-      continue;
+    if (s->samples[i] == 0 || s->code.z[i] == 0) continue;
     s->phase[i] = PH_COMPUTE;
     s->pending++;
     sim_dev_state(r, i, HS_POWER_BUSY);
     double t = sim_dev_compute_s(r, i, s->samples[i], true, 0);
-    if (s->mu)
-      t += s->unit_s * -log(hs_rng_uniform_pos(&s->lag[i])) / s->mu[i];
+    if (s->mu) t += s->unit_s * -log(hs_rng_uniform_pos(&s->lag[i])) / s->mu[i];
     s->ev[i] = hs_engine_schedule_in(r->eng, t, 0, on_computed, r, i);
   }
   if (s->pending == 0) {
@@ -204,37 +192,30 @@ static void agc_start_round(sim_run *r) {
     return;
   }
   s->deadline_ev =
-      s->code.wait_all
-          ? 0
-          : hs_engine_schedule_in(r->eng, s->deadline_s, 1, on_deadline, r, 0);
+      s->code.wait_all ? 0 : hs_engine_schedule_in(r->eng, s->deadline_s, 1, on_deadline, r, 0);
 }
 
 static void csv_num(FILE *f, double v, bool last) {
-  if (isfinite(v))
-    fprintf(f, "%.10g", v);
+  if (isfinite(v)) fprintf(f, "%.10g", v);
   fputc(last ? '\n' : ',', f);
 }
 
 static void iteration_end(sim_run *r) {
   agc_state *s = r->rs;
   double now = hs_engine_now(r->eng), partial = 0;
-  if (s->deadline_ev)
-    hs_engine_cancel(r->eng, s->deadline_ev);
+  if (s->deadline_ev) hs_engine_cancel(r->eng, s->deadline_ev);
   s->deadline_ev = 0;
   size_t stragglers = 0;
   for (size_t i = 0; i < s->k; i++) {
-    if (s->phase[i] == PH_OFF)
-      continue;
+    if (s->phase[i] == PH_OFF) continue;
     s->tries[i]++;
-    if (s->phase[i] == PH_IN)
-      continue;
+    if (s->phase[i] == PH_IN) continue;
     if (s->phase[i] == PH_COMPUTE) {
       hs_engine_cancel(r->eng, s->ev[i]);
       s->ev[i] = 0;
       s->phase[i] = PH_CUT_COMPUTE;
     } else {
-      partial += msg_bits(s, i) -
-                 8.0 * hs_net_flow_remaining_bytes(r->net, s->flow[i]);
+      partial += msg_bits(s, i) - 8.0 * hs_net_flow_remaining_bytes(r->net, s->flow[i]);
       hs_net_cancel(r->net, s->flow[i]);
       s->flow[i] = 0;
       s->phase[i] = PH_CUT_SEND;
@@ -244,10 +225,8 @@ static void iteration_end(sim_run *r) {
     sim_dev_state(r, i, HS_POWER_IDLE);
   }
   double energy = 0, pmean = 0;
-  for (size_t i = 0; i < s->k; i++)
-    energy += hs_ledger_device_energy(r->ledger, i, now);
-  for (size_t i = 0; i < s->k; i++)
-    pmean += s->p[i] / (double)s->k;
+  for (size_t i = 0; i < s->k; i++) energy += hs_ledger_device_energy(r->ledger, i, now);
+  for (size_t i = 0; i < s->k; i++) pmean += s->p[i] / (double)s->k;
   double sent = s->bits_in + partial;
   s->bits_cum += sent;
   s->stragglers_total += stragglers;
@@ -255,8 +234,7 @@ static void iteration_end(sim_run *r) {
   s->pred_sum += s->code.predicted;
   agc_learn_out lo = {NAN, NAN, NAN, NAN, NAN};
   if (s->learn) {
-    bool ev =
-        (r->round + 1) % s->o->eval_every == 0 || r->round + 1 == r->sc->rounds;
+    bool ev = (r->round + 1) % s->o->eval_every == 0 || r->round + 1 == r->sc->rounds;
     agc_learn_iterate(s->learn, &s->code, s->arrived, r->round, ev, &lo);
     if (lo.gbar_sq > 0) {
       s->meas_rel_sum += lo.measured / lo.gbar_sq;
@@ -264,8 +242,7 @@ static void iteration_end(sim_run *r) {
     }
     if (!isnan(lo.eval_loss)) {
       s->last_eval_loss = lo.eval_loss;
-      if (s->o->target_loss > 0 && isnan(s->target_time_s) &&
-          lo.eval_loss <= s->o->target_loss) {
+      if (s->o->target_loss > 0 && isnan(s->target_time_s) && lo.eval_loss <= s->o->target_loss) {
         s->target_time_s = now;
         s->target_energy_j = energy;
         s->target_bits = s->bits_cum;
@@ -304,16 +281,14 @@ static void agc_telemetry(sim_run *r, size_t i, sim_meter *m) {
   double now = hs_engine_now(r->eng);
   bool done = s->phase[i] == PH_IN || s->phase[i] == PH_CUT_SEND;
   m->samples = done && m->train_s > 0 ? s->samples[i] : 0;
-  m->train_j =
-      hs_ledger_energy(r->ledger, i, HS_POWER_BUSY, now) - r->dev[i].busy0_j;
+  m->train_j = hs_ledger_energy(r->ledger, i, HS_POWER_BUSY, now) - r->dev[i].busy0_j;
 }
 
 /* --- set-up
  * ------------------------------------------------------------------- */
 
 static hs_status fail_opt(sim_run *r, hs_error *err, hs_error *inner) {
-  return hs_error_set(err, inner->status, "%s: regime.%s", r->sc->path,
-                      inner->msg);
+  return hs_error_set(err, inner->status, "%s: regime.%s", r->sc->path, inner->msg);
 }
 
 static void loads_of(agc_state *s) {
@@ -326,22 +301,18 @@ static void loads_of(agc_state *s) {
 
 static double tuned_d(const agc_state *s) {
   double pm = 0;
-  for (size_t i = 0; i < s->k; i++)
-    pm += s->p[i] / (double)s->k;
-  double zbar = ((double)s->o->z_res + (double)s->o->offset * (double)s->k) /
-                (double)s->k;
+  for (size_t i = 0; i < s->k; i++) pm += s->p[i] / (double)s->k;
+  double zbar = ((double)s->o->z_res + (double)s->o->offset * (double)s->k) / (double)s->k;
   double m = pow(2.0, zbar - 1.0) - 1.0;
   double d = pm * m * m * 0.005;
   return d > 0 ? d : 1e-12;
 }
 
 static hs_status plan(sim_run *r, agc_state *s, hs_error *err) {
-  if (!strcmp(s->o->d_rule, "tuned"))
-    s->d = tuned_d(s);
+  if (!strcmp(s->o->d_rule, "tuned")) s->d = tuned_d(s);
   agc_code_free(&s->code);
   hs_error in = {0};
-  if (agc_code_build(&s->code, s->scheme, s->o, s->p, s->k, s->n, s->d,
-                     r->sc->seed, &in) != HS_OK)
+  if (agc_code_build(&s->code, s->scheme, s->o, s->p, s->k, s->n, s->d, r->sc->seed, &in) != HS_OK)
     return fail_opt(r, err, &in);
   loads_of(s);
   return HS_OK;
@@ -356,12 +327,10 @@ static hs_status agc_setup(sim_run *r, hs_error *err) {
   s->o = o;
   s->scheme = agc_scheme_of(o->scheme);
   s->n = o->partitions ? o->partitions : k;
-  s->target_time_s = s->target_energy_j = s->target_bits = s->last_eval_loss =
-      NAN;
+  s->target_time_s = s->target_energy_j = s->target_bits = s->last_eval_loss = NAN;
   s->part_samples = hs_malloc(s->n * sizeof *s->part_samples);
   for (size_t j = 0; j < s->n; j++)
-    s->part_samples[j] =
-        sc->samples_per_round / s->n + (j < sc->samples_per_round % s->n);
+    s->part_samples[j] = sc->samples_per_round / s->n + (j < sc->samples_per_round % s->n);
   s->samples = hs_calloc(k, sizeof *s->samples);
   s->p = hs_calloc(k, sizeof *s->p);
   s->p0 = hs_calloc(k, sizeof *s->p0);
@@ -372,17 +341,15 @@ static hs_status agc_setup(sim_run *r, hs_error *err) {
   s->ev = hs_calloc(k, sizeof *s->ev);
   s->flow = hs_calloc(k, sizeof *s->flow);
   if (strcmp(o->learn, "none")) {
-    hs_status st =
-        agc_learn_create(o, sc->seed, s->n, s->part_samples, &s->learn, err);
+    hs_status st = agc_learn_create(o, sc->seed, s->n, s->part_samples, &s->learn, err);
     if (st != HS_OK) {
       hs_error_prefix(err, "%s: regime", sc->path);
       return st;
     }
   }
-  s->dim = o->dim ? o->dim
-           : s->learn
-               ? agc_learn_nparams(s->learn)
-               : (uint64_t)(sc->model_bytes / 4 > 1 ? sc->model_bytes / 4 : 1);
+  s->dim = o->dim     ? o->dim
+           : s->learn ? agc_learn_nparams(s->learn)
+                      : (uint64_t)(sc->model_bytes / 4 > 1 ? sc->model_bytes / 4 : 1);
   s->d = !strcmp(o->d_rule, "given") ? o->d : (double)s->dim / 4.0;
   if (!strcmp(o->p_rule, "given"))
     memcpy(s->p, o->p, k * sizeof *s->p);
@@ -400,25 +367,22 @@ static hs_status agc_setup(sim_run *r, hs_error *err) {
   /* The deadline: given, or z_th times the slowest nominal arrival with a
    * nominal load (the layout's (n + k - 1)/k partitions, the mean bits). */
   size_t parts = (s->n + k - 1) / k ? (s->n + k - 1) / k : 1;
-  double zbar =
-      s->scheme == AGC_GD ? 32.0 : (double)o->z_res / (double)k + o->offset;
+  double zbar = s->scheme == AGC_GD ? 32.0 : (double)o->z_res / (double)k + o->offset;
   double nominal_bits = zbar * (double)s->dim + 64.0;
   uint64_t nominal_samples = (sc->samples_per_round / s->n) * parts;
   s->deadline_s = o->deadline_s;
   if (s->deadline_s <= 0) {
     for (size_t i = 0; i < k; i++) {
       double a = agc_nominal_arrival(r, i, nominal_samples, nominal_bits);
-      if (a > s->deadline_s)
-        s->deadline_s = a;
+      if (a > s->deadline_s) s->deadline_s = a;
     }
     s->deadline_s *= o->z_th;
   }
   s->unit_s = s->deadline_s / o->z_th;
   if (!strcmp(o->p_rule, "profile")) {
     if (o->p_min >= o->p_max)
-      return hs_error_set(err, HS_EINVAL,
-                          "%s: regime.p_min: %g is not below p_max = %g",
-                          sc->path, o->p_min, o->p_max);
+      return hs_error_set(err, HS_EINVAL, "%s: regime.p_min: %g is not below p_max = %g", sc->path,
+                          o->p_min, o->p_max);
     /* p depends on the load and the bits, which depend on p: start from the
      * nominal load, then re-estimate with the planned one (an off worker
      * keeps the nominal load) until the code stops changing (at most 8). */
@@ -437,17 +401,14 @@ static hs_status agc_setup(sim_run *r, hs_error *err) {
           zprev[i] = s->code.z[i];
         }
       }
-      if (same)
-        break;
+      if (same) break;
       agc_p_from_profiles(r, ns, bits, s->deadline_s, o->p_min, o->p_max, s->p);
-      if ((st = plan(r, s, err)) != HS_OK)
-        break;
+      if ((st = plan(r, s, err)) != HS_OK) break;
     }
     hs_free(ns);
     hs_free(bits);
     hs_free(zprev);
-    if (st != HS_OK)
-      return st;
+    if (st != HS_OK) return st;
     memcpy(s->p0, s->p, k * sizeof *s->p);
     return HS_OK;
   }
@@ -457,8 +418,7 @@ static hs_status agc_setup(sim_run *r, hs_error *err) {
 
 static void agc_teardown(sim_run *r) {
   agc_state *s = r->rs;
-  if (!s)
-    return;
+  if (!s) return;
   agc_code_free(&s->code);
   agc_learn_destroy(s->learn);
   hs_free(s->part_samples);
@@ -484,11 +444,9 @@ static size_t agc_summary(sim_run *r, hs_report_field *out, size_t cap) {
       {"agc_deadline_s", s->code.wait_all ? NAN : s->deadline_s},
       {"agc_d", s->d},
       {"agc_bits", s->bits_cum},
-      {"agc_straggler_rate",
-       s->active_total ? (double)s->stragglers_total / s->active_total : 0},
+      {"agc_straggler_rate", s->active_total ? (double)s->stragglers_total / s->active_total : 0},
       {"agc_residual_pred", s->pred_sum / it},
-      {"agc_residual_meas_rel",
-       s->meas_count ? s->meas_rel_sum / s->meas_count : NAN},
+      {"agc_residual_meas_rel", s->meas_count ? s->meas_rel_sum / s->meas_count : NAN},
       {"agc_replans", s->replans},
       {"agc_eval_loss", s->last_eval_loss},
       {"agc_target_time_s", s->target_time_s},
@@ -496,8 +454,7 @@ static size_t agc_summary(sim_run *r, hs_report_field *out, size_t cap) {
       {"agc_target_bits", s->target_bits},
   };
   size_t n = sizeof f / sizeof f[0];
-  if (n > cap)
-    n = cap;
+  if (n > cap) n = cap;
   memcpy(out, f, n * sizeof *f);
   return n;
 }
@@ -505,12 +462,11 @@ static size_t agc_summary(sim_run *r, hs_report_field *out, size_t cap) {
 /* --- options
  * -------------------------------------------------------------------- */
 
-static const char *agc_prepare(const hs_scenario *sc, const void *opts,
-                               const sim_regime_opt *o, double *def) {
+static const char *agc_prepare(const hs_scenario *sc, const void *opts, const sim_regime_opt *o,
+                               double *def) {
   const agc_opts *a = opts;
   const char *k = o->key;
-  if (!strcmp(k, "z_res"))
-    *def = 5.0 * (double)sc->total_devices;
+  if (!strcmp(k, "z_res")) *def = 5.0 * (double)sc->total_devices;
   if (!strcmp(k, "allocator") && strcmp(a->scheme, "proposed"))
     return "applies only to scheme \"proposed\" (the baselines split bits "
            "equally)";
@@ -520,48 +476,37 @@ static const char *agc_prepare(const hs_scenario *sc, const void *opts,
   if (!strcmp(k, "p") && a->p_rule && strcmp(a->p_rule, "given"))
     return "applies only to p_rule \"given\"";
   bool learning = !a->learn || strcmp(a->learn, "none");
-  static const char *const lkeys[] = {
-      "optimizer",   "lr",      "eval_every",  "eval_samples",
-      "target_loss", "threads", "max_samples", NULL};
+  static const char *const lkeys[] = {"optimizer",   "lr",      "eval_every",  "eval_samples",
+                                      "target_loss", "threads", "max_samples", NULL};
   for (size_t i = 0; lkeys[i]; i++)
-    if (!strcmp(k, lkeys[i]) && !learning)
-      return "applies only with learn \"mnist\"";
-  if (!strcmp(k, "lr") && a->optimizer && !strcmp(a->optimizer, "adam2"))
-    *def = 0.001;
+    if (!strcmp(k, lkeys[i]) && !learning) return "applies only with learn \"mnist\"";
+  if (!strcmp(k, "lr") && a->optimizer && !strcmp(a->optimizer, "adam2")) *def = 0.001;
   return NULL;
 }
 
-static hs_status p_parse(sim_opt_ctx *c, const cJSON *node, void *opts,
-                         const sim_regime_opt *opt) {
+static hs_status p_parse(sim_opt_ctx *c, const cJSON *node, void *opts, const sim_regime_opt *opt) {
   agc_opts *o = opts;
   const hs_scenario *sc = sim_opt_scenario(c);
   size_t k = sc->total_devices;
-  if (!node)
-    return sim_opt_missing(c, opt->key);
+  if (!node) return sim_opt_missing(c, opt->key);
   size_t m = sim_opt_key(c, opt->key);
   if (!cJSON_IsNumber(node) && !cJSON_IsArray(node))
-    return sim_opt_fail(c, HS_ETYPE,
-                        "expected a number or an array of %zu numbers, got %s",
-                        k, sim_json_type(node));
+    return sim_opt_fail(c, HS_ETYPE, "expected a number or an array of %zu numbers, got %s", k,
+                        sim_json_type(node));
   if (cJSON_IsArray(node) && (size_t)cJSON_GetArraySize(node) != k)
-    return sim_opt_fail(c, HS_EINVAL,
-                        "expected %zu numbers (one per device), got %d", k,
+    return sim_opt_fail(c, HS_EINVAL, "expected %zu numbers (one per device), got %d", k,
                         cJSON_GetArraySize(node));
   o->p = hs_calloc(k, sizeof *o->p);
   o->np = k;
   for (size_t i = 0; i < k; i++) {
-    const cJSON *e =
-        cJSON_IsArray(node) ? cJSON_GetArrayItem(node, (int)i) : node;
+    const cJSON *e = cJSON_IsArray(node) ? cJSON_GetArrayItem(node, (int)i) : node;
     size_t m2 = cJSON_IsArray(node) ? sim_opt_index(c, i) : m;
     if (!cJSON_IsNumber(e))
-      return sim_opt_fail(c, HS_ETYPE, "expected a number, got %s",
-                          sim_json_type(e));
+      return sim_opt_fail(c, HS_ETYPE, "expected a number, got %s", sim_json_type(e));
     double v = e->valuedouble;
-    if (!(v >= 0 && v < 1))
-      return sim_opt_fail(c, HS_ERANGE, "%g is outside [0,1)", v);
+    if (!(v >= 0 && v < 1)) return sim_opt_fail(c, HS_ERANGE, "%g is outside [0,1)", v);
     o->p[i] = v;
-    if (cJSON_IsArray(node))
-      sim_opt_pop(c, m2);
+    if (cJSON_IsArray(node)) sim_opt_pop(c, m2);
   }
   sim_opt_pop(c, m);
   return HS_OK;
@@ -570,16 +515,13 @@ static hs_status p_parse(sim_opt_ctx *c, const cJSON *node, void *opts,
 static void p_print(cJSON *reg, const void *opts, const sim_regime_opt *opt) {
   const agc_opts *o = opts;
   cJSON *a = cJSON_AddArrayToObject(reg, opt->key);
-  if (!a)
-    abort();
-  for (size_t i = 0; i < o->np; i++)
-    cJSON_AddItemToArray(a, cJSON_CreateNumber(o->p[i]));
+  if (!a) abort();
+  for (size_t i = 0; i < o->np; i++) cJSON_AddItemToArray(a, cJSON_CreateNumber(o->p[i]));
 }
 
 static void agc_opts_free(void *opts) { hs_free(((agc_opts *)opts)->p); }
 
-static const char *const schemes[] = {"proposed", "osgc",  "sgc", "bgc",
-                                      "ehd",      "issgd", "gd",  NULL};
+static const char *const schemes[] = {"proposed", "osgc", "sgc", "bgc", "ehd", "issgd", "gd", NULL};
 static const char *const allocators[] = {"lag", "dp", "greedy", "equal", NULL};
 static const char *const d_rules[] = {"theory", "tuned", "given", NULL};
 static const char *const p_rules[] = {"profile", "model", "given", NULL};
@@ -587,11 +529,8 @@ static const char *const learns[] = {"none", "mnist", NULL};
 static const char *const optimizers[] = {"sgd", "adam2", NULL};
 
 #define U32MAX 4294967295.0
-#define OPT(key, type, field, def, lo, hi, bounds, choices, doc)               \
-  {                                                                            \
-    key, type, offsetof(agc_opts, field), def, lo, hi, bounds, choices, NULL,  \
-        doc                                                                    \
-  }
+#define OPT(key, type, field, def, lo, hi, bounds, choices, doc) \
+  { key, type, offsetof(agc_opts, field), def, lo, hi, bounds, choices, NULL, doc }
 static const sim_regime_opt agc_table[] = {
     OPT("scheme", SIM_OPT_CHOICE, scheme, 0, 0, 0, 0, schemes,
         "proposed (the planner), or a baseline: osgc, sgc, bgc, ehd, issgd, "
@@ -611,8 +550,7 @@ static const sim_regime_opt agc_table[] = {
     OPT("d_rule", SIM_OPT_CHOICE, d_rule, 0, 0, 0, 0, d_rules,
         "quantiser constant D: theory (dim/4), tuned (the public code's), "
         "given (d)"),
-    OPT("d", SIM_OPT_NUM, d, 1, 0, INFINITY, SIM_OPT_LO_OPEN, NULL,
-        "quantiser constant D > 0"),
+    OPT("d", SIM_OPT_NUM, d, 1, 0, INFINITY, SIM_OPT_LO_OPEN, NULL, "quantiser constant D > 0"),
     OPT("p_rule", SIM_OPT_CHOICE, p_rule, 0, 0, 0, 0, p_rules,
         "straggler probabilities: profile (against the deadline), model "
         "(spec), given (p)"),
@@ -633,8 +571,7 @@ static const sim_regime_opt agc_table[] = {
     OPT("p_min", SIM_OPT_NUM, p_min, 0.001, 0, 1, SIM_OPT_HI_OPEN, NULL,
         "estimated p are clamped to [p_min, p_max] (a floor for light-tailed "
         "profiles)"),
-    OPT("p_max", SIM_OPT_NUM, p_max, 0.999, 0, 1,
-        SIM_OPT_LO_OPEN | SIM_OPT_HI_OPEN, NULL,
+    OPT("p_max", SIM_OPT_NUM, p_max, 0.999, 0, 1, SIM_OPT_LO_OPEN | SIM_OPT_HI_OPEN, NULL,
         "estimated p are clamped to [p_min, p_max]"),
     OPT("lambda", SIM_OPT_NUM, lambda, 1, 0, INFINITY, SIM_OPT_LO_OPEN, NULL,
         "lane-2 (second moment) regulariser"),
@@ -659,9 +596,10 @@ static const sim_regime_opt agc_table[] = {
 
 const sim_regime sim_regime_agc = {
     .name = "agc",
-    .summary = "approximate gradient coding with quantisation: coded, "
-               "quantised uploads, "
-               "decode at the deadline",
+    .summary =
+        "approximate gradient coding with quantisation: coded, "
+        "quantised uploads, "
+        "decode at the deadline",
     .opts = agc_table,
     .nopts = sizeof agc_table / sizeof agc_table[0],
     .opts_size = sizeof(agc_opts),

@@ -26,13 +26,13 @@ typedef struct sim_run sim_run;
 typedef enum agc_scheme {
   AGC_PROPOSED, /* planner: allocator bits, shares from c_i = (p_i + omega_i)/(1
                    - p_i) */
-  AGC_OSGC, /* equal bits, shares from p_i/(1 - p_i) (ignores quantisation) */
-  AGC_SGC,  /* random replication d_j in {0..4}, coefficient 1/((1-p_i) d_j) */
-  AGC_BGC,  /* Bernoulli(2/k) support, coefficient 1 */
-  AGC_EHD,  /* pairs of workers repeat a block of 2n/k partitions, coefficient 1
-             */
-  AGC_ISSGD, /* one partition each, what arrives is summed */
-  AGC_GD,    /* uncoded, full precision (32 bits), the master waits for all */
+  AGC_OSGC,     /* equal bits, shares from p_i/(1 - p_i) (ignores quantisation) */
+  AGC_SGC,      /* random replication d_j in {0..4}, coefficient 1/((1-p_i) d_j) */
+  AGC_BGC,      /* Bernoulli(2/k) support, coefficient 1 */
+  AGC_EHD,      /* pairs of workers repeat a block of 2n/k partitions, coefficient 1
+                 */
+  AGC_ISSGD,    /* one partition each, what arrives is summed */
+  AGC_GD,       /* uncoded, full precision (32 bits), the master waits for all */
   AGC_NSCHEMES
 } agc_scheme;
 
@@ -48,11 +48,10 @@ typedef struct agc_opts {
   char *p_rule; /* profile, model, given */
   double *p;    /* given: k values (one number in the file fills all) */
   size_t np;
-  double
-      z_th; /* deadline over the nominal iteration (model: exp(-mu (z_th-1))) */
-  double deadline_s; /* 0: z_th x the slowest nominal arrival */
-  uint32_t first_k; /* 0: decode at the deadline; K: at the K-th arrival (or the
-                       deadline) */
+  double z_th;         /* deadline over the nominal iteration (model: exp(-mu (z_th-1))) */
+  double deadline_s;   /* 0: z_th x the slowest nominal arrival */
+  uint32_t first_k;    /* 0: decode at the deadline; K: at the K-th arrival (or the
+                          deadline) */
   uint32_t reestimate; /* re-estimate p and re-plan every this many iterations;
                           0: never */
   double prior_weight; /* iterations the initial p_i counts for in the
@@ -74,9 +73,9 @@ typedef struct agc_opts {
 typedef struct agc_code {
   agc_scheme scheme;
   size_t k, n;
-  hs_agc_layout L; /* owned: row[k+1], col/coef[nnz] */
-  double *w, *w2;  /* decode weights: lane 1, lane 2 (Adam's second moment) */
-  int64_t *z; /* bits per coordinate on the wire; 0: the worker sends nothing */
+  hs_agc_layout L;  /* owned: row[k+1], col/coef[nnz] */
+  double *w, *w2;   /* decode weights: lane 1, lane 2 (Adam's second moment) */
+  int64_t *z;       /* bits per coordinate on the wire; 0: the worker sends nothing */
   double *omega;    /* omega(z_i) (0 at full precision) */
   bool quantise;    /* false: full precision (GD) */
   bool wait_all;    /* true: no deadline (GD) */
@@ -87,9 +86,8 @@ agc_scheme agc_scheme_of(const char *name);
 
 /* The code of scheme s for straggler probabilities p (k), n partitions. SGC
  * and BGC draw their support from (seed). Bad input: the planner's message. */
-hs_status agc_code_build(agc_code *c, agc_scheme s, const agc_opts *o,
-                         const double *p, size_t k, size_t n, double d,
-                         uint64_t seed, hs_error *err);
+hs_status agc_code_build(agc_code *c, agc_scheme s, const agc_opts *o, const double *p, size_t k,
+                         size_t n, double d, uint64_t seed, hs_error *err);
 void agc_code_free(agc_code *c);
 /* E||ghat - g||^2 / ||g_bar||^2 for independent stragglers, g_j = g_bar:
  * (sum (1-p_i) w_i Y_i - n)^2 + sum (1-p_i)(p_i + omega_i) w_i^2 Y_i^2. */
@@ -100,9 +98,8 @@ double agc_code_predicted(const agc_code *c, const double *p);
  * [p_min, p_max] (every device is estimated, with the load it is given).
  * Compute: lognormal profile time stretched by the speed trace from now;
  * upload: latency + bits / min(access, server / senders). */
-void agc_p_from_profiles(sim_run *r, const uint64_t *samples,
-                         const double *bits, double deadline_s, double p_min,
-                         double p_max, double *p);
+void agc_p_from_profiles(sim_run *r, const uint64_t *samples, const double *bits, double deadline_s,
+                         double p_min, double p_max, double *p);
 /* Nominal (mean) arrival time of device i: compute of `samples` at its mean
  * speed from now, plus the upload of `bits`. */
 double agc_nominal_arrival(sim_run *r, size_t i, uint64_t samples, double bits);
@@ -118,15 +115,14 @@ typedef struct agc_learn_out {
   double eval_loss, eval_acc; /* NAN when not evaluated this iteration */
 } agc_learn_out;
 
-hs_status agc_learn_create(const agc_opts *o, uint64_t seed, size_t n,
-                           const uint64_t *per_part, agc_learn **out,
-                           hs_error *err);
+hs_status agc_learn_create(const agc_opts *o, uint64_t seed, size_t n, const uint64_t *per_part,
+                           agc_learn **out, hs_error *err);
 void agc_learn_destroy(agc_learn *l);
 size_t agc_learn_nparams(const agc_learn *l);
 /* One iteration: partition gradients at the current model, worker messages
  * (encoded, quantised with streams keyed by (seed, iteration, worker)),
  * the decode of the arrived ones, one optimiser step. */
-void agc_learn_iterate(agc_learn *l, const agc_code *c, const bool *arrived,
-                       uint32_t iter, bool evaluate, agc_learn_out *out);
+void agc_learn_iterate(agc_learn *l, const agc_code *c, const bool *arrived, uint32_t iter,
+                       bool evaluate, agc_learn_out *out);
 
 #endif

@@ -35,23 +35,21 @@
  * compute part).
  *
  * Costs: build O(nnz log nnz) (a sort of the triplets), O(k + n) draws. */
+#include <gsl/gsl_cdf.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <gsl/gsl_cdf.h>
 
 #include "hs_alloc.h"
 #include "regime_agc.h"
 #include "run_internal.h"
 
-static const char *const scheme_names[AGC_NSCHEMES] = {
-    "proposed", "osgc", "sgc", "bgc", "ehd", "issgd", "gd"};
+static const char *const scheme_names[AGC_NSCHEMES] = {"proposed", "osgc",  "sgc", "bgc",
+                                                       "ehd",      "issgd", "gd"};
 
 agc_scheme agc_scheme_of(const char *name) {
   for (int s = 0; s < AGC_NSCHEMES; s++)
-    if (!strcmp(scheme_names[s], name))
-      return (agc_scheme)s;
+    if (!strcmp(scheme_names[s], name)) return (agc_scheme)s;
   return AGC_PROPOSED;
 }
 
@@ -70,10 +68,8 @@ double agc_code_predicted(const agc_code *c, const double *p) {
   double mean = 0.0, var = 0.0;
   for (size_t i = 0; i < c->k; i++) {
     double y = 0.0;
-    for (size_t e = c->L.row[i]; e < c->L.row[i + 1]; e++)
-      y += c->L.coef[e];
-    if (y == 0.0 || c->z[i] == 0)
-      continue;
+    for (size_t e = c->L.row[i]; e < c->L.row[i + 1]; e++) y += c->L.coef[e];
+    if (y == 0.0 || c->z[i] == 0) continue;
     double q = 1.0 - p[i], wy = c->w[i] * y;
     mean += q * wy;
     var += q * (p[i] + c->omega[i]) * wy * wy;
@@ -104,8 +100,7 @@ static void trips_add(trips *T, size_t i, size_t j, double v) {
 
 static int trip_cmp(const void *a, const void *b) {
   const trip *x = a, *y = b;
-  if (x->i != y->i)
-    return x->i < y->i ? -1 : 1;
+  if (x->i != y->i) return x->i < y->i ? -1 : 1;
   return x->j < y->j ? -1 : x->j > y->j;
 }
 
@@ -120,17 +115,15 @@ static void trips_to_layout(trips *T, size_t k, hs_agc_layout *L) {
     L->col[e] = T->t[e].j;
     L->coef[e] = T->t[e].v;
   }
-  for (size_t i = 0; i < k; i++)
-    L->row[i + 1] += L->row[i];
+  for (size_t i = 0; i < k; i++) L->row[i + 1] += L->row[i];
   hs_free(T->t);
   T->t = NULL;
 }
 
 /* --- the codes ------------------------------------------------------------ */
 
-static hs_status from_planner(agc_code *c, agc_scheme s, const agc_opts *o,
-                              const double *p, size_t k, size_t n, double d,
-                              hs_error *err) {
+static hs_status from_planner(agc_code *c, agc_scheme s, const agc_opts *o, const double *p,
+                              size_t k, size_t n, double d, hs_error *err) {
   hs_agc_params pr;
   hs_agc_params_init(&pr);
   pr.p = p;
@@ -140,13 +133,10 @@ static hs_status from_planner(agc_code *c, agc_scheme s, const agc_opts *o,
   pr.partitions = n;
   pr.offset = (int)o->offset;
   pr.lambda = o->lambda;
-  if (s == AGC_PROPOSED &&
-      hs_agc_allocator_lookup(o->allocator, &pr.allocator, err) != HS_OK)
+  if (s == AGC_PROPOSED && hs_agc_allocator_lookup(o->allocator, &pr.allocator, err) != HS_OK)
     return err ? err->status : HS_EINVAL;
-  hs_agc_plan *P =
-      s == AGC_OSGC ? hs_agc_plan_osgc(&pr, err) : hs_agc_plan_create(&pr, err);
-  if (!P)
-    return err ? err->status : HS_EINVAL;
+  hs_agc_plan *P = s == AGC_OSGC ? hs_agc_plan_osgc(&pr, err) : hs_agc_plan_create(&pr, err);
+  if (!P) return err ? err->status : HS_EINVAL;
   /* The code takes the plan's S-shared layout, weights and omega. */
   c->L = P->shared;
   P->shared = (hs_agc_layout){0};
@@ -155,34 +145,28 @@ static hs_status from_planner(agc_code *c, agc_scheme s, const agc_opts *o,
   c->omega = P->omega;
   P->weights = P->weights_lane2 = P->omega = NULL;
   c->z = hs_malloc(k * sizeof *c->z);
-  for (size_t i = 0; i < k; i++)
-    c->z[i] = P->c_inv[i] > 0.0 ? P->wire_bits[i] : 0;
+  for (size_t i = 0; i < k; i++) c->z[i] = P->c_inv[i] > 0.0 ? P->wire_bits[i] : 0;
   c->predicted = P->predicted_error;
   hs_agc_plan_destroy(P);
   return HS_OK;
 }
 
 /* Distinct uniform integer in [0, n) from a stream (n >= 1). */
-static size_t below(hs_rng *g, size_t n) {
-  return (size_t)(hs_rng_uniform(g) * (double)n);
-}
+static size_t below(hs_rng *g, size_t n) { return (size_t)(hs_rng_uniform(g) * (double)n); }
 
-static void build_sgc(trips *T, const size_t *act, size_t ka, const double *p,
-                      size_t n, hs_rng *g) {
+static void build_sgc(trips *T, const size_t *act, size_t ka, const double *p, size_t n,
+                      hs_rng *g) {
   uint32_t *dj = hs_malloc(n * sizeof *dj);
   for (int tries = 0; tries < 1000; tries++) {
     double sum = 0;
-    for (size_t j = 0; j < n; j++)
-      sum += (dj[j] = (uint32_t)below(g, 5));
+    for (size_t j = 0; j < n; j++) sum += (dj[j] = (uint32_t)below(g, 5));
     double mean = sum / (double)n;
-    if (mean > 1.9 && mean < 2.05)
-      break;
+    if (mean > 1.9 && mean < 2.05) break;
   }
   size_t *perm = hs_malloc(ka * sizeof *perm);
   for (size_t j = 0; j < n; j++) {
     size_t dd = dj[j] < ka ? dj[j] : ka;
-    for (size_t r = 0; r < ka; r++)
-      perm[r] = act[r];
+    for (size_t r = 0; r < ka; r++) perm[r] = act[r];
     for (size_t r = 0; r < dd; r++) { /* partial Fisher-Yates */
       size_t s = r + below(g, ka - r);
       size_t t = perm[r];
@@ -195,15 +179,13 @@ static void build_sgc(trips *T, const size_t *act, size_t ka, const double *p,
   hs_free(dj);
 }
 
-static hs_status build_baseline(agc_code *c, agc_scheme s, const agc_opts *o,
-                                const double *p, size_t k, size_t n, double d,
-                                uint64_t seed, hs_error *err) {
+static hs_status build_baseline(agc_code *c, agc_scheme s, const agc_opts *o, const double *p,
+                                size_t k, size_t n, double d, uint64_t seed, hs_error *err) {
   c->z = hs_calloc(k, sizeof *c->z);
   c->omega = hs_calloc(k, sizeof *c->omega);
   c->w = hs_malloc(k * sizeof *c->w);
   c->w2 = hs_malloc(k * sizeof *c->w2);
-  for (size_t i = 0; i < k; i++)
-    c->w[i] = c->w2[i] = 1.0;
+  for (size_t i = 0; i < k; i++) c->w[i] = c->w2[i] = 1.0;
   size_t *act = hs_malloc(k * sizeof *act), ka = 0;
   if (s == AGC_GD) {
     c->quantise = false;
@@ -215,12 +197,10 @@ static hs_status build_baseline(agc_code *c, agc_scheme s, const agc_opts *o,
   } else {
     hs_status st = hs_agc_check_inputs(p, k, d, o->z_res, o->offset, err);
     int64_t *b = hs_malloc(k * sizeof *b);
-    if (st == HS_OK)
-      st = hs_agc_allocate(HS_AGC_EQUAL, p, k, d, o->z_res, b, err);
+    if (st == HS_OK) st = hs_agc_allocate(HS_AGC_EQUAL, p, k, d, o->z_res, b, err);
     for (size_t i = 0; st == HS_OK && i < k; i++) {
       int64_t z = b[i] + (int64_t)o->offset;
-      if (z <= 1)
-        continue;
+      if (z <= 1) continue;
       c->z[i] = z;
       c->omega[i] = hs_agc_omega(d, z);
       act[ka++] = i;
@@ -232,46 +212,42 @@ static hs_status build_baseline(agc_code *c, agc_scheme s, const agc_opts *o,
     }
     if (ka == 0) {
       hs_free(act);
-      return hs_error_set(
-          err, HS_ERANGE,
-          "z_res: %u bits split equally leave every worker at <= 1 bit: the "
-          "layout needs at least one worker on",
-          o->z_res);
+      return hs_error_set(err, HS_ERANGE,
+                          "z_res: %u bits split equally leave every worker at <= 1 bit: the "
+                          "layout needs at least one worker on",
+                          o->z_res);
     }
   }
   trips T = {0};
   hs_rng g;
   hs_rng_init(&g, seed, 0x414743u, (uint64_t)s);
   switch (s) {
-  case AGC_SGC:
-    build_sgc(&T, act, ka, p, n, &g);
-    break;
-  case AGC_BGC:
-    for (size_t r = 0; r < ka; r++)
-      for (size_t j = 0; j < n; j++)
-        if (hs_rng_uniform(&g) < 2.0 / (double)ka)
+    case AGC_SGC:
+      build_sgc(&T, act, ka, p, n, &g);
+      break;
+    case AGC_BGC:
+      for (size_t r = 0; r < ka; r++)
+        for (size_t j = 0; j < n; j++)
+          if (hs_rng_uniform(&g) < 2.0 / (double)ka) trips_add(&T, act[r], j, 1.0);
+      break;
+    case AGC_EHD: {
+      size_t groups = (ka + 1) / 2;
+      for (size_t r = 0; r < ka; r++)
+        for (size_t j = (r / 2) * n / groups; j < (r / 2 + 1) * n / groups; j++)
           trips_add(&T, act[r], j, 1.0);
-    break;
-  case AGC_EHD: {
-    size_t groups = (ka + 1) / 2;
-    for (size_t r = 0; r < ka; r++)
-      for (size_t j = (r / 2) * n / groups; j < (r / 2 + 1) * n / groups; j++)
-        trips_add(&T, act[r], j, 1.0);
-    break;
-  }
-  default: /* issgd, gd */
-    for (size_t j = 0; j < n; j++)
-      trips_add(&T, act[j % ka], j, 1.0);
-    break;
+      break;
+    }
+    default: /* issgd, gd */
+      for (size_t j = 0; j < n; j++) trips_add(&T, act[j % ka], j, 1.0);
+      break;
   }
   hs_free(act);
   trips_to_layout(&T, k, &c->L);
   return HS_OK;
 }
 
-hs_status agc_code_build(agc_code *c, agc_scheme s, const agc_opts *o,
-                         const double *p, size_t k, size_t n, double d,
-                         uint64_t seed, hs_error *err) {
+hs_status agc_code_build(agc_code *c, agc_scheme s, const agc_opts *o, const double *p, size_t k,
+                         size_t n, double d, uint64_t seed, hs_error *err) {
   memset(c, 0, sizeof *c);
   c->scheme = s;
   c->k = k;
@@ -296,15 +272,12 @@ hs_status agc_code_build(agc_code *c, agc_scheme s, const agc_opts *o,
 
 static double upload_s(sim_run *r, size_t i, double bits, size_t senders) {
   const sim_dev *dv = &r->dev[i];
-  double srv = hs_net_link_bandwidth_bps(r->net, r->server_link) /
-               (double)(senders ? senders : 1);
+  double srv = hs_net_link_bandwidth_bps(r->net, r->server_link) / (double)(senders ? senders : 1);
   double bps = dv->access_bps < srv ? dv->access_bps : srv;
-  return dv->access_latency_s + hs_net_link_latency_s(r->net, r->server_link) +
-         bits / bps;
+  return dv->access_latency_s + hs_net_link_latency_s(r->net, r->server_link) + bits / bps;
 }
 
-double agc_nominal_arrival(sim_run *r, size_t i, uint64_t samples,
-                           double bits) {
+double agc_nominal_arrival(sim_run *r, size_t i, uint64_t samples, double bits) {
   const sim_dev *dv = &r->dev[i];
   double work = dv->overhead_s + (double)samples * dv->tau_s;
   return sim_dev_stretch_s(r, i, work, 0) + upload_s(r, i, bits, r->ndev);
@@ -312,11 +285,9 @@ double agc_nominal_arrival(sim_run *r, size_t i, uint64_t samples,
 
 /* Work seconds (speed 1) device i gets done in the next budget_s seconds. */
 static double work_within(sim_run *r, size_t i, double budget_s) {
-  if (!r->dev[i].trace)
-    return budget_s;
+  if (!r->dev[i].trace) return budget_s;
   double lo = 0, hi = budget_s > 0 ? budget_s : 0;
-  for (int it = 0; it < 200 && sim_dev_stretch_s(r, i, hi, 0) <= budget_s; it++)
-    hi = 2 * hi + 1e-9;
+  for (int it = 0; it < 200 && sim_dev_stretch_s(r, i, hi, 0) <= budget_s; it++) hi = 2 * hi + 1e-9;
   for (int it = 0; it < 100; it++) {
     double mid = 0.5 * (lo + hi);
     if (sim_dev_stretch_s(r, i, mid, 0) <= budget_s)
@@ -327,9 +298,8 @@ static double work_within(sim_run *r, size_t i, double budget_s) {
   return lo;
 }
 
-void agc_p_from_profiles(sim_run *r, const uint64_t *samples,
-                         const double *bits, double deadline_s, double p_min,
-                         double p_max, double *p) {
+void agc_p_from_profiles(sim_run *r, const uint64_t *samples, const double *bits, double deadline_s,
+                         double p_min, double p_max, double *p) {
   for (size_t i = 0; i < r->ndev; i++) {
     const sim_dev *dv = &r->dev[i];
     double budget = deadline_s - upload_s(r, i, bits[i], r->ndev);

@@ -53,13 +53,10 @@ struct agc_learn {
 size_t agc_learn_nparams(const agc_learn *l) { return l->np; }
 
 void agc_learn_destroy(agc_learn *L) {
-  if (!L)
-    return;
+  if (!L) return;
   for (size_t j = 0; j < L->n; j++) {
-    if (L->idx)
-      hs_free(L->idx[j]);
-    if (L->g)
-      hs_learn_grad_destroy(L->g[j]);
+    if (L->idx) hs_free(L->idx[j]);
+    if (L->g) hs_learn_grad_destroy(L->g[j]);
   }
   hs_free(L->idx);
   hs_free(L->g);
@@ -75,15 +72,13 @@ void agc_learn_destroy(agc_learn *L) {
   hs_free(L->gtrue);
   hs_free(L->m);
   hs_free(L->v);
-  if (L->sgd)
-    hs_learn_optstate_destroy(L->sgd);
+  if (L->sgd) hs_learn_optstate_destroy(L->sgd);
   hs_learn_destroy(L->l);
   hs_free(L);
 }
 
-hs_status agc_learn_create(const agc_opts *o, uint64_t seed, size_t n,
-                           const uint64_t *per_part, agc_learn **out,
-                           hs_error *err) {
+hs_status agc_learn_create(const agc_opts *o, uint64_t seed, size_t n, const uint64_t *per_part,
+                           agc_learn **out, hs_error *err) {
   *out = NULL;
   hs_learn_cfg cfg = {.task = o->learn,
                       .seed = seed,
@@ -99,10 +94,9 @@ hs_status agc_learn_create(const agc_opts *o, uint64_t seed, size_t n,
   }
   if (n > hs_learn_train_count(L->l)) {
     agc_learn_destroy(L);
-    return hs_error_set(
-        err, HS_EINVAL,
-        "partitions: %zu partitions of %zu training samples leave some empty",
-        n, hs_learn_train_count(L->l));
+    return hs_error_set(err, HS_EINVAL,
+                        "partitions: %zu partitions of %zu training samples leave some empty", n,
+                        hs_learn_train_count(L->l));
   }
   hs_learn_part_cfg pc = {HS_LEARN_IID, (unsigned)n, 0, NULL};
   if ((st = hs_learn_partition(L->l, &pc, err)) != HS_OK) {
@@ -149,8 +143,7 @@ hs_status agc_learn_create(const agc_opts *o, uint64_t seed, size_t n,
 
 static void adam2_step(agc_learn *L, double scale) {
   L->t++;
-  double c1 = 1.0 - pow(L->b1, (double)L->t),
-         c2 = 1.0 - pow(L->b2, (double)L->t);
+  double c1 = 1.0 - pow(L->b1, (double)L->t), c2 = 1.0 - pow(L->b2, (double)L->t);
   for (size_t q = 0; q < L->np; q++) {
     double g1 = L->ghat[q] * scale, g2 = L->ghat2[q] * scale;
     L->m[q] = L->b1 * L->m[q] + (1.0 - L->b1) * g1;
@@ -160,16 +153,15 @@ static void adam2_step(agc_learn *L, double scale) {
   }
 }
 
-void agc_learn_iterate(agc_learn *L, const agc_code *c, const bool *arrived,
-                       uint32_t iter, bool evaluate, agc_learn_out *out) {
+void agc_learn_iterate(agc_learn *L, const agc_code *c, const bool *arrived, uint32_t iter,
+                       bool evaluate, agc_learn_out *out) {
   size_t np = L->np, ranks = 0;
   const uint32_t **ix = L->ix;
   size_t *nn = L->nn;
   hs_learn_grad **gg = L->gg;
   double *ls = L->loss;
   for (size_t j = 0; j < L->n; j++) {
-    if (!L->per[j])
-      continue;
+    if (!L->per[j]) continue;
     hs_learn_draw(L->l, (unsigned)j, iter, L->per[j], L->idx[j]);
     ix[ranks] = L->idx[j];
     nn[ranks] = L->per[j];
@@ -178,11 +170,9 @@ void agc_learn_iterate(agc_learn *L, const agc_code *c, const bool *arrived,
   hs_learn_batch_grad_many(L->l, L->params, ix, nn, gg, ls, ranks);
   double loss = 0, gsq = 0;
   memset(L->gtrue, 0, np * sizeof *L->gtrue);
-  for (size_t r = 0; r < ranks; r++)
-    loss += ls[r] / (double)ranks;
+  for (size_t r = 0; r < ranks; r++) loss += ls[r] / (double)ranks;
   for (size_t j = 0; j < L->n; j++) {
-    if (!L->per[j])
-      continue;
+    if (!L->per[j]) continue;
     const double *gj = hs_learn_grad_values(L->g[j]);
     double sq = 0;
     for (size_t q = 0; q < np; q++) {
@@ -194,17 +184,14 @@ void agc_learn_iterate(agc_learn *L, const agc_code *c, const bool *arrived,
   memset(L->ghat, 0, np * sizeof *L->ghat);
   memset(L->ghat2, 0, np * sizeof *L->ghat2);
   for (size_t i = 0; i < c->k; i++) {
-    if (!arrived[i] || c->L.row[i] == c->L.row[i + 1])
-      continue;
+    if (!arrived[i] || c->L.row[i] == c->L.row[i + 1]) continue;
     memset(L->msg, 0, np * sizeof *L->msg);
     for (size_t e = c->L.row[i]; e < c->L.row[i + 1]; e++) {
       size_t j = c->L.col[e];
-      if (!L->per[j])
-        continue;
+      if (!L->per[j]) continue;
       const double *gj = hs_learn_grad_values(L->g[j]);
       double a = c->L.coef[e];
-      for (size_t q = 0; q < np; q++)
-        L->msg[q] += a * gj[q];
+      for (size_t q = 0; q < np; q++) L->msg[q] += a * gj[q];
     }
     if (c->quantise) {
       hs_agc_rng rg;
@@ -225,15 +212,12 @@ void agc_learn_iterate(agc_learn *L, const agc_code *c, const bool *arrived,
   if (L->adam2)
     adam2_step(L, scale);
   else {
-    for (size_t q = 0; q < np; q++)
-      L->msg[q] = L->ghat[q] * scale;
+    for (size_t q = 0; q < np; q++) L->msg[q] = L->ghat[q] * scale;
     hs_learn_opt_apply(L->sgd, L->params, L->msg, np);
   }
   out->measured = err2;
   out->gbar_sq = gsq;
   out->train_loss = loss;
   out->eval_loss = out->eval_acc = NAN;
-  if (evaluate)
-    hs_learn_eval(L->l, L->params, L->eval_samples, &out->eval_loss,
-                  &out->eval_acc);
+  if (evaluate) hs_learn_eval(L->l, L->params, L->eval_samples, &out->eval_loss, &out->eval_acc);
 }

@@ -9,14 +9,13 @@
  * workers compute 200, 200, 100 samples in 0.7, 0.65 and 0.4 s and send
  * 6064, 5064, 4064 bits (1000 coordinates and a 64-bit norm), 6.064 us,
  * 5.064 us and 4.064 us on the wire; the uploads never overlap. */
+#include <cjson/cJSON.h>
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#include <cjson/cJSON.h>
 
 #include "hs_alloc.h"
 #include "hs_run.h"
@@ -36,40 +35,36 @@ typedef struct row {
   double sent, in, energy, cum_bits, cum_energy, pmean, pred, meas, meas_rel;
 } row;
 
-static hs_scenario *load(const char *regime_extra, uint32_t rounds,
-                         hs_error *err) {
+static hs_scenario *load(const char *regime_extra, uint32_t rounds, hs_error *err) {
   char text[4096];
-  snprintf(
-      text, sizeof text,
-      "{\"name\": \"t\", \"seed\": 7, \"task\": \"mnist\", \"model_bytes\": "
-      "4000,"
-      " \"rounds\": %u, \"samples_per_round\": 300,"
-      " \"regime\": {\"kind\": \"agc\", \"d_rule\": \"given\", \"d\": 1"
-      " %s},"
-      " \"policy\": {\"kind\": \"equal\"},"
-      " \"devices\": [{\"name\": \"fast\", \"profile\": \"det-fast.json\", "
-      "\"link\": \"lan\"},"
-      "  {\"name\": \"mid\", \"profile\": \"det-mid.json\", \"link\": \"lan\"},"
-      "  {\"name\": \"slow\", \"profile\": \"det-slow.json\", \"link\": "
-      "\"lan\"}],"
-      " \"network\": {\"server\": \"lan\", \"links\": {\"lan\": "
-      "{\"bandwidth_mbps\": 1000}}}}",
-      rounds, regime_extra);
+  snprintf(text, sizeof text,
+           "{\"name\": \"t\", \"seed\": 7, \"task\": \"mnist\", \"model_bytes\": "
+           "4000,"
+           " \"rounds\": %u, \"samples_per_round\": 300,"
+           " \"regime\": {\"kind\": \"agc\", \"d_rule\": \"given\", \"d\": 1"
+           " %s},"
+           " \"policy\": {\"kind\": \"equal\"},"
+           " \"devices\": [{\"name\": \"fast\", \"profile\": \"det-fast.json\", "
+           "\"link\": \"lan\"},"
+           "  {\"name\": \"mid\", \"profile\": \"det-mid.json\", \"link\": \"lan\"},"
+           "  {\"name\": \"slow\", \"profile\": \"det-slow.json\", \"link\": "
+           "\"lan\"}],"
+           " \"network\": {\"server\": \"lan\", \"links\": {\"lan\": "
+           "{\"bandwidth_mbps\": 1000}}}}",
+           rounds, regime_extra);
   return hs_scenario_parse(text, "t.json", DATA, NULL, 0, err);
 }
 
 static double field(char **p) {
   char *s = *p, *e = strchr(s, ',');
-  if (e)
-    *e = 0;
+  if (e) *e = 0;
   *p = e ? e + 1 : s + strlen(s);
   return *s && *s != '\n' ? strtod(s, NULL) : NAN;
 }
 
 /* Runs the regime options `extra` into a fresh folder; returns the rows of
  * agc.csv (and the whole file in *csv when asked). */
-static size_t run_rows(const char *extra, uint32_t rounds, row *rows,
-                       hs_summary *sum, char **csv) {
+static size_t run_rows(const char *extra, uint32_t rounds, row *rows, hs_summary *sum, char **csv) {
   hs_error err = {0};
   hs_scenario *sc = load(extra, rounds, &err);
   cr_assert_not_null(sc, "%s", err.msg);
@@ -86,10 +81,8 @@ static size_t run_rows(const char *extra, uint32_t rounds, row *rows,
   cr_assert_not_null(text, "%s", err.msg);
   size_t n = 0;
   char *save = NULL, *copy = hs_strdup(text);
-  for (char *line = strtok_r(copy, "\n", &save); line;
-       line = strtok_r(NULL, "\n", &save)) {
-    if (!strncmp(line, "iteration", 9))
-      continue;
+  for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+    if (!strncmp(line, "iteration", 9)) continue;
     cr_assert_lt(n, MAXROWS);
     char *p = line;
     row *r = &rows[n++];
@@ -115,8 +108,7 @@ static size_t run_rows(const char *extra, uint32_t rounds, row *rows,
     *csv = text;
   else
     hs_free(text);
-  const char *names[] = {"agc.csv", "summary.json", "rounds.csv",
-                         "devices.csv"};
+  const char *names[] = {"agc.csv", "summary.json", "rounds.csv", "devices.csv"};
   for (size_t i = 0; i < 4; i++) {
     snprintf(path, sizeof path, "%s/%s", dir, names[i]);
     unlink(path);
@@ -142,13 +134,10 @@ Test(regime_agc, iteration_lasts_until_the_last_arrival_before_the_deadline) {
     cr_expect_eq(rows[i].active, 3);
     cr_expect_eq(rows[i].arrived, 3);
     cr_expect_eq(rows[i].stragglers, 0);
-    cr_expect_float_eq(rows[i].sent, 6064 + 5064 + 4064, 1e-9,
-                       "sum z_i d + norms");
+    cr_expect_float_eq(rows[i].sent, 6064 + 5064 + 4064, 1e-9, "sum z_i d + norms");
     cr_expect_float_eq(rows[i].in, rows[i].sent, 1e-9);
-    cr_expect_float_eq(rows[i].energy, e_fast + e_mid + e_slow, 1e-7,
-                       "%.10g digits");
-    cr_expect_float_eq(rows[i].pred, 0.599797312354, 1e-10,
-                       "the planner's n^2 / sum c^-1");
+    cr_expect_float_eq(rows[i].energy, e_fast + e_mid + e_slow, 1e-7, "%.10g digits");
+    cr_expect_float_eq(rows[i].pred, 0.599797312354, 1e-10, "the planner's n^2 / sum c^-1");
   }
   cr_expect_float_eq(s.makespan_s, 4 * T_FAST, 1e-12);
   cr_expect_float_eq(s.energy_j, 4 * (e_fast + e_mid + e_slow), 1e-9);
@@ -167,8 +156,7 @@ Test(regime_agc, a_straggler_cut_while_computing_spends_its_energy) {
     cr_expect_eq(rows[i].stragglers, 1);
     cr_expect_eq(rows[i].arrived, 2);
     cr_expect_float_eq(rows[i].sent, 5064 + 4064, 1e-9);
-    cr_expect_float_eq(rows[i].energy, e_fast + e_mid + e_slow, 1e-7,
-                       "%.10g digits");
+    cr_expect_float_eq(rows[i].energy, e_fast + e_mid + e_slow, 1e-7, "%.10g digits");
   }
   cr_expect_float_eq(s.compute_j, 3 * (6.8 + 6.5 + 4.0), 1e-9);
 }
@@ -181,16 +169,14 @@ Test(regime_agc, a_straggler_cut_while_sending_counts_the_bits_it_sent) {
   for (size_t i = 0; i < n; i++) {
     cr_expect_eq(rows[i].stragglers, 1);
     cr_expect_float_eq(rows[i].in, 5064 + 4064, 1e-9);
-    cr_expect_float_eq(rows[i].sent - rows[i].in, 3000, 1e-4,
-                       "3 us at 1 Gbit/s");
+    cr_expect_float_eq(rows[i].sent - rows[i].in, 3000, 1e-4, "3 us at 1 Gbit/s");
   }
 }
 
 Test(regime_agc, first_k_decodes_at_the_kth_arrival) {
   row rows[MAXROWS];
   hs_summary s;
-  size_t n =
-      run_rows(GIVEN ", \"deadline_s\": 10, \"first_k\": 2", 2, rows, &s, NULL);
+  size_t n = run_rows(GIVEN ", \"deadline_s\": 10, \"first_k\": 2", 2, rows, &s, NULL);
   cr_assert_eq(n, 2);
   cr_expect_float_eq(rows[0].dur, T_MID, 1e-12);
   cr_expect_eq(rows[0].stragglers, 1);
@@ -200,8 +186,7 @@ Test(regime_agc, first_k_decodes_at_the_kth_arrival) {
 Test(regime_agc, gd_sends_full_precision_and_waits_for_all) {
   row rows[MAXROWS];
   hs_summary s;
-  size_t n = run_rows(GIVEN ", \"scheme\": \"gd\", \"deadline_s\": 0.1", 2,
-                      rows, &s, NULL);
+  size_t n = run_rows(GIVEN ", \"scheme\": \"gd\", \"deadline_s\": 0.1", 2, rows, &s, NULL);
   cr_assert_eq(n, 2);
   /* One partition each: 100 samples, 0.6 / 0.45 / 0.4 s; 32064 bits each. */
   cr_expect_float_eq(rows[0].dur, 0.6 + 32.064e-6, 1e-12, "no deadline");
@@ -213,8 +198,7 @@ Test(regime_agc, gd_sends_full_precision_and_waits_for_all) {
 Test(regime_agc, a_worker_without_bits_is_off_and_idles) {
   row rows[MAXROWS];
   hs_summary s;
-  size_t n =
-      run_rows(GIVEN_P ", \"z_res\": 6, \"deadline_s\": 10", 1, rows, &s, NULL);
+  size_t n = run_rows(GIVEN_P ", \"z_res\": 6, \"deadline_s\": 10", 1, rows, &s, NULL);
   cr_assert_eq(n, 1);
   /* Z_res = 6 gives b = (4, 2, 0): slow is off; fast holds 3 partitions. */
   cr_expect_eq(rows[0].active, 2);
@@ -225,14 +209,12 @@ Test(regime_agc, a_worker_without_bits_is_off_and_idles) {
 Test(regime_agc, stragglers_are_the_messages_that_missed_the_deadline) {
   row rows[MAXROWS];
   hs_summary s;
-  size_t n = run_rows(
-      ", \"z_res\": 12, \"dim\": 1000, \"p_rule\": \"model\", \"z_th\": 2", 40,
-      rows, &s, NULL);
+  size_t n = run_rows(", \"z_res\": 12, \"dim\": 1000, \"p_rule\": \"model\", \"z_th\": 2", 40,
+                      rows, &s, NULL);
   cr_assert_eq(n, 40);
   size_t total = 0, cut = 0;
   double deadline = 0;
-  for (size_t i = 0; i < n; i++)
-    deadline = fmax(deadline, rows[i].dur);
+  for (size_t i = 0; i < n; i++) deadline = fmax(deadline, rows[i].dur);
   for (size_t i = 0; i < n; i++) {
     cr_expect_eq(rows[i].arrived + rows[i].stragglers, rows[i].active);
     if (rows[i].stragglers > 0) {
@@ -254,9 +236,10 @@ Test(regime_agc, p_from_profiles_against_the_deadline) {
   hs_summary s;
   /* Deterministic boards: fast cannot finish by 0.68 s (p = p_max), the
    * others always can (p = 0). */
-  size_t n = run_rows(", \"dim\": 1000, \"p_rule\": \"profile\", "
-                      "\"deadline_s\": 0.68, \"p_min\": 0, \"p_max\": 0.9",
-                      1, rows, &s, NULL);
+  size_t n = run_rows(
+      ", \"dim\": 1000, \"p_rule\": \"profile\", "
+      "\"deadline_s\": 0.68, \"p_min\": 0, \"p_max\": 0.9",
+      1, rows, &s, NULL);
   cr_assert_eq(n, 1);
   cr_expect_float_eq(rows[0].pmean, 0.9 / 3, 1e-12);
 }
@@ -265,8 +248,7 @@ Test(regime_agc, reestimating_from_lateness_is_deterministic) {
   row a[MAXROWS], b[MAXROWS];
   hs_summary s;
   char *ca = NULL, *cb = NULL;
-  const char *opt = GIVEN
-      ", \"deadline_s\": 0.68, \"reestimate_every\": 2, \"prior_weight\": 2";
+  const char *opt = GIVEN ", \"deadline_s\": 0.68, \"reestimate_every\": 2, \"prior_weight\": 2";
   size_t n = run_rows(opt, 6, a, &s, &ca);
   run_rows(opt, 6, b, &s, &cb);
   cr_assert_eq(n, 6);
@@ -274,8 +256,7 @@ Test(regime_agc, reestimating_from_lateness_is_deterministic) {
   /* fast misses every round: after 2 rounds p_fast = (2 x 0.1 + 2) / 4 = 0.55
    */
   cr_expect_float_eq(a[1].pmean, 0.2, 1e-9);
-  cr_expect_float_eq(a[2].pmean, (0.55 + (2 * 0.2) / 4 + (2 * 0.3) / 4) / 3,
-                     1e-9);
+  cr_expect_float_eq(a[2].pmean, (0.55 + (2 * 0.2) / 4 + (2 * 0.3) / 4) / 3, 1e-9);
   hs_free(ca);
   hs_free(cb);
 }
@@ -296,8 +277,7 @@ static agc_opts opts_for(uint32_t z_res, uint32_t offset) {
 
 static void column_sums(const agc_code *c, double *col) {
   memset(col, 0, c->n * sizeof *col);
-  for (size_t e = 0; e < c->L.nnz; e++)
-    col[c->L.col[e]] += c->L.coef[e];
+  for (size_t e = 0; e < c->L.nnz; e++) col[c->L.col[e]] += c->L.coef[e];
 }
 
 Test(regime_agc, proposed_code_matches_the_planner_and_the_general_error) {
@@ -305,15 +285,13 @@ Test(regime_agc, proposed_code_matches_the_planner_and_the_general_error) {
   agc_opts o = opts_for(16, 1);
   agc_code c;
   hs_error err = {0};
-  cr_assert_eq(agc_code_build(&c, AGC_PROPOSED, &o, p, 4, 4, 1.20125, 1, &err),
-               HS_OK, "%s", err.msg);
+  cr_assert_eq(agc_code_build(&c, AGC_PROPOSED, &o, p, 4, 4, 1.20125, 1, &err), HS_OK, "%s",
+               err.msg);
   cr_expect_float_eq(c.predicted, 0.97023802851, 1e-10, "spec case A");
-  cr_expect_float_eq(agc_code_predicted(&c, p), c.predicted,
-                     1e-12 * c.predicted);
+  cr_expect_float_eq(agc_code_predicted(&c, p), c.predicted, 1e-12 * c.predicted);
   double col[4];
   column_sums(&c, col);
-  for (size_t j = 0; j < 4; j++)
-    cr_expect_float_eq(col[j], 1.0, 1e-12);
+  for (size_t j = 0; j < 4; j++) cr_expect_float_eq(col[j], 1.0, 1e-12);
   agc_code_free(&c);
 }
 
@@ -322,16 +300,13 @@ Test(regime_agc, osgc_known_answer) {
   agc_opts o = opts_for(16, 2);
   agc_code c;
   hs_error err = {0};
-  cr_assert_eq(agc_code_build(&c, AGC_OSGC, &o, p, 4, 4, 1.20125, 1, &err),
-               HS_OK, "%s", err.msg);
-  cr_expect_float_eq(c.predicted, 0.959072640, 1e-9,
-                     "spec: OSGC's true R at b+2, equal bits");
+  cr_assert_eq(agc_code_build(&c, AGC_OSGC, &o, p, 4, 4, 1.20125, 1, &err), HS_OK, "%s", err.msg);
+  cr_expect_float_eq(c.predicted, 0.959072640, 1e-9, "spec: OSGC's true R at b+2, equal bits");
   cr_expect_float_eq(agc_code_predicted(&c, p), c.predicted, 1e-12);
   const double y[] = {2.138613861, 0.95049505, 0.554455446, 0.356435644};
   for (size_t i = 0; i < 4; i++) {
     double r = 0;
-    for (size_t e = c.L.row[i]; e < c.L.row[i + 1]; e++)
-      r += c.L.coef[e];
+    for (size_t e = c.L.row[i]; e < c.L.row[i + 1]; e++) r += c.L.coef[e];
     cr_expect_float_eq(r, y[i], 1e-8);
     cr_expect_eq(c.z[i], 6, "equal bits 4 + offset 2");
   }
@@ -341,16 +316,14 @@ Test(regime_agc, osgc_known_answer) {
 Test(regime_agc, baseline_layouts) {
   enum { K = 50 };
   double p[K];
-  for (size_t i = 0; i < K; i++)
-    p[i] = 0.82 + 0.0036 * (double)i;
+  for (size_t i = 0; i < K; i++) p[i] = 0.82 + 0.0036 * (double)i;
   agc_opts o = opts_for(250, 1);
   hs_error err = {0};
   agc_code c;
   double col[K];
   /* sgc: each partition's held copies sum to 1 in expectation (or are dropped)
    */
-  cr_assert_eq(agc_code_build(&c, AGC_SGC, &o, p, K, K, 18, 1, &err), HS_OK,
-               "%s", err.msg);
+  cr_assert_eq(agc_code_build(&c, AGC_SGC, &o, p, K, K, 18, 1, &err), HS_OK, "%s", err.msg);
   size_t held = 0;
   for (size_t j = 0; j < K; j++) {
     double e = 0;
@@ -358,40 +331,32 @@ Test(regime_agc, baseline_layouts) {
     for (size_t x = 0; x < c.L.nnz; x++)
       if (c.L.col[x] == j) {
         size_t i = 0;
-        while (!(x >= c.L.row[i] && x < c.L.row[i + 1]))
-          i++;
+        while (!(x >= c.L.row[i] && x < c.L.row[i + 1])) i++;
         e += (1 - p[i]) * c.L.coef[x];
         d++;
       }
-    if (d)
-      cr_expect_float_eq(e, 1.0, 1e-12);
+    if (d) cr_expect_float_eq(e, 1.0, 1e-12);
     held += d;
   }
   cr_expect(held > 1.9 * K && held < 2.05 * K, "mean replication %zu/50", held);
-  for (size_t i = 0; i < K; i++)
-    cr_expect_eq(c.w[i], 1.0);
+  for (size_t i = 0; i < K; i++) cr_expect_eq(c.w[i], 1.0);
   agc_code_free(&c);
   /* ehd: pairs hold the same block; every partition twice */
   cr_assert_eq(agc_code_build(&c, AGC_EHD, &o, p, K, K, 18, 1, &err), HS_OK);
   for (size_t i = 0; i < K; i += 2) {
     size_t a = c.L.row[i], b = c.L.row[i + 1];
     cr_expect_eq(b - a, c.L.row[i + 2] - b);
-    for (size_t e = 0; e < b - a; e++)
-      cr_expect_eq(c.L.col[a + e], c.L.col[b + e]);
+    for (size_t e = 0; e < b - a; e++) cr_expect_eq(c.L.col[a + e], c.L.col[b + e]);
   }
   column_sums(&c, col);
-  for (size_t j = 0; j < K; j++)
-    cr_expect_float_eq(col[j], 2.0, 0);
+  for (size_t j = 0; j < K; j++) cr_expect_float_eq(col[j], 2.0, 0);
   agc_code_free(&c);
   /* issgd and gd: one partition each, coefficient 1 */
   for (int s = AGC_ISSGD; s <= AGC_GD; s++) {
-    cr_assert_eq(agc_code_build(&c, (agc_scheme)s, &o, p, K, K, 18, 1, &err),
-                 HS_OK);
+    cr_assert_eq(agc_code_build(&c, (agc_scheme)s, &o, p, K, K, 18, 1, &err), HS_OK);
     column_sums(&c, col);
-    for (size_t j = 0; j < K; j++)
-      cr_expect_float_eq(col[j], 1.0, 0);
-    for (size_t i = 0; i < K; i++)
-      cr_expect_eq(c.L.row[i + 1] - c.L.row[i], 1);
+    for (size_t j = 0; j < K; j++) cr_expect_float_eq(col[j], 1.0, 0);
+    for (size_t i = 0; i < K; i++) cr_expect_eq(c.L.row[i + 1] - c.L.row[i], 1);
     cr_expect_eq(c.z[0], s == AGC_GD ? 32 : 6);
     cr_expect_eq(c.wait_all, s == AGC_GD);
     agc_code_free(&c);
@@ -412,8 +377,7 @@ Test(regime_agc, baseline_layouts) {
   o.z_res = 10;
   cr_assert_eq(agc_code_build(&c, AGC_ISSGD, &o, p, K, K, 18, 1, &err), HS_OK);
   size_t on = 0;
-  for (size_t i = 0; i < K; i++)
-    on += c.z[i] > 0;
+  for (size_t i = 0; i < K; i++) on += c.z[i] > 0;
   cr_expect_eq(on, 10);
   agc_code_free(&c);
 }
@@ -421,10 +385,8 @@ Test(regime_agc, baseline_layouts) {
 /* Learning in the loop: real gradients; the same bytes whatever the learner's
  * thread count. Needs Fashion-MNIST (Debian dataset-fashion-mnist). */
 Test(regime_agc, learning_is_deterministic_across_thread_counts) {
-  if (access("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz",
-             R_OK) &&
-      access("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte",
-             R_OK)) {
+  if (access("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz", R_OK) &&
+      access("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte", R_OK)) {
     cr_skip_test("Fashion-MNIST is not installed");
   }
   row a[MAXROWS], b[MAXROWS];
@@ -443,8 +405,7 @@ Test(regime_agc, learning_is_deterministic_across_thread_counts) {
   cr_assert_eq(n, 3);
   cr_expect_str_eq(ca, cb);
   for (size_t i = 0; i < n; i++) {
-    cr_expect(isfinite(a[i].meas) && a[i].meas > 0,
-              "a measured residual error");
+    cr_expect(isfinite(a[i].meas) && a[i].meas > 0, "a measured residual error");
     cr_expect(isfinite(a[i].meas_rel));
   }
   /* dim 0 with learning: messages carry the MLP's 101,770 parameters */
@@ -456,27 +417,22 @@ Test(regime_agc, learning_is_deterministic_across_thread_counts) {
 /* gd decodes the exact gradient: the measured residual error is 0; the
  * two-lane Adam path runs and keeps the model finite. */
 Test(regime_agc, gd_measures_no_residual_and_adam2_runs) {
-  if (access("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz",
-             R_OK) &&
-      access("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte",
-             R_OK)) {
+  if (access("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz", R_OK) &&
+      access("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte", R_OK)) {
     cr_skip_test("Fashion-MNIST is not installed");
   }
   row a[MAXROWS];
   hs_summary s;
-  size_t n = run_rows(
-      GIVEN ", \"scheme\": \"gd\", \"learn\": \"mnist\", \"max_samples\": 600, "
-            "\"eval_every\": 1, \"eval_samples\": 100",
-      2, a, &s, NULL);
+  size_t n = run_rows(GIVEN
+                      ", \"scheme\": \"gd\", \"learn\": \"mnist\", \"max_samples\": 600, "
+                      "\"eval_every\": 1, \"eval_samples\": 100",
+                      2, a, &s, NULL);
   cr_assert_eq(n, 2);
-  for (size_t i = 0; i < n; i++)
-    cr_expect_eq(a[i].meas, 0.0, "ghat = g exactly");
-  n = run_rows(
-      GIVEN
-      ", \"learn\": \"mnist\", \"optimizer\": \"adam2\", \"max_samples\": 600, "
-      "\"eval_every\": 1, \"eval_samples\": 100",
-      3, a, &s, NULL);
+  for (size_t i = 0; i < n; i++) cr_expect_eq(a[i].meas, 0.0, "ghat = g exactly");
+  n = run_rows(GIVEN
+               ", \"learn\": \"mnist\", \"optimizer\": \"adam2\", \"max_samples\": 600, "
+               "\"eval_every\": 1, \"eval_samples\": 100",
+               3, a, &s, NULL);
   cr_assert_eq(n, 3);
-  for (size_t i = 0; i < n; i++)
-    cr_expect(isfinite(a[i].meas) && a[i].meas > 0);
+  for (size_t i = 0; i < n; i++) cr_expect(isfinite(a[i].meas) && a[i].meas > 0);
 }
