@@ -124,7 +124,40 @@ static void on_deadline(hs_engine *eng, void *subject, uint64_t arg) {
   iteration_end(r);
 }
 
-/* p_i from the lateness seen so far, then a new code. */
+/* The samples each worker computes under the current code. */
+static void loads_of(agc_state *s) {
+  for (size_t i = 0; i < s->k; i++) {
+    s->samples[i] = 0;
+    for (size_t e = s->code.L.row[i]; e < s->code.L.row[i + 1]; e++)
+      s->samples[i] += s->part_samples[s->code.L.col[e]];
+  }
+}
+
+static hs_status fail_opt(sim_run *r, hs_error *err, hs_error *inner) {
+  return hs_error_set(err, inner->status, "%s: regime.%s", r->sc->path, inner->msg);
+}
+
+
+static double tuned_d(const agc_state *s) {
+  double pm = 0;
+  for (size_t i = 0; i < s->k; i++) pm += s->p[i] / (double)s->k;
+  double zbar = ((double)s->o->z_res + (double)s->o->offset * (double)s->k) / (double)s->k;
+  double m = pow(2.0, zbar - 1.0) - 1.0;
+  double d = pm * m * m * 0.005;
+  return d > 0 ? d : 1e-12;
+}
+
+static hs_status plan(sim_run *r, agc_state *s, hs_error *err) {
+  if (!strcmp(s->o->d_rule, "tuned")) s->d = tuned_d(s);
+  agc_code_free(&s->code);
+  hs_error in = {0};
+  if (agc_code_build(&s->code, s->scheme, s->o, s->p, s->k, s->n, s->d, r->sc->seed, &in) != HS_OK)
+    return fail_opt(r, err, &in);
+  loads_of(s);
+  return HS_OK;
+}
+
+/* p_i from the lateness seen so far, then a new code (D re-tuned when tuned). */
 static void reestimate(sim_run *r, agc_state *s) {
   const agc_opts *o = s->o;
   for (size_t i = 0; i < s->k; i++) {
@@ -132,20 +165,12 @@ static void reestimate(sim_run *r, agc_state *s) {
     double q = (o->prior_weight * s->p0[i] + s->misses[i]) / (o->prior_weight + s->tries[i]);
     s->p[i] = q < o->p_min ? o->p_min : q > o->p_max ? o->p_max : q;
   }
-  agc_code c;
   hs_error err = {0};
-  if (agc_code_build(&c, s->scheme, o, s->p, s->k, s->n, s->d, r->sc->seed, &err) != HS_OK) {
+  if (plan(r, s, &err) != HS_OK) {
     char msg[HS_ERROR_MSG_MAX + 64];
     snprintf(msg, sizeof msg, "round %u: re-planning with the observed p: %s", r->round, err.msg);
     sim_fail(r, err.status, msg);
     return;
-  }
-  agc_code_free(&s->code);
-  s->code = c;
-  for (size_t i = 0; i < s->k; i++) {
-    s->samples[i] = 0;
-    for (size_t e = c.L.row[i]; e < c.L.row[i + 1]; e++)
-      s->samples[i] += s->part_samples[c.L.col[e]];
   }
   s->replans++;
 }
@@ -286,37 +311,6 @@ static void agc_telemetry(sim_run *r, size_t i, sim_meter *m) {
 
 /* --- set-up
  * ------------------------------------------------------------------- */
-
-static hs_status fail_opt(sim_run *r, hs_error *err, hs_error *inner) {
-  return hs_error_set(err, inner->status, "%s: regime.%s", r->sc->path, inner->msg);
-}
-
-static void loads_of(agc_state *s) {
-  for (size_t i = 0; i < s->k; i++) {
-    s->samples[i] = 0;
-    for (size_t e = s->code.L.row[i]; e < s->code.L.row[i + 1]; e++)
-      s->samples[i] += s->part_samples[s->code.L.col[e]];
-  }
-}
-
-static double tuned_d(const agc_state *s) {
-  double pm = 0;
-  for (size_t i = 0; i < s->k; i++) pm += s->p[i] / (double)s->k;
-  double zbar = ((double)s->o->z_res + (double)s->o->offset * (double)s->k) / (double)s->k;
-  double m = pow(2.0, zbar - 1.0) - 1.0;
-  double d = pm * m * m * 0.005;
-  return d > 0 ? d : 1e-12;
-}
-
-static hs_status plan(sim_run *r, agc_state *s, hs_error *err) {
-  if (!strcmp(s->o->d_rule, "tuned")) s->d = tuned_d(s);
-  agc_code_free(&s->code);
-  hs_error in = {0};
-  if (agc_code_build(&s->code, s->scheme, s->o, s->p, s->k, s->n, s->d, r->sc->seed, &in) != HS_OK)
-    return fail_opt(r, err, &in);
-  loads_of(s);
-  return HS_OK;
-}
 
 static hs_status agc_setup(sim_run *r, hs_error *err) {
   const hs_scenario *sc = r->sc;
@@ -521,7 +515,6 @@ static void p_print(cJSON *reg, const void *opts, const sim_regime_opt *opt) {
 
 static void agc_opts_free(void *opts) { hs_free(((agc_opts *)opts)->p); }
 
-static const char *const schemes[] = {"proposed", "osgc", "sgc", "bgc", "ehd", "issgd", "gd", NULL};
 static const char *const allocators[] = {"lag", "dp", "greedy", "equal", NULL};
 static const char *const d_rules[] = {"theory", "tuned", "given", NULL};
 static const char *const p_rules[] = {"profile", "model", "given", NULL};
@@ -532,7 +525,7 @@ static const char *const optimizers[] = {"sgd", "adam2", NULL};
 #define OPT(key, type, field, def, lo, hi, bounds, choices, doc) \
   { key, type, offsetof(agc_opts, field), def, lo, hi, bounds, choices, NULL, doc }
 static const sim_regime_opt agc_table[] = {
-    OPT("scheme", SIM_OPT_CHOICE, scheme, 0, 0, 0, 0, schemes,
+    OPT("scheme", SIM_OPT_CHOICE, scheme, 0, 0, 0, 0, agc_scheme_names,
         "proposed (the planner), or a baseline: osgc, sgc, bgc, ehd, issgd, "
         "gd"),
     OPT("allocator", SIM_OPT_CHOICE, allocator, 0, 0, 0, 0, allocators,

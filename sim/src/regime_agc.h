@@ -82,6 +82,8 @@ typedef struct agc_code {
   double predicted; /* E||ghat - g||^2 / ||g_bar||^2 */
 } agc_code;
 
+/* The option's words, in enum order, NULL-terminated. */
+extern const char *const agc_scheme_names[AGC_NSCHEMES + 1];
 agc_scheme agc_scheme_of(const char *name);
 
 /* The code of scheme s for straggler probabilities p (k), n partitions. SGC

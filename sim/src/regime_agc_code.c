@@ -49,7 +49,7 @@ static const char *const scheme_names[AGC_NSCHEMES] = {"proposed", "osgc",  "sgc
 
 agc_scheme agc_scheme_of(const char *name) {
   for (int s = 0; s < AGC_NSCHEMES; s++)
-    if (!strcmp(scheme_names[s], name)) return (agc_scheme)s;
+    if (!strcmp(agc_scheme_names[s], name)) return (agc_scheme)s;
   return AGC_PROPOSED;
 }
 
