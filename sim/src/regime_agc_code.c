@@ -44,8 +44,8 @@
 #include "regime_agc.h"
 #include "run_internal.h"
 
-static const char *const scheme_names[AGC_NSCHEMES] = {"proposed", "osgc",  "sgc", "bgc",
-                                                       "ehd",      "issgd", "gd"};
+const char *const agc_scheme_names[AGC_NSCHEMES + 1] = {"proposed", "osgc",  "sgc", "bgc",
+                                                        "ehd",      "issgd", "gd",  NULL};
 
 agc_scheme agc_scheme_of(const char *name) {
   for (int s = 0; s < AGC_NSCHEMES; s++)
