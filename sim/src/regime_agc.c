@@ -315,6 +315,9 @@ static void agc_telemetry(sim_run *r, size_t i, sim_meter *m) {
 static hs_status agc_setup(sim_run *r, hs_error *err) {
   const hs_scenario *sc = r->sc;
   const agc_opts *o = sc->regime.opts;
+  if (o->p_min >= o->p_max)
+    return hs_error_set(err, HS_EINVAL, "%s: regime.p_min: %g is not below p_max = %g", sc->path,
+                        o->p_min, o->p_max);
   agc_state *s = hs_calloc(1, sizeof *s);
   r->rs = s;
   size_t k = s->k = r->ndev;
@@ -374,9 +377,6 @@ static hs_status agc_setup(sim_run *r, hs_error *err) {
   }
   s->unit_s = s->deadline_s / o->z_th;
   if (!strcmp(o->p_rule, "profile")) {
-    if (o->p_min >= o->p_max)
-      return hs_error_set(err, HS_EINVAL, "%s: regime.p_min: %g is not below p_max = %g", sc->path,
-                          o->p_min, o->p_max);
     /* p depends on the load and the bits, which depend on p: start from the
      * nominal load, then re-estimate with the planned one (an off worker
      * keeps the nominal load) until the code stops changing (at most 8). */
