@@ -18,7 +18,8 @@
  * U(0.01, 2) per worker, p_i = exp(-mu_i (z_th - 1)), realised on the timeline
  * as a shifted-exponential lag unit * Exp(1)/mu_i added to the compute, with
  * unit = deadline / z_th); or from the profiles against the deadline
- * (regime_agc_code.c), in two passes (a nominal load, then the planned one).
+ * (regime_agc_code.c; with first_k, P(not among the first K) by Monte Carlo),
+ * iterated with the planned loads until the bits stop changing (at most 8).
  * reestimate_every R > 0: every R iterations p_i becomes (prior_weight p_i0 +
  * misses_i) / (prior_weight + iterations_i) from the lateness observed (no
  * draw: deterministic) and the code is re-planned.
@@ -136,7 +137,6 @@ static void loads_of(agc_state *s) {
 static hs_status fail_opt(sim_run *r, hs_error *err, hs_error *inner) {
   return hs_error_set(err, inner->status, "%s: regime.%s", r->sc->path, inner->msg);
 }
-
 
 static double tuned_d(const agc_state *s) {
   double pm = 0;
@@ -383,11 +383,13 @@ static hs_status agc_setup(sim_run *r, hs_error *err) {
     uint64_t *ns = hs_malloc(k * sizeof *ns);
     double *bits = hs_malloc(k * sizeof *bits);
     int64_t *zprev = hs_calloc(k, sizeof *zprev);
+    bool *sends = hs_calloc(k, sizeof *sends);
     hs_status st = HS_OK;
     for (int pass = 0; pass < 8; pass++) {
       bool same = pass > 0;
       for (size_t i = 0; i < k; i++) {
         bool on = pass > 0 && s->code.z[i] && s->samples[i];
+        sends[i] = pass == 0 || on;
         ns[i] = on ? s->samples[i] : nominal_samples;
         bits[i] = on ? msg_bits(s, i) : nominal_bits;
         if (pass > 0) {
@@ -396,12 +398,17 @@ static hs_status agc_setup(sim_run *r, hs_error *err) {
         }
       }
       if (same) break;
-      agc_p_from_profiles(r, ns, bits, s->deadline_s, o->p_min, o->p_max, s->p);
+      if (o->first_k)
+        agc_p_first_k(r, ns, bits, sends, s->deadline_s, o->first_k, sc->seed, o->p_min, o->p_max,
+                      s->p);
+      else
+        agc_p_from_profiles(r, ns, bits, s->deadline_s, o->p_min, o->p_max, s->p);
       if ((st = plan(r, s, err)) != HS_OK) break;
     }
     hs_free(ns);
     hs_free(bits);
     hs_free(zprev);
+    hs_free(sends);
     if (st != HS_OK) return st;
     memcpy(s->p0, s->p, k * sizeof *s->p);
     return HS_OK;

@@ -102,6 +102,12 @@ double agc_code_predicted(const agc_code *c, const double *p);
  * upload: latency + bits / min(access, server / senders). */
 void agc_p_from_profiles(sim_run *r, const uint64_t *samples, const double *bits, double deadline_s,
                          double p_min, double p_max, double *p);
+/* The same with first_k > 0: P(not among the first first_k arrivals of the
+ * workers flagged in sends, or after the deadline), by Monte Carlo over the
+ * profiles (streams keyed by seed and device; deterministic). */
+void agc_p_first_k(sim_run *r, const uint64_t *samples, const double *bits, const bool *sends,
+                   double deadline_s, size_t first_k, uint64_t seed, double p_min, double p_max,
+                   double *p);
 /* Nominal (mean) arrival time of device i: compute of `samples` at its mean
  * speed from now, plus the upload of `bits`. */
 double agc_nominal_arrival(sim_run *r, size_t i, uint64_t samples, double bits);

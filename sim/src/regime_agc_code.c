@@ -322,3 +322,87 @@ void agc_p_from_profiles(sim_run *r, const uint64_t *samples, const double *bits
     p[i] = q < p_min ? p_min : q > p_max ? p_max : q;
   }
 }
+
+/* first_k: p_i = P(worker i's message is not among the first K, or comes after
+ * the deadline), the marginal the unbiased decoder needs. The arrivals are
+ * dependent through the ranking, so this is Monte Carlo: AGC_FK_DRAWS joint
+ * draws of every worker's arrival (its profile's lognormal compute, stretched
+ * by its speed trace, plus the upload), from a stream of its own keyed by
+ * (seed, device, purpose): the timeline's streams are not touched. The K-th
+ * arrival is found among the workers flagged `sends` (quickselect, O(k) per
+ * draw; fewer senders than K: the deadline alone); every worker, sending or
+ * not, is judged against it. Cost O(k x draws). */
+#define AGC_FK_DRAWS 1000
+
+static void swap_d(double *a, double *b) {
+  double t = *a;
+  *a = *b;
+  *b = t;
+}
+
+/* The k-th smallest (from 1) of v[0..n), reordering v. */
+static double kth_smallest(double *v, size_t n, size_t k) {
+  size_t lo = 0, hi = n - 1, want = k - 1;
+  while (lo < hi) {
+    double pivot = v[lo + (hi - lo) / 2];
+    size_t i = lo, j = hi;
+    while (i <= j) {
+      while (v[i] < pivot) i++;
+      while (v[j] > pivot) j--;
+      if (i <= j) {
+        swap_d(&v[i], &v[j]);
+        i++;
+        if (j == 0) break;
+        j--;
+      }
+    }
+    if (want <= j)
+      hi = j;
+    else if (want >= i)
+      lo = i;
+    else
+      return v[want];
+  }
+  return v[want];
+}
+
+void agc_p_first_k(sim_run *r, const uint64_t *samples, const double *bits, const bool *sends,
+                   double deadline_s, size_t first_k, uint64_t seed, double p_min, double p_max,
+                   double *p) {
+  size_t k = r->ndev;
+  double *t = hs_malloc(k * sizeof *t), *sel = hs_malloc(k * sizeof *sel);
+  uint32_t *miss = hs_calloc(k, sizeof *miss);
+  hs_rng *g = hs_malloc(k * sizeof *g);
+  for (size_t i = 0; i < k; i++) {
+    hs_rng_init(&g[i], seed, r->dev[i].key, 0x464b4d43u);
+  }
+  for (int m = 0; m < AGC_FK_DRAWS; m++) {
+    size_t ns = 0;
+    for (size_t i = 0; i < k; i++) {
+      const sim_dev *dv = &r->dev[i];
+      double cv = dv->tau_cv, f = 1.0;
+      double u = ((double)(hs_rng_next(&g[i]) >> 11) + 0.5) * 0x1.0p-53;
+      if (cv > 0) {
+        double s2 = log1p(cv * cv);
+        f = exp(sqrt(s2) * gsl_cdf_ugaussian_Pinv(u) - 0.5 * s2);
+      }
+      double work = dv->overhead_s + (double)samples[i] * dv->tau_s * f;
+      t[i] = sim_dev_stretch_s(r, i, work, 0) + upload_s(r, i, bits[i], r->ndev);
+      if (sends[i]) sel[ns++] = t[i];
+    }
+    double cut = deadline_s;
+    if (first_k && first_k <= ns) {
+      double kth = kth_smallest(sel, ns, first_k);
+      if (kth < cut) cut = kth;
+    }
+    for (size_t i = 0; i < k; i++) miss[i] += t[i] > cut;
+  }
+  for (size_t i = 0; i < k; i++) {
+    double q = (double)miss[i] / AGC_FK_DRAWS;
+    p[i] = q < p_min ? p_min : q > p_max ? p_max : q;
+  }
+  hs_free(t);
+  hs_free(sel);
+  hs_free(miss);
+  hs_free(g);
+}

@@ -244,6 +244,23 @@ Test(regime_agc, p_from_profiles_against_the_deadline) {
   cr_expect_float_eq(rows[0].pmean, 0.9 / 3, 1e-12);
 }
 
+/* first_k with p from the profiles, on a code whose loads do not depend on p
+ * (issgd: one partition each, 4 bits each): the deterministic fast board is
+ * always the third arrival (0.6 s against 0.45 and 0.4), so P(not among the
+ * first 2) = 1 (clamped to p_max); the others always make it (p_min). */
+Test(regime_agc, p_from_profiles_under_first_k) {
+  row rows[MAXROWS];
+  hs_summary s;
+  size_t n = run_rows(
+      ", \"z_res\": 12, \"dim\": 1000, \"p_rule\": \"profile\", "
+      "\"deadline_s\": 10, \"first_k\": 2, \"p_min\": 0, \"p_max\": 0.9, "
+      "\"scheme\": \"issgd\"",
+      1, rows, &s, NULL);
+  cr_assert_eq(n, 1);
+  cr_expect_float_eq(rows[0].pmean, 0.9 / 3, 1e-12);
+  cr_expect_float_eq(rows[0].dur, 0.45 + 5.064e-6, 1e-12, "ends at the second arrival");
+}
+
 Test(regime_agc, reestimating_from_lateness_is_deterministic) {
   row a[MAXROWS], b[MAXROWS];
   hs_summary s;
