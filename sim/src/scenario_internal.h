@@ -81,6 +81,10 @@ hs_status scn_fail(ctx *c, hs_status st, const char *fmt, ...)
     ;
 cJSON *scn_member(const cJSON *obj, const char *key);
 hs_status scn_check_keys(ctx *c, const cJSON *obj, const char *const *allowed);
+/* The same, but an unknown key's message lists `shown` (e.g. the keys of the
+ * regime the block asks for) instead of every key allowed. */
+hs_status scn_check_keys_as(ctx *c, const cJSON *obj, const char *const *allowed,
+                            const char *const *shown);
 hs_status scn_need_object(ctx *c, const cJSON *n);
 hs_status scn_missing(ctx *c, const char *key);
 hs_status scn_get_uint(ctx *c, const cJSON *obj, const char *key, bool required, double def,
