@@ -37,6 +37,9 @@ typedef enum hs_metric_type { HS_METRIC_F64, HS_METRIC_U32, HS_METRIC_U64 } hs_m
 
 /* Where a metric appears (bits of hs_metric.in). */
 enum { HS_METRIC_JSON = 1u, HS_METRIC_SWEEP = 2u, HS_METRIC_COMPARE = 4u };
+/* With HS_METRIC_JSON: left out of summary.json when NaN (a metric only some
+ * scenarios compute, so that the others' summaries stay as they were). */
+enum { HS_METRIC_JSON_IF_SET = 8u };
 
 /* Statistics over the seeds of a sweep point (bits of hs_metric.stats),
  * printed in this order. */

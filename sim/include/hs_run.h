@@ -32,6 +32,8 @@ typedef struct hs_summary {
   double compute_cv;           /* mean over rounds of the CV of per-device compute time */
   double wait_fraction;        /* idle-wait seconds / (devices * makespan) */
   double controller_overhead_fraction; /* NAN unless measured */
+  double compute_cv_adapted;   /* compute_cv of the rounds after the first (measured) one;
+                                  NAN without a "dynamics" block or with one round */
 } hs_summary;
 
 hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out, hs_error *err);

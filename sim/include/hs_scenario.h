@@ -86,6 +86,7 @@ typedef struct hs_scenario {
   double telemetry_time_noise;   /* relative sd of reported time (0: exact) */
   double telemetry_energy_noise; /* relative sd of reported energy (0: exact) */
   bool switch_off_unselected;    /* oort: unselected devices switch off for the round */
+  struct hs_dynamics *dynamics;  /* the "dynamics" block (sim/src/dyn.h); NULL: none */
 } hs_scenario;
 
 /* A --set key=value override: key is a dotted JSON path ("policy.w_e",

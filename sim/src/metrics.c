@@ -56,6 +56,8 @@ static const hs_metric table[] = {
     {"rounds", "1", "rounds run", U32(rounds), HS_METRIC_JSON, 0, {0}},
     {"samples", "1", "samples trained in total", U64(samples), HS_METRIC_JSON, 0, {0}},
     {"devices", "1", "devices in the run (groups expanded)", U64(devices), HS_METRIC_JSON, 0, {0}},
+    {"compute_cv_adapted", "1", "compute_cv over the rounds after the first (with \"dynamics\")",
+     F64(compute_cv_adapted), HS_METRIC_JSON | HS_METRIC_JSON_IF_SET, 0, {0}},
 };
 
 #define NTABLE (sizeof table / sizeof table[0])
@@ -131,7 +133,9 @@ size_t hs_metric_json_fields(const hs_summary *s, hs_report_field *f, size_t cap
   size_t n = 0;
   for (size_t i = 0; i < hs_metric_count() && n < cap; i++) {
     const hs_metric *m = hs_metric_at(i);
-    if (m->in & HS_METRIC_JSON) f[n++] = (hs_report_field){m->name, hs_metric_value(m, s)};
+    double v = hs_metric_value(m, s);
+    if ((m->in & HS_METRIC_JSON_IF_SET) && isnan(v)) continue;
+    if (m->in & HS_METRIC_JSON) f[n++] = (hs_report_field){m->name, v};
   }
   return n;
 }

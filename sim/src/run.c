@@ -53,6 +53,7 @@ static const char *span_name(hs_power_state st) {
 void sim_dev_state(sim_run *r, size_t i, hs_power_state st) {
   double now = hs_engine_now(r->eng);
   sim_dev *d = &r->dev[i];
+  if (d->dyn) sim_dyn_state(r, i, st);
   hs_ledger_switch(r->ledger, i, st, now);
   if (hs_report_tracing(r->report) && d->span_state != st) {
     if (d->span_state != HS_POWER_OFF && now > d->span_start_s)
@@ -83,6 +84,7 @@ double sim_dev_stretch_s(sim_run *r, size_t i, double work_s, double after_s) {
   const sim_dev *d = &r->dev[i];
   double t0 = hs_engine_now(r->eng) + after_s;
   double end = d->trace && isfinite(t0) ? hs_speed_trace_finish(d->trace, t0, work_s) : t0 + work_s;
+  if (d->dyn) end = t0 + sim_dyn_finish(r, i, work_s, after_s);
   if (!isfinite(end)) {
     /* Fail, and give the caller a harmless 0: the engine stops before the
      * event it schedules. */
@@ -91,7 +93,7 @@ double sim_dev_stretch_s(sim_run *r, size_t i, double work_s, double after_s) {
     fail_time_overflow(r, what);
     return 0;
   }
-  return d->trace ? end - t0 : work_s;
+  return d->trace || d->dyn ? end - t0 : work_s;
 }
 
 double sim_dev_compute_s(sim_run *r, size_t i, uint64_t samples, bool with_overhead,
@@ -103,6 +105,10 @@ double sim_dev_compute_s(sim_run *r, size_t i, uint64_t samples, bool with_overh
   t.overhead_s = with_overhead ? d->overhead_s : 0;
   double work = hs_task_compute_time(&t, samples, &d->rng_compute);
   return sim_dev_stretch_s(r, i, work, after_s);
+}
+
+double sim_dev_last_compute_j(sim_run *r, size_t i) {
+  return r->dev[i].dyn ? sim_dyn_last_j(r, i) : NAN;
 }
 
 /* --- rounds --------------------------------------------------------------- */
@@ -211,6 +217,7 @@ static bool round_measure(sim_run *r, double now, round_totals *t) {
     cv = mean > 0 ? sqrt(var > 0 ? var : 0) / mean : 0;
   }
   r->cv_sum += cv;
+  if (r->cv_count > 0) r->cv_adapted_sum += cv;
   r->cv_count++;
   *t = (round_totals){energy, max_wait, cv};
   return true;
@@ -337,6 +344,7 @@ static void run_free(sim_run *r) {
   hs_free(r->alloc);
   hs_free(r->tele);
   hs_free(r->scratch);
+  sim_dyn_free(r);
 }
 
 hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out, hs_error *err) {
@@ -363,6 +371,7 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
   hs_rng_init(&dummy, sc->seed, 0, 0);
   r->gsl = hs_rng_gsl_create(&dummy);
   expand_devices(r);
+  sim_dyn_setup(r);
   r->eng = hs_engine_create(2 * r->ndev + 16);
   r->ledger = hs_ledger_create(r->ndev);
   r->net = hs_net_create(r->eng);
@@ -405,6 +414,7 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
     hs_ledger_set_power(r->ledger, i, HS_POWER_IDLE, r->dev[i].idle_w, 0);
     sim_dev_state(r, i, HS_POWER_IDLE);
   }
+  sim_dyn_start(r);
   round_open(r);
   r->regime->start_round(r);
   if (r->status == HS_OK && !r->finished) hs_engine_run(r->eng);
@@ -436,6 +446,8 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
   sum.idle_j = hs_ledger_state_energy(r->ledger, HS_POWER_IDLE, end);
   sum.energy_j = sum.compute_j + sum.comm_j + sum.idle_j;
   sum.compute_cv = r->cv_count ? r->cv_sum / r->cv_count : 0;
+  sum.compute_cv_adapted =
+      sc->dynamics && r->cv_count > 1 ? r->cv_adapted_sum / (r->cv_count - 1) : NAN;
   double idle_s = 0;
   for (size_t i = 0; i < r->ndev; i++) idle_s += hs_ledger_time_in(r->ledger, i, HS_POWER_IDLE, end);
   sum.wait_fraction = end > 0 ? idle_s / ((double)r->ndev * end) : 0;
