@@ -92,6 +92,7 @@ struct hs_dynamics {
   dyn_dev_spec *dev; /* total_devices */
   size_t ndev;
   double start_c;    /* NAN: each board starts at its idle steady state */
+  double deadline_s; /* round deadline (a regime that takes absences: pma); 0: none */
   void *json;        /* the block as written (cJSON), printed back by hetsim validate */
 };
 

@@ -31,6 +31,7 @@
 #include "hs_collective.h"
 #include "hs_metrics.h"
 #include "hs_util.h"
+#include "dyn.h"
 #include "run_internal.h"
 
 void sim_fail(sim_run *r, hs_status st, const char *msg) {
@@ -384,6 +385,12 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
   r->tele = hs_calloc(r->ndev, sizeof *r->tele);
   r->scratch = hs_calloc(r->ndev, sizeof *r->scratch);
   if (r->regime->setup && (st = r->regime->setup(r, err)) != HS_OK) goto done;
+  if (sc->dynamics && sc->dynamics->deadline_s > 0 && !r->on_avail) {
+    st = hs_error_set(err, HS_EINVAL,
+                      "%s: dynamics.deadline_s: regime %s has no round deadline (pma has)",
+                      sc->path, sc->regime.kind);
+    goto done;
+  }
 
   /* The controller, with the regime's participant groups (hfl-ddp: silos). */
   hs_policy_config cfg = sc->policy;

@@ -6,6 +6,8 @@
  *                                   block throttles (default false)
  *     "start_c": 45,                initial temperature of every board
  *                                   (default: its idle steady state)
+ *     "deadline_s": 600,            pma: the server closes each round this
+ *                                   long after it opens (default 0: none)
  *     "availability_trace": "a.csv" on-intervals, CSV device,start_s,end_s
  *                                   (FedScale-style; a device or entry named
  *                                   there is on only inside its intervals;
@@ -204,7 +206,8 @@ done:
 hs_status scn_parse_dynamics(ctx *c, const cJSON *root) {
   const cJSON *o = scn_member(root, "dynamics");
   if (!o) return HS_OK;
-  static const char *const keys[] = {"thermal", "start_c", "availability_trace", "devices", NULL};
+  static const char *const keys[] = {"thermal", "start_c", "deadline_s", "availability_trace",
+                                     "devices", NULL};
   hs_scenario *sc = &c->s->pub;
   size_t mark = sim_jpath_key(&c->path, "dynamics");
   hs_status st;
@@ -225,6 +228,8 @@ hs_status scn_parse_dynamics(ctx *c, const cJSON *root) {
   dy->start_c = NAN;
   if (scn_member(o, "start_c") &&
       (st = scn_get_num(c, o, "start_c", true, 0, -50, false, 200, false, &dy->start_c)))
+    return st;
+  if ((st = scn_get_num(c, o, "deadline_s", false, 0, 0, false, 1e12, false, &dy->deadline_s)))
     return st;
   char *trace = NULL;
   if ((st = scn_get_str(c, o, "availability_trace", false, NULL, &trace))) return st;
