@@ -191,6 +191,7 @@ static void on_avail(hs_engine *eng, void *subject, uint64_t i) {
   }
   dd->away = !on;
   bool taken = r->on_avail && r->on_avail(r, i, on);
+  if (taken && !on) dd->resume = HS_POWER_IDLE; /* its work is gone: back idle */
   if (!taken) {
     if (!on) {
       dd->resume = hs_ledger_state(r->ledger, i);

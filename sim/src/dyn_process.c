@@ -44,7 +44,8 @@ void dyn_pw_intervals(dyn_pw *p, const double *on, size_t n_intervals) {
   memset(p, 0, sizeof *p);
   if (n_intervals == 0 || on[0] > 0) push(p, 0, 0);
   for (size_t j = 0; j < n_intervals; j++) {
-    if (p->n && p->t[p->n - 1] == on[2 * j]) p->v[p->n - 1] = 1;
+    if (p->n >= 2 && p->t[p->n - 1] == on[2 * j] && p->v[p->n - 2] == 1) p->n--; /* touching */
+    else if (p->n && p->t[p->n - 1] == on[2 * j]) p->v[p->n - 1] = 1;
     else push(p, on[2 * j], 1);
     push(p, on[2 * j + 1], 0);
   }
@@ -77,7 +78,10 @@ static size_t piece(dyn_pw *p, double t) {
   return lo;
 }
 
-double dyn_pw_at(dyn_pw *p, double t) { return p->v[piece(p, t)]; }
+double dyn_pw_at(dyn_pw *p, double t) {
+  size_t k = piece(p, t); /* first: it may move p->v */
+  return p->v[k];
+}
 
 double dyn_pw_next(dyn_pw *p, double t) {
   size_t k = piece(p, t);
