@@ -37,6 +37,12 @@
  * link; every device in exactly one silo). The silos are the participant
  * groups of the controller. Per-device state (the round's forward-backward
  * time and energy to report) lives in ddp_state, not in sim_dev.
+ * A rank that becomes unavailable (scenario "dynamics") pauses: its step's
+ * computation resumes when it returns and the all-reduce waits for it (a
+ * DDP job cannot drop a rank mid-step without restarting); an absence
+ * during an all-reduce only powers it off (the collective's time is not
+ * stretched: a simplification). Under throttling a rank reports the energy
+ * its steps drew at their levels.
  * Policies: no participant selection (a rank with no samples still all-reduces
  * every step, and oort has no meaning); a step-level policy (ema-batch) sizes
  * the steps; hfl-ddp needs a policy that takes groups. */
@@ -75,6 +81,7 @@ typedef struct ddp_group {
   uint32_t steps, step;
   uint64_t *batch;      /* nranks x steps, this round */
   double *fwd_s;        /* nranks: forward time of the current step */
+  double *fwd_j;        /* nranks: its energy (throttle levels included); NAN: fwd_s x busy_w */
   size_t pending;
   double allreduce_s;
   double bcast_s;       /* hfl-ddp: leader -> members over the fabric */
@@ -123,7 +130,7 @@ static void on_allreduced(hs_engine *eng, void *subject, uint64_t gi) {
     size_t i = g->ranks[k];
     sim_dev_state(r, i, HS_POWER_IDLE);
     ds->window_s[i] += g->fwd_s[k];
-    ds->window_j[i] += g->fwd_s[k] * r->dev[i].busy_w;
+    ds->window_j[i] += isnan(g->fwd_j[k]) ? g->fwd_s[k] * r->dev[i].busy_w : g->fwd_j[k];
   }
   double cv = group_cv(g);
   if (!isnan(cv)) {
@@ -182,8 +189,10 @@ static void step_start(sim_run *r, ddp_group *g) {
      * forward-backward from where the overhead ends. */
     double t = g->step == 0 ? sim_dev_stretch_s(r, i, r->dev[i].overhead_s, 0) : 0;
     g->fwd_s[k] = 0;
+    g->fwd_j[k] = NAN;
     if (b > 0) {
       g->fwd_s[k] = sim_dev_compute_s(r, i, b, false, t);
+      g->fwd_j[k] = sim_dev_last_compute_j(r, i);
       t += g->fwd_s[k];
     }
     if (t <= 0) continue;
@@ -313,6 +322,7 @@ static void group_alloc(ddp_group *g, size_t nranks, uint32_t steps) {
   g->steps = steps;
   g->batch = hs_calloc(nranks * steps, sizeof *g->batch);
   g->fwd_s = hs_calloc(nranks, sizeof *g->fwd_s);
+  g->fwd_j = hs_calloc(nranks, sizeof *g->fwd_j);
 }
 
 static void ddp_teardown(sim_run *r) {
@@ -322,6 +332,7 @@ static void ddp_teardown(sim_run *r) {
     hs_free(ds->groups[gi].ranks);
     hs_free(ds->groups[gi].batch);
     hs_free(ds->groups[gi].fwd_s);
+    hs_free(ds->groups[gi].fwd_j);
     if (ds->groups[gi].own_step_ctl) hs_controller_destroy(ds->groups[gi].step_ctl);
   }
   hs_free(ds->groups);
