@@ -4,6 +4,7 @@
  * behaviour. Expected values are worked out by hand in the comments. */
 #include "probe.h"
 #include "probe_cases.h"
+#include "hs_learn.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -66,7 +67,7 @@ static unsigned char *cs_gzip_stored(const unsigned char *d, size_t n, size_t *o
   g[13] = (unsigned char)(~n & 0xff);
   g[14] = (unsigned char)((~n >> 8) & 0xff);
   memcpy(g + 15, d, n);
-  uint32_t crc = probe_crc32(0, d, n);
+  uint32_t crc = lrn_crc32(0, d, n);
   for (int k = 0; k < 4; k++) g[15 + n + k] = (unsigned char)(crc >> (8 * k));
   for (int k = 0; k < 4; k++) g[19 + n + k] = (unsigned char)((uint32_t)n >> (8 * k));
   *outlen = n + 23;
@@ -82,13 +83,13 @@ static bool c_gzip_dynamic(const char *tmp, char *why, size_t cap) {
   unsigned char *out = NULL;
   size_t ol = 0;
   hs_error e = {HS_OK, ""};
-  hs_status st = probe_gunzip(GZ_DYNAMIC, sizeof GZ_DYNAMIC, 0, &out, &ol, &e);
+  hs_status st = lrn_gunzip(GZ_DYNAMIC, sizeof GZ_DYNAMIC, 0, &out, &ol, &e);
   bool ok = st == HS_OK && ol == n && memcmp(out, expect, n) == 0;
   free(out);
   free(expect);
   CHECK(ok, "dynamic-Huffman gzip: status %d (%s), %zu bytes, expected %zu", st, e.msg, ol, n);
   /* max_out stops early: the first 13 bytes only */
-  st = probe_gunzip(GZ_DYNAMIC, sizeof GZ_DYNAMIC, 13, &out, &ol, &e);
+  st = lrn_gunzip(GZ_DYNAMIC, sizeof GZ_DYNAMIC, 13, &out, &ol, &e);
   ok = st == HS_OK && ol == 13 && memcmp(out, "line 0: the q", 13) == 0;
   free(out);
   CHECK(ok, "max_out 13: status %d, %zu bytes", st, ol);
@@ -100,18 +101,18 @@ static bool c_gzip_fixed_and_stored(const char *tmp, char *why, size_t cap) {
   unsigned char *out = NULL;
   size_t ol = 0;
   hs_error e = {HS_OK, ""};
-  hs_status st = probe_gunzip(GZ_FIXED, sizeof GZ_FIXED, 0, &out, &ol, &e);
+  hs_status st = lrn_gunzip(GZ_FIXED, sizeof GZ_FIXED, 0, &out, &ol, &e);
   bool ok = st == HS_OK && ol == 29 && memcmp(out, "hello, hello, hello, hetsim!\n", 29) == 0;
   free(out);
   CHECK(ok, "fixed-Huffman gzip: status %d (%s)", st, e.msg);
   size_t gl = 0;
   unsigned char *g = cs_gzip_stored((const unsigned char *)"stored block", 12, &gl);
-  st = probe_gunzip(g, gl, 0, &out, &ol, &e);
+  st = lrn_gunzip(g, gl, 0, &out, &ol, &e);
   ok = st == HS_OK && ol == 12 && memcmp(out, "stored block", 12) == 0;
   free(out);
   CHECK(ok, "stored gzip: status %d (%s)", st, e.msg);
   g[gl - 8] ^= 1; /* corrupt the CRC */
-  st = probe_gunzip(g, gl, 0, &out, &ol, &e);
+  st = lrn_gunzip(g, gl, 0, &out, &ol, &e);
   free(g);
   CHECK(st == HS_EPARSE && strstr(e.msg, "CRC") && strstr(e.msg, "offset"), "bad CRC: got %d \"%s\"", st, e.msg);
   return true;
@@ -122,9 +123,9 @@ static bool c_gzip_truncated(const char *tmp, char *why, size_t cap) {
   unsigned char *out = NULL;
   size_t ol = 0;
   hs_error e = {HS_OK, ""};
-  hs_status st = probe_gunzip(GZ_DYNAMIC, 300, 0, &out, &ol, &e);
+  hs_status st = lrn_gunzip(GZ_DYNAMIC, 300, 0, &out, &ol, &e);
   CHECK(st == HS_EPARSE && strstr(e.msg, "offset"), "truncated gzip: got %d \"%s\"", st, e.msg);
-  st = probe_gunzip((const unsigned char *)"not gzip at all, really", 23, 0, &out, &ol, &e);
+  st = lrn_gunzip((const unsigned char *)"not gzip at all, really", 23, 0, &out, &ol, &e);
   CHECK(st == HS_EPARSE && strstr(e.msg, "offset 0"), "not gzip: got %d \"%s\"", st, e.msg);
   return true;
 }
@@ -151,33 +152,33 @@ static bool c_idx_header_checks(const char *tmp, char *why, size_t cap) {
   uint32_t dims[3] = {5, 4, 3};
   size_t len = 0;
   unsigned char *b = cs_idx(3, dims, 1, &len);
-  probe_idx x;
+  lrn_idx x;
   hs_error e = {HS_OK, ""};
-  CHECK(probe_idx_parse(b, len, 0, &x, &e) == HS_OK && x.count == 5 && x.item_size == 12 && x.data[0] == 1,
+  CHECK(lrn_idx_parse(b, len, 0, &x, &e) == HS_OK && x.count == 5 && x.item_size == 12 && x.data[0] == 1,
         "valid IDX rejected: %s", e.msg);
-  probe_idx_fini(&x);
+  lrn_idx_fini(&x);
   b[1] = 7;
-  CHECK(probe_idx_parse(b, len, 0, &x, &e) == HS_EPARSE && strstr(e.msg, "offset 0"), "bad magic: \"%s\"", e.msg);
+  CHECK(lrn_idx_parse(b, len, 0, &x, &e) == HS_EPARSE && strstr(e.msg, "offset 0"), "bad magic: \"%s\"", e.msg);
   b[1] = 0;
   b[2] = 0x0d;
-  CHECK(probe_idx_parse(b, len, 0, &x, &e) == HS_EUNSUP && strstr(e.msg, "offset 2"), "float type: \"%s\"", e.msg);
+  CHECK(lrn_idx_parse(b, len, 0, &x, &e) == HS_EUNSUP && strstr(e.msg, "offset 2"), "float type: \"%s\"", e.msg);
   b[2] = 8;
   b[3] = 9;
-  CHECK(probe_idx_parse(b, len, 0, &x, &e) == HS_EPARSE && strstr(e.msg, "offset 3"), "9 dims: \"%s\"", e.msg);
+  CHECK(lrn_idx_parse(b, len, 0, &x, &e) == HS_EPARSE && strstr(e.msg, "offset 3"), "9 dims: \"%s\"", e.msg);
   b[3] = 3;
-  CHECK(probe_idx_parse(b, len - 1, 0, &x, &e) == HS_EPARSE && strstr(e.msg, "4 of 5 items"),
+  CHECK(lrn_idx_parse(b, len - 1, 0, &x, &e) == HS_EPARSE && strstr(e.msg, "4 of 5 items"),
         "truncated data: \"%s\"", e.msg);
-  CHECK(probe_idx_parse(b, len - 1, 3, &x, &e) == HS_OK && x.count == 3, "max_items 3 on a short file: \"%s\"", e.msg);
-  probe_idx_fini(&x);
+  CHECK(lrn_idx_parse(b, len - 1, 3, &x, &e) == HS_OK && x.count == 3, "max_items 3 on a short file: \"%s\"", e.msg);
+  lrn_idx_fini(&x);
   unsigned char *big = hs_malloc(len + 2);
   memcpy(big, b, len);
   big[len] = big[len + 1] = 0;
-  CHECK(probe_idx_parse(big, len + 2, 0, &x, &e) == HS_EPARSE && strstr(e.msg, "2 bytes after"),
+  CHECK(lrn_idx_parse(big, len + 2, 0, &x, &e) == HS_EPARSE && strstr(e.msg, "2 bytes after"),
         "trailing bytes: \"%s\"", e.msg);
   free(big);
   b[7] = 0; /* dims[0] = 0 */
   b[4] = b[5] = b[6] = 0;
-  CHECK(probe_idx_parse(b, len, 0, &x, &e) == HS_EPARSE && strstr(e.msg, "offset 4"), "zero dim: \"%s\"", e.msg);
+  CHECK(lrn_idx_parse(b, len, 0, &x, &e) == HS_EPARSE && strstr(e.msg, "offset 4"), "zero dim: \"%s\"", e.msg);
   free(b);
   return true;
 }
@@ -189,20 +190,20 @@ static bool c_idx_gzip_file(const char *tmp, char *why, size_t cap) {
   unsigned char *g = cs_gzip_stored(b, len, &gl);
   CHECK(probe_put_bin(tmp, "x-idx3-ubyte.gz", g, gl), "cannot write");
   char *p = cs_path(tmp, "x-idx3-ubyte.gz");
-  probe_idx x;
+  lrn_idx x;
   hs_error e = {HS_OK, ""};
-  hs_status st = probe_idx_load(p, 0, &x, &e);
+  hs_status st = lrn_idx_load(p, 0, &x, &e);
   bool ok = st == HS_OK && x.count == 6 && memcmp(x.data, b + 16, 24) == 0;
-  probe_idx_fini(&x);
-  st = probe_idx_load(p, 2, &x, &e);
+  lrn_idx_fini(&x);
+  st = lrn_idx_load(p, 2, &x, &e);
   ok = ok && st == HS_OK && x.count == 2;
-  probe_idx_fini(&x);
+  lrn_idx_fini(&x);
   g[20] ^= 0xff; /* corrupt one data byte: the CRC catches it */
   probe_put_bin(tmp, "x-idx3-ubyte.gz", g, gl);
-  st = probe_idx_load(p, 0, &x, &e);
+  st = lrn_idx_load(p, 0, &x, &e);
   bool named = st == HS_EPARSE && strstr(e.msg, p) && strstr(e.msg, "CRC");
   char *missing = cs_path(tmp, "nope-idx1-ubyte");
-  hs_status st2 = probe_idx_load(missing, 0, &x, &e);
+  hs_status st2 = lrn_idx_load(missing, 0, &x, &e);
   bool miss = st2 == HS_ENOENT && strstr(e.msg, missing);
   free(missing);
   free(p);
@@ -218,31 +219,31 @@ static bool c_idx_gzip_file(const char *tmp, char *why, size_t cap) {
 static bool c_csv_parse(const char *tmp, char *why, size_t cap) {
   (void)tmp;
   const char *ok = "time,t2m,u10\r\n2020-01-01T00:00,280.5,1.5\r\n2020-01-01T01:00,281,-2e-1\r\n";
-  probe_table t;
+  lrn_table t;
   hs_error e = {HS_OK, ""};
-  CHECK(probe_csv_parse(ok, strlen(ok), &t, &e) == HS_OK, "valid CSV rejected: %s", e.msg);
-  bool good = t.rows == 2 && t.cols == 2 && probe_table_col(&t, "u10") == 1 && t.v[3] == -0.2 && t.v[0] == 280.5;
-  probe_table_fini(&t);
+  CHECK(lrn_csv_parse(ok, strlen(ok), &t, &e) == HS_OK, "valid CSV rejected: %s", e.msg);
+  bool good = t.rows == 2 && t.cols == 2 && lrn_table_col(&t, "u10") == 1 && t.v[3] == -0.2 && t.v[0] == 280.5;
+  lrn_table_fini(&t);
   CHECK(good, "values or columns wrong");
   const char *bad = "time,t2m,u10\n2020-01-01T00:00,280.5,1.5\n2020-01-01T01:00,28x1,2\n";
-  CHECK(probe_csv_parse(bad, strlen(bad), &t, &e) == HS_EPARSE && strstr(e.msg, "line 3") &&
+  CHECK(lrn_csv_parse(bad, strlen(bad), &t, &e) == HS_EPARSE && strstr(e.msg, "line 3") &&
             strstr(e.msg, "column t2m") && strstr(e.msg, "offset 57"),
         "bad number: \"%s\"", e.msg);
   const char *shortrow = "time,t2m,u10\n2020,1\n";
-  CHECK(probe_csv_parse(shortrow, strlen(shortrow), &t, &e) == HS_EPARSE && strstr(e.msg, "line 2"),
+  CHECK(lrn_csv_parse(shortrow, strlen(shortrow), &t, &e) == HS_EPARSE && strstr(e.msg, "line 2"),
         "short row: \"%s\"", e.msg);
   const char *longrow = "time,t2m\n2020,1,2\n";
-  CHECK(probe_csv_parse(longrow, strlen(longrow), &t, &e) == HS_EPARSE && strstr(e.msg, "more fields"),
+  CHECK(lrn_csv_parse(longrow, strlen(longrow), &t, &e) == HS_EPARSE && strstr(e.msg, "more fields"),
         "long row: \"%s\"", e.msg);
   const char *nan = "time,t2m\n2020,nan\n";
-  CHECK(probe_csv_parse(nan, strlen(nan), &t, &e) == HS_EPARSE, "NaN accepted");
+  CHECK(lrn_csv_parse(nan, strlen(nan), &t, &e) == HS_EPARSE, "NaN accepted");
   return true;
 }
 
 /* ------------------------------------------------------------------ text */
 static bool c_text_tokenize_and_load(const char *tmp, char *why, size_t cap) {
   uint32_t ids[16];
-  size_t n = probe_tokenize("Great film!<br /><br />GREAT, isn't it?", ids, 16);
+  size_t n = lrn_tokenize("Great film!<br /><br />GREAT, isn't it?", ids, 16);
   CHECK(n == 5 && ids[0] == ids[2], "tokens: %zu (want 5, great == GREAT)", n);
   CHECK(probe_put(tmp, "aclImdb/train/pos/0_9.txt", "A wonderful movie.") &&
             probe_put(tmp, "aclImdb/train/pos/1_8.txt", "Loved it.") &&
@@ -250,18 +251,18 @@ static bool c_text_tokenize_and_load(const char *tmp, char *why, size_t cap) {
             probe_put(tmp, "aclImdb/train/neg/1_1.txt", "A waste of time."),
         "cannot write corpus");
   char *dir = cs_path(tmp, "aclImdb/train");
-  probe_docs d;
+  lrn_docs d;
   hs_error e = {HS_OK, ""};
-  hs_status st = probe_docs_load(dir, 0, &d, &e);
+  hs_status st = lrn_docs_load(dir, 0, &d, &e);
   bool ok = st == HS_OK && d.n == 4 && d.label[0] == 1 && d.label[1] == 0 && d.len[0] == 3 && d.len[1] == 2;
-  probe_docs_fini(&d);
+  lrn_docs_fini(&d);
   CHECK(ok, "aclImdb load: %d \"%s\"", st, e.msg);
   probe_put_bin(tmp, "aclImdb/train/neg/2_3.txt", "bad \xff byte", 10);
-  st = probe_docs_load(dir, 0, &d, &e);
+  st = lrn_docs_load(dir, 0, &d, &e);
   CHECK(st == HS_EPARSE && strstr(e.msg, "2_3.txt") && strstr(e.msg, "offset 4"), "bad UTF-8: \"%s\"", e.msg);
   free(dir);
   dir = cs_path(tmp, "nowhere");
-  st = probe_docs_load(dir, 0, &d, &e);
+  st = lrn_docs_load(dir, 0, &d, &e);
   free(dir);
   CHECK(st == HS_ENOENT && strstr(e.msg, "nowhere/pos"), "missing corpus: \"%s\"", e.msg);
   return true;
@@ -269,23 +270,23 @@ static bool c_text_tokenize_and_load(const char *tmp, char *why, size_t cap) {
 
 /* ---------------------------------------------------------------- trainers */
 static bool cs_train(const char *task, const char *data, char *why, size_t cap) {
-  const probe_trainer_type *t = probe_trainer_find(task);
+  const lrn_trainer_type *t = lrn_trainer_find(task);
   CHECK(t, "no trainer %s", task);
-  probe_train_cfg cfg = {data, 0, 7, 0};
+  lrn_train_cfg cfg = {data, 0, 7, 0, 0};
   void *st = NULL;
   hs_error e = {HS_OK, ""};
   CHECK(t->load(&cfg, &st, &e) == HS_OK, "%s load: %s", task, e.msg);
   size_t n = t->train_count(st);
   uint32_t idx[64];
   for (size_t i = 0; i < 64; i++) idx[i] = (uint32_t)(i % n);
-  probe_pool *p1 = probe_pool_create(1), *p3 = probe_pool_create(3);
+  lrn_pool *p1 = lrn_pool_create(1), *p3 = lrn_pool_create(3);
   double l0 = t->eval_loss(st);
   double tl1 = t->train(st, idx, 64, 8, p1);
   double tl3 = t->train(st, idx, 64, 8, p3);
   for (int k = 0; k < 20; k++) t->train(st, idx, 64, 8, p3);
   double l1 = t->eval_loss(st);
-  probe_pool_destroy(p1);
-  probe_pool_destroy(p3);
+  lrn_pool_destroy(p1);
+  lrn_pool_destroy(p3);
   bool syn = strstr(t->describe(st), "SYNTHETIC") != NULL;
   t->destroy(st);
   CHECK(isfinite(l0) && isfinite(l1) && isfinite(tl1) && isfinite(tl3), "%s: non-finite loss", task);
@@ -308,9 +309,9 @@ static bool c_train_mnist(const char *tmp, char *why, size_t cap) {
   char *d = cs_path(tmp, "fm");
   bool ok = cs_train("mnist", d, why, cap);
   /* a missing dataset names the path and the Debian package */
-  const probe_trainer_type *t = probe_trainer_find("mnist");
+  const lrn_trainer_type *t = lrn_trainer_find("mnist");
   char *none = cs_path(tmp, "empty");
-  probe_train_cfg cfg = {none, 0, 1, 0};
+  lrn_train_cfg cfg = {none, 0, 1, 0, 0};
   void *st = NULL;
   hs_error e = {HS_OK, ""};
   hs_status s = t->load(&cfg, &st, &e);
@@ -335,7 +336,7 @@ static bool c_train_mnist(const char *tmp, char *why, size_t cap) {
 static bool c_train_era5(const char *tmp, char *why, size_t cap) {
   char *p = cs_path(tmp, "era5.csv");
   hs_error e = {HS_OK, ""};
-  hs_status st = probe_synth_era5(p, 80, 3, &e);
+  hs_status st = lrn_synth_era5(p, 80, 3, &e);
   bool ok = st == HS_OK && cs_train("era5", p, why, cap);
   free(p);
   CHECK(st == HS_OK, "synth era5: %s", e.msg);
@@ -345,7 +346,7 @@ static bool c_train_era5(const char *tmp, char *why, size_t cap) {
 static bool c_train_imdb(const char *tmp, char *why, size_t cap) {
   char *p = cs_path(tmp, "aclImdb");
   hs_error e = {HS_OK, ""};
-  hs_status st = probe_synth_imdb(p, 40, 3, &e);
+  hs_status st = lrn_synth_imdb(p, 40, 3, &e);
   bool ok = st == HS_OK && cs_train("imdb", p, why, cap);
   free(p);
   CHECK(st == HS_OK, "synth imdb: %s", e.msg);
@@ -362,12 +363,88 @@ static void cs_pool_fn(void *ctx, unsigned tid, unsigned n) {
 
 static bool c_pool(const char *tmp, char *why, size_t cap) {
   (void)tmp;
-  probe_pool *p = probe_pool_create(4);
+  lrn_pool *p = lrn_pool_create(4);
   pool_ctx c = {{0, 0, 0, 0}};
-  for (int k = 0; k < 100; k++) probe_pool_run(p, cs_pool_fn, &c);
-  probe_pool_destroy(p);
+  for (int k = 0; k < 100; k++) lrn_pool_run(p, cs_pool_fn, &c);
+  lrn_pool_destroy(p);
   CHECK(c.sum[0] == 400 && c.sum[3] == 1600, "pool: %d %d (want 400 1600)", c.sum[0], c.sum[3]);
   return true;
+}
+
+/* The learner library (hs_learn.h) on the board too: rounds of two
+ * participants are bitwise the same on 1 and 2 threads, and one DDP step's
+ * gradient (ranks of 3 and 5 samples, weights 3/8 and 5/8) is the union
+ * batch's to 1e-12, for the embedding bag (imdb) and the regressor (era5,
+ * whose held-out loss must also fall: the embedding bag learns too slowly on
+ * 40 synthetic reviews for that to be a fair check). */
+static bool cs_learn_round(const char *task, const char *data, unsigned threads, float **model, size_t *npo,
+                           double *loss0, double *loss1, char *why, size_t cap) {
+  hs_learn_cfg c = {task, data, 0, 0, 3, 4, {HS_LEARN_SGD, 0, 0, 0, 0, 0}, threads};
+  hs_learner *l = NULL;
+  hs_error e = {HS_OK, ""};
+  CHECK(hs_learn_create(&c, &l, &e) == HS_OK, "learner: %s", e.msg);
+  hs_learn_part_cfg pc = {HS_LEARN_IID, 2, 0, NULL};
+  CHECK(hs_learn_partition(l, &pc, &e) == HS_OK, "partition: %s", e.msg);
+  size_t np = hs_learn_nparams(l);
+  float *g = hs_malloc(np * sizeof *g), *o = hs_malloc(2 * np * sizeof *o);
+  hs_learn_init_params(l, g);
+  double acc;
+  hs_learn_eval(l, g, 0, loss0, &acc);
+  for (int r = 0; r < 8; r++) {
+    hs_learn_job j[2] = {{0, (uint64_t)r, 12, g, o, NULL, 0, 0, 0}, {1, (uint64_t)r, 20, g, o + np, NULL, 0, 0, 0}};
+    CHECK(hs_learn_train_many(l, j, 2, &e) == HS_OK, "train: %s", e.msg);
+    const float *ms[2] = {o, o + np};
+    double w[2] = {12, 20};
+    hs_learn_aggregate(l, ms, w, 2, g);
+  }
+  hs_learn_eval(l, g, 0, loss1, &acc);
+  uint32_t uni[8] = {0, 3, 5, 7, 9, 11, 13, 15}, *rk[2] = {uni, uni + 3};
+  size_t b[2] = {3, 5};
+  hs_learn_grad *gu = hs_learn_grad_create(l), *gd = hs_learn_grad_create(l);
+  hs_learn_grad *gr[2] = {hs_learn_grad_create(l), hs_learn_grad_create(l)};
+  hs_learn_batch_grad(l, g, uni, 8, gu);
+  hs_learn_batch_grad_many(l, g, (const uint32_t *const *)rk, b, gr, NULL, 2);
+  double wr[2] = {3.0 / 8, 5.0 / 8}, worst = 0, scale = 0;
+  hs_learn_grad_combine(gd, (const hs_learn_grad *const *)gr, wr, 2);
+  const double *vu = hs_learn_grad_values(gu), *vd = hs_learn_grad_values(gd);
+  for (size_t i = 0; i < np; i++) {
+    scale = fabs(vu[i]) > scale ? fabs(vu[i]) : scale;
+    worst = fabs(vu[i] - vd[i]) > worst ? fabs(vu[i] - vd[i]) : worst;
+  }
+  for (int i = 0; i < 2; i++) hs_learn_grad_destroy(gr[i]);
+  hs_learn_grad_destroy(gu);
+  hs_learn_grad_destroy(gd);
+  free(o);
+  hs_learn_destroy(l);
+  *model = g;
+  *npo = np;
+  CHECK(scale > 0 && worst <= 1e-12 * scale, "DDP gradient off by %g (scale %g)", worst, scale);
+  return true;
+}
+
+static bool c_learner(const char *tmp, char *why, size_t cap) {
+  char *acl = cs_path(tmp, "aclImdb"), *csv = cs_path(tmp, "era5.csv");
+  hs_error e = {HS_OK, ""};
+  bool made = lrn_synth_imdb(acl, 40, 3, &e) == HS_OK && lrn_synth_era5(csv, 200, 3, &e) == HS_OK;
+  const char *task[2] = {"imdb", "era5"}, *data[2] = {acl, csv};
+  bool ok = made;
+  for (int k = 0; k < 2 && ok; k++) {
+    float *m1 = NULL, *m2 = NULL;
+    size_t np = 0;
+    double a0, a1, b0, b1;
+    ok = cs_learn_round(task[k], data[k], 1, &m1, &np, &a0, &a1, why, cap) &&
+         cs_learn_round(task[k], data[k], 2, &m2, &np, &b0, &b1, why, cap);
+    bool same = ok && memcmp(m1, m2, np * sizeof *m1) == 0 && a1 == b1;
+    free(m1);
+    free(m2);
+    if (ok && !same) ok = snprintf(why, cap, "%s: 1 and 2 threads give different models", task[k]) < 0;
+    if (ok && k == 1 && !(isfinite(a0) && a1 < a0))
+      ok = snprintf(why, cap, "era5: held-out loss %g -> %g", a0, a1) < 0;
+  }
+  free(acl);
+  free(csv);
+  CHECK(made, "synth: %s", e.msg);
+  return ok;
 }
 
 /* ----------------------------------------------------------------- sensors */
@@ -908,6 +985,7 @@ static const probe_case CASES[] = {
     {"train", "mnist", c_train_mnist},
     {"train", "era5", c_train_era5},
     {"train", "imdb", c_train_imdb},
+    {"train", "learner", c_learner},
     {"sensor", "rapl_wrap", c_rapl_wrap},
     {"sensor", "rapl_missing_and_denied", c_rapl_missing_and_denied},
     {"sensor", "hwmon_by_name", c_hwmon_by_name},

@@ -200,10 +200,10 @@ static int cmd_synth(int argc, char **argv) {
   hs_status st;
   if (strcmp(argv[2], "era5") == 0) {
     if (argc == 6 && strcmp(argv[4], "--rows") != 0) return die("%s: unknown option for synth era5", argv[4]);
-    st = probe_synth_era5(argv[3], n > 0 ? (size_t)n : 8784, 1, &err);
+    st = lrn_synth_era5(argv[3], n > 0 ? (size_t)n : 8784, 1, &err);
   } else if (strcmp(argv[2], "imdb") == 0) {
     if (argc == 6 && strcmp(argv[4], "--docs") != 0) return die("%s: unknown option for synth imdb", argv[4]);
-    st = probe_synth_imdb(argv[3], n > 0 ? (size_t)n : 5000, 1, &err);
+    st = lrn_synth_imdb(argv[3], n > 0 ? (size_t)n : 5000, 1, &err);
   } else {
     return die("synth: \"%s\" is not era5 or imdb", argv[2]);
   }
@@ -230,7 +230,7 @@ static int cmd_calibrate(int argc, char **argv) {
   int rc = cli_parse(argc, argv, &o);
   if (rc) return rc;
   if (!o.task) return die("--task: missing (mnist, era5 or imdb)");
-  const probe_trainer_type *tr = probe_trainer_find(o.task);
+  const lrn_trainer_type *tr = lrn_trainer_find(o.task);
   if (!tr) return die("--task: unknown task \"%s\" (mnist, era5 or imdb)", o.task);
   if (!o.out) return die("--out: missing (the profile file to write or merge into)");
   if (!cli_est_ok("--busy-w", &o.busy) || !cli_est_ok("--idle-w", &o.idle) || !cli_est_ok("--comm-w", &o.comm))
@@ -295,7 +295,7 @@ static int cmd_calibrate(int argc, char **argv) {
     free(existing);
     return die("%s", err.msg);
   }
-  probe_calib_cfg cc = {tr, {o.data, (size_t)o.max_samples, (uint64_t)o.seed, o.lr}, (unsigned)o.runs,
+  probe_calib_cfg cc = {tr, {o.data, (size_t)o.max_samples, (uint64_t)o.seed, o.lr, 0}, (unsigned)o.runs,
                         (unsigned)o.threads, (size_t)o.batch, (size_t)o.samples, (size_t)o.warmup, o.run_s,
                         o.idle_s, o.hz, o.root, &sensor, o.quiet};
   probe_task_result res;

@@ -9,10 +9,13 @@
  * every line so the trainer can read the answer at once.
  *
  * It links hetsim::policies and nothing else of hetsim: this file is the proof
- * that the controller runs outside the simulator unchanged. The line buffer
- * grows with the input (getline); numbers are parsed with strtod/strtoll and
- * rejected unless the whole token is consumed. */
+ * that the controller runs outside the simulator unchanged. Options are read
+ * with getopt_long (so --policy=NAME works too); getopt's own messages are off
+ * (opterr = 0) because bad input is one line in this program's voice. The line
+ * buffer grows with the input (getline); numbers are parsed with
+ * strtod/strtoll and rejected unless the whole token is consumed. */
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -77,78 +80,98 @@ static void print_alloc(const hs_controller *c) {
   fflush(stdout);
 }
 
+/* The options, read into *o; 0 to go on, else the exit status (help: 0). */
+typedef struct opts {
+  const char *policy;
+  unsigned long long n, budget;
+  bool have_budget;
+  int nset;
+  char **sets; /* argv entries of --set, argc slots */
+} opts;
+
+static int parse_opts(int argc, char **argv, opts *o, bool *help) {
+  static const struct option longs[] = {
+      {"help", no_argument, NULL, 'h'},
+      {"policy", required_argument, NULL, 'p'},
+      {"participants", required_argument, NULL, 'n'},
+      {"budget", required_argument, NULL, 'b'},
+      {"set", required_argument, NULL, 's'},
+      {NULL, 0, NULL, 0},
+  };
+  opterr = 0;
+  int ch;
+  while ((ch = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
+    switch (ch) {
+    case 'h':
+      *help = true;
+      return 0;
+    case 'p':
+      o->policy = optarg;
+      break;
+    case 'n':
+      if (parse_u64(optarg, &o->n) || o->n == 0)
+        return bad("--participants: \"%s\" is not a positive integer", optarg);
+      break;
+    case 'b':
+      if (parse_u64(optarg, &o->budget))
+        return bad("--budget: \"%s\" is not a non-negative integer", optarg);
+      o->have_budget = true;
+      break;
+    case 's':
+      o->sets[o->nset++] = optarg;
+      break;
+    case ':':
+      return bad("%s: missing value (see --help)", argv[optind - 1]);
+    default: /* optopt: the unknown short option; 0 for a long one */
+      if (optopt) return bad("-%c: unknown option (see --help)", optopt);
+      return bad("%s: unknown option (see --help)", argv[optind - 1]);
+    }
+  }
+  if (optind < argc) return bad("%s: unexpected argument (see --help)", argv[optind]);
+  if (!o->policy || !o->n || !o->have_budget)
+    return bad("--policy, --participants and --budget are required (see --help)");
+  return 0;
+}
+
 int main(int argc, char **argv) {
   gsl_set_error_handler_off();
-  const char *policy = NULL;
-  unsigned long long n = 0, budget = 0;
-  bool have_budget = false;
-  int nset = 0;
-  char **sets = hs_calloc((size_t)argc, sizeof *sets);
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      usage(stdout);
-      hs_free(sets);
-      return 0;
-    }
-    if (i + 1 >= argc) {
-      hs_free(sets);
-      return bad("%s: missing value (see --help)%s", a, "");
-    }
-    const char *v = argv[++i];
-    if (!strcmp(a, "--policy")) {
-      policy = v;
-    } else if (!strcmp(a, "--participants")) {
-      if (parse_u64(v, &n) || n == 0) {
-        hs_free(sets);
-        return bad("--participants: \"%s\" is not a positive integer%s", v, "");
-      }
-    } else if (!strcmp(a, "--budget")) {
-      if (parse_u64(v, &budget)) {
-        hs_free(sets);
-        return bad("--budget: \"%s\" is not a non-negative integer%s", v, "");
-      }
-      have_budget = true;
-    } else if (!strcmp(a, "--set")) {
-      sets[nset++] = argv[i];
-    } else {
-      hs_free(sets);
-      return bad("%s: unknown option (see --help)%s", a, "");
-    }
+  opts o = {.sets = hs_calloc((size_t)argc, sizeof *o.sets)};
+  bool help = false;
+  int rc = parse_opts(argc, argv, &o, &help);
+  if (rc || help) {
+    if (help) usage(stdout);
+    hs_free(o.sets);
+    return rc;
   }
-  if (!policy || !n || !have_budget) {
-    hs_free(sets);
-    return bad("--policy, --participants and --budget are required (see --help)%s%s", "", "");
-  }
+  unsigned long long n = o.n, budget = o.budget;
   hs_error err = {0};
   hs_policy_config cfg;
-  if (hs_policy_config_init(&cfg, policy, &err) != HS_OK) {
-    hs_free(sets);
-    return bad("--policy: %s%s", err.msg, "");
+  if (hs_policy_config_init(&cfg, o.policy, &err) != HS_OK) {
+    hs_free(o.sets);
+    return bad("--policy: %s", err.msg);
   }
-  for (int k = 0; k < nset; k++) {
-    char *eq = strchr(sets[k], '=');
+  for (int k = 0; k < o.nset; k++) {
+    char *eq = strchr(o.sets[k], '=');
     if (!eq) {
-      int rc = bad("--set %s: expected KEY=VALUE%s", sets[k], "");
-      hs_free(sets);
+      rc = bad("--set %s: expected KEY=VALUE", o.sets[k]);
+      hs_free(o.sets);
       return rc;
     }
     *eq = '\0';
-    if (hs_policy_config_set(&cfg, sets[k], eq + 1, &err) != HS_OK) {
-      hs_free(sets);
-      return bad("--set: %s%s", err.msg, "");
+    if (hs_policy_config_set(&cfg, o.sets[k], eq + 1, &err) != HS_OK) {
+      hs_free(o.sets);
+      return bad("--set: %s", err.msg);
     }
   }
-  hs_free(sets);
+  hs_free(o.sets);
   hs_controller *c = hs_controller_create(&cfg, (size_t)n, NULL, budget, &err);
-  if (!c) return bad("%s%s", err.msg, "");
+  if (!c) return bad("%s", err.msg);
   print_alloc(c);
 
   hs_telemetry *t = hs_calloc((size_t)n, sizeof *t);
   char *line = NULL;
   size_t cap = 0;
   unsigned long lineno = 0;
-  int rc = 0;
   while (getline(&line, &cap, stdin) >= 0) {
     lineno++;
     char *p = line;
@@ -160,7 +183,7 @@ int main(int argc, char **argv) {
     const char *delim = " \t,\r\n";
     for (char *tok = strtok(p, delim); tok; tok = strtok(NULL, delim), field++) {
       if (field >= 3 * n) {
-        rc = bad("%s: more than %s numbers", where, "3 per participant");
+        rc = bad("%s: more than 3 numbers per participant", where);
         goto done;
       }
       size_t i = field / 3;

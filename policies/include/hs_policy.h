@@ -50,14 +50,20 @@
  * - equal: the equal split, always (telemetry is validated and ignored).
  * - static: after the first update that carries a sample, the time-only split
  *   of that round's measurements (ema and deadband do not apply), frozen.
- * - oort: Oort-style selection (FedScale); see the oort_* fields and
+ * - oort: Oort-style selection (FedScale); see the oort_* keys and
  *   policies/src/oort.c. Each update selects K participants; the budget is split
  *   equally over them (floor min_samples) and the others get 0. Randomness comes
  *   from hs_rng streams keyed by (seed, round, HS_RNG_POLICY). No groups.
  * - ema-batch: DDP step-level throughput batch sizing; see hs_controller_step_*.
  *
  * Nothing here reads the wall clock, the environment or global state: two
- * controllers fed the same telemetry produce the same allocations. */
+ * controllers fed the same telemetry produce the same allocations.
+ *
+ * Each policy is a descriptor in one file of policies/src (name, summary,
+ * capabilities, its keys with type, default, range and doc, and its hooks),
+ * listed by one line in policies/src/registry.def; pol_policy.h is the
+ * contract a policy file is written against. Nothing in this header changes
+ * when a policy is added (see THE ABI RULE below). */
 #ifndef HS_POLICY_H
 #define HS_POLICY_H
 
@@ -71,29 +77,41 @@
 
 /* Everything a policy can be configured with. Defaults come from
  * hs_policy_config_init; keys are set by name with hs_policy_config_set so that
- * scenario files, --set options and telemetry replay share one vocabulary. The
- * key of each field is its name (flat: "w_e", "oort_k", "ema_batch_beta"). */
+ * scenario files, --set options and telemetry replay share one vocabulary.
+ *
+ * THE ABI RULE. This struct's layout does not change when a policy is added or
+ * gains a key: a trainer linked against one build of the library keeps working
+ * with the next. It holds the kind, the two keys every kind accepts (seed and
+ * steps_per_round, which the simulator writes directly), and a fixed store of
+ * HS_POLICY_VALUES_MAX values for the kind's own keys. Which key lives in which
+ * slot belongs to the policy (its key table in policies/src): value[j] holds
+ * the j-th key hs_policy_config_foreach visits (the kind's own keys come first,
+ * seed and steps_per_round last), and the union member is the key's type
+ * (real: a double; integer keys: uint). Read values by name with
+ * hs_policy_config_get / hs_policy_config_get_uint; write them with
+ * hs_policy_config_set. A policy with more own keys than HS_POLICY_VALUES_MAX
+ * does not build (a static assertion in its file): raising the limit is the
+ * ABI change, and is the one thing that needs every trainer relinked.
+ *
+ * Which keys a kind has, with their defaults: hs_policy_config_foreach on a
+ * fresh config (`hetsim replay --policies` prints them all); what each means:
+ * hs_policy_key_doc. */
+#define HS_POLICY_VALUES_MAX 16
+
+typedef union hs_policy_value {
+  double real;
+  uint64_t uint;
+} hs_policy_value;
+
 typedef struct hs_policy_config {
-  char kind[HS_POLICY_NAME_MAX]; /* equal | static | adaptive | time-only | low-energy |
-                                    balanced | energy-only | oort | ema-batch */
-  double w_e;                    /* energy weight in [0,1]; w_t = 1 - w_e (default 0.25) */
-  double ema;                    /* smoothing in [0,1): x <- ema*x + (1-ema)*obs (0.5) */
-  double deadband;               /* >= 0: keep the split when max relative change <= this (0.05) */
-  uint64_t min_samples;          /* per-participant floor (1; oort: per selected) */
-  /* oort (FedScale-style participant selection) */
-  uint32_t oort_k;               /* participants per round (0: half of n, at least 1) */
-  double oort_alpha;             /* straggler penalty exponent (2) */
-  double oort_explore;           /* initial exploration factor in [0,1] (0.9) */
-  double oort_explore_decay;     /* multiplicative decay per round, in (0,1] (0.98) */
-  double oort_explore_min;       /* floor of the exploration factor, in [0,1] (0.3) */
-  double oort_pacer_step;        /* seconds T_pref moves when utility stalls (0: auto,
-                                    a tenth of the first T_pref) */
-  uint32_t oort_pacer_window;    /* rounds per pacer decision, >= 1 (20) */
-  /* ema-batch (DDP step-level throughput batch sizing) */
-  double ema_batch_beta;         /* EMA factor in [0,1) on per-rank throughput (0.5) */
+  char kind[HS_POLICY_NAME_MAX]; /* a registered name (hs_policy_name): equal, static,
+                                    adaptive, time-only, ..., oort, ema-batch */
   uint64_t seed;                 /* for randomised policies (accepted by every kind) */
   uint32_t steps_per_round;      /* DDP optimiser steps S per round, >= 1 (1); accepted by
                                     every kind, set by the simulator from the regime */
+  uint32_t reserved;             /* 0; keeps value[] 8-byte aligned on 32-bit boards */
+  hs_policy_value value[HS_POLICY_VALUES_MAX]; /* the kind's own keys (see above); slots
+                                    past its last key are 0 */
 } hs_policy_config;
 
 /* --- policy names ----------------------------------------------------------- */
@@ -145,6 +163,25 @@ size_t hs_policy_config_foreach(const hs_policy_config *cfg, hs_policy_key_fn fn
 /* Whole-config check (ranges, preset w_e, known kind); hs_controller_create
  * calls it. */
 hs_status hs_policy_config_check(const hs_policy_config *cfg, hs_error *err);
+
+/* The current value of `key` for cfg->kind. hs_policy_config_get reads any key
+ * as a double (integer keys above 2^53 round); hs_policy_config_get_uint reads
+ * integer keys exactly and refuses real ones (HS_ETYPE). Unknown keys and keys
+ * that do not apply to the kind are HS_EKEY with the same message as
+ * hs_policy_config_set. *value is written only on success. */
+hs_status hs_policy_config_get(const hs_policy_config *cfg, const char *key, double *value,
+                               hs_error *err);
+hs_status hs_policy_config_get_uint(const hs_policy_config *cfg, const char *key,
+                                    uint64_t *value, hs_error *err);
+
+/* One line documenting `key` of policy `kind` (a static string), NULL when
+ * the key does not apply to the kind or the kind is unknown. */
+const char *hs_policy_key_doc(const char *kind, const char *key);
+
+/* The per-participant floor of cfg->kind: its min_samples, or 1 for a kind
+ * without that key (equal and ema-batch give every participant at least one
+ * sample whenever the budget allows); 0 for an unknown kind. */
+uint64_t hs_policy_config_min_samples(const hs_policy_config *cfg);
 
 /* --- the controller --------------------------------------------------------- */
 
@@ -205,7 +242,8 @@ void hs_ddp_schedule(const uint64_t *n, size_t ranks, uint32_t steps, uint64_t *
  * For every step with samples, sum_i w = 1. */
 void hs_ddp_grad_weights(const uint64_t *b, size_t ranks, uint32_t steps, double *w);
 
-/* ema-batch, step level (only for kind "ema-batch"; asserts otherwise).
+/* ema-batch, step level (only for a kind with HS_POLICY_CAP_STEP_LEVEL, i.e.
+ * ema-batch; asserts otherwise).
  * The global batch of step s of a round (s = 0..S-1) is budget/S plus one for
  * s < budget mod S, so every round trains exactly the budget (per group when
  * groups are given: the group budget is spread the same way). Within a step the

@@ -1,12 +1,16 @@
-/* config.c: the policy registry (one descriptor per policy name) and the
- * key/value vocabulary of hs_policy_config shared by scenario files, --set and
- * replay.
+/* config.c: the key/value vocabulary of hs_policy_config, shared by scenario
+ * files, --set, replay and the bridge, read from the policy descriptors.
  *
- * The key table maps each flat key to its field (offset + type + range); a
- * policy descriptor carries the bitmask of keys it accepts, so "which keys apply
- * to which kind" lives in exactly one place and hs_policy_config_foreach can
- * print every default. Linear lookups: 9 policies, 14 keys. Rejected: silently
- * ignoring inapplicable keys (a typo'd or misplaced option would vanish). */
+ * A key is either one of the kind's own (its descriptor's key table; the value
+ * sits in cfg->value[j], j its index in the table) or one of the two common
+ * keys every kind accepts (seed, steps_per_round: plain fields, because the
+ * simulator writes them directly). A key is "unknown" when no registered policy
+ * has it and "does not apply" when some other policy does; both messages list
+ * the kind's keys. Linear lookups over a handful of keys and policies; this
+ * runs when a configuration is read, never per round. Rejected: silently
+ * ignoring inapplicable keys (a typo'd or misplaced option would vanish), and
+ * one field per key in the public struct (every new key was an ABI change for
+ * every linked trainer; see THE ABI RULE in hs_policy.h). */
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -14,148 +18,102 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pol_internal.h"
+#include "pol_policy.h"
 
-#define ADAPTIVE_KEYS (POL_K_W_E | POL_K_EMA | POL_K_DEADBAND | POL_K_MIN_SAMPLES)
-#define COMMON_KEYS (POL_K_SEED | POL_K_STEPS)
-#define OORT_KEYS                                                                      \
-  (POL_K_EMA | POL_K_MIN_SAMPLES | POL_K_OORT_K | POL_K_OORT_ALPHA | POL_K_OORT_EXPLORE | \
-   POL_K_OORT_EXPLORE_DECAY | POL_K_OORT_EXPLORE_MIN | POL_K_OORT_PACER_STEP |          \
-   POL_K_OORT_PACER_WINDOW)
-
-static const pol_type registry[] = {
-    {"equal", "the budget split as evenly as integers allow", POL_EQUAL, -1.0, COMMON_KEYS,
-     false},
-    {"static", "measure one round, then the time-only split, frozen", POL_STATIC, -1.0,
-     COMMON_KEYS | POL_K_MIN_SAMPLES, false},
-    {"adaptive", "inverse-cost split with a free energy weight w_e", POL_ADAPTIVE, -1.0,
-     COMMON_KEYS | ADAPTIVE_KEYS, true},
-    {"time-only", "adaptive with w_e = 0", POL_ADAPTIVE, 0.0, COMMON_KEYS | ADAPTIVE_KEYS,
-     true},
-    {"low-energy", "adaptive with w_e = 0.25", POL_ADAPTIVE, 0.25,
-     COMMON_KEYS | ADAPTIVE_KEYS, true},
-    {"balanced", "adaptive with w_e = 0.5", POL_ADAPTIVE, 0.5, COMMON_KEYS | ADAPTIVE_KEYS,
-     true},
-    {"energy-only", "adaptive with w_e = 1", POL_ADAPTIVE, 1.0, COMMON_KEYS | ADAPTIVE_KEYS,
-     true},
-    {"oort", "Oort-style selection of K participants (FedScale)", POL_OORT, -1.0,
-     COMMON_KEYS | OORT_KEYS, false},
-    {"ema-batch", "DDP per-step batches in proportion to EMA throughput", POL_EMA_BATCH, -1.0,
-     COMMON_KEYS | POL_K_EMA_BATCH_BETA, false},
+/* The keys of every kind, visited after the kind's own. */
+enum { COMMON_SEED, COMMON_STEPS };
+static const pol_key common_keys[] = {
+    [COMMON_SEED] = {"seed", POL_UINT64, 0, 0, 0, false, false, NULL,
+                     "seed of randomised policies (the simulator's by default)"},
+    [COMMON_STEPS] = {"steps_per_round", POL_UINT32, 1, 1, 0, false, false, NULL,
+                      "DDP optimiser steps per round (the simulator sets it from the regime)"},
 };
-#define NPOLICIES (sizeof registry / sizeof registry[0])
+#define NCOMMON (sizeof common_keys / sizeof common_keys[0])
 
-size_t hs_policy_count(void) { return NPOLICIES; }
-const char *hs_policy_name(size_t i) { return i < NPOLICIES ? registry[i].name : NULL; }
-const char *hs_policy_summary(size_t i) { return i < NPOLICIES ? registry[i].summary : NULL; }
+/* Where a key's value lives: own key `slot`, or common key `slot`. */
+typedef struct keyref {
+  const pol_key *k;
+  size_t slot;
+  bool common;
+} keyref;
 
-unsigned hs_policy_caps(const char *kind) {
-  const pol_type *t = pol_lookup(kind);
-  if (!t) return 0;
-  switch (t->family) {
-  case POL_OORT: return HS_POLICY_CAP_SELECTS;
-  case POL_EMA_BATCH: return HS_POLICY_CAP_STEP_LEVEL | HS_POLICY_CAP_GROUPS;
-  default: return HS_POLICY_CAP_GROUPS;
-  }
+static bool find_key(const pol_type *t, const char *name, keyref *out) {
+  for (size_t j = 0; j < t->nkeys; j++)
+    if (!strcmp(t->keys[j].name, name)) {
+      *out = (keyref){&t->keys[j], j, false};
+      return true;
+    }
+  for (size_t j = 0; j < NCOMMON; j++)
+    if (!strcmp(common_keys[j].name, name)) {
+      *out = (keyref){&common_keys[j], j, true};
+      return true;
+    }
+  return false;
 }
 
-const pol_type *pol_lookup(const char *name) {
-  if (!name) return NULL;
-  for (size_t i = 0; i < NPOLICIES; i++)
-    if (!strcmp(registry[i].name, name)) return &registry[i];
-  return NULL;
+/* Some registered policy has the key (so it is misplaced, not misspelt). */
+static bool known_key(const char *name) {
+  keyref r;
+  for (size_t i = 0; i < pol_type_count(); i++)
+    if (find_key(pol_type_at(i), name, &r)) return true;
+  return false;
 }
 
-/* --- keys ------------------------------------------------------------------- */
+static hs_policy_value load(const hs_policy_config *cfg, keyref r) {
+  if (!r.common) return cfg->value[r.slot];
+  return (hs_policy_value){.uint = r.slot == COMMON_SEED ? cfg->seed : cfg->steps_per_round};
+}
 
-typedef enum { KT_DOUBLE, KT_U64, KT_U32 } key_type;
-
-typedef struct key_def {
-  const char *name;
-  unsigned bit;
-  size_t offset;
-  key_type type;
-  double lo, hi;   /* allowed range (doubles and integers) */
-  bool hi_open;    /* value must be < hi */
-  bool lo_open;    /* value must be > lo */
-} key_def;
-
-#define OFF(f) offsetof(hs_policy_config, f)
-static const key_def keys[] = {
-    {"w_e", POL_K_W_E, OFF(w_e), KT_DOUBLE, 0, 1, false, false},
-    {"ema", POL_K_EMA, OFF(ema), KT_DOUBLE, 0, 1, true, false},
-    {"deadband", POL_K_DEADBAND, OFF(deadband), KT_DOUBLE, 0, INFINITY, false, false},
-    {"min_samples", POL_K_MIN_SAMPLES, OFF(min_samples), KT_U64, 0, 0, false, false},
-    {"oort_k", POL_K_OORT_K, OFF(oort_k), KT_U32, 0, 0, false, false},
-    {"oort_alpha", POL_K_OORT_ALPHA, OFF(oort_alpha), KT_DOUBLE, 0, INFINITY, false, false},
-    {"oort_explore", POL_K_OORT_EXPLORE, OFF(oort_explore), KT_DOUBLE, 0, 1, false, false},
-    {"oort_explore_decay", POL_K_OORT_EXPLORE_DECAY, OFF(oort_explore_decay), KT_DOUBLE, 0, 1,
-     false, true},
-    {"oort_explore_min", POL_K_OORT_EXPLORE_MIN, OFF(oort_explore_min), KT_DOUBLE, 0, 1, false,
-     false},
-    {"oort_pacer_step", POL_K_OORT_PACER_STEP, OFF(oort_pacer_step), KT_DOUBLE, 0, INFINITY,
-     false, false},
-    {"oort_pacer_window", POL_K_OORT_PACER_WINDOW, OFF(oort_pacer_window), KT_U32, 1, 0, false,
-     false},
-    {"ema_batch_beta", POL_K_EMA_BATCH_BETA, OFF(ema_batch_beta), KT_DOUBLE, 0, 1, true, false},
-    {"seed", POL_K_SEED, OFF(seed), KT_U64, 0, 0, false, false},
-    {"steps_per_round", POL_K_STEPS, OFF(steps_per_round), KT_U32, 1, 0, false, false},
-};
-#define NKEYS (sizeof keys / sizeof keys[0])
-
-static const key_def *key_lookup(const char *name) {
-  for (size_t i = 0; i < NKEYS; i++)
-    if (!strcmp(keys[i].name, name)) return &keys[i];
-  return NULL;
+static void store(hs_policy_config *cfg, keyref r, hs_policy_value v) {
+  if (!r.common)
+    cfg->value[r.slot] = v;
+  else if (r.slot == COMMON_SEED)
+    cfg->seed = v.uint;
+  else
+    cfg->steps_per_round = (uint32_t)v.uint;
 }
 
 static void list_names(char *buf, size_t size) {
   size_t used = 0;
   buf[0] = '\0';
-  for (size_t i = 0; i < NPOLICIES && used < size; i++) {
-    int k = snprintf(buf + used, size - used, "%s%s", i ? ", " : "", registry[i].name);
+  for (size_t i = 0; i < pol_type_count() && used < size; i++) {
+    int k = snprintf(buf + used, size - used, "%s%s", i ? ", " : "", pol_type_at(i)->name);
     if (k < 0) break;
     used += (size_t)k;
   }
 }
 
-static void list_keys(unsigned mask, char *buf, size_t size) {
+static void list_keys(const pol_type *t, char *buf, size_t size) {
   size_t used = 0;
-  bool first = true;
   buf[0] = '\0';
-  for (size_t i = 0; i < NKEYS && used < size; i++) {
-    if (!(mask & keys[i].bit)) continue;
-    int k = snprintf(buf + used, size - used, "%s%s", first ? "" : ", ", keys[i].name);
-    if (k < 0) break;
-    used += (size_t)k;
-    first = false;
+  for (size_t i = 0; i < t->nkeys + NCOMMON && used < size; i++) {
+    const pol_key *k = i < t->nkeys ? &t->keys[i] : &common_keys[i - t->nkeys];
+    int w = snprintf(buf + used, size - used, "%s%s", i ? ", " : "", k->name);
+    if (w < 0) break;
+    used += (size_t)w;
   }
+}
+
+static hs_status no_kind(const char *kind, hs_error *err) {
+  char names[256];
+  list_names(names, sizeof names);
+  return hs_error_set(err, HS_ENOENT, "kind: no policy \"%s\" (policies: %s)",
+                      kind ? kind : "(null)", names);
 }
 
 hs_status hs_policy_config_init(hs_policy_config *cfg, const char *kind, hs_error *err) {
   memset(cfg, 0, sizeof *cfg);
   const pol_type *t = pol_lookup(kind);
-  if (!t) {
-    char names[256];
-    list_names(names, sizeof names);
-    return hs_error_set(err, HS_ENOENT, "kind: no policy \"%s\" (policies: %s)",
-                        kind ? kind : "(null)", names);
-  }
+  if (!t) return no_kind(kind, err);
   snprintf(cfg->kind, sizeof cfg->kind, "%s", t->name);
-  cfg->w_e = t->preset_w_e >= 0 ? t->preset_w_e : 0.25;
-  cfg->ema = 0.5;
-  cfg->deadband = 0.05;
-  cfg->min_samples = 1;
-  cfg->oort_k = 0;
-  cfg->oort_alpha = 2.0;
-  cfg->oort_explore = 0.9;
-  cfg->oort_explore_decay = 0.98;
-  cfg->oort_explore_min = 0.3;
-  cfg->oort_pacer_step = 0.0;
-  cfg->oort_pacer_window = 20;
-  cfg->ema_batch_beta = 0.5;
-  cfg->seed = 0;
-  cfg->steps_per_round = 1;
+  for (size_t j = 0; j < t->nkeys; j++) {
+    if (t->keys[j].type == POL_REAL)
+      cfg->value[j].real = t->keys[j].def;
+    else
+      cfg->value[j].uint = (uint64_t)t->keys[j].def;
+  }
+  cfg->seed = (uint64_t)common_keys[COMMON_SEED].def;
+  cfg->steps_per_round = (uint32_t)common_keys[COMMON_STEPS].def;
   return HS_OK;
 }
 
@@ -174,9 +132,9 @@ static const char *unquote(const char *v, char *buf, size_t size) {
   return buf;
 }
 
-static hs_status range_error(const key_def *k, const char *text, hs_error *err) {
+static hs_status range_error(const pol_key *k, const char *text, hs_error *err) {
   const char *lb = k->lo_open ? "(" : "[";
-  if (k->type == KT_DOUBLE) {
+  if (k->type == POL_REAL) {
     if (isinf(k->hi))
       return hs_error_set(err, HS_ERANGE, "%s: %s is outside %s%g, inf)", k->name, text, lb,
                           k->lo);
@@ -186,17 +144,21 @@ static hs_status range_error(const key_def *k, const char *text, hs_error *err) 
   return hs_error_set(err, HS_ERANGE, "%s: %s must be an integer >= %g", k->name, text, k->lo);
 }
 
-static hs_status parse_value(const key_def *k, const char *text, void *dst, hs_error *err) {
+static bool real_in_range(const pol_key *k, double v) {
+  return !(v < k->lo || (k->lo_open && v == k->lo) || v > k->hi || (k->hi_open && v == k->hi));
+}
+
+static hs_status parse_value(const pol_key *k, const char *text, hs_policy_value *dst,
+                             hs_error *err) {
   if (!text[0]) return hs_error_set(err, HS_EINVAL, "%s: empty value", k->name);
   char *end = NULL;
   errno = 0;
-  if (k->type == KT_DOUBLE) {
+  if (k->type == POL_REAL) {
     double v = strtod(text, &end);
     if (*end || end == text || !isfinite(v)) /* ERANGE alone: a subnormal, still a number */
       return hs_error_set(err, HS_EINVAL, "%s: \"%s\" is not a finite number", k->name, text);
-    if (v < k->lo || (k->lo_open && v == k->lo) || v > k->hi || (k->hi_open && v == k->hi))
-      return range_error(k, text, err);
-    *(double *)dst = v;
+    if (!real_in_range(k, v)) return range_error(k, text, err);
+    dst->real = v;
     return HS_OK;
   }
   /* integers: digits only (no sign, no fraction), so "-1" and "1.5" are errors */
@@ -205,74 +167,114 @@ static hs_status parse_value(const key_def *k, const char *text, void *dst, hs_e
       return hs_error_set(err, HS_EINVAL, "%s: \"%s\" is not a non-negative integer", k->name,
                           text);
   unsigned long long v = strtoull(text, &end, 10);
-  if (errno == ERANGE || (k->type == KT_U32 && v > UINT32_MAX))
+  if (errno == ERANGE || (k->type == POL_UINT32 && v > UINT32_MAX))
     return hs_error_set(err, HS_ERANGE, "%s: %s is too large", k->name, text);
   if ((double)v < k->lo) return range_error(k, text, err);
-  if (k->type == KT_U32)
-    *(uint32_t *)dst = (uint32_t)v;
-  else
-    *(uint64_t *)dst = (uint64_t)v;
+  dst->uint = (uint64_t)v;
+  return HS_OK;
+}
+
+/* A fixed key holds a value other than its default. */
+static bool off_fixed(const pol_key *k, hs_policy_value v) {
+  return k->fixed && (k->type == POL_REAL ? v.real != k->def : (double)v.uint != k->def);
+}
+
+static hs_status fixed_error(const pol_type *t, const pol_key *k, const char *got,
+                             hs_error *err) {
+  return hs_error_set(err, HS_EINVAL,
+                      "%s: policy \"%s\" fixes %s = %g, got %s; use kind \"%s\" to choose %s",
+                      k->name, t->name, k->name, k->def, got, k->fixed, k->name);
+}
+
+/* The key of cfg's kind, or the set/get error naming it. */
+static hs_status resolve(const hs_policy_config *cfg, const char *key, const pol_type **tp,
+                         keyref *r, hs_error *err) {
+  const pol_type *t = pol_lookup(cfg->kind);
+  if (!t)
+    return hs_error_set(err, HS_ESTATE, "%s: config has no valid kind (call hs_policy_config_init)",
+                        key ? key : "(null)");
+  if (!key) return hs_error_set(err, HS_EINVAL, "policy option: missing key or value");
+  if (!strcmp(key, "kind"))
+    return hs_error_set(err, HS_EINVAL,
+                        "kind: set the kind with hs_policy_config_init, not as an option");
+  if (!find_key(t, key, r)) {
+    char allowed[400];
+    list_keys(t, allowed, sizeof allowed);
+    if (!known_key(key))
+      return hs_error_set(err, HS_EKEY, "%s: unknown policy key (keys of \"%s\": %s)", key,
+                          t->name, allowed);
+    return hs_error_set(err, HS_EKEY, "%s: does not apply to policy \"%s\" (its keys: %s)", key,
+                        t->name, allowed);
+  }
+  *tp = t;
   return HS_OK;
 }
 
 hs_status hs_policy_config_set(hs_policy_config *cfg, const char *key, const char *value,
                                hs_error *err) {
-  const pol_type *t = pol_lookup(cfg->kind);
-  if (!t)
-    return hs_error_set(err, HS_ESTATE, "%s: config has no valid kind (call hs_policy_config_init)",
-                        key ? key : "(null)");
-  if (!key || !value) return hs_error_set(err, HS_EINVAL, "policy option: missing key or value");
-  if (!strcmp(key, "kind"))
-    return hs_error_set(err, HS_EINVAL,
-                        "kind: set the kind with hs_policy_config_init, not as an option");
-  const key_def *k = key_lookup(key);
-  char allowed[400];
-  list_keys(t->keys, allowed, sizeof allowed);
-  if (!k)
-    return hs_error_set(err, HS_EKEY, "%s: unknown policy key (keys of \"%s\": %s)", key,
-                        t->name, allowed);
-  if (!(t->keys & k->bit))
-    return hs_error_set(err, HS_EKEY, "%s: does not apply to policy \"%s\" (its keys: %s)", key,
-                        t->name, allowed);
+  if (!value && pol_lookup(cfg->kind))
+    return hs_error_set(err, HS_EINVAL, "policy option: missing key or value");
+  const pol_type *t;
+  keyref r;
+  hs_status st = resolve(cfg, key, &t, &r, err);
+  if (st != HS_OK) return st;
   char text[128];
   unquote(value, text, sizeof text);
-  union {
-    double d;
-    uint64_t u64;
-    uint32_t u32;
-  } v;
-  hs_status st = parse_value(k, text, &v, err);
+  hs_policy_value v = {0};
+  st = parse_value(r.k, text, &v, err);
   if (st != HS_OK) return st;
-  if (k->bit == POL_K_W_E && t->preset_w_e >= 0 && v.d != t->preset_w_e)
-    return hs_error_set(err, HS_EINVAL,
-                        "w_e: policy \"%s\" fixes w_e = %g, got %s; use kind \"adaptive\" to "
-                        "choose w_e",
-                        t->name, t->preset_w_e, text);
-  char *dst = (char *)cfg + k->offset;
-  switch (k->type) {
-  case KT_DOUBLE: memcpy(dst, &v.d, sizeof v.d); break;
-  case KT_U64: memcpy(dst, &v.u64, sizeof v.u64); break;
-  case KT_U32: memcpy(dst, &v.u32, sizeof v.u32); break;
-  }
+  if (off_fixed(r.k, v)) return fixed_error(t, r.k, text, err);
+  store(cfg, r, v);
   return HS_OK;
 }
 
-static void format_value(const hs_policy_config *cfg, const key_def *k, char *buf, size_t size) {
-  const char *src = (const char *)cfg + k->offset;
-  if (k->type == KT_DOUBLE) {
-    double d;
-    memcpy(&d, src, sizeof d);
+hs_status hs_policy_config_get(const hs_policy_config *cfg, const char *key, double *value,
+                               hs_error *err) {
+  const pol_type *t;
+  keyref r;
+  hs_status st = resolve(cfg, key, &t, &r, err);
+  if (st != HS_OK) return st;
+  hs_policy_value v = load(cfg, r);
+  *value = r.k->type == POL_REAL ? v.real : (double)v.uint;
+  return HS_OK;
+}
+
+hs_status hs_policy_config_get_uint(const hs_policy_config *cfg, const char *key,
+                                    uint64_t *value, hs_error *err) {
+  const pol_type *t;
+  keyref r;
+  hs_status st = resolve(cfg, key, &t, &r, err);
+  if (st != HS_OK) return st;
+  if (r.k->type == POL_REAL)
+    return hs_error_set(err, HS_ETYPE, "%s: a real number, not an integer (use hs_policy_config_get)",
+                        key);
+  *value = load(cfg, r).uint;
+  return HS_OK;
+}
+
+const char *hs_policy_key_doc(const char *kind, const char *key) {
+  const pol_type *t = pol_lookup(kind);
+  keyref r;
+  if (!t || !key || !find_key(t, key, &r)) return NULL;
+  return r.k->doc;
+}
+
+uint64_t hs_policy_config_min_samples(const hs_policy_config *cfg) {
+  const pol_type *t = pol_lookup(cfg->kind);
+  if (!t) return 0;
+  keyref r;
+  if (find_key(t, "min_samples", &r) && !r.common && r.k->type != POL_REAL)
+    return cfg->value[r.slot].uint;
+  return 1;
+}
+
+static void format_value(const pol_key *k, hs_policy_value v, char *buf, size_t size) {
+  if (k->type == POL_REAL) {
     /* shortest of %.15g/%.17g that reads back to the same double */
-    snprintf(buf, size, "%.15g", d);
-    if (strtod(buf, NULL) != d) snprintf(buf, size, "%.17g", d);
-  } else if (k->type == KT_U64) {
-    uint64_t u;
-    memcpy(&u, src, sizeof u);
-    snprintf(buf, size, "%llu", (unsigned long long)u);
+    snprintf(buf, size, "%.15g", v.real);
+    if (strtod(buf, NULL) != v.real) snprintf(buf, size, "%.17g", v.real);
   } else {
-    uint32_t u;
-    memcpy(&u, src, sizeof u);
-    snprintf(buf, size, "%lu", (unsigned long)u);
+    snprintf(buf, size, "%llu", (unsigned long long)v.uint);
   }
 }
 
@@ -281,14 +283,32 @@ size_t hs_policy_config_foreach(const hs_policy_config *cfg, hs_policy_key_fn fn
   const pol_type *t = pol_lookup(cfg->kind);
   if (!t) return 0;
   size_t count = 0;
-  for (size_t i = 0; i < NKEYS; i++) {
-    if (!(t->keys & keys[i].bit)) continue;
+  for (size_t i = 0; i < t->nkeys + NCOMMON; i++) {
+    keyref r = i < t->nkeys ? (keyref){&t->keys[i], i, false}
+                            : (keyref){&common_keys[i - t->nkeys], i - t->nkeys, true};
     char buf[64];
-    format_value(cfg, &keys[i], buf, sizeof buf);
-    if (fn) fn(keys[i].name, buf, userdata);
+    format_value(r.k, load(cfg, r), buf, sizeof buf);
+    if (fn) fn(r.k->name, buf, userdata);
     count++;
   }
   return count;
+}
+
+/* A stored value against its key's range (the simulator and trainers may write
+ * the fields and the store directly). */
+static hs_status check_value(const pol_key *k, hs_policy_value v, hs_error *err) {
+  char text[64];
+  format_value(k, v, text, sizeof text);
+  if (k->type == POL_REAL) {
+    if (!isfinite(v.real))
+      return hs_error_set(err, HS_EINVAL, "%s: \"%s\" is not a finite number", k->name, text);
+    if (!real_in_range(k, v.real)) return range_error(k, text, err);
+    return HS_OK;
+  }
+  if (k->type == POL_UINT32 && v.uint > UINT32_MAX)
+    return hs_error_set(err, HS_ERANGE, "%s: %s is too large", k->name, text);
+  if ((double)v.uint < k->lo) return range_error(k, text, err);
+  return HS_OK;
 }
 
 hs_status hs_policy_config_check(const hs_policy_config *cfg, hs_error *err) {
@@ -296,35 +316,23 @@ hs_status hs_policy_config_check(const hs_policy_config *cfg, hs_error *err) {
   memcpy(kind, cfg->kind, HS_POLICY_NAME_MAX);
   kind[HS_POLICY_NAME_MAX] = '\0';
   const pol_type *t = pol_lookup(kind);
-  if (!t) {
-    char names[256];
-    list_names(names, sizeof names);
-    return hs_error_set(err, HS_ENOENT, "kind: no policy \"%s\" (policies: %s)", kind, names);
+  if (!t) return no_kind(kind, err);
+  for (size_t i = 0; i < t->nkeys + NCOMMON; i++) {
+    keyref r = i < t->nkeys ? (keyref){&t->keys[i], i, false}
+                            : (keyref){&common_keys[i - t->nkeys], i - t->nkeys, true};
+    hs_status st = check_value(r.k, load(cfg, r), err);
+    if (st != HS_OK) return st;
   }
-  /* every field, applicable or not, must hold a valid value: the simulator may
-   * write fields directly */
-  for (size_t i = 0; i < NKEYS; i++) {
-    const key_def *k = &keys[i];
-    char text[64];
-    format_value(cfg, k, text, sizeof text);
-    double v;
-    const char *src = (const char *)cfg + k->offset;
-    if (k->type == KT_DOUBLE) {
-      memcpy(&v, src, sizeof v);
-      if (!isfinite(v))
-        return hs_error_set(err, HS_EINVAL, "%s: \"%s\" is not a finite number", k->name, text);
-      if (v < k->lo || (k->lo_open && v == k->lo) || v > k->hi || (k->hi_open && v == k->hi))
-        return range_error(k, text, err);
-    } else if (k->type == KT_U32) {
-      uint32_t u;
-      memcpy(&u, src, sizeof u);
-      if ((double)u < k->lo) return range_error(k, text, err);
+  for (size_t j = 0; j < t->nkeys; j++) {
+    const pol_key *k = &t->keys[j];
+    if (off_fixed(k, cfg->value[j])) {
+      char got[64];
+      if (k->type == POL_REAL)
+        snprintf(got, sizeof got, "%g", cfg->value[j].real);
+      else
+        snprintf(got, sizeof got, "%llu", (unsigned long long)cfg->value[j].uint);
+      return fixed_error(t, k, got, err);
     }
   }
-  if (t->preset_w_e >= 0 && cfg->w_e != t->preset_w_e)
-    return hs_error_set(err, HS_EINVAL,
-                        "w_e: policy \"%s\" fixes w_e = %g, got %g; use kind \"adaptive\" to "
-                        "choose w_e",
-                        t->name, t->preset_w_e, cfg->w_e);
   return HS_OK;
 }

@@ -1,108 +1,24 @@
-/* controller.c: the controller object, telemetry validation, the groups, and
- * the equal / static / adaptive policies (oort.c and ddp.c hold the other two).
+/* controller.c: the controller object: creation (config check, groups, the
+ * equal split), telemetry validation, dispatch to the policy's hooks through
+ * its descriptor, the deadband rule and the swap. It knows no policy by name:
+ * adaptive.c, equal.c, static.c, oort.c and ema_batch.c are reached only
+ * through registry.c.
  *
- * Data: per participant the smoothed per-sample time and energy (tau, eps) and
- * whether it has an estimate; the current allocation and a candidate buffer.
- * Groups are a permutation `order` of the participants sorted by (group id,
- * index) with offsets per group, so each group is a contiguous index list and a
- * group's split is one call to pol_apportion. Invariants after every call:
- * sum(alloc over a group) == that group's budget; alloc >= min_samples (except
- * oort's unselected, which are 0); a failed update changed nothing (validation
- * runs to completion before any state is written).
- *
- * Cost of one adaptive update: O(n) expected: one pass for the EMA, two
- * quickselect medians per group, one apportionment (O(n) with a quickselect for
- * the k largest remainders). Rejected: sorting for medians or remainders
- * (O(n log n)), and per-group heap allocations during updates (everything is
- * allocated once in hs_controller_create). */
+ * Invariants after every call: sum(alloc over a group) == that group's budget;
+ * alloc >= the policy's floor (except a selecting policy's unselected, which
+ * are 0); a failed update changed nothing (validation runs to completion before
+ * any hook runs, and hooks cannot fail). Everything an update needs is
+ * allocated in hs_controller_create: an update allocates nothing. Cost of an
+ * update: the policy's (O(n) expected for all of them) plus one O(n) pass
+ * comparing old and new. Rejected: a policy "family" switch here (every new
+ * policy then edited this file in four places). */
 #include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "hs_alloc.h"
-#include "pol_internal.h"
-
-#define COST_MIN 1e-12
-
-/* --- groups ----------------------------------------------------------------- */
-
-typedef struct gkey {
-  uint32_t gid;
-  uint32_t idx;
-} gkey;
-
-static int gkey_cmp(const void *a, const void *b) {
-  const gkey *x = a, *y = b;
-  if (x->gid != y->gid) return x->gid < y->gid ? -1 : 1;
-  return x->idx < y->idx ? -1 : (x->idx > y->idx);
-}
-
-/* Sort once at creation (O(n log n), never again). */
-static void build_groups(hs_controller *c, const uint32_t *groups) {
-  size_t n = c->n;
-  c->order = hs_calloc(n, sizeof *c->order);
-  if (!groups) {
-    for (size_t i = 0; i < n; i++) c->order[i] = (uint32_t)i;
-    c->ngroups = 1;
-    c->gstart = hs_calloc(2, sizeof *c->gstart);
-    c->gstart[1] = n;
-    return;
-  }
-  gkey *k = hs_calloc(n, sizeof *k);
-  for (size_t i = 0; i < n; i++) k[i] = (gkey){groups[i], (uint32_t)i};
-  qsort(k, n, sizeof *k, gkey_cmp);
-  size_t ng = 0;
-  for (size_t i = 0; i < n; i++)
-    if (i == 0 || k[i].gid != k[i - 1].gid) ng++;
-  c->ngroups = ng;
-  c->gstart = hs_calloc(ng + 1, sizeof *c->gstart);
-  size_t g = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (i > 0 && k[i].gid != k[i - 1].gid) c->gstart[++g] = i;
-    c->order[i] = k[i].idx;
-  }
-  c->gstart[ng] = n;
-  hs_free(k);
-}
-
-/* Group budgets in proportion to group size, largest remainder, ties to the
- * earlier group (smaller id). Exact: the remainders (budget*size mod n < 2^32)
- * are integers, held in doubles only to reuse pol_top_k. */
-static void split_group_budgets(hs_controller *c) {
-  size_t ng = c->ngroups;
-  c->gbudget = hs_calloc(ng, sizeof *c->gbudget);
-  if (ng == 1) {
-    c->gbudget[0] = c->budget;
-    return;
-  }
-  /* budget*size/n without 128-bit products: budget = q*n + r, r < n, size <= n */
-  uint64_t q = c->budget / c->n, r = c->budget % c->n;
-  uint64_t given = 0;
-  pol_rem *rem = hs_calloc(ng, sizeof *rem);
-  for (size_t g = 0; g < ng; g++) {
-    uint64_t size = c->gstart[g + 1] - c->gstart[g];
-    uint64_t rs = r * size; /* < n^2 < 2^64 since n < 2^32 */
-    c->gbudget[g] = q * size + rs / c->n;
-    rem[g].frac = (double)(rs % c->n); /* exact: < 2^32 */
-    rem[g].idx = (uint32_t)g;
-    given += c->gbudget[g];
-  }
-  uint64_t left = c->budget - given; /* < ng */
-  pol_top_k(rem, ng, (size_t)left);
-  for (size_t j = 0; j < (size_t)left; j++) c->gbudget[rem[j].idx]++;
-  hs_free(rem);
-}
-
-void pol_equal_split(hs_controller *c, uint64_t *out) {
-  for (size_t g = 0; g < c->ngroups; g++) {
-    const uint32_t *idx = c->order + c->gstart[g];
-    size_t m = c->gstart[g + 1] - c->gstart[g];
-    uint64_t each = c->gbudget[g] / m, extra = c->gbudget[g] % m;
-    /* idx is ascending within a group, so the extras go to the lower indices */
-    for (size_t j = 0; j < m; j++) out[idx[j]] = each + (j < extra ? 1 : 0);
-  }
-}
+#include "pol_policy.h"
 
 /* --- lifecycle -------------------------------------------------------------- */
 
@@ -124,9 +40,11 @@ hs_controller *hs_controller_create(const hs_policy_config *cfg, size_t n,
     return NULL;
   }
   const pol_type *t = pol_lookup(cfg->kind);
-  if (t->family == POL_OORT && groups) {
-    hs_error_set(err, HS_EUNSUP, "groups: policy \"oort\" selects across the whole population "
-                                 "and does not support groups (silos)");
+  if (groups && !(t->caps & HS_POLICY_CAP_GROUPS)) {
+    hs_error_set(err, HS_EUNSUP,
+                 "groups: policy \"%s\" does not support groups (silos): it lacks "
+                 "HS_POLICY_CAP_GROUPS",
+                 t->name);
     return NULL;
   }
   hs_controller *c = hs_calloc(1, sizeof *c);
@@ -134,39 +52,15 @@ hs_controller *hs_controller_create(const hs_policy_config *cfg, size_t n,
   c->type = t;
   c->n = n;
   c->budget = budget;
-  build_groups(c, groups);
-  split_group_budgets(c);
-  /* the floor must fit (oort checks its own: K participants, not n) */
-  if (t->family != POL_OORT && t->family != POL_EMA_BATCH && cfg->min_samples > 0) {
-    for (size_t g = 0; g < c->ngroups; g++) {
-      size_t m = c->gstart[g + 1] - c->gstart[g];
-      if (c->gbudget[g] / cfg->min_samples < m) {
-        if (c->ngroups == 1)
-          hs_error_set(err, HS_ERANGE,
-                       "budget: %llu samples is below %zu participants x min_samples %llu",
-                       (unsigned long long)budget, n, (unsigned long long)cfg->min_samples);
-        else
-          hs_error_set(err, HS_ERANGE,
-                       "budget: group %u gets %llu samples, below its %zu participants x "
-                       "min_samples %llu",
-                       (unsigned)groups[c->order[c->gstart[g]]],
-                       (unsigned long long)c->gbudget[g], m,
-                       (unsigned long long)cfg->min_samples);
-        goto fail;
-      }
-    }
-  }
+  c->deadband = -1.0; /* none unless the policy sets one */
+  pol_groups_build(c, groups);
   c->alloc = hs_calloc(n, sizeof *c->alloc);
   c->next = hs_calloc(n, sizeof *c->next);
-  c->tau = hs_calloc(n, sizeof *c->tau);
-  c->eps = hs_calloc(n, sizeof *c->eps);
-  c->have = hs_calloc(n, sizeof *c->have);
   c->w = hs_calloc(n, sizeof *c->w);
   c->sd = hs_calloc(n, sizeof *c->sd);
   pol_scratch_init(&c->scratch, n);
   pol_equal_split(c, c->alloc);
-  if (t->family == POL_OORT && pol_oort_create(c, err) != HS_OK) goto fail;
-  if (t->family == POL_EMA_BATCH) pol_ebatch_create(c);
+  if (t->create(c, err) != HS_OK) goto fail;
   return c;
 fail:
   hs_controller_destroy(c);
@@ -175,16 +69,13 @@ fail:
 
 void hs_controller_destroy(hs_controller *c) {
   if (!c) return;
-  pol_oort_destroy(c);
-  pol_ebatch_destroy(c);
+  c->type->destroy(c);
   hs_free(c->alloc);
   hs_free(c->next);
+  hs_free(c->gid);
   hs_free(c->order);
   hs_free(c->gstart);
   hs_free(c->gbudget);
-  hs_free(c->tau);
-  hs_free(c->eps);
-  hs_free(c->have);
   hs_free(c->w);
   hs_free(c->sd);
   pol_scratch_fini(&c->scratch);
@@ -223,60 +114,6 @@ static hs_status check_telemetry(const hs_telemetry *t, size_t n, size_t want, h
   return HS_OK;
 }
 
-/* Median over the group members with an estimate; 0 when none. */
-static double group_median(hs_controller *c, const uint32_t *idx, size_t m, const double *x) {
-  size_t k = 0;
-  for (size_t j = 0; j < m; j++)
-    if (c->have[idx[j]]) c->sd[k++] = x[idx[j]];
-  return k ? pol_median(c->sd, k) : 0.0;
-}
-
-/* Inverse-cost weights for one group; w_e is the energy weight. */
-static void inverse_cost_weights(hs_controller *c, const uint32_t *idx, size_t m, double w_e) {
-  double w_t = 1.0 - w_e;
-  double mt = w_t > 0 ? group_median(c, idx, m, c->tau) : 0.0;
-  double me = w_e > 0 ? group_median(c, idx, m, c->eps) : 0.0;
-  for (size_t j = 0; j < m; j++) {
-    uint32_t i = idx[j];
-    double cost;
-    if (!c->have[i]) {
-      cost = 1.0; /* neutral until measured */
-    } else {
-      cost = 0.0;
-      if (mt > 0) cost += w_t * c->tau[i] / mt;
-      if (me > 0) cost += w_e * c->eps[i] / me;
-      if (mt <= 0 && me <= 0) cost = 1.0;
-    }
-    if (cost < COST_MIN) cost = COST_MIN;
-    c->w[i] = 1.0 / cost;
-  }
-}
-
-static void inverse_cost_split(hs_controller *c, double w_e, uint64_t *out) {
-  for (size_t g = 0; g < c->ngroups; g++) {
-    const uint32_t *idx = c->order + c->gstart[g];
-    size_t m = c->gstart[g + 1] - c->gstart[g];
-    inverse_cost_weights(c, idx, m, w_e);
-    pol_apportion(idx, m, c->w, c->gbudget[g], c->cfg.min_samples, out, &c->scratch);
-  }
-}
-
-void pol_observe(hs_controller *c, const hs_telemetry *t, double ema) {
-  for (size_t i = 0; i < c->n; i++) {
-    if (t[i].samples <= 0) continue;
-    double n = (double)t[i].samples;
-    double tau = t[i].time_s / n, eps = t[i].energy_j / n;
-    if (!c->have[i]) {
-      c->tau[i] = tau;
-      c->eps[i] = eps;
-      c->have[i] = 1;
-    } else {
-      c->tau[i] = ema * c->tau[i] + (1.0 - ema) * tau;
-      c->eps[i] = ema * c->eps[i] + (1.0 - ema) * eps;
-    }
-  }
-}
-
 /* One pass over old and candidate: *changed when they differ anywhere; the
  * return value is the deadband rule of hs_policy.h (true: keep the old split). */
 static bool within_deadband(const hs_controller *c, bool *changed) {
@@ -286,7 +123,7 @@ static bool within_deadband(const hs_controller *c, bool *changed) {
     uint64_t o = c->alloc[i], v = c->next[i];
     if (o == v) continue;
     diff = true;
-    if (!c->type->deadband) break; /* only "did it change" matters */
+    if (c->deadband < 0) break; /* only "did it change" matters */
     if (o == 0) {
       inf = true;
       continue;
@@ -295,43 +132,16 @@ static bool within_deadband(const hs_controller *c, bool *changed) {
     if (d > worst) worst = d;
   }
   *changed = diff;
-  return !inf && worst <= c->cfg.deadband;
+  return !inf && worst <= c->deadband;
 }
 
 hs_status hs_controller_update(hs_controller *c, const hs_telemetry *t, size_t n, hs_error *err) {
   hs_status st = check_telemetry(t, n, c->n, err);
   if (st != HS_OK) return st;
-  /* adaptive, oort and ema-batch write every entry of next; the others may not */
-  pol_family fam = c->type->family;
-  if (fam == POL_EQUAL || fam == POL_STATIC) memcpy(c->next, c->alloc, c->n * sizeof *c->next);
-  switch (fam) {
-  case POL_EQUAL:
-    break;
-  case POL_STATIC:
-    if (!c->frozen) {
-      bool any = false;
-      for (size_t i = 0; i < n; i++) any |= t[i].samples > 0;
-      if (any) {
-        pol_observe(c, t, 0.0);
-        inverse_cost_split(c, 0.0, c->next);
-        c->frozen = true;
-      }
-    }
-    break;
-  case POL_ADAPTIVE:
-    pol_observe(c, t, c->cfg.ema);
-    inverse_cost_split(c, c->cfg.w_e, c->next);
-    break;
-  case POL_OORT:
-    pol_oort_update(c, t);
-    break;
-  case POL_EMA_BATCH:
-    pol_ebatch_update(c, t);
-    break;
-  }
+  c->type->update(c, t); /* writes every entry of next */
   bool changed;
   bool keep = within_deadband(c, &changed);
-  if (changed && c->type->deadband && keep) changed = false;
+  if (changed && c->deadband >= 0 && keep) changed = false;
   if (changed) {
     uint64_t *tmp = c->alloc;
     c->alloc = c->next;
@@ -340,4 +150,17 @@ hs_status hs_controller_update(hs_controller *c, const hs_telemetry *t, size_t n
   c->reallocated = changed;
   c->rounds++;
   return HS_OK;
+}
+
+/* --- step level ------------------------------------------------------------- */
+
+const uint64_t *hs_controller_step_batches(const hs_controller *c) {
+  assert(c->type->step_batches && "hs_controller_step_batches: policy has no step level");
+  return c->type->step_batches(c);
+}
+
+hs_status hs_controller_step_update(hs_controller *c, const double *step_time_s, size_t n,
+                                    hs_error *err) {
+  assert(c->type->step_update && "hs_controller_step_update: policy has no step level");
+  return c->type->step_update(c, step_time_s, n, err);
 }

@@ -4,7 +4,8 @@
  * Per participant: the statistical utility of its last run (|B_i| times the
  * root-mean-square loss in Oort; a time/energy meter has no loss, so the
  * utility here is the sample count it trained), the round it last ran, and the
- * smoothed per-sample time tau (pol_observe). Each update (round r):
+ * smoothed per-sample time tau (costs.c, shared with the adaptive policies).
+ * Each update (round r):
  *   1. expected duration if selected: d_i = tau_i * budget/K;
  *   2. T_pref starts as the K-th smallest d (the round K participants can
  *      finish); every `oort_pacer_window` W rounds the pacer compares the
@@ -33,9 +34,46 @@
 
 #include "hs_alloc.h"
 #include "hs_rng.h"
-#include "pol_internal.h"
+#include "pol_costs.h"
 
-struct pol_oort {
+/* Slots in the key table (and in hs_policy_config.value). */
+enum {
+  K_EMA,
+  K_MIN_SAMPLES,
+  K_K,
+  K_ALPHA,
+  K_EXPLORE,
+  K_EXPLORE_DECAY,
+  K_EXPLORE_MIN,
+  K_PACER_STEP,
+  K_PACER_WINDOW
+};
+static const pol_key oort_keys[] = {
+    [K_EMA] = {"ema", POL_REAL, 0.5, 0, 1, false, true, NULL,
+               "smoothing of the per-sample time: x <- ema*x + (1-ema)*obs"},
+    [K_MIN_SAMPLES] = {"min_samples", POL_UINT64, 1, 0, 0, false, false, NULL,
+                       "floor per selected participant"},
+    [K_K] = {"oort_k", POL_UINT32, 0, 0, 0, false, false, NULL,
+             "participants per round (0: half of n, at least 1)"},
+    [K_ALPHA] = {"oort_alpha", POL_REAL, 2, 0, INFINITY, false, false, NULL,
+                 "straggler penalty exponent"},
+    [K_EXPLORE] = {"oort_explore", POL_REAL, 0.9, 0, 1, false, false, NULL,
+                   "initial exploration factor"},
+    [K_EXPLORE_DECAY] = {"oort_explore_decay", POL_REAL, 0.98, 0, 1, true, false, NULL,
+                         "multiplicative decay of the exploration factor per round"},
+    [K_EXPLORE_MIN] = {"oort_explore_min", POL_REAL, 0.3, 0, 1, false, false, NULL,
+                       "floor of the exploration factor"},
+    [K_PACER_STEP] = {"oort_pacer_step", POL_REAL, 0, 0, INFINITY, false, false, NULL,
+                      "seconds T_pref moves when utility stalls (0: a tenth of the first)"},
+    [K_PACER_WINDOW] = {"oort_pacer_window", POL_UINT32, 20, 1, 0, false, false, NULL,
+                        "rounds per pacer decision"},
+};
+
+typedef struct oort_state {
+  pol_costs costs;     /* smoothed per-sample time (eps is kept, unused) */
+  /* key values, read once at creation */
+  double ema, alpha, explore_decay, explore_min, pacer_step_cfg;
+  uint64_t window;
   uint32_t k;
   double explore;
   double t_pref;       /* seconds; 0 until the first measurement */
@@ -53,33 +91,42 @@ struct pol_oort {
   double *uncert;      /* uncert[j-1] = sqrt(0.1 ln(r+1) / j) when stamp[j-1] == r */
   uint64_t *stamp;
   uint64_t uncert_cap;
-};
+} oort_state;
 
-hs_status pol_oort_create(hs_controller *c, hs_error *err) {
-  uint64_t k = c->cfg.oort_k ? c->cfg.oort_k : c->n / 2;
+static hs_status oort_create(hs_controller *c, hs_error *err) {
+  uint64_t min_samples = pol_uint(c, K_MIN_SAMPLES);
+  uint64_t k = pol_uint(c, K_K) ? pol_uint(c, K_K) : c->n / 2;
   if (k == 0) k = 1;
   if (k > c->n) k = c->n;
-  if (c->cfg.min_samples > 0 && c->budget / c->cfg.min_samples < k)
+  if (min_samples > 0 && c->budget / min_samples < k)
     return hs_error_set(err, HS_ERANGE,
                         "budget: %llu samples is below K = %llu selected x min_samples %llu",
                         (unsigned long long)c->budget, (unsigned long long)k,
-                        (unsigned long long)c->cfg.min_samples);
-  pol_oort *o = hs_calloc(1, sizeof *o);
+                        (unsigned long long)min_samples);
+  oort_state *o = hs_calloc(1, sizeof *o);
+  pol_costs_init(&o->costs, c->n);
+  o->ema = pol_real(c, K_EMA);
+  o->alpha = pol_real(c, K_ALPHA);
+  o->explore_decay = pol_real(c, K_EXPLORE_DECAY);
+  o->explore_min = pol_real(c, K_EXPLORE_MIN);
+  o->pacer_step_cfg = pol_real(c, K_PACER_STEP);
+  o->window = pol_uint(c, K_PACER_WINDOW);
   o->k = (uint32_t)k;
-  o->explore = c->cfg.oort_explore;
+  o->explore = pol_real(c, K_EXPLORE);
   o->util = hs_calloc(c->n, sizeof *o->util);
   o->last = hs_calloc(c->n, sizeof *o->last);
   o->exploited = hs_calloc(c->n, sizeof *o->exploited);
   o->picked = hs_calloc(c->n, sizeof *o->picked);
   o->score = hs_calloc(c->n, sizeof *o->score);
   o->cand = hs_calloc(c->n, sizeof *o->cand);
-  c->oort = o;
+  c->state = o;
   return HS_OK;
 }
 
-void pol_oort_destroy(hs_controller *c) {
-  pol_oort *o = c->oort;
+static void oort_destroy(hs_controller *c) {
+  oort_state *o = c->state;
   if (!o) return;
+  pol_costs_fini(&o->costs);
   hs_free(o->util);
   hs_free(o->last);
   hs_free(o->exploited);
@@ -90,7 +137,7 @@ void pol_oort_destroy(hs_controller *c) {
   hs_free(o->uncert);
   hs_free(o->stamp);
   hs_free(o);
-  c->oort = NULL;
+  c->state = NULL;
 }
 
 /* (T_pref/d)^alpha. Integer exponents (the default is 2) by multiplication:
@@ -102,8 +149,8 @@ static double penalty(double x, double alpha) {
   return pow(x, alpha);
 }
 
-static void pacer(hs_controller *c, pol_oort *o) {
-  uint64_t w = c->cfg.oort_pacer_window, r = o->round;
+static void pacer(oort_state *o) {
+  uint64_t w = o->window, r = o->round;
   if (r < 2 * w || r % w != 0 || o->t_pref <= 0) return;
   double prev = 0, cur = 0;
   for (uint64_t j = r - 2 * w; j < r - w; j++) prev += o->hist[j % (2 * w)];
@@ -115,12 +162,14 @@ static void pacer(hs_controller *c, pol_oort *o) {
     o->t_pref = fmax(o->pacer_step, o->t_pref - o->pacer_step);
 }
 
-void pol_oort_update(hs_controller *c, const hs_telemetry *t) {
-  pol_oort *o = c->oort;
+static void oort_update(hs_controller *c, const hs_telemetry *t) {
+  oort_state *o = c->state;
+  const unsigned char *have = o->costs.have;
+  const double *tau = o->costs.tau;
   size_t n = c->n;
   o->round++;
-  uint64_t r = o->round, w = c->cfg.oort_pacer_window;
-  pol_observe(c, t, c->cfg.ema);
+  uint64_t r = o->round, w = o->window;
+  pol_costs_observe(&o->costs, t, n, o->ema);
   /* pass 1: utilities from this round, and their mean over the explored */
   double exploit_util = 0, usum = 0;
   size_t nexp = 0;
@@ -130,7 +179,7 @@ void pol_oort_update(hs_controller *c, const hs_telemetry *t) {
       o->last[i] = r;
       if (o->exploited[i]) exploit_util += o->util[i];
     }
-    if (c->have[i]) {
+    if (have[i]) {
       nexp++;
       usum += o->util[i];
     }
@@ -149,14 +198,14 @@ void pol_oort_update(hs_controller *c, const hs_telemetry *t) {
   if (o->t_pref <= 0 && nexp > 0) {
     size_t j = 0;
     for (size_t i = 0; i < n; i++)
-      if (c->have[i]) c->sd[j++] = c->tau[i] * share;
+      if (have[i]) c->sd[j++] = tau[i] * share;
     size_t kk = o->k <= nexp ? o->k - 1 : nexp - 1;
     o->t_pref = pol_select(c->sd, nexp, kk);
-    o->pacer_step = c->cfg.oort_pacer_step > 0 ? c->cfg.oort_pacer_step : 0.1 * o->t_pref;
+    o->pacer_step = o->pacer_step_cfg > 0 ? o->pacer_step_cfg : 0.1 * o->t_pref;
   }
-  pacer(c, o);
+  pacer(o);
 
-  o->explore = fmax(o->explore * c->cfg.oort_explore_decay, c->cfg.oort_explore_min);
+  o->explore = fmax(o->explore * o->explore_decay, o->explore_min);
   size_t k = o->k;
   size_t nexploit = (size_t)floor((double)k * (1.0 - o->explore));
   if (nexploit > nexp) nexploit = nexp;
@@ -183,15 +232,15 @@ void pol_oort_update(hs_controller *c, const hs_telemetry *t) {
   for (size_t i = 0; i < n; i++) {
     u_exploit[i] = hs_rng_uniform_pos(&rng);
     c->sd[i] = hs_rng_uniform(&rng); /* exploration */
-    if (!c->have[i]) continue;
-    double d = c->tau[i] * share;
+    if (!have[i]) continue;
+    double d = tau[i] * share;
     uint64_t last = o->last[i] ? o->last[i] : 1;
     if (o->stamp[last - 1] != r) {
       o->uncert[last - 1] = sqrt(0.1 * lr / (double)last);
       o->stamp[last - 1] = r;
     }
     double sc = o->util[i] / umean + o->uncert[last - 1];
-    if (o->t_pref > 0 && d > o->t_pref) sc *= penalty(o->t_pref / d, c->cfg.oort_alpha);
+    if (o->t_pref > 0 && d > o->t_pref) sc *= penalty(o->t_pref / d, o->alpha);
     o->score[i] = sc > 1e-300 ? sc : 1e-300;
     o->cand[m++] = (pol_rem){o->score[i], (uint32_t)i};
   }
@@ -231,7 +280,7 @@ void pol_oort_update(hs_controller *c, const hs_telemetry *t) {
   if (slots > 0) {
     m = 0;
     for (size_t i = 0; i < n; i++) { /* branch-free compaction of the unpicked */
-      o->cand[m] = (pol_rem){(c->have[i] ? 0.0 : 1.0) + c->sd[i], (uint32_t)i};
+      o->cand[m] = (pol_rem){(have[i] ? 0.0 : 1.0) + c->sd[i], (uint32_t)i};
       m += !o->picked[i];
     }
     if (slots > m) slots = m;
@@ -250,3 +299,14 @@ void pol_oort_update(hs_controller *c, const hs_telemetry *t) {
   }
   assert(j == k);
 }
+
+const pol_type pol_oort = {
+    .name = "oort",
+    .summary = "Oort-style selection of K participants (FedScale)",
+    .caps = HS_POLICY_CAP_SELECTS,
+    .keys = oort_keys,
+    .nkeys = POL_NKEYS(oort_keys),
+    .create = oort_create,
+    .destroy = oort_destroy,
+    .update = oort_update,
+};

@@ -18,11 +18,12 @@
  * (one or two in practice; pathological weight ladders could need more). */
 #include <assert.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
 
 #include "hs_alloc.h"
-#include "pol_internal.h"
+#include "pol_select.h"
 
 void pol_scratch_init(pol_scratch *s, size_t n) {
   s->q = hs_calloc(n, sizeof *s->q);

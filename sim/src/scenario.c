@@ -184,13 +184,14 @@ static hs_status parse_root(ctx *c, const cJSON *root) {
       (st = parse_telemetry(c, root)) || (st = scn_parse_dynamics(c, root)))
     return st;
   /* Every participant gets at least min_samples, so the budget must cover them. */
-  double floor_total = (double)sc->total_devices * (double)sc->policy.min_samples;
+  uint64_t min_samples = hs_policy_config_min_samples(&sc->policy);
+  double floor_total = (double)sc->total_devices * (double)min_samples;
   if ((double)sc->samples_per_round < floor_total) {
     sim_jpath_key(&c->path, "samples_per_round");
     return scn_fail(c, HS_ERANGE,
                 "%llu is below the floor: %zu devices x policy.min_samples %llu = %.0f",
                 (unsigned long long)sc->samples_per_round, sc->total_devices,
-                (unsigned long long)sc->policy.min_samples, floor_total);
+                (unsigned long long)min_samples, floor_total);
   }
   return HS_OK;
 }

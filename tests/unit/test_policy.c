@@ -8,32 +8,7 @@
 #include <string.h>
 
 #include "hs_policy.h"
-
-static hs_policy_config cfg_of(const char *kind) {
-  hs_policy_config c;
-  hs_error err = {0};
-  cr_assert_eq(hs_policy_config_init(&c, kind, &err), HS_OK, "%s", err.msg);
-  return c;
-}
-
-static void set(hs_policy_config *c, const char *k, const char *v) {
-  hs_error err = {0};
-  cr_assert_eq(hs_policy_config_set(c, k, v, &err), HS_OK, "%s=%s: %s", k, v, err.msg);
-}
-
-static hs_controller *make(const hs_policy_config *c, size_t n, const uint32_t *g, uint64_t b) {
-  hs_error err = {0};
-  hs_controller *ctl = hs_controller_create(c, n, g, b, &err);
-  cr_assert_not_null(ctl, "%s", err.msg);
-  return ctl;
-}
-
-static void expect_alloc(const hs_controller *c, const uint64_t *want, size_t n) {
-  const uint64_t *a = hs_controller_allocation(c);
-  for (size_t i = 0; i < n; i++)
-    cr_expect_eq(a[i], want[i], "participant %zu: got %llu, want %llu", i,
-                 (unsigned long long)a[i], (unsigned long long)want[i]);
-}
+#include "test_policy_helpers.h"
 
 /* per-sample time (1, 2, 4) x 10 ms and energy (5, 6, 9) x 10 mJ at 100 samples */
 static const hs_telemetry base3[3] = {{1.0, 5.0, 100}, {2.0, 6.0, 100}, {4.0, 9.0, 100}};
@@ -59,19 +34,31 @@ Test(policy_config, unknown_kind_lists_the_names) {
 }
 
 Test(policy_config, presets_fix_w_e) {
-  cr_expect_eq(cfg_of("time-only").w_e, 0.0);
-  cr_expect_eq(cfg_of("low-energy").w_e, 0.25);
-  cr_expect_eq(cfg_of("balanced").w_e, 0.5);
-  cr_expect_eq(cfg_of("energy-only").w_e, 1.0);
+  {
+    hs_policy_config p = cfg_of("time-only");
+    cr_expect_eq(get(&p, "w_e"), 0.0);
+  }
+  {
+    hs_policy_config p = cfg_of("low-energy");
+    cr_expect_eq(get(&p, "w_e"), 0.25);
+  }
+  {
+    hs_policy_config p = cfg_of("balanced");
+    cr_expect_eq(get(&p, "w_e"), 0.5);
+  }
+  {
+    hs_policy_config p = cfg_of("energy-only");
+    cr_expect_eq(get(&p, "w_e"), 1.0);
+  }
   hs_policy_config c = cfg_of("low-energy");
   set(&c, "w_e", "0.25"); /* its own value is fine */
   hs_error err = {0};
   cr_assert_eq(hs_policy_config_set(&c, "w_e", "0.3", &err), HS_EINVAL);
   cr_expect(strncmp(err.msg, "w_e: ", 5) == 0 && strstr(err.msg, "\"adaptive\""), "%s", err.msg);
-  cr_expect_eq(c.w_e, 0.25);
+  cr_expect_eq(get(&c, "w_e"), 0.25);
   hs_policy_config a = cfg_of("adaptive");
   set(&a, "w_e", "0.3");
-  cr_expect_eq(a.w_e, 0.3);
+  cr_expect_eq(get(&a, "w_e"), 0.3);
 }
 
 Test(policy_config, inapplicable_and_unknown_keys_are_named) {
@@ -92,7 +79,7 @@ Test(policy_config, inapplicable_and_unknown_keys_are_named) {
   }
   hs_policy_config o = cfg_of("oort");
   set(&o, "oort_k", "3");
-  cr_expect_eq(o.oort_k, 3);
+  cr_expect_eq(get(&o, "oort_k"), 3.0);
 }
 
 Test(policy_config, bad_values_leave_the_config_unchanged) {
@@ -117,7 +104,7 @@ Test(policy_config, bad_values_leave_the_config_unchanged) {
   }
   hs_policy_config c = cfg_of("adaptive");
   set(&c, "ema", " \"0.25\" "); /* JSON string form and blanks */
-  cr_expect_eq(c.ema, 0.25);
+  cr_expect_eq(get(&c, "ema"), 0.25);
 }
 
 typedef struct seen {
@@ -156,14 +143,53 @@ Test(policy_config, foreach_visits_applicable_keys_and_round_trips) {
   cr_expect_eq(hs_policy_config_foreach(&a, collect, &s), 6); /* w_e ema deadband min_samples seed steps */
 }
 
+Test(policy_config, getters_and_floor) {
+  hs_error err = {0};
+  hs_policy_config a = cfg_of("adaptive");
+  set(&a, "min_samples", "5");
+  set(&a, "seed", "18446744073709551615"); /* 2^64-1: exact through get_uint only */
+  uint64_t u = 0;
+  cr_expect_eq(hs_policy_config_get_uint(&a, "seed", &u, &err), HS_OK, "%s", err.msg);
+  cr_expect_eq(u, UINT64_MAX);
+  cr_expect_eq(hs_policy_config_get_uint(&a, "min_samples", &u, &err), HS_OK);
+  cr_expect_eq(u, 5);
+  cr_expect_eq(get(&a, "steps_per_round"), 1.0);
+  cr_expect_eq(hs_policy_config_get_uint(&a, "w_e", &u, &err), HS_ETYPE);
+  cr_expect(strncmp(err.msg, "w_e: ", 5) == 0, "%s", err.msg);
+  double d = -1;
+  cr_expect_eq(hs_policy_config_get(&a, "oort_k", &d, &err), HS_EKEY);
+  cr_expect_str_eq(err.msg, "oort_k: does not apply to policy \"adaptive\" (its keys: w_e, ema, "
+                            "deadband, min_samples, seed, steps_per_round)");
+  cr_expect_eq(hs_policy_config_get(&a, "wE", &d, &err), HS_EKEY);
+  cr_expect(strncmp(err.msg, "wE: unknown policy key", 22) == 0, "%s", err.msg);
+  cr_expect_eq(d, -1, "a failed get writes nothing");
+  /* the floor: min_samples where the kind has it, else 1 */
+  cr_expect_eq(hs_policy_config_min_samples(&a), 5);
+  hs_policy_config e = cfg_of("equal"), b = cfg_of("ema-batch"), o = cfg_of("oort");
+  cr_expect_eq(hs_policy_config_min_samples(&e), 1);
+  cr_expect_eq(hs_policy_config_min_samples(&b), 1);
+  set(&o, "min_samples", "0");
+  cr_expect_eq(hs_policy_config_min_samples(&o), 0);
+  hs_policy_config z = {0};
+  cr_expect_eq(hs_policy_config_min_samples(&z), 0, "no kind");
+  cr_expect_eq(hs_policy_config_get(&z, "w_e", &d, &err), HS_ESTATE);
+  /* docs exist for every key of every kind, common keys included */
+  cr_expect_not_null(hs_policy_key_doc("balanced", "deadband"));
+  cr_expect_not_null(hs_policy_key_doc("equal", "steps_per_round"));
+  cr_expect_null(hs_policy_key_doc("equal", "deadband"));
+  cr_expect_null(hs_policy_key_doc("nope", "seed"));
+}
+
 Test(policy_config, check_catches_direct_writes) {
   hs_policy_config c = cfg_of("balanced");
   hs_error err = {0};
   cr_expect_eq(hs_policy_config_check(&c, &err), HS_OK);
-  c.w_e = 0.4;
+  c.value[0].real = 0.4; /* w_e: the first key foreach visits */
   cr_expect_eq(hs_policy_config_check(&c, &err), HS_EINVAL);
+  cr_expect_str_eq(err.msg, "w_e: policy \"balanced\" fixes w_e = 0.5, got 0.4; use kind "
+                            "\"adaptive\" to choose w_e");
   c = cfg_of("adaptive");
-  c.ema = NAN;
+  c.value[1].real = NAN; /* ema */
   cr_expect_eq(hs_policy_config_check(&c, &err), HS_EINVAL);
   cr_expect(strncmp(err.msg, "ema: ", 5) == 0, "%s", err.msg);
   c = cfg_of("adaptive");
@@ -425,9 +451,9 @@ Test(policy_config, subnormal_values_are_numbers) {
   hs_policy_config c = cfg_of("adaptive");
   hs_error err = {0};
   cr_expect_eq(hs_policy_config_set(&c, "deadband", "1e-310", &err), HS_OK, "%s", err.msg);
-  cr_expect_eq(c.deadband, 1e-310);
+  cr_expect_eq(get(&c, "deadband"), 1e-310);
   cr_expect_eq(hs_policy_config_set(&c, "w_e", "4.9e-324", &err), HS_OK, "%s", err.msg);
-  cr_expect_eq(c.w_e, 4.9e-324);
+  cr_expect_eq(get(&c, "w_e"), 4.9e-324);
   cr_expect_eq(hs_policy_config_set(&c, "deadband", "1e999", &err), HS_EINVAL);
   cr_expect(strstr(err.msg, "deadband: \"1e999\" is not a finite number"), "%s", err.msg);
 }

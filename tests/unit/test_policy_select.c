@@ -10,7 +10,7 @@
 
 #include "hs_alloc.h"
 #include "hs_rng.h"
-#include "pol_internal.h"
+#include "pol_select.h"
 
 static int cmp_d(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;

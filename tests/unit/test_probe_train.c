@@ -20,3 +20,5 @@ Test(probe_train, mnist) { run_case("train", "mnist"); }
 Test(probe_train, era5) { run_case("train", "era5"); }
 
 Test(probe_train, imdb) { run_case("train", "imdb"); }
+
+Test(probe_train, learner) { run_case("train", "learner"); }

@@ -2,8 +2,9 @@
  *
  * The harness is copied to a board and must build there with libc, libm and
  * pthreads only: no GSL, no cJSON, not even hetsim::base. So it carries its own
- * small status codes (same values and message style as hs_status.h:
- * "<file>: <where>: <reason>"), its own gzip reader and its own strict JSON.
+ * strict JSON, and links two libc-only libraries: hetsim::status (status
+ * codes, "<file>: <where>: <reason>" messages) and hetsim::learn (gzip, IDX,
+ * CSV and text readers, the pool, the MLP and the trainers: hs_learn_parts.h).
  * Everything here is folder-internal (prefix probe_); main.c is the CLI.
  *
  * Every reader of /sys, /proc or a command takes a root folder, so the tests
@@ -21,6 +22,9 @@
  * bare board too): one table for the harness and the simulator. */
 #include "hs_alloc.h"
 #include "hs_status.h"
+/* The data readers, the pool, the MLP and the trainers live in the learner
+ * library (devices/learn, hetsim::learn); the harness links it. */
+#include "hs_learn_parts.h"
 
 #if defined(__GNUC__)
 #define PROBE_PRINTF(a, b) __attribute__((format(printf, a, b)))
@@ -28,8 +32,9 @@
 #define PROBE_PRINTF(a, b)
 #endif
 
-/* Allocation comes from hs_alloc.h; this one formats into a new heap string. */
-char *probe_xasprintf(const char *fmt, ...) PROBE_PRINTF(1, 2);
+/* Allocation comes from hs_alloc.h; this one formats into a new heap string
+ * (the learner library's, under the harness's name). */
+#define probe_xasprintf lrn_xasprintf
 
 /* ------------------------------------------------------------------- files */
 /* root + path ("/" or "" root means the real file system). Heap string. */
@@ -45,115 +50,16 @@ bool probe_exists(const char *path);
 /* Write `text` to `path` atomically: a temp file in the same folder, then rename. */
 hs_status probe_write_atomic(const char *path, const char *text, size_t len, hs_error *err);
 
+/* The learner library's gzip reader and synthetic writers, under the names the
+ * harness's tests use (util.c). */
+hs_status probe_gunzip(const unsigned char *in, size_t inlen, size_t max_out,
+                       unsigned char **out, size_t *outlen, hs_error *err);
+hs_status probe_synth_era5(const char *path, size_t rows, uint64_t seed, hs_error *err);
+hs_status probe_synth_imdb(const char *dir, size_t docs, uint64_t seed, hs_error *err);
+
 /* ------------------------------------------------------------------- clock */
 double probe_now_mono(void);     /* CLOCK_MONOTONIC, s */
 double probe_now_real(void);     /* CLOCK_REALTIME, s since the epoch */
-
-/* ------------------------------------------------------------------- gzip */
-/* Decompress one gzip member. When max_out > 0 decoding stops once max_out
- * bytes are out (the CRC is then not checked). Errors name the offset in the
- * compressed input: "offset 1234: invalid distance code". */
-hs_status probe_gunzip(const unsigned char *in, size_t inlen, size_t max_out,
-                          unsigned char **out, size_t *outlen, hs_error *err);
-uint32_t probe_crc32(uint32_t crc, const unsigned char *p, size_t n);
-
-/* -------------------------------------------------------------------- IDX */
-typedef struct probe_idx {
-  int ndims;
-  uint32_t dims[4];
-  size_t count;          /* items held (dims[0], or fewer when truncated by max_items) */
-  size_t item_size;      /* bytes per item (product of dims[1..]) */
-  unsigned char *data;   /* count * item_size bytes, owned */
-} probe_idx;
-/* Parse an IDX buffer of unsigned bytes (type 0x08). max_items 0 = all. */
-hs_status probe_idx_parse(const unsigned char *buf, size_t len, size_t max_items,
-                             probe_idx *out, hs_error *err);
-/* Load a plain or gzip-compressed IDX file; messages start with the path. */
-hs_status probe_idx_load(const char *path, size_t max_items, probe_idx *out, hs_error *err);
-void probe_idx_fini(probe_idx *x);
-
-/* ------------------------------------------------------------ ERA5 (CSV) */
-/* One grid point, rows in time order. Header line required; column `time`
- * (any text, kept out of the features), every other column numeric. */
-typedef struct probe_table {
-  size_t rows, cols;     /* numeric columns only */
-  char **names;          /* cols names */
-  double *v;             /* rows * cols, row-major */
-} probe_table;
-hs_status probe_csv_parse(const char *text, size_t len, probe_table *t, hs_error *err);
-hs_status probe_csv_load(const char *path, probe_table *t, hs_error *err);
-void probe_table_fini(probe_table *t);
-int probe_table_col(const probe_table *t, const char *name); /* -1 when absent */
-
-/* ------------------------------------------------------------- IMDB text */
-#define PROBE_IMDB_BUCKETS (1u << 16)
-/* Hashed unigram ids of one review (lower-case letters, digits, apostrophes;
- * "<br />" removed). Returns the count written (at most cap). */
-size_t probe_tokenize(const char *text, uint32_t *ids, size_t cap);
-typedef struct probe_docs {
-  size_t n;
-  uint32_t **tok;        /* tok[i][0..len[i]) */
-  uint32_t *len;
-  uint8_t *label;        /* 1 = pos */
-} probe_docs;
-/* Read <dir>/{pos,neg}/ *.txt (sorted by name, alternating pos/neg up to
- * max_docs, 0 = all). ENOENT names the expected folder. */
-hs_status probe_docs_load(const char *dir, size_t max_docs, probe_docs *d, hs_error *err);
-void probe_docs_fini(probe_docs *d);
-
-/* ------------------------------------------------------------ thread pool */
-typedef struct probe_pool probe_pool;
-typedef void (*probe_pool_fn)(void *ctx, unsigned tid, unsigned nthreads);
-probe_pool *probe_pool_create(unsigned nthreads); /* the caller is thread 0 */
-/* Run fn on every thread (caller included) and wait for all of them. */
-void probe_pool_run(probe_pool *p, probe_pool_fn fn, void *ctx);
-unsigned probe_pool_size(const probe_pool *p);
-void probe_pool_destroy(probe_pool *p);
-
-/* --------------------------------------------------------------- trainers */
-typedef struct probe_train_cfg {
-  const char *data;      /* file or folder; NULL = the trainer's default */
-  size_t max_samples;    /* cap on training samples loaded (0 = trainer default) */
-  uint64_t seed;
-  double lr;             /* 0 = trainer default */
-} probe_train_cfg;
-
-/* A trainer: a task name and its function table (registry in trainers.c). */
-typedef struct probe_trainer_type {
-  const char *name;
-  const char *default_data;      /* where Debian or the docs put the data */
-  const char *data_help;         /* how to get it (package, layout) */
-  hs_status (*load)(const probe_train_cfg *cfg, void **state, hs_error *err);
-  size_t (*train_count)(const void *state);
-  /* SGD over the samples idx[0..n) in batches of `batch`, batch split over
-   * the pool's threads; returns the mean training loss. */
-  double (*train)(void *state, const uint32_t *idx, size_t n, size_t batch, probe_pool *pool);
-  double (*eval_loss)(void *state); /* held-out loss */
-  const char *(*describe)(const void *state); /* data used, incl. "synthetic" */
-  void (*destroy)(void *state);
-} probe_trainer_type;
-const probe_trainer_type *probe_trainer_find(const char *name);
-const probe_trainer_type *probe_trainer_at(size_t i); /* NULL past the end */
-
-/* A one-hidden-layer perceptron shared by mnist (softmax) and era5 (MSE). */
-typedef struct probe_mlp {
-  int nin, nhid, nout;   /* nout == 1: regression with squared error */
-  float *w1, *b1, *w2, *b2;
-} probe_mlp;
-typedef struct probe_mlp_grad {
-  float *w1, *b1, *w2, *b2, *h, *o;
-  double loss;
-} probe_mlp_grad;
-void probe_mlp_init(probe_mlp *m, int nin, int nhid, int nout, uint64_t seed);
-void probe_mlp_fini(probe_mlp *m);
-void probe_mlp_grad_init(probe_mlp_grad *g, const probe_mlp *m);
-void probe_mlp_grad_fini(probe_mlp_grad *g);
-/* Loss of one sample (target: class index, or value when nout == 1); when g is
- * non-NULL its gradient is added to g. */
-double probe_mlp_sample(const probe_mlp *m, probe_mlp_grad *g, const float *x, int cls, float y,
-                        float *scratch_h, float *scratch_o);
-/* Sum the first n gradients, step by lr/batch, zero them. */
-void probe_mlp_apply(probe_mlp *m, probe_mlp_grad *g, unsigned n, float lr_over_batch);
 
 /* ----------------------------------------------------------------- stats */
 double probe_median(const double *x, size_t n);    /* n > 0; x unchanged */
@@ -312,8 +218,8 @@ hs_status probe_profile_check(const probe_json *root, hs_error *err);
 
 /* ------------------------------------------------------------ calibration */
 typedef struct probe_calib_cfg {
-  const probe_trainer_type *trainer;
-  probe_train_cfg train;
+  const lrn_trainer_type *trainer;
+  lrn_train_cfg train;
   unsigned runs, threads;
   size_t batch, samples, warmup;   /* samples 0: sized so a run lasts run_s */
   double run_s, idle_s, hz;
@@ -328,11 +234,5 @@ typedef struct probe_calib_cfg {
  * goes to stderr). */
 hs_status probe_calibrate(const probe_calib_cfg *cfg, probe_task_result *res, double *idle_w, hs_error *err);
 void probe_task_result_fini(probe_task_result *r);
-
-/* ------------------------------------------------- synthetic data (labelled) */
-/* ERA5-layout CSV of `rows` hourly rows and a FILE.synthetic marker. */
-hs_status probe_synth_era5(const char *path, size_t rows, uint64_t seed, hs_error *err);
-/* aclImdb-layout folder (train/ and test/, pos/ and neg/) and DIR/SYNTHETIC. */
-hs_status probe_synth_imdb(const char *dir, size_t docs, uint64_t seed, hs_error *err);
 
 #endif

@@ -78,14 +78,14 @@ hs_status probe_calibrate(const probe_calib_cfg *cfg, probe_task_result *res, do
   void *st = NULL;
   hs_status s = cfg->trainer->load(&cfg->train, &st, err);
   if (s != HS_OK) return s;
-  const probe_trainer_type *tr = cfg->trainer;
+  const lrn_trainer_type *tr = cfg->trainer;
   size_t ntrain = tr->train_count(st);
   if (!cfg->quiet) fprintf(stderr, "hetsim-probe: %s\n", tr->describe(st));
   char load0[64] = "n/a", load1[64] = "n/a";
   char *lp = probe_path(cfg->root, "/proc/loadavg");
   hs_error lerr;
   probe_read_line(lp, load0, sizeof load0, &lerr);
-  probe_pool *pool = probe_pool_create(cfg->threads ? cfg->threads : 1);
+  lrn_pool *pool = lrn_pool_create(cfg->threads ? cfg->threads : 1);
   probe_sampler *smp = probe_sampler_create(cfg->sensor, cfg->root, cfg->hz);
   bool has_sensor = cfg->sensor && cfg->sensor->type;
   const char *sid = has_sensor ? cfg->sensor->type->id(cfg->sensor->state) : "none";
@@ -141,7 +141,7 @@ hs_status probe_calibrate(const probe_calib_cfg *cfg, probe_task_result *res, do
   idx = hs_realloc(idx, n * sizeof *idx);
   if (!cfg->quiet)
     fprintf(stderr, "hetsim-probe: warm-up %zu samples in %.3f s (discarded); %u runs of %zu samples, batch %zu, %u thread%s\n",
-            warm, wt, runs, n, batch, probe_pool_size(pool), probe_pool_size(pool) == 1 ? "" : "s");
+            warm, wt, runs, n, batch, lrn_pool_size(pool), lrn_pool_size(pool) == 1 ? "" : "s");
   bool warned = false;
   for (unsigned r = 0; r < runs; r++) {
     probe_sampler_max_temp_c(smp, true);
@@ -205,7 +205,7 @@ hs_status probe_calibrate(const probe_calib_cfg *cfg, probe_task_result *res, do
   res->busy_w = ne ? probe_median(kp, ne) : NAN;
   res->energy_measured = ne > 0;
   res->batch = (unsigned)batch;
-  res->threads = probe_pool_size(pool);
+  res->threads = lrn_pool_size(pool);
   res->runs = runs;
   res->runs_kept = nk;
   res->runs_throttled = nthr;
@@ -234,7 +234,7 @@ hs_status probe_calibrate(const probe_calib_cfg *cfg, probe_task_result *res, do
   free(thr);
   free(temp);
   probe_sampler_destroy(smp);
-  probe_pool_destroy(pool);
+  lrn_pool_destroy(pool);
   tr->destroy(st);
   /* A loss that is not a number is a model that diverged, nearly always at a
    * too large --lr: no profile can carry it (the loader wants finite losses). */

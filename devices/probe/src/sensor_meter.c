@@ -23,7 +23,7 @@ typedef struct {
   char id[300], covers[128];
 } meter_state;
 
-static hs_status meter_load(const meter_state *s, probe_table *t, int *ct, int *cp, hs_error *err) {
+static hs_status meter_load(const meter_state *s, lrn_table *t, int *ct, int *cp, hs_error *err) {
   unsigned char *buf = NULL;
   size_t len = 0;
   memset(t, 0, sizeof *t);
@@ -32,21 +32,21 @@ static hs_status meter_load(const meter_state *s, probe_table *t, int *ct, int *
   size_t keep = len;
   while (keep > 0 && buf[keep - 1] != '\n') keep--;
   if (keep > 0) len = keep; /* drop a line still being written (the header alone is never cut) */
-  st = probe_csv_parse((const char *)buf, len, t, err);
+  st = lrn_csv_parse((const char *)buf, len, t, err);
   free(buf);
   if (st != HS_OK) {
     hs_error_prefix(err, "%s", s->path);
     return st;
   }
-  *ct = probe_table_col(t, "time_s");
-  *cp = probe_table_col(t, "power_w");
+  *ct = lrn_table_col(t, "time_s");
+  *cp = lrn_table_col(t, "power_w");
   if (*ct < 0 || *cp < 0) {
-    probe_table_fini(t);
+    lrn_table_fini(t);
     return hs_error_set(err, HS_EMISSING, "%s: line 1: the header needs columns time_s and power_w", s->path);
   }
   for (size_t i = 1; i < t->rows; i++)
     if (!(t->v[i * t->cols + (size_t)*ct] > t->v[(i - 1) * t->cols + (size_t)*ct])) {
-      probe_table_fini(t);
+      lrn_table_fini(t);
       return hs_error_set(err, HS_EPARSE, "%s: line %zu, column time_s: time does not increase", s->path, i + 2);
     }
   return HS_OK;
@@ -54,7 +54,7 @@ static hs_status meter_load(const meter_state *s, probe_table *t, int *ct, int *
 
 static hs_status meter_window(void *state, double t0, double t1, double *joules, hs_error *err) {
   meter_state *s = state;
-  probe_table t;
+  lrn_table t;
   int ct = 0, cp = 0;
   hs_status st = meter_load(s, &t, &ct, &cp, err);
   if (st != HS_OK) return st;
@@ -63,7 +63,7 @@ static hs_status meter_window(void *state, double t0, double t1, double *joules,
 #define MP(i) (t.v[(i) * c + (size_t)cp])
   if (n < 2 || MT(0) > t0 || MT(n - 1) < t1) {
     double a = n ? MT(0) : 0, b = n ? MT(n - 1) : 0;
-    probe_table_fini(&t);
+    lrn_table_fini(&t);
     return hs_error_set(err, HS_ERANGE,
                          "%s: the log covers [%.3f, %.3f] s but the run was [%.3f, %.3f] s (Unix time): check the "
                          "meter's clock or --meter-offset-s",
@@ -80,7 +80,7 @@ static hs_status meter_window(void *state, double t0, double t1, double *joules,
   }
 #undef MT
 #undef MP
-  probe_table_fini(&t);
+  lrn_table_fini(&t);
   *joules = e;
   return HS_OK;
 }

@@ -1,8 +1,10 @@
-/* util.c: small-file readers rooted at a configurable folder, clocks and
- * atomic file writes for the harness. (Status codes and allocation come from
- * hetsim::status, which is libc only like the rest of the harness.) Sysfs files are read whole with
- * one read(): they are a page at most and a second read could see a newer
- * value (rejected: stdio, which may split the read). */
+/* util.c: small-file readers rooted at a configurable folder and the
+ * real-time clock for the harness; the whole-file reader, the atomic writer
+ * and the monotonic clock are the learner library's (devices/learn), kept
+ * here under the harness's names. Status codes and allocation come from
+ * hetsim::status, which is libc only like the rest of the harness. Sysfs
+ * files are read whole with one read(): they are a page at most and a second
+ * read could see a newer value (rejected: stdio, which may split the read). */
 #include "probe.h"
 
 #include <errno.h>
@@ -15,19 +17,6 @@
 #include <time.h>
 #include <unistd.h>
 
-char *probe_xasprintf(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  if (n < 0) n = 0;
-  char *s = hs_malloc((size_t)n + 1);
-  va_start(ap, fmt);
-  vsnprintf(s, (size_t)n + 1, fmt, ap);
-  va_end(ap);
-  return s;
-}
-
 char *probe_path(const char *root, const char *path) {
   if (!root || !root[0] || (root[0] == '/' && root[1] == '\0')) return hs_strdup(path);
   size_t rl = strlen(root);
@@ -35,58 +24,21 @@ char *probe_path(const char *root, const char *path) {
   return probe_xasprintf("%.*s%s%s", (int)rl, root, path[0] == '/' ? "" : "/", path);
 }
 
-static hs_status probe_errno_status(int e) {
-  if (e == ENOENT || e == ENOTDIR || e == ENODEV || e == ENXIO) return HS_ENOENT;
-  if (e == EACCES || e == EPERM) return HS_EPERM;
-  return HS_EIO;
-}
 
-hs_status probe_read_file(const char *path, unsigned char **data, size_t *len, hs_error *err) {
-  *data = NULL;
-  *len = 0;
-  int fd = open(path, O_RDONLY);
-  if (fd < 0) {
-    int e = errno;
-    return hs_error_set(err, probe_errno_status(e), "%s: %s", path, strerror(e));
-  }
-  size_t cap = 4096, n = 0;
-  unsigned char *buf = hs_malloc(cap + 1);
-  for (;;) {
-    if (n == cap) {
-      cap *= 2;
-      buf = hs_realloc(buf, cap + 1);
-    }
-    ssize_t r = read(fd, buf + n, cap - n);
-    if (r < 0) {
-      if (errno == EINTR) continue;
-      int e = errno;
-      close(fd);
-      free(buf);
-      return hs_error_set(err, probe_errno_status(e), "%s: %s", path, strerror(e));
-    }
-    if (r == 0) break;
-    n += (size_t)r;
-  }
-  close(fd);
-  buf[n] = '\0';
-  *data = buf;
-  *len = n;
-  return HS_OK;
-}
 
 hs_status probe_read_line(const char *path, char *buf, size_t cap, hs_error *err) {
   buf[0] = '\0';
   int fd = open(path, O_RDONLY);
   if (fd < 0) {
     int e = errno;
-    return hs_error_set(err, probe_errno_status(e), "%s: %s", path, strerror(e));
+    return hs_error_set(err, lrn_errno_status(e), "%s: %s", path, strerror(e));
   }
   ssize_t r;
   do r = read(fd, buf, cap - 1);
   while (r < 0 && errno == EINTR);
   int e = errno;
   close(fd);
-  if (r < 0) return hs_error_set(err, probe_errno_status(e), "%s: %s", path, strerror(e));
+  if (r < 0) return hs_error_set(err, lrn_errno_status(e), "%s: %s", path, strerror(e));
   buf[r] = '\0';
   char *nl = strchr(buf, '\n');
   if (nl) *nl = '\0';
@@ -108,53 +60,31 @@ hs_status probe_read_i64(const char *path, int64_t *out, hs_error *err) {
   return HS_OK;
 }
 
-bool probe_exists(const char *path) {
-  struct stat sb;
-  return stat(path, &sb) == 0;
-}
-
-hs_status probe_write_atomic(const char *path, const char *text, size_t len, hs_error *err) {
-  char *tmp = probe_xasprintf("%s.tmp.%ld", path, (long)getpid());
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) {
-    int e = errno;
-    hs_error_set(err, probe_errno_status(e), "%s: cannot create: %s", path, strerror(e));
-    free(tmp);
-    return err ? err->status : HS_EIO;
-  }
-  size_t off = 0;
-  while (off < len) {
-    ssize_t w = write(fd, text + off, len - off);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) {
-      int e = errno;
-      close(fd);
-      unlink(tmp);
-      free(tmp);
-      return hs_error_set(err, HS_EIO, "%s: write failed: %s", path, strerror(e));
-    }
-    off += (size_t)w;
-  }
-  int bad = fsync(fd) != 0;
-  bad |= close(fd) != 0;
-  if (bad || rename(tmp, path) != 0) {
-    int e = errno;
-    unlink(tmp);
-    free(tmp);
-    return hs_error_set(err, HS_EIO, "%s: cannot finish writing: %s", path, strerror(e));
-  }
-  free(tmp);
-  return HS_OK;
-}
-
-double probe_now_mono(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+double probe_now_mono(void) { return lrn_now_mono(); }
 
 double probe_now_real(void) {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The file helpers moved to the learner library (devices/learn/src/util.c);
+ * the harness keeps its names for them. */
+hs_status probe_read_file(const char *path, unsigned char **data, size_t *len, hs_error *err) {
+  return lrn_read_file(path, data, len, err);
+}
+bool probe_exists(const char *path) { return lrn_exists(path); }
+hs_status probe_write_atomic(const char *path, const char *text, size_t len, hs_error *err) {
+  return lrn_write_atomic(path, text, len, err);
+}
+
+hs_status probe_gunzip(const unsigned char *in, size_t inlen, size_t max_out,
+                       unsigned char **out, size_t *outlen, hs_error *err) {
+  return lrn_gunzip(in, inlen, max_out, out, outlen, err);
+}
+hs_status probe_synth_era5(const char *path, size_t rows, uint64_t seed, hs_error *err) {
+  return lrn_synth_era5(path, rows, seed, err);
+}
+hs_status probe_synth_imdb(const char *dir, size_t docs, uint64_t seed, hs_error *err) {
+  return lrn_synth_imdb(dir, docs, seed, err);
 }

@@ -9,7 +9,7 @@
  * Complexity: O(output * code length) time. Rejected: table-driven fast
  * decoding (zlib's inffast) - five times the code for a one-off 30 MB read that
  * takes about a second; and linking zlib, which a bare board may not have. */
-#include "probe.h"
+#include "hs_learn_parts.h"
 
 #include <setjmp.h>
 #include <stdlib.h>
@@ -194,7 +194,7 @@ static const char *inf_dynamic(inf_state *s) {
   return inf_codes(s, &lc, &dc);
 }
 
-uint32_t probe_crc32(uint32_t crc, const unsigned char *p, size_t n) {
+uint32_t lrn_crc32(uint32_t crc, const unsigned char *p, size_t n) {
   static uint32_t table[256];
   static int built = 0;
   if (!built) {
@@ -210,7 +210,7 @@ uint32_t probe_crc32(uint32_t crc, const unsigned char *p, size_t n) {
   return ~crc;
 }
 
-hs_status probe_gunzip(const unsigned char *in, size_t inlen, size_t max_out,
+hs_status lrn_gunzip(const unsigned char *in, size_t inlen, size_t max_out,
                           unsigned char **out, size_t *outlen, hs_error *err) {
   *out = NULL;
   *outlen = 0;
@@ -282,7 +282,7 @@ hs_status probe_gunzip(const unsigned char *in, size_t inlen, size_t max_out,
       const unsigned char *t = in + at;
       uint32_t crc = t[0] | (uint32_t)t[1] << 8 | (uint32_t)t[2] << 16 | (uint32_t)t[3] << 24;
       uint32_t len = t[4] | (uint32_t)t[5] << 8 | (uint32_t)t[6] << 16 | (uint32_t)t[7] << 24;
-      if (probe_crc32(0, s->out, s->outlen) != crc)
+      if (lrn_crc32(0, s->out, s->outlen) != crc)
         st = hs_error_set(err, HS_EPARSE, "offset %zu: CRC-32 mismatch (corrupt data)", at);
       else if (len != (uint32_t)s->outlen)
         st = hs_error_set(err, HS_EPARSE, "offset %zu: length mismatch in trailer", at + 4);

@@ -2,18 +2,18 @@
  * (<dir>/pos/<id>_<rating>.txt and <dir>/neg/...), one UTF-8 review per file.
  *
  * Data structure: each review becomes an array of hashed unigram ids (FNV-1a
- * modulo PROBE_IMDB_BUCKETS, the "hashing trick"), so no vocabulary has to be
+ * modulo LRN_IMDB_BUCKETS, the "hashing trick"), so no vocabulary has to be
  * built or stored. Invariants: every loaded review has >= 1 token; files are
  * taken in name order and pos/neg alternate so a prefix (max_docs) is balanced.
  * Complexity: O(total bytes). Rejected: a real vocabulary with a hash map
  * (more code, more memory on a 1 GB board, no gain for timing). */
-#include "probe.h"
+#include "hs_learn_parts.h"
 
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 
-size_t probe_tokenize(const char *text, uint32_t *ids, size_t cap) {
+size_t lrn_tokenize(const char *text, uint32_t *ids, size_t cap) {
   size_t n = 0;
   const unsigned char *p = (const unsigned char *)text;
   while (*p && n < cap) {
@@ -35,7 +35,7 @@ size_t probe_tokenize(const char *text, uint32_t *ids, size_t cap) {
       h = (h ^ c) * 16777619u;
       p++;
     }
-    ids[n++] = h % PROBE_IMDB_BUCKETS;
+    ids[n++] = h % LRN_IMDB_BUCKETS;
   }
   return n;
 }
@@ -80,7 +80,7 @@ static hs_status text_list(const char *dir, char ***names, size_t *n, hs_error *
   return HS_OK;
 }
 
-void probe_docs_fini(probe_docs *d) {
+void lrn_docs_fini(lrn_docs *d) {
   for (size_t i = 0; i < d->n; i++) free(d->tok[i]);
   free(d->tok);
   free(d->len);
@@ -88,11 +88,11 @@ void probe_docs_fini(probe_docs *d) {
   memset(d, 0, sizeof *d);
 }
 
-hs_status probe_docs_load(const char *dir, size_t max_docs, probe_docs *d, hs_error *err) {
+hs_status lrn_docs_load(const char *dir, size_t max_docs, lrn_docs *d, hs_error *err) {
   memset(d, 0, sizeof *d);
   char **names[2] = {NULL, NULL};
   size_t count[2] = {0, 0};
-  char *sub[2] = {probe_xasprintf("%s/pos", dir), probe_xasprintf("%s/neg", dir)};
+  char *sub[2] = {lrn_xasprintf("%s/pos", dir), lrn_xasprintf("%s/neg", dir)};
   hs_status st = HS_OK;
   for (int k = 0; k < 2 && st == HS_OK; k++) {
     st = text_list(sub[k], &names[k], &count[k], err);
@@ -111,16 +111,16 @@ hs_status probe_docs_load(const char *dir, size_t max_docs, probe_docs *d, hs_er
   while (st == HS_OK && d->n < total) {
     int k = (int)(d->n % 2); /* alternate pos, neg; fall back to the other when one runs out */
     if (taken[k] == count[k]) k = 1 - k;
-    char *path = probe_xasprintf("%s/%s", sub[k], names[k][taken[k]++]);
+    char *path = lrn_xasprintf("%s/%s", sub[k], names[k][taken[k]++]);
     unsigned char *text = NULL;
     size_t len = 0;
-    st = probe_read_file(path, &text, &len, err);
+    st = lrn_read_file(path, &text, &len, err);
     if (st == HS_OK) {
       size_t bad = text_utf8_bad(text, len);
       if (bad < len) {
         st = hs_error_set(err, HS_EPARSE, "%s: offset %zu: not UTF-8 text (byte 0x%02x)", path, bad, text[bad]);
       } else {
-        size_t n = probe_tokenize((const char *)text, buf, 65536);
+        size_t n = lrn_tokenize((const char *)text, buf, 65536);
         if (n == 0) {
           st = hs_error_set(err, HS_EPARSE, "%s: offset 0: review has no words", path);
         } else {
@@ -141,6 +141,6 @@ hs_status probe_docs_load(const char *dir, size_t max_docs, probe_docs *d, hs_er
     free(names[k]);
     free(sub[k]);
   }
-  if (st != HS_OK) probe_docs_fini(d);
+  if (st != HS_OK) lrn_docs_fini(d);
   return st;
 }

@@ -8,7 +8,7 @@
  * values never need it), CRLF accepted, a final newline optional.
  * Data structure: one row-major double matrix, grown geometrically.
  * Errors name the line, the column and the byte offset. */
-#include "probe.h"
+#include "hs_learn_parts.h"
 
 #include <errno.h>
 #include <math.h>
@@ -16,20 +16,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-void probe_table_fini(probe_table *t) {
+void lrn_table_fini(lrn_table *t) {
   for (size_t i = 0; i < t->cols; i++) free(t->names[i]);
   free(t->names);
   free(t->v);
   memset(t, 0, sizeof *t);
 }
 
-int probe_table_col(const probe_table *t, const char *name) {
+int lrn_table_col(const lrn_table *t, const char *name) {
   for (size_t i = 0; i < t->cols; i++)
     if (strcmp(t->names[i], name) == 0) return (int)i;
   return -1;
 }
 
-hs_status probe_csv_parse(const char *text, size_t len, probe_table *t, hs_error *err) {
+hs_status lrn_csv_parse(const char *text, size_t len, lrn_table *t, hs_error *err) {
   memset(t, 0, sizeof *t);
   size_t pos = 0, line = 1;
   /* header */
@@ -45,7 +45,7 @@ hs_status probe_csv_parse(const char *text, size_t len, probe_table *t, hs_error
       size_t e = i;
       if (e > s && text[e - 1] == '\r') e--;
       if (e == s) {
-        probe_table_fini(t);
+        lrn_table_fini(t);
         return hs_error_set(err, HS_EPARSE, "line 1 (offset %zu): empty column name", s);
       }
       if (e - s == 4 && memcmp(text + s, "time", 4) == 0) {
@@ -65,7 +65,7 @@ hs_status probe_csv_parse(const char *text, size_t len, probe_table *t, hs_error
     }
   }
   if (t->cols == 0) {
-    probe_table_fini(t);
+    lrn_table_fini(t);
     return hs_error_set(err, HS_EPARSE, "line 1 (offset 0): no numeric column besides `time`");
   }
   size_t cap = 1024;
@@ -81,7 +81,7 @@ hs_status probe_csv_parse(const char *text, size_t len, probe_table *t, hs_error
       size_t k = eol;
       while (k < len && (text[k] == '\n' || text[k] == '\r')) k++;
       if (k == len) break;
-      probe_table_fini(t);
+      lrn_table_fini(t);
       return hs_error_set(err, HS_EPARSE, "line %zu (offset %zu): blank line inside the data", line, pos);
     }
     if (t->rows == cap) {
@@ -94,7 +94,7 @@ hs_status probe_csv_parse(const char *text, size_t len, probe_table *t, hs_error
       size_t fe = f;
       while (fe < end && text[fe] != ',') fe++;
       if (fe == end && col < ncol_all - 1) {
-        probe_table_fini(t);
+        lrn_table_fini(t);
         return hs_error_set(err, HS_EPARSE, "line %zu (offset %zu): %d fields, header has %d", line, fe,
                              col + 1, ncol_all);
       }
@@ -112,7 +112,7 @@ hs_status probe_csv_parse(const char *text, size_t len, probe_table *t, hs_error
         if (n == 0 || n >= sizeof num || *stop != '\0' || !isfinite(v)) {
           char name[64];
           snprintf(name, sizeof name, "%s", t->names[c]);
-          probe_table_fini(t);
+          lrn_table_fini(t);
           return hs_error_set(err, HS_EPARSE, "line %zu, column %s (offset %zu): not a finite number: \"%.*s\"",
                                line, name, f, (int)(n > 30 ? 30 : n), text + f);
         }
@@ -121,7 +121,7 @@ hs_status probe_csv_parse(const char *text, size_t len, probe_table *t, hs_error
       f = fe + 1;
     }
     if (f <= end) {
-      probe_table_fini(t);
+      lrn_table_fini(t);
       return hs_error_set(err, HS_EPARSE, "line %zu (offset %zu): more fields than the header's %d", line,
                            f - 1, ncol_all);
     }
@@ -129,19 +129,19 @@ hs_status probe_csv_parse(const char *text, size_t len, probe_table *t, hs_error
     pos = eol + 1;
   }
   if (t->rows == 0) {
-    probe_table_fini(t);
+    lrn_table_fini(t);
     return hs_error_set(err, HS_EPARSE, "line 2 (offset %zu): no data rows", len);
   }
   return HS_OK;
 }
 
-hs_status probe_csv_load(const char *path, probe_table *t, hs_error *err) {
+hs_status lrn_csv_load(const char *path, lrn_table *t, hs_error *err) {
   unsigned char *buf = NULL;
   size_t len = 0;
   memset(t, 0, sizeof *t);
-  hs_status st = probe_read_file(path, &buf, &len, err);
+  hs_status st = lrn_read_file(path, &buf, &len, err);
   if (st != HS_OK) return st;
-  st = probe_csv_parse((const char *)buf, len, t, err);
+  st = lrn_csv_parse((const char *)buf, len, t, err);
   free(buf);
   if (st != HS_OK) hs_error_prefix(err, "%s", path);
   return st;

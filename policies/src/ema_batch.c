@@ -1,67 +1,46 @@
-/* ddp.c: the DDP per-step batch schedule and gradient weights, and the
- * ema-batch baseline (step-level throughput batch sizing).
+/* ema_batch.c: the ema-batch baseline, DDP step-level throughput batch sizing.
  *
- * Schedule: b_{i,s} = floor(n_i/S) + (s < n_i mod S). The extras sit on the
- * first steps of every rank, so Σ_s b_{i,s} = n_i, max-min <= 1 per rank, and
- * every step has >= 1 sample when n_i >= S; O(ranks*S). Rejected: padding short
- * ranks to a common batch (dummy samples change the gradient) and one batch size
- * for all steps (cannot sum to n_i). The sample-mean gradient over the round's
- * step s is Σ_i (b_{i,s}/Σ_j b_{j,s}) g_{i,s} where g_{i,s} is rank i's mean
- * gradient over its batch; those weights are what hs_ddp_grad_weights returns.
- *
- * ema-batch state: a smoothed throughput (samples/s) per rank, the step index
- * within the round, and the per-rank batch of the next step. The global batch
- * of step s (per group) is G_s = B_g/S + (s < B_g mod S), so the steps of a
- * round train exactly B_g. Each step's split is pol_apportion over the group
- * (O(n) expected) of the exact throughput share plus the rounding carried from
- * the round's earlier steps, so the realised sum over the round stays within
- * about one sample of the exact round share while throughput holds. The
- * round-level allocation is the apportionment of the whole group budget by the
- * same weights. Rejected: deriving steps from the round plan with
- * hs_ddp_schedule (per-step global batches would then vary with the
+ * State: a smoothed throughput (samples/s) per rank, the step index within the
+ * round, and the per-rank batch of the next step. The global batch of step s
+ * (per group) is G_s = B_g/S + (s < B_g mod S), so the steps of a round train
+ * exactly B_g. Each step's split is pol_apportion over the group (O(n)
+ * expected) of the exact throughput share plus the rounding carried from the
+ * round's earlier steps, so the realised sum over the round stays within about
+ * one sample of the exact round share while throughput holds. The round-level
+ * allocation is the apportionment of the whole group budget by the same
+ * weights. Rejected: deriving steps from the round plan with hs_ddp_schedule
+ * (ddp_schedule.c; per-step global batches would then vary with the
  * remainders, which ema-batch promises not to do), and rounding each step on
  * its own (the same ranks win the remainder at every step). */
-#include <assert.h>
 #include <math.h>
 #include <stdbool.h>
 #include <string.h>
 
 #include "hs_alloc.h"
-#include "pol_internal.h"
-
-void hs_ddp_schedule(const uint64_t *n, size_t ranks, uint32_t steps, uint64_t *b) {
-  assert(steps >= 1);
-  for (size_t i = 0; i < ranks; i++) {
-    uint64_t each = n[i] / steps, extra = n[i] % steps;
-    for (uint32_t s = 0; s < steps; s++) b[i * steps + s] = each + (s < extra ? 1 : 0);
-  }
-}
-
-void hs_ddp_grad_weights(const uint64_t *b, size_t ranks, uint32_t steps, double *w) {
-  assert(steps >= 1);
-  for (uint32_t s = 0; s < steps; s++) {
-    uint64_t total = 0;
-    for (size_t i = 0; i < ranks; i++) total += b[i * steps + s];
-    for (size_t i = 0; i < ranks; i++)
-      w[i * steps + s] = total ? (double)b[i * steps + s] / (double)total : 0.0;
-  }
-}
+#include "pol_policy.h"
 
 /* --- ema-batch ---------------------------------------------------------------- */
 
-struct pol_ebatch {
+enum { K_BETA };
+static const pol_key ebatch_keys[] = {
+    [K_BETA] = {"ema_batch_beta", POL_REAL, 0.5, 0, 1, false, true, NULL,
+                "EMA factor on per-rank throughput"},
+};
+
+typedef struct ebatch {
   double *thr;          /* smoothed samples/s */
   unsigned char *have;  /* thr[i] valid */
   uint64_t *step;       /* per-rank batch of the next step */
   double *carry;        /* this round: sum over its steps of (exact share - batch) */
   uint32_t s;           /* index of the next step within the round */
   uint32_t steps_seen;  /* step updates since the last round update */
-};
+  double beta;          /* ema_batch_beta */
+} ebatch;
 
 /* Weights for a group: throughput; unmeasured ranks get the group median of the
  * measured ones (1 when none is measured, i.e. the equal split). */
 static void ebatch_weights(hs_controller *c, const uint32_t *idx, size_t m) {
-  pol_ebatch *e = c->eb;
+  ebatch *e = c->state;
   size_t k = 0;
   for (size_t j = 0; j < m; j++)
     if (e->have[idx[j]]) c->sd[k++] = e->thr[idx[j]];
@@ -84,7 +63,7 @@ static uint64_t step_global(uint64_t group_budget, uint32_t steps, uint32_t s) {
  * instead of collecting the same rounding S times (equal ranks, 5 samples over
  * 3 would otherwise get 2,2,1 at every step). */
 static void plan_step(hs_controller *c, bool weights_ready) {
-  pol_ebatch *e = c->eb;
+  ebatch *e = c->state;
   uint32_t steps = c->cfg.steps_per_round;
   if (e->s == 0) memset(e->carry, 0, c->n * sizeof *e->carry);
   for (size_t g = 0; g < c->ngroups; g++) {
@@ -117,25 +96,28 @@ static void ebatch_plan(hs_controller *c, uint64_t *out) {
   }
 }
 
-void pol_ebatch_create(hs_controller *c) {
-  pol_ebatch *e = hs_calloc(1, sizeof *e);
+static hs_status ebatch_create(hs_controller *c, hs_error *err) {
+  (void)err;
+  ebatch *e = hs_calloc(1, sizeof *e);
+  e->beta = pol_real(c, K_BETA);
   e->thr = hs_calloc(c->n, sizeof *e->thr);
   e->have = hs_calloc(c->n, sizeof *e->have);
   e->step = hs_calloc(c->n, sizeof *e->step);
   e->carry = hs_calloc(c->n, sizeof *e->carry);
-  c->eb = e;
+  c->state = e;
   plan_step(c, false);
+  return HS_OK;
 }
 
-void pol_ebatch_destroy(hs_controller *c) {
-  pol_ebatch *e = c->eb;
+static void ebatch_destroy(hs_controller *c) {
+  ebatch *e = c->state;
   if (!e) return;
   hs_free(e->thr);
   hs_free(e->have);
   hs_free(e->step);
   hs_free(e->carry);
   hs_free(e);
-  c->eb = NULL;
+  c->state = NULL;
 }
 
 /* Throughputs are kept in [THR_MIN, THR_MAX] samples/s. n/t overflows to inf
@@ -146,7 +128,7 @@ void pol_ebatch_destroy(hs_controller *c) {
 #define THR_MAX 1e290
 #define THR_MIN 1e-290
 
-static void observe_thr(pol_ebatch *e, size_t i, double thr, double beta) {
+static void observe_thr(ebatch *e, size_t i, double thr, double beta) {
   if (!(thr <= THR_MAX)) thr = THR_MAX;
   if (thr < THR_MIN) thr = THR_MIN;
   if (!e->have[i]) {
@@ -157,27 +139,26 @@ static void observe_thr(pol_ebatch *e, size_t i, double thr, double beta) {
   }
 }
 
-void pol_ebatch_update(hs_controller *c, const hs_telemetry *t) {
-  pol_ebatch *e = c->eb;
+static void ebatch_update(hs_controller *c, const hs_telemetry *t) {
+  ebatch *e = c->state;
   if (e->steps_seen == 0)
     for (size_t i = 0; i < c->n; i++)
       if (t[i].samples > 0)
-        observe_thr(e, i, (double)t[i].samples / t[i].time_s, c->cfg.ema_batch_beta);
+        observe_thr(e, i, (double)t[i].samples / t[i].time_s, e->beta);
   e->steps_seen = 0;
   e->s = 0;
   ebatch_plan(c, c->next);
   plan_step(c, true);
 }
 
-const uint64_t *hs_controller_step_batches(const hs_controller *c) {
-  assert(c->eb && "hs_controller_step_batches: policy is not ema-batch");
-  return c->eb->step;
+static const uint64_t *ebatch_step_batches(const hs_controller *c) {
+  const ebatch *e = c->state;
+  return e->step;
 }
 
-hs_status hs_controller_step_update(hs_controller *c, const double *step_time_s, size_t n,
+static hs_status ebatch_step_update(hs_controller *c, const double *step_time_s, size_t n,
                                     hs_error *err) {
-  assert(c->eb && "hs_controller_step_update: policy is not ema-batch");
-  pol_ebatch *e = c->eb;
+  ebatch *e = c->state;
   if (n != c->n)
     return hs_error_set(err, HS_EINVAL, "step times: %zu values for %zu ranks", n, c->n);
   if (!step_time_s) return hs_error_set(err, HS_EINVAL, "step times: no values");
@@ -193,9 +174,22 @@ hs_status hs_controller_step_update(hs_controller *c, const double *step_time_s,
   }
   for (size_t i = 0; i < n; i++)
     if (e->step[i] > 0)
-      observe_thr(e, i, (double)e->step[i] / step_time_s[i], c->cfg.ema_batch_beta);
+      observe_thr(e, i, (double)e->step[i] / step_time_s[i], e->beta);
   e->steps_seen++;
   e->s = (e->s + 1) % c->cfg.steps_per_round;
   plan_step(c, false);
   return HS_OK;
 }
+
+const pol_type pol_ema_batch = {
+    .name = "ema-batch",
+    .summary = "DDP per-step batches in proportion to EMA throughput",
+    .caps = HS_POLICY_CAP_STEP_LEVEL | HS_POLICY_CAP_GROUPS,
+    .keys = ebatch_keys,
+    .nkeys = POL_NKEYS(ebatch_keys),
+    .create = ebatch_create,
+    .destroy = ebatch_destroy,
+    .update = ebatch_update,
+    .step_batches = ebatch_step_batches,
+    .step_update = ebatch_step_update,
+};

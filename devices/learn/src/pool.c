@@ -7,13 +7,13 @@
  * milliseconds, so a few microseconds of wake-up do not matter.
  * Rejected: pthread_barrier (optional in POSIX), spinning (steals the core a
  * measurement is timing), one thread per batch (creation cost per batch). */
-#include "probe.h"
+#include "hs_learn_parts.h"
 
 #include <assert.h>
 #include <pthread.h>
 #include <stdlib.h>
 
-struct probe_pool {
+struct lrn_pool {
   unsigned n;
   pthread_t *th;
   pthread_mutex_t mu;
@@ -21,26 +21,26 @@ struct probe_pool {
   uint64_t gen;
   unsigned pending;
   bool quit;
-  probe_pool_fn fn;
+  lrn_pool_fn fn;
   void *ctx;
 };
 
 typedef struct {
-  probe_pool *p;
+  lrn_pool *p;
   unsigned tid;
 } pool_arg;
 
 static void *pool_worker(void *arg) {
   pool_arg a = *(pool_arg *)arg;
   free(arg);
-  probe_pool *p = a.p;
+  lrn_pool *p = a.p;
   uint64_t seen = 0;
   pthread_mutex_lock(&p->mu);
   for (;;) {
     while (p->gen == seen && !p->quit) pthread_cond_wait(&p->go, &p->mu);
     if (p->quit) break;
     seen = p->gen;
-    probe_pool_fn fn = p->fn;
+    lrn_pool_fn fn = p->fn;
     void *ctx = p->ctx;
     pthread_mutex_unlock(&p->mu);
     fn(ctx, a.tid, p->n);
@@ -51,9 +51,9 @@ static void *pool_worker(void *arg) {
   return NULL;
 }
 
-probe_pool *probe_pool_create(unsigned nthreads) {
+lrn_pool *lrn_pool_create(unsigned nthreads) {
   assert(nthreads >= 1);
-  probe_pool *p = hs_calloc(1, sizeof *p);
+  lrn_pool *p = hs_calloc(1, sizeof *p);
   p->n = nthreads;
   pthread_mutex_init(&p->mu, NULL);
   pthread_cond_init(&p->go, NULL);
@@ -72,9 +72,9 @@ probe_pool *probe_pool_create(unsigned nthreads) {
   return p;
 }
 
-unsigned probe_pool_size(const probe_pool *p) { return p->n; }
+unsigned lrn_pool_size(const lrn_pool *p) { return p->n; }
 
-void probe_pool_run(probe_pool *p, probe_pool_fn fn, void *ctx) {
+void lrn_pool_run(lrn_pool *p, lrn_pool_fn fn, void *ctx) {
   if (p->n > 1) {
     pthread_mutex_lock(&p->mu);
     assert(p->pending == 0);
@@ -93,7 +93,7 @@ void probe_pool_run(probe_pool *p, probe_pool_fn fn, void *ctx) {
   }
 }
 
-void probe_pool_destroy(probe_pool *p) {
+void lrn_pool_destroy(lrn_pool *p) {
   if (!p) return;
   pthread_mutex_lock(&p->mu);
   p->quit = true;

@@ -9,7 +9,7 @@
  *   imdb: reviews of 60-300 words from a small lexicon with sentiment-bearing
  *         words, "<br /><br />" breaks, files <id>_<rating>.txt with ratings
  *         7-10 in pos/ and 1-4 in neg/, as in aclImdb. */
-#include "probe.h"
+#include "hs_learn_parts.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -36,7 +36,7 @@ typedef struct {
   size_t n, cap;
 } sy_buf;
 
-static void sy_printf(sy_buf *b, const char *fmt, ...) PROBE_PRINTF(2, 3);
+static void sy_printf(sy_buf *b, const char *fmt, ...) LRN_PRINTF(2, 3);
 static void sy_printf(sy_buf *b, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
@@ -53,7 +53,7 @@ static void sy_printf(sy_buf *b, const char *fmt, ...) {
   b->n += (size_t)k;
 }
 
-hs_status probe_synth_era5(const char *path, size_t rows, uint64_t seed, hs_error *err) {
+hs_status lrn_synth_era5(const char *path, size_t rows, uint64_t seed, hs_error *err) {
   static const int mdays[12] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31}; /* 2020 is a leap year */
   sy_buf b = {NULL, 0, 0};
   sy_printf(&b, "time,t2m,d2m,u10,v10,msl,sp,tcc,tp\n");
@@ -85,11 +85,11 @@ hs_status probe_synth_era5(const char *path, size_t rows, uint64_t seed, hs_erro
     }
   }
   /* Marker first: an interrupted run leaves data that still says it is synthetic. */
-  char *m = probe_xasprintf("%s.synthetic", path);
+  char *m = lrn_xasprintf("%s.synthetic", path);
   static const char note[] = "synthetic content in the ERA5 CSV layout, written by hetsim-probe synth era5\n";
-  hs_status st = probe_write_atomic(m, note, sizeof note - 1, err);
+  hs_status st = lrn_write_atomic(m, note, sizeof note - 1, err);
   free(m);
-  if (st == HS_OK) st = probe_write_atomic(path, b.b, b.n, err);
+  if (st == HS_OK) st = lrn_write_atomic(path, b.b, b.n, err);
   free(b.b);
   return st;
 }
@@ -99,7 +99,7 @@ static hs_status sy_mkdir(const char *p, hs_error *err) {
   return hs_error_set(err, HS_EIO, "%s: cannot create folder: %s", p, strerror(errno));
 }
 
-hs_status probe_synth_imdb(const char *dir, size_t docs, uint64_t seed, hs_error *err) {
+hs_status lrn_synth_imdb(const char *dir, size_t docs, uint64_t seed, hs_error *err) {
   static const char *const pos[] = {"great", "wonderful", "brilliant", "moving", "superb", "loved", "beautiful",
                                     "excellent", "charming", "masterpiece", "funny", "touching"};
   static const char *const neg[] = {"awful", "boring", "terrible", "waste", "worst", "dull", "poorly",
@@ -113,18 +113,18 @@ hs_status probe_synth_imdb(const char *dir, size_t docs, uint64_t seed, hs_error
   uint64_t s = seed;
   hs_status st = sy_mkdir(dir, err);
   if (st == HS_OK) { /* marker first, as for era5 */
-    char *m = probe_xasprintf("%s/SYNTHETIC", dir);
+    char *m = lrn_xasprintf("%s/SYNTHETIC", dir);
     static const char note[] = "synthetic reviews in the aclImdb layout, written by hetsim-probe synth imdb\n";
-    st = probe_write_atomic(m, note, sizeof note - 1, err);
+    st = lrn_write_atomic(m, note, sizeof note - 1, err);
     free(m);
   }
   static const char *const splits[] = {"train", "test"};
   for (int sp = 0; sp < 2 && st == HS_OK; sp++) {
-    char *sd = probe_xasprintf("%s/%s", dir, splits[sp]);
+    char *sd = lrn_xasprintf("%s/%s", dir, splits[sp]);
     st = sy_mkdir(sd, err);
     size_t nd = sp == 0 ? docs : (docs / 10 > 2 ? docs / 10 : 2);
     for (int lab = 0; lab < 2 && st == HS_OK; lab++) {
-      char *ld = probe_xasprintf("%s/%s", sd, lab ? "pos" : "neg");
+      char *ld = lrn_xasprintf("%s/%s", sd, lab ? "pos" : "neg");
       st = sy_mkdir(ld, err);
       for (size_t i = 0; i < nd / 2 && st == HS_OK; i++) {
         sy_buf b = {NULL, 0, 0};
@@ -138,7 +138,7 @@ hs_status probe_synth_imdb(const char *dir, size_t docs, uint64_t seed, hs_error
         }
         sy_printf(&b, ".");
         int rating = lab ? 7 + (int)(sy_next(&s) % 4) : 1 + (int)(sy_next(&s) % 4);
-        char *f = probe_xasprintf("%s/%zu_%d.txt", ld, i, rating);
+        char *f = lrn_xasprintf("%s/%zu_%d.txt", ld, i, rating);
         FILE *fp = fopen(f, "w"); /* scratch data, already marked: no fsync per review */
         bool ok = fp != NULL;
         if (fp) {

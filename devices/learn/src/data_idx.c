@@ -7,7 +7,7 @@
  * holds exactly what the header promises (or at least max_items items when
  * the caller asked for fewer). Every check names the byte offset.
  * Complexity: O(bytes). Rejected: mmap (gzip files must be inflated anyway). */
-#include "probe.h"
+#include "hs_learn_parts.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -16,8 +16,8 @@ static uint32_t idx_be32(const unsigned char *p) {
   return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
-hs_status probe_idx_parse(const unsigned char *buf, size_t len, size_t max_items,
-                             probe_idx *out, hs_error *err) {
+hs_status lrn_idx_parse(const unsigned char *buf, size_t len, size_t max_items,
+                             lrn_idx *out, hs_error *err) {
   memset(out, 0, sizeof *out);
   if (len < 4) return hs_error_set(err, HS_EPARSE, "offset %zu: file ends inside the 4-byte IDX magic", len);
   if (buf[0] != 0 || buf[1] != 0)
@@ -59,11 +59,11 @@ hs_status probe_idx_parse(const unsigned char *buf, size_t len, size_t max_items
   return HS_OK;
 }
 
-hs_status probe_idx_load(const char *path, size_t max_items, probe_idx *out, hs_error *err) {
+hs_status lrn_idx_load(const char *path, size_t max_items, lrn_idx *out, hs_error *err) {
   memset(out, 0, sizeof *out);
   unsigned char *raw = NULL;
   size_t len = 0;
-  hs_status st = probe_read_file(path, &raw, &len, err);
+  hs_status st = lrn_read_file(path, &raw, &len, err);
   if (st != HS_OK) return st;
   unsigned char *plain = raw;
   size_t plen = len;
@@ -73,12 +73,12 @@ hs_status probe_idx_load(const char *path, size_t max_items, probe_idx *out, hs_
       /* Inflate only the header, then only the items asked for. */
       unsigned char *hdr = NULL;
       size_t hl = 0;
-      st = probe_gunzip(raw, len, 4, &hdr, &hl, err);
+      st = lrn_gunzip(raw, len, 4, &hdr, &hl, err);
       if (st == HS_OK && hl == 4 && hdr[3] >= 1 && hdr[3] <= 4) {
         unsigned char *h2 = NULL;
         size_t hl2 = 0;
         size_t hsize = 4 + 4 * (size_t)hdr[3];
-        st = probe_gunzip(raw, len, hsize, &h2, &hl2, err);
+        st = lrn_gunzip(raw, len, hsize, &h2, &hl2, err);
         if (st == HS_OK && hl2 == hsize) {
           size_t item = 1;
           for (int d = 1; d < hdr[3]; d++) item *= idx_be32(h2 + 4 + 4 * d);
@@ -94,20 +94,20 @@ hs_status probe_idx_load(const char *path, size_t max_items, probe_idx *out, hs_
         return st;
       }
     }
-    st = probe_gunzip(raw, len, want, &plain, &plen, err);
+    st = lrn_gunzip(raw, len, want, &plain, &plen, err);
     free(raw);
     if (st != HS_OK) {
       hs_error_prefix(err, "%s (gzip)", path);
       return st;
     }
   }
-  st = probe_idx_parse(plain, plen, max_items, out, err);
+  st = lrn_idx_parse(plain, plen, max_items, out, err);
   free(plain);
   if (st != HS_OK) hs_error_prefix(err, "%s", path);
   return st;
 }
 
-void probe_idx_fini(probe_idx *x) {
+void lrn_idx_fini(lrn_idx *x) {
   free(x->data);
   memset(x, 0, sizeof *x);
 }

@@ -1,0 +1,85 @@
+/* costs.c: the per-sample cost estimates shared by adaptive, static and oort
+ * (EMA of tau = t/n and eps = e/n per participant) and the inverse-cost split.
+ *
+ * Invariant: tau/eps of i are meaningful only once have[i]; a participant that
+ * ran 0 samples keeps its last estimates. Cost of a split: O(n) expected, two
+ * quickselect medians per group and one apportionment. Rejected: sorting for
+ * the medians (O(n log n)); keeping these arrays in the controller (every
+ * policy that reads them then called back into controller.c, and oort.c and
+ * controller.c formed a circle). */
+#include "pol_costs.h"
+
+#include "hs_alloc.h"
+
+#define COST_MIN 1e-12
+
+void pol_costs_init(pol_costs *k, size_t n) {
+  k->tau = hs_calloc(n, sizeof *k->tau);
+  k->eps = hs_calloc(n, sizeof *k->eps);
+  k->have = hs_calloc(n, sizeof *k->have);
+}
+
+void pol_costs_fini(pol_costs *k) {
+  hs_free(k->tau);
+  hs_free(k->eps);
+  hs_free(k->have);
+  k->tau = k->eps = NULL;
+  k->have = NULL;
+}
+
+void pol_costs_observe(pol_costs *k, const hs_telemetry *t, size_t n, double ema) {
+  for (size_t i = 0; i < n; i++) {
+    if (t[i].samples <= 0) continue;
+    double s = (double)t[i].samples;
+    double tau = t[i].time_s / s, eps = t[i].energy_j / s;
+    if (!k->have[i]) {
+      k->tau[i] = tau;
+      k->eps[i] = eps;
+      k->have[i] = 1;
+    } else {
+      k->tau[i] = ema * k->tau[i] + (1.0 - ema) * tau;
+      k->eps[i] = ema * k->eps[i] + (1.0 - ema) * eps;
+    }
+  }
+}
+
+/* Median over the group members with an estimate; 0 when none. */
+static double group_median(hs_controller *c, const pol_costs *k, const uint32_t *idx, size_t m,
+                           const double *x) {
+  size_t j = 0;
+  for (size_t q = 0; q < m; q++)
+    if (k->have[idx[q]]) c->sd[j++] = x[idx[q]];
+  return j ? pol_median(c->sd, j) : 0.0;
+}
+
+/* Inverse-cost weights for one group; w_e is the energy weight. */
+static void inverse_cost_weights(hs_controller *c, const pol_costs *k, const uint32_t *idx,
+                                 size_t m, double w_e) {
+  double w_t = 1.0 - w_e;
+  double mt = w_t > 0 ? group_median(c, k, idx, m, k->tau) : 0.0;
+  double me = w_e > 0 ? group_median(c, k, idx, m, k->eps) : 0.0;
+  for (size_t j = 0; j < m; j++) {
+    uint32_t i = idx[j];
+    double cost;
+    if (!k->have[i]) {
+      cost = 1.0; /* neutral until measured */
+    } else {
+      cost = 0.0;
+      if (mt > 0) cost += w_t * k->tau[i] / mt;
+      if (me > 0) cost += w_e * k->eps[i] / me;
+      if (mt <= 0 && me <= 0) cost = 1.0;
+    }
+    if (cost < COST_MIN) cost = COST_MIN;
+    c->w[i] = 1.0 / cost;
+  }
+}
+
+void pol_costs_split(hs_controller *c, const pol_costs *k, double w_e, uint64_t min_samples,
+                     uint64_t *out) {
+  for (size_t g = 0; g < c->ngroups; g++) {
+    size_t m;
+    const uint32_t *idx = pol_group(c, g, &m);
+    inverse_cost_weights(c, k, idx, m, w_e);
+    pol_apportion(idx, m, c->w, c->gbudget[g], min_samples, out, &c->scratch);
+  }
+}

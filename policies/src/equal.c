@@ -1,0 +1,32 @@
+/* equal.c: the equal policy, the baseline every other is measured against:
+ * each group's budget split as evenly as integers allow, extras to the lower
+ * indices, whatever the telemetry says (it is validated and ignored).
+ *
+ * No state and no keys of its own. O(n) per update (one copy: the split never
+ * changes, so hs_controller_reallocated stays false). The floor is one sample
+ * per participant, checked at creation as for the adaptive policies. */
+#include <string.h>
+
+#include "pol_policy.h"
+
+static hs_status equal_create(hs_controller *c, hs_error *err) {
+  return pol_check_floor(c, 1, err);
+}
+
+static void equal_destroy(hs_controller *c) { (void)c; }
+
+static void equal_update(hs_controller *c, const hs_telemetry *t) {
+  (void)t;
+  memcpy(c->next, c->alloc, c->n * sizeof *c->next);
+}
+
+const pol_type pol_equal = {
+    .name = "equal",
+    .summary = "the budget split as evenly as integers allow",
+    .caps = HS_POLICY_CAP_GROUPS,
+    .keys = NULL,
+    .nkeys = 0,
+    .create = equal_create,
+    .destroy = equal_destroy,
+    .update = equal_update,
+};

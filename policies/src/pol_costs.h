@@ -1,0 +1,32 @@
+/* pol_costs.h: smoothed per-sample costs (costs.c), the measurement state that
+ * adaptive, static and oort share: EMA observation of tau = t/n and eps = e/n,
+ * and the inverse-cost split. A module of its own so that no policy calls into
+ * another policy or into the controller. */
+#ifndef POL_COSTS_H
+#define POL_COSTS_H
+
+#include <stddef.h>
+
+#include "pol_policy.h"
+
+typedef struct pol_costs {
+  double *tau;         /* n: smoothed seconds per sample */
+  double *eps;         /* n: smoothed joules per sample */
+  unsigned char *have; /* n: 1 once participant i reported samples */
+} pol_costs;
+
+void pol_costs_init(pol_costs *k, size_t n);
+void pol_costs_fini(pol_costs *k);
+
+/* EMA of the per-sample costs from the records with samples > 0:
+ * x <- ema*x + (1-ema)*obs; the first observation is taken as is. O(n). */
+void pol_costs_observe(pol_costs *k, const hs_telemetry *t, size_t n, double ema);
+
+/* The inverse-cost split of hs_policy.h into out, group by group: c_i =
+ * w_t*tau_i/median(tau) + w_e*eps_i/median(eps) over the group's measured
+ * members, neutral 1 for the unmeasured, clamped to >= 1e-12; shares 1/c_i
+ * with floor min_samples. Uses c->w, c->sd and c->scratch. O(n) expected. */
+void pol_costs_split(hs_controller *c, const pol_costs *k, double w_e, uint64_t min_samples,
+                     uint64_t *out);
+
+#endif

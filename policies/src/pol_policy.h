@@ -1,0 +1,139 @@
+/* pol_policy.h: what a policy file is written against: the policy descriptor
+ * (name, summary, capabilities, key table, hooks), the controller object its
+ * hooks receive, and the group helpers (groups.c). Folder-internal, plus the
+ * test-only policy under tests/policies.
+ *
+ * ADDING A POLICY: write policies/src/<name>.c defining
+ *   const pol_type pol_<name> = {.name = ..., .keys = ..., .update = ...};
+ * add POL_REGISTER(pol_<name>) to registry.def and the file to the source list
+ * in policies/src/CMakeLists.txt. Nothing else: the config vocabulary, the
+ * checks, `hetsim replay --list`, hs_policy_caps and the controller's dispatch
+ * all read the descriptor.
+ *
+ * Hook contract (the controller calls them in this order):
+ *   create(c, err)   after the groups and budgets are built and c->alloc holds
+ *                    the equal split; reads its keys from c->cfg, allocates its
+ *                    state into c->state, may set c->deadband; fails on
+ *                    configuration (e.g. a floor that does not fit) with a
+ *                    message, leaving c->state for destroy to free.
+ *   update(c, t)     telemetry already validated (hs_policy.h rules); writes
+ *                    EVERY entry of c->next (a policy that keeps the split
+ *                    copies c->alloc). Cannot fail. The controller then applies
+ *                    the deadband (when c->deadband >= 0) and swaps.
+ *   destroy(c)       frees c->state (also after a failed create; NULL-safe).
+ *   step_batches / step_update: only with HS_POLICY_CAP_STEP_LEVEL.
+ * A hook may use c->w, c->sd (n doubles each) and c->scratch as scratch; they
+ * hold nothing between calls. */
+#ifndef POL_POLICY_H
+#define POL_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hs_policy.h"
+#include "hs_status.h"
+#include "pol_select.h"
+
+/* --- keys ------------------------------------------------------------------- */
+
+typedef enum pol_key_type {
+  POL_REAL,   /* double, finite, in the range */
+  POL_UINT64, /* non-negative integer >= lo */
+  POL_UINT32  /* non-negative integer >= lo, <= UINT32_MAX */
+} pol_key_type;
+
+/* One key of a policy. Its value lives in hs_policy_config.value[j], j being
+ * its index in the policy's key table (the union member .real for POL_REAL,
+ * .uint otherwise). */
+typedef struct pol_key {
+  const char *name;
+  pol_key_type type;
+  double def;        /* default (integer keys: a whole number) */
+  double lo, hi;     /* real keys: [lo, hi] (hi may be INFINITY); integers: >= lo */
+  bool lo_open;      /* real keys: value must be > lo */
+  bool hi_open;      /* real keys: value must be < hi */
+  const char *fixed; /* non-NULL: the value must stay def; names the kind that
+                        frees it (the presets fix w_e: "adaptive") */
+  const char *doc;   /* one line */
+} pol_key;
+
+/* --- descriptor ------------------------------------------------------------- */
+
+typedef struct pol_type {
+  const char *name;    /* the kind; at most HS_POLICY_NAME_MAX-1 characters */
+  const char *summary; /* one line */
+  unsigned caps;       /* HS_POLICY_CAP_* */
+  const pol_key *keys; /* own keys, in the order foreach visits them */
+  size_t nkeys;        /* <= HS_POLICY_VALUES_MAX */
+  hs_status (*create)(hs_controller *c, hs_error *err);
+  void (*destroy)(hs_controller *c);
+  void (*update)(hs_controller *c, const hs_telemetry *t);
+  const uint64_t *(*step_batches)(const hs_controller *c);
+  hs_status (*step_update)(hs_controller *c, const double *step_time_s, size_t n,
+                           hs_error *err);
+} pol_type;
+
+/* Number of keys in a static key table, checked against the store at build time. */
+#define POL_NKEYS(table)                                                             \
+  (sizeof(table) / sizeof((table)[0]) +                                              \
+   0 * sizeof(struct {                                                               \
+     int too_many_keys_for_HS_POLICY_VALUES_MAX                                      \
+         : (sizeof(table) / sizeof((table)[0]) <= HS_POLICY_VALUES_MAX) ? 1 : -1;    \
+   }))
+
+/* The registry (registry.c, from registry.def): lookup by kind, NULL when
+ * unknown; the i-th descriptor in registry order, NULL past the end. */
+const pol_type *pol_lookup(const char *kind);
+const pol_type *pol_type_at(size_t i);
+size_t pol_type_count(void);
+
+/* --- the controller --------------------------------------------------------- */
+
+struct hs_controller {
+  hs_policy_config cfg;
+  const pol_type *type;
+  size_t n;
+  uint64_t budget;
+  uint64_t rounds;
+  bool reallocated;
+  double deadband; /* >= 0: keep the split when the change is within it; < 0: none */
+  uint64_t *alloc; /* current allocation */
+  uint64_t *next;  /* candidate built by an update */
+  /* groups: order[] lists participants by (group, index); group g is
+   * order[gstart[g] .. gstart[g+1]) with budget gbudget[g] */
+  size_t ngroups;
+  uint32_t *gid; /* ngroups ids (NULL without groups) */
+  uint32_t *order;
+  size_t *gstart;
+  uint64_t *gbudget;
+  double *w;  /* n: scratch (weights for apportionment) */
+  double *sd; /* n: scratch (medians) */
+  pol_scratch scratch;
+  void *state; /* the policy's own */
+};
+
+/* --- groups (groups.c) ------------------------------------------------------ */
+
+/* The participants of group g (ascending index) and their count. */
+static inline const uint32_t *pol_group(const hs_controller *c, size_t g, size_t *m) {
+  *m = c->gstart[g + 1] - c->gstart[g];
+  return c->order + c->gstart[g];
+}
+
+/* Builds order/gstart/ngroups from the group ids (NULL: one group) and splits
+ * the budget over the groups (hs_policy.h rules). */
+void pol_groups_build(hs_controller *c, const uint32_t *groups);
+
+/* Equal split of each group's budget over its members into out. */
+void pol_equal_split(const hs_controller *c, uint64_t *out);
+
+/* HS_ERANGE naming the group unless every group's budget covers its members x
+ * floor; floor 0 always fits. */
+hs_status pol_check_floor(const hs_controller *c, uint64_t floor, hs_error *err);
+
+/* Key values of c->cfg by table index (the policy knows its own table). */
+static inline double pol_real(const hs_controller *c, size_t j) { return c->cfg.value[j].real; }
+static inline uint64_t pol_uint(const hs_controller *c, size_t j) { return c->cfg.value[j].uint; }
+
+#endif

@@ -1,0 +1,57 @@
+/* pol_select.h: the O(n) kernels under every split (select.c): quickselect,
+ * medians, top-k by remainder and largest-remainder apportionment with a floor.
+ * Folder-internal: policy files and the tests of the kernels include it;
+ * nothing outside policies/ does. */
+#ifndef POL_SELECT_H
+#define POL_SELECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A remainder for largest-remainder apportionment: larger frac first, then the
+ * lower participant index. */
+typedef struct pol_rem {
+  double frac;
+  uint32_t idx;
+} pol_rem;
+
+/* Scratch for apportionment, sized for n participants. */
+typedef struct pol_scratch {
+  double *q;      /* n: exact shares by participant index */
+  pol_rem *rem;   /* n */
+  uint32_t *act;  /* n: active (not floored) participants */
+  uint32_t *hist; /* POL_BUCKETS: remainder histogram */
+} pol_scratch;
+
+#define POL_BUCKETS 4096
+
+void pol_scratch_init(pol_scratch *s, size_t n);
+void pol_scratch_fini(pol_scratch *s);
+
+/* Reorders a[0..m) so that a[k] is the k-th smallest, a[0..k) <= a[k] <= a[k+1..m).
+ * Expected O(m) (quickselect, median-of-three pivot). m > k. */
+double pol_select(double *a, size_t m, size_t k);
+/* Same contract as pol_select, faster for large m (sample bracket, ~1.2
+ * passes); reorders a. */
+double pol_kth(double *a, size_t m, size_t k);
+/* Median of a[0..m) (reorders a); m >= 1. Even m: mean of the two middle values. */
+double pol_median(double *a, size_t m);
+/* Reorders r[0..m) so that its first k entries are the k largest by (frac desc,
+ * idx asc). Expected O(m). k <= m. */
+void pol_top_k(pol_rem *r, size_t m, size_t k);
+
+/* Sets flag[idx] = 1 for the k entries of r[0..m) that come first by (frac
+ * desc, idx asc), and flag[idx] = 0 for the other entries of r (flags of
+ * indices not in r are untouched). r must be in ascending idx order (ties are then taken in array
+ * order); tmp is scratch for m doubles. Expected O(m) via pol_kth on the keys,
+ * which beats pol_top_k's struct swaps when m is large. */
+void pol_mark_top_k(const pol_rem *r, size_t m, size_t k, double *tmp, unsigned char *flag);
+
+/* Split `budget` over the m participants idx[0..m) in proportion to w[idx[j]]
+ * (finite, > 0), each getting >= floor (water-filling), integers by largest
+ * remainder, ties to the lower index. Writes out[idx[j]] only. Requires
+ * budget >= m*floor (asserted). */
+void pol_apportion(const uint32_t *idx, size_t m, const double *w, uint64_t budget,
+                   uint64_t floor, uint64_t *out, pol_scratch *s);
+
+#endif

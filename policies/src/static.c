@@ -1,0 +1,66 @@
+/* static.c: the static baseline: measure one round, then the time-only
+ * inverse-cost split of that round's per-sample times, frozen for the rest of
+ * the run (ema and deadband do not apply).
+ *
+ * State: the cost estimates (costs.c) and whether the split is frozen. Before
+ * the first update that carries a sample, the equal split stands. One update:
+ * O(n) (a copy) once frozen, the O(n) expected split on the measuring round. */
+#include <stdbool.h>
+#include <string.h>
+
+#include "hs_alloc.h"
+#include "pol_costs.h"
+
+enum { K_MIN_SAMPLES };
+static const pol_key static_keys[] = {
+    [K_MIN_SAMPLES] = {"min_samples", POL_UINT64, 1, 0, 0, false, false, NULL,
+                       "per-participant floor"},
+};
+
+typedef struct static_split {
+  pol_costs costs;
+  uint64_t min_samples;
+  bool frozen;
+} static_split;
+
+static hs_status static_create(hs_controller *c, hs_error *err) {
+  uint64_t floor = pol_uint(c, K_MIN_SAMPLES);
+  hs_status st = pol_check_floor(c, floor, err);
+  if (st != HS_OK) return st;
+  static_split *s = hs_calloc(1, sizeof *s);
+  pol_costs_init(&s->costs, c->n);
+  s->min_samples = floor;
+  c->state = s;
+  return HS_OK;
+}
+
+static void static_destroy(hs_controller *c) {
+  static_split *s = c->state;
+  if (!s) return;
+  pol_costs_fini(&s->costs);
+  hs_free(s);
+  c->state = NULL;
+}
+
+static void static_update(hs_controller *c, const hs_telemetry *t) {
+  static_split *s = c->state;
+  memcpy(c->next, c->alloc, c->n * sizeof *c->next);
+  if (s->frozen) return;
+  bool any = false;
+  for (size_t i = 0; i < c->n; i++) any |= t[i].samples > 0;
+  if (!any) return;
+  pol_costs_observe(&s->costs, t, c->n, 0.0);
+  pol_costs_split(c, &s->costs, 0.0, s->min_samples, c->next);
+  s->frozen = true;
+}
+
+const pol_type pol_static = {
+    .name = "static",
+    .summary = "measure one round, then the time-only split, frozen",
+    .caps = HS_POLICY_CAP_GROUPS,
+    .keys = static_keys,
+    .nkeys = POL_NKEYS(static_keys),
+    .create = static_create,
+    .destroy = static_destroy,
+    .update = static_update,
+};
