@@ -10,7 +10,9 @@
  * Invariants of a loaded profile (asserted on use, enforced at load): every
  * number is finite and in its documented range, task names are unique, loss
  * curves have samples strictly ascending, and a task that claims
- * energy_measured has a provenance that is not "estimated".
+ * energy_measured has a provenance that is not "estimated". An optional
+ * thermal block (hs_thermal_profile) has 2..16 levels, level 0 at speed 1 and
+ * busy factor 1, trip and recover points ascending, recover < trip, sources.
  *
  * Validation walks each object twice: once over its members against the list of
  * allowed keys (unknown and duplicate keys are errors: cJSON keeps duplicates,

@@ -63,6 +63,8 @@ typedef struct ddp_silo {
   char **members; /* device names as written (expanded names or entry names) */
   size_t nmembers;
   char *fabric;   /* link of the intra-silo all-reduce (default: the members' link) */
+  double deadband;  /* this silo's own deadband decision (NAN: one decision for all) */
+  uint64_t samples; /* this silo's data budget per round (0: in proportion to its size) */
 } ddp_silo;
 
 /* The options of ddp and hfl-ddp (hs_regime_spec.opts). */
@@ -428,11 +430,38 @@ static hs_status hfl_setup(sim_run *r, hs_error *err) {
   return HS_OK;
 }
 
+/* Per-silo data budgets and deadband decisions (silos[].samples, .deadband):
+ * handed to the controller, whose groups are the silos in order. A silo
+ * without its own deadband takes the policy's; with none at all the one
+ * decision for all silos stays (the default). */
+static hs_status silo_rules(sim_run *r, hs_error *err) {
+  const ddp_opts *o = opts_of(r->sc);
+  bool budgets = false, bands = false;
+  for (size_t s = 0; s < o->nsilos; s++) {
+    budgets |= o->silos[s].samples > 0;
+    bands |= !isnan(o->silos[s].deadband);
+  }
+  if (!budgets && !bands) return HS_OK;
+  uint64_t *b = hs_calloc(o->nsilos, sizeof *b);
+  double *d = hs_calloc(o->nsilos, sizeof *d);
+  for (size_t s = 0; s < o->nsilos; s++) {
+    b[s] = o->silos[s].samples;
+    d[s] = isnan(o->silos[s].deadband) ? -1 : o->silos[s].deadband;
+  }
+  hs_status st = hs_controller_set_group_rules(r->ctl, budgets ? b : NULL, bands ? d : NULL,
+                                               o->nsilos, err);
+  if (st != HS_OK) hs_error_prefix(err, "%s: regime.silos", r->sc->path);
+  hs_free(b);
+  hs_free(d);
+  return st;
+}
+
 /* ema-batch in hfl-ddp: silos step independently, so each silo sizes its own
  * steps with its own step-level controller over its members and its budget. */
 static hs_status hfl_bind_controller(sim_run *r, hs_error *err) {
   ddp_state *ds = r->rs;
-  if (!ds->ema_batch) return HS_OK;
+  hs_status st = silo_rules(r, err);
+  if (st != HS_OK || !ds->ema_batch) return st;
   const uint64_t *alloc = hs_controller_allocation(r->ctl);
   for (size_t s = 0; s < ds->ngroups; s++) {
     ddp_group *g = &ds->groups[s];
@@ -481,14 +510,35 @@ static const char *ddp_prepare(const hs_scenario *sc, const void *opts, const si
   return NULL;
 }
 
+/* A silo's optional number: deadband (>= 0) or samples (an integer >= 1). */
+static hs_status silo_number(sim_opt_ctx *c, const cJSON *e, const char *key, bool integer,
+                             double *out) {
+  const cJSON *x = cJSON_GetObjectItemCaseSensitive(e, key);
+  if (!x) return HS_OK;
+  size_t mark = sim_opt_key(c, key);
+  double v = cJSON_IsNumber(x) ? x->valuedouble : NAN;
+  if (!isfinite(v) || v < (integer ? 1 : 0) || (integer && (v != floor(v) || v > 9007199254740992.0)))
+    return sim_opt_fail(c, HS_ERANGE, "expected %s",
+                        integer ? "a whole number of samples >= 1" : "a number >= 0");
+  *out = v;
+  sim_opt_pop(c, mark);
+  return HS_OK;
+}
+
 static hs_status parse_silo(sim_opt_ctx *c, const cJSON *e, ddp_opts *o, size_t si) {
   const hs_scenario *sc = sim_opt_scenario(c);
   const hs_device_ref *refs = hs_scenario_devices(sc);
   ddp_silo *silo = &o->silos[si];
-  static const char *const keys[] = {"name", "members", "fabric", NULL};
+  static const char *const keys[] = {"name", "members", "fabric", "deadband", "samples", NULL};
   hs_status st;
   if ((st = sim_opt_object(c, e, keys)) || (st = sim_opt_name(c, e, "name", true, &silo->name)))
     return st;
+  double samples = 0;
+  silo->deadband = NAN;
+  if ((st = silo_number(c, e, "deadband", false, &silo->deadband)) ||
+      (st = silo_number(c, e, "samples", true, &samples)))
+    return st;
+  silo->samples = (uint64_t)samples;
   for (size_t j = 0; j < si; j++)
     if (!strcmp(o->silos[j].name, silo->name)) {
       sim_opt_key(c, "name");
@@ -565,6 +615,18 @@ static hs_status silos_parse(sim_opt_ctx *c, const cJSON *silos, void *opts,
     if (st) return st;
     sim_opt_pop(c, m2);
   }
+  /* Data budgets: all silos or none, summing to samples_per_round. */
+  uint64_t with = 0, sum = 0;
+  for (size_t s = 0; s < o->nsilos; s++) {
+    with += o->silos[s].samples > 0;
+    sum += o->silos[s].samples;
+  }
+  if (with && (with != o->nsilos || sum != sc->samples_per_round))
+    return sim_opt_fail(c, HS_EINVAL,
+                        "\"samples\" must be given for every silo and sum to samples_per_round "
+                        "(%llu); %llu of %zu silos give %llu",
+                        (unsigned long long)sc->samples_per_round, (unsigned long long)with,
+                        o->nsilos, (unsigned long long)sum);
   const hs_device_ref *refs = hs_scenario_devices(sc);
   for (size_t k = 0; k < sc->total_devices; k++)
     if (o->silo_of[k] == UINT32_MAX)
@@ -592,6 +654,11 @@ static void silos_print(cJSON *reg, const void *opts, const sim_regime_opt *opt)
     for (size_t j = 0; j < o->silos[i].nmembers; j++)
       cJSON_AddItemToArray(m, cJSON_CreateString(o->silos[i].members[j]));
     add_str(s, "fabric", o->silos[i].fabric);
+    if (!isnan(o->silos[i].deadband) && !cJSON_AddNumberToObject(s, "deadband", o->silos[i].deadband))
+      abort();
+    if (o->silos[i].samples &&
+        !cJSON_AddNumberToObject(s, "samples", (double)o->silos[i].samples))
+      abort();
     cJSON_AddItemToArray(silos, s);
   }
 }
@@ -630,7 +697,8 @@ static const sim_regime_opt ddp_table[] = {DDP_OPTS};
 static const sim_regime_opt hfl_table[] = {
     DDP_OPTS,
     {"silos", SIM_OPT_CUSTOM, offsetof(ddp_opts, silos), 0, 0, 0, 0, NULL, NULL,
-     "[{name, members: device or entry names, fabric: link}]; every device in one silo"}};
+     "[{name, members: device or entry names, fabric: link, optional samples: its data "
+     "budget, deadband: its own decision}]; every device in one silo"}};
 
 const sim_regime sim_regime_ddp = {
     .name = "ddp",

@@ -305,3 +305,96 @@ Test(dynamics, thermal_profile_block) {
   cr_expect(strstr(err.msg, "x.json: thermal.levels[1].recover_c: must be below") != NULL, "%s",
             err.msg);
 }
+
+/* --- HFL-DDP silos: their own deadband decision and data budget ------------ */
+
+#include "hs_policy.h"
+
+/* Two silos {0,1} and {2,3}, time-only, deadband 0.05, 1000 samples each.
+ * Silo A's times call for 1500/500 (a 50 % change); silo B's for 1029/971
+ * (2.9 %, inside the band). */
+static hs_controller *two_silos(bool per_silo) {
+  hs_policy_config cfg;
+  hs_error err = {0};
+  cr_assert_eq(hs_policy_config_init(&cfg, "time-only", &err), HS_OK, "%s", err.msg);
+  cr_assert_eq(hs_policy_config_set(&cfg, "deadband", "0.05", &err), HS_OK, "%s", err.msg);
+  static const uint32_t groups[] = {0, 0, 1, 1};
+  hs_controller *c = hs_controller_create(&cfg, 4, groups, 4000, &err);
+  cr_assert_not_null(c, "%s", err.msg);
+  static const double policy_band[] = {-1, -1};
+  if (per_silo)
+    cr_assert_eq(hs_controller_set_group_rules(c, NULL, policy_band, 2, &err), HS_OK, "%s",
+                 err.msg);
+  const hs_telemetry t[] = {{1.0, 1, 1000}, {3.0, 3, 1000}, {1.0, 1, 1000}, {1.06, 1, 1000}};
+  cr_assert_eq(hs_controller_update(c, t, 4, &err), HS_OK, "%s", err.msg);
+  return c;
+}
+
+Test(dynamics, per_silo_deadband_rule) {
+  /* Default: one decision for all: silo A crossed the band, so B moves too. */
+  hs_controller *c = two_silos(false);
+  const uint64_t *a = hs_controller_allocation(c);
+  cr_expect_eq(a[0], 1500);
+  cr_expect_eq(a[1], 500);
+  cr_expect_eq(a[2], 1029);
+  cr_expect_eq(a[3], 971);
+  hs_controller_destroy(c);
+  /* Per silo: A changes, B keeps its split. */
+  c = two_silos(true);
+  a = hs_controller_allocation(c);
+  cr_expect_eq(a[0], 1500);
+  cr_expect_eq(a[1], 500);
+  cr_expect_eq(a[2], 1000);
+  cr_expect_eq(a[3], 1000);
+  cr_expect(hs_controller_reallocated(c));
+  /* Rules are for before the first update. */
+  hs_error err = {0};
+  cr_expect_eq(hs_controller_set_group_rules(c, NULL, NULL, 2, &err), HS_EINVAL);
+  hs_controller_destroy(c);
+}
+
+Test(dynamics, per_silo_data_budgets) {
+  hs_policy_config cfg;
+  hs_error err = {0};
+  cr_assert_eq(hs_policy_config_init(&cfg, "time-only", &err), HS_OK, "%s", err.msg);
+  static const uint32_t groups[] = {0, 0, 1, 1};
+  hs_controller *c = hs_controller_create(&cfg, 4, groups, 4000, &err);
+  cr_assert_not_null(c, "%s", err.msg);
+  const uint64_t bad[] = {3000, 999};
+  cr_expect_eq(hs_controller_set_group_rules(c, bad, NULL, 2, &err), HS_EINVAL);
+  cr_expect(strstr(err.msg, "sum to 3999, not 4000") != NULL, "%s", err.msg);
+  const uint64_t b[] = {3000, 1000};
+  cr_assert_eq(hs_controller_set_group_rules(c, b, NULL, 2, &err), HS_OK, "%s", err.msg);
+  const uint64_t *a = hs_controller_allocation(c);
+  cr_expect(a[0] == 1500 && a[1] == 1500 && a[2] == 500 && a[3] == 500);
+  const hs_telemetry t[] = {{1.0, 1, 1500}, {3.0, 3, 1500}, {1.0, 1, 500}, {2.0, 1, 500}};
+  cr_assert_eq(hs_controller_update(c, t, 4, &err), HS_OK, "%s", err.msg);
+  a = hs_controller_allocation(c);
+  cr_expect_eq(a[0] + a[1], 3000); /* budgets never cross a silo */
+  cr_expect_eq(a[2] + a[3], 1000);
+  hs_controller_destroy(c);
+  /* Whole run: the silos' budgets reach the devices. */
+  char *dir = tmpdir();
+  hs_scenario *sc = scenario(
+      "{\"kind\": \"hfl-ddp\", \"steps_per_round\": 1, \"silos\": ["
+      "{\"name\": \"A\", \"members\": [\"f\", \"m\"], \"samples\": 3000},"
+      "{\"name\": \"B\", \"members\": [\"s\", \"a\"], \"samples\": 1000, \"deadband\": 0.7}]}",
+      "{\"kind\": \"time-only\"}",
+      "[{\"name\": \"f\", \"profile\": \"../run/profiles/det-fast.json\"},"
+      " {\"name\": \"m\", \"profile\": \"../run/profiles/det-mid.json\"},"
+      " {\"name\": \"s\", \"profile\": \"../run/profiles/det-slow.json\"}, " HOT "]",
+      NULL, 2, 4000);
+  hs_summary s = run(sc, dir);
+  cr_expect_eq(s.samples, 8000);
+  double cs[4], w[4];
+  unsigned long long k[4];
+  cr_assert_eq(rows_of(dir, "f", cs, w, k, 4), 2);
+  cr_expect_eq(k[0], 1500);
+  cr_expect_gt(k[1], 1500); /* silo A reallocates (policy deadband 0.05) */
+  cr_assert_eq(rows_of(dir, "s", cs, w, k, 4), 2);
+  cr_expect_eq(k[0], 500);
+  cr_expect_eq(k[1], 500); /* silo B's own band (70 %) keeps its split (time-only: 200) */
+  hs_scenario_destroy(sc);
+  rmdir_all(dir);
+  hs_free(dir);
+}
