@@ -28,6 +28,10 @@ static const char USAGE[] =
     "  hetsim-probe sensors [--root DIR]        which power sensors and thermal data this board has\n"
     "  hetsim-probe synth era5 FILE.csv [--rows N]   synthetic data in the real ERA5 CSV layout\n"
     "  hetsim-probe synth imdb DIR [--docs N]        synthetic reviews in the real aclImdb layout\n"
+    "  hetsim-probe import --task NAME --times T.csv --threads N --out FILE.json [--power P.csv]\n"
+    "                       a profile from your own training log: T.csv one row per batch with\n"
+    "                       samples,time_s[,round][,start_s]; P.csv time_s,power_w on start_s's clock;\n"
+    "                       without P.csv give --busy-w/--idle-w W with --*-w-source TEXT\n"
     "\n"
     "calibrate trains the task for real (warm-up discarded, then --runs timed rounds), measures\n"
     "idle and busy power with --sensor, records the held-out loss curve, and writes (or merges\n"
@@ -410,5 +414,6 @@ int main(int argc, char **argv) {
   if (strcmp(argv[1], "calibrate") == 0) return cmd_calibrate(argc, argv);
   if (strcmp(argv[1], "sensors") == 0) return cmd_sensors(argc, argv);
   if (strcmp(argv[1], "synth") == 0) return cmd_synth(argc, argv);
-  return die("%s: unknown command (calibrate, sensors, synth; see hetsim-probe --help)", argv[1]);
+  if (strcmp(argv[1], "import") == 0) return probe_cmd_import(argc, argv);
+  return die("%s: unknown command (calibrate, sensors, synth, import; see hetsim-probe --help)", argv[1]);
 }

@@ -398,3 +398,62 @@ Test(dynamics, per_silo_data_budgets) {
   rmdir_all(dir);
   hs_free(dir);
 }
+
+/* --- hetsim-probe import ----------------------------------------------------- */
+#ifdef PROBE_BIN
+#include "probe.h"
+
+#define FIX HS_SOURCE_DIR "/tests/data/probe-import"
+
+Test(dynamics, probe_import_on_a_fixture_log) {
+  hs_error err = {0};
+  lrn_table t, p;
+  cr_assert_eq(lrn_csv_load(FIX "/times.csv", &t, &err), HS_OK, "%s", err.msg);
+  cr_assert_eq(lrn_csv_load(FIX "/power.csv", &p, &err), HS_OK, "%s", err.msg);
+  probe_import_result r;
+  cr_assert_eq(probe_import_compute(&t, &p, &r, &err), HS_OK, "%s", err.msg);
+  /* 6.2 s for 600 samples; rounds 0.010, 0.012, 0.009 s/sample */
+  cr_expect_float_eq(r.tau_s, 6.2 / 600, 1e-15);
+  double m = 6.2 / 600, d0 = 0.01 - m, d1 = 0.012 - m, d2 = 0.009 - m;
+  cr_expect_float_eq(r.tau_cv, sqrt((d0 * d0 + d1 * d1 + d2 * d2) / 2) / m, 1e-12);
+  cr_expect_eq(r.rounds, 3);
+  cr_expect_float_eq(r.busy_w, 8, 1e-12);  /* every batch inside the 8 W plateau */
+  cr_expect_float_eq(r.idle_w, 2, 1e-12);  /* the 11 readings before and after */
+  cr_expect_eq(r.idle_readings, 11);
+  cr_expect_eq(r.batch, 100);
+  /* A batch outside the power log names both ranges. */
+  t.v[5 * t.cols + (size_t)lrn_table_col(&t, "start_s")] = 30;
+  cr_expect_neq(probe_import_compute(&t, &p, &r, &err), HS_OK);
+  cr_expect(strstr(err.msg, "line 7") && strstr(err.msg, "power log covers"), "%s", err.msg);
+  lrn_table_fini(&t);
+  lrn_table_fini(&p);
+
+  /* The command writes a profile the simulator loads. */
+  char *dir = tmpdir();
+  char cmd[1400], out[600];
+  snprintf(out, sizeof out, "%s/myboard.json", dir);
+  snprintf(cmd, sizeof cmd,
+           "%s import --task mnist --times %s/times.csv --power %s/power.csv --threads 4 --board "
+           "'my board' --out %s > /dev/null",
+           PROBE_BIN, FIX, FIX, out);
+  cr_assert_eq(system(cmd), 0);
+  hs_profile *pr = hs_profile_load(out, &err);
+  cr_assert_not_null(pr, "%s", err.msg);
+  const hs_task_profile *tp = hs_profile_task(pr, "mnist");
+  cr_assert_not_null(tp);
+  cr_expect_float_eq(tp->tau_s, 6.2 / 600, 1e-7); /* the probe writes 6 significant digits */
+  cr_expect_float_eq(tp->busy_w, 8, 1e-9);
+  cr_expect(tp->energy_measured);
+  cr_expect_float_eq(hs_profile_idle_w(pr), 2, 1e-9);
+  hs_profile_destroy(pr);
+  /* Without a power log and without estimates: refused, nothing written. */
+  snprintf(out, sizeof out, "%s/none.json", dir);
+  snprintf(cmd, sizeof cmd, "%s import --task mnist --times %s/times.csv --threads 1 --out %s 2>/dev/null",
+           PROBE_BIN, FIX, out);
+  int rc = system(cmd);
+  cr_expect(WIFEXITED(rc) && WEXITSTATUS(rc) == 2);
+  cr_expect_neq(access(out, F_OK), 0);
+  rmdir_all(dir);
+  hs_free(dir);
+}
+#endif

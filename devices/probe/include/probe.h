@@ -216,6 +216,22 @@ char *probe_profile_render(const probe_profile_in *in, const char *existing, siz
  * profile the simulator rejects. */
 hs_status probe_profile_check(const probe_json *root, hs_error *err);
 
+/* ------------------------------------------------- import of a user's log */
+typedef struct probe_import_result {
+  double tau_s, tau_cv;
+  double busy_w, idle_w;   /* NAN when the power log does not give them */
+  size_t batches, rounds;  /* rounds 0: no round column (tau_cv from batches) */
+  size_t idle_readings;
+  unsigned batch;          /* mean samples per batch, rounded */
+} probe_import_result;
+/* The figures of a timing table (columns samples, time_s, optional round and
+ * start_s) and an optional power table (time_s, power_w); see import.c.
+ * Messages name the line ("line 7, column time_s: ..."). */
+hs_status probe_import_compute(const lrn_table *times, const lrn_table *power, probe_import_result *out,
+                               hs_error *err);
+/* hetsim-probe import: the command (argv[1] == "import"); returns the exit status. */
+int probe_cmd_import(int argc, char **argv);
+
 /* ------------------------------------------------------------ calibration */
 typedef struct probe_calib_cfg {
   const lrn_trainer_type *trainer;
