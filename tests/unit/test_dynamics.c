@@ -453,7 +453,56 @@ Test(dynamics, probe_import_on_a_fixture_log) {
   int rc = system(cmd);
   cr_expect(WIFEXITED(rc) && WEXITSTATUS(rc) == 2);
   cr_expect_neq(access(out, F_OK), 0);
+  /* With estimates instead of a power log: a mixed profile. */
+  snprintf(cmd, sizeof cmd,
+           "%s import --task mnist --times %s/times.csv --threads 1 --out %s --busy-w 9 "
+           "--busy-w-source 'vendor figure' --idle-w 3 --idle-w-source 'wall meter reading' > /dev/null",
+           PROBE_BIN, FIX, out);
+  cr_assert_eq(system(cmd), 0);
+  pr = hs_profile_load(out, &err);
+  cr_assert_not_null(pr, "%s", err.msg);
+  cr_expect_float_eq(hs_profile_task(pr, "mnist")->busy_w, 9, 1e-9);
+  cr_expect(!hs_profile_task(pr, "mnist")->energy_measured);
+  hs_profile_destroy(pr);
   rmdir_all(dir);
   hs_free(dir);
+}
+/* The probe's checks accept a thermal block, and merging a new task into a
+ * shipped profile keeps it. */
+Test(dynamics, probe_merge_keeps_the_thermal_block) {
+  hs_error err = {0};
+  char *path = hs_profile_find("rpi4", NULL, &err);
+  cr_assert_not_null(path, "%s", err.msg);
+  unsigned char *text = NULL;
+  size_t len = 0;
+  cr_assert_eq(probe_read_file(path, &text, &len, &err), HS_OK, "%s", err.msg);
+  hs_free(path);
+  probe_json *j = probe_json_parse((const char *)text, len, &err);
+  cr_assert_not_null(j, "%s", err.msg);
+  cr_expect_eq(probe_profile_check(j, &err), HS_OK, "%s", err.msg);
+  probe_json_destroy(j);
+  probe_task_result res;
+  memset(&res, 0, sizeof res);
+  res.task = "extra";
+  res.tau_s = 0.001;
+  res.busy_w = 7;
+  res.batch = 32;
+  res.threads = 4;
+  res.runs = res.runs_kept = 1;
+  const char *src[] = {"synthetic", NULL};
+  probe_profile_in in = {"rpi4", "Raspberry Pi 4 Model B (4 GB), BCM2711 rev C0 at its 1.8 GHz default",
+                         "aarch64", "cpu", "k", "2026-12-01", 2.7, 3.83, "mixed", NULL, NULL, 0, src,
+                         NULL, &res};
+  char *out = probe_profile_render(&in, (const char *)text, len, &err);
+  free(text);
+  cr_assert_not_null(out, "%s", err.msg);
+  hs_profile *p = hs_profile_parse(out, "merged.json", &err);
+  free(out);
+  cr_assert_not_null(p, "%s", err.msg);
+  cr_expect_not_null(hs_profile_task(p, "extra"));
+  const hs_thermal_profile *th = hs_profile_thermal(p);
+  cr_assert_not_null(th);
+  cr_expect_eq(th->trip_c[2], 85);
+  hs_profile_destroy(p);
 }
 #endif

@@ -304,7 +304,7 @@ int probe_cmd_import(int argc, char **argv) {
   snprintf(sensor, sizeof sensor, "user power log %.300s", o.power ? o.power : "");
   probe_profile_in in = {name, o.board ? o.board : si.board, o.arch ? o.arch : si.arch,
                          o.cpu ? o.cpu : si.cpu, "not recorded (imported from a log)", date, idle, comm,
-                         res.energy_measured ? "mixed" : "estimated",
+                         "mixed", /* timing from the log; energy measured or estimated */
                          res.energy_measured ? sensor : NULL,
                          res.energy_measured ? "whatever the user's logger measured (as stated by the user)" : NULL,
                          0, sources, NULL, &res};
