@@ -505,4 +505,70 @@ Test(dynamics, probe_merge_keeps_the_thermal_block) {
   cr_expect_eq(th->trip_c[2], 85);
   hs_profile_destroy(p);
 }
+/* --sustain-s: a record drawn from the closed form (the synthetic board of
+ * det-hot.json, sampled every 0.05 s while busy) gives back its RC, its
+ * level and its trip and recover points. */
+Test(dynamics, thermal_fit_recovers_the_board) {
+  enum { N = 1200 };
+  static double t[N], temp[N], freq[N], rate[N];
+  dyn_thermal st = {30, 0}; /* idle steady state: 20 + 5 x 2 W */
+  const double p[] = {10, 5};
+  for (size_t i = 0; i < N; i++) {
+    dyn_thermal_advance(&hot, &st, p, 0.05);
+    t[i] = 0.05 * (double)(i + 1);
+    temp[i] = st.temp_c;
+    freq[i] = st.level ? 900000 : 1800000;
+    rate[i] = st.level ? 500 : 1000;
+  }
+  probe_thermal_series s = {N, t, temp, freq, rate};
+  probe_thermal_out th;
+  hs_error err = {0};
+  cr_assert_eq(probe_thermal_fit(&s, 30, 2, 10, &th, &err), HS_OK, "%s", err.msg);
+  cr_expect_float_eq(th.r_c_per_w, 5, 0.05);
+  cr_expect_float_eq(th.c_j_per_c, 2, 0.05);
+  cr_expect_float_eq(th.ambient_c, 20, 0.2);
+  cr_assert_eq(th.nlevels, 2);
+  cr_expect_float_eq(th.speed[1], 0.5, 1e-12);
+  cr_expect_float_eq(th.trip_c[1], 60, 0.2);
+  cr_expect_float_eq(th.recover_c[1], 50, 0.2);
+  cr_expect(th.recover_seen[1]);
+  cr_expect_float_eq(th.busy_factor[1], 0.2 + 0.8 * 0.5, 1e-12); /* the stated assumption */
+  /* Attached to a profile, the simulator loads the block. */
+  char *path = hs_profile_find("rpi4", NULL, &err);
+  cr_assert_not_null(path, "%s", err.msg);
+  unsigned char *text = NULL;
+  size_t len = 0;
+  cr_assert_eq(probe_read_file(path, &text, &len, &err), HS_OK, "%s", err.msg);
+  hs_free(path);
+  char *z = hs_calloc(len + 1, 1);
+  memcpy(z, text, len);
+  free(text);
+  char *out = probe_thermal_attach(z, &th, "synthetic", &err);
+  hs_free(z);
+  cr_assert_not_null(out, "%s", err.msg);
+  hs_profile *pr = hs_profile_parse(out, "fitted.json", &err);
+  free(out);
+  cr_assert_not_null(pr, "%s", err.msg);
+  cr_expect_float_eq(hs_profile_thermal(pr)->trip_c[1], 60, 0.2);
+  hs_profile_destroy(pr);
+  /* Too short a record is refused with the reason. */
+  s.n = 4;
+  cr_expect_neq(probe_thermal_fit(&s, 30, 2, 10, &th, &err), HS_OK);
+  cr_expect(strstr(err.msg, "run longer") != NULL, "%s", err.msg);
+}
+
+/* cpufreq from a recorded sysfs tree. */
+Test(dynamics, cpufreq_from_a_sysfs_fixture) {
+  char *dir = tmpdir();
+  char cmd[700];
+  snprintf(cmd, sizeof cmd,
+           "mkdir -p %s/sys/devices/system/cpu/cpu0/cpufreq && echo 1500000 > "
+           "%s/sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq",
+           dir, dir);
+  cr_assert_eq(system(cmd), 0);
+  cr_expect_eq(probe_cpufreq_khz(dir), 1500000);
+  cr_expect(isnan(probe_cpufreq_khz("/nonexistent-root")));
+  rmdir_all(dir);
+  hs_free(dir);
+}
 #endif
