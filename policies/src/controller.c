@@ -198,20 +198,13 @@ hs_status hs_controller_update(hs_controller *c, const hs_telemetry *t, size_t n
   hs_status st = check_telemetry(t, n, c->n, err);
   if (st != HS_OK) return st;
   c->type->update(c, t); /* writes every entry of next */
-  if (c->gdeadband && c->deadband >= 0) {
-    bool any = per_group_deadband(c);
-    if (any) {
-      uint64_t *tmp = c->alloc;
-      c->alloc = c->next;
-      c->next = tmp;
-    }
-    c->reallocated = any;
-    c->rounds++;
-    return HS_OK;
-  }
   bool changed;
-  bool keep = within_deadband(c, &changed);
-  if (changed && c->deadband >= 0 && keep) changed = false;
+  if (c->gdeadband && c->deadband >= 0) {
+    changed = per_group_deadband(c);
+  } else {
+    bool keep = within_deadband(c, &changed);
+    if (changed && c->deadband >= 0 && keep) changed = false;
+  }
   if (changed) {
     uint64_t *tmp = c->alloc;
     c->alloc = c->next;

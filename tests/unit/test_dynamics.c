@@ -467,17 +467,24 @@ Test(dynamics, probe_import_on_a_fixture_log) {
   rmdir_all(dir);
   hs_free(dir);
 }
+/* The shipped rpi4 profile as text (hs_free). */
+static char *rpi4_text(size_t *len) {
+  hs_error err = {0};
+  char *path = hs_profile_find("rpi4", NULL, &err);
+  cr_assert_not_null(path, "%s", err.msg);
+  char *text = hs_read_file(path, len, &err);
+  hs_free(path);
+  cr_assert_not_null(text, "%s", err.msg);
+  return text;
+}
+
 /* The probe's checks accept a thermal block, and merging a new task into a
  * shipped profile keeps it. */
 Test(dynamics, probe_merge_keeps_the_thermal_block) {
   hs_error err = {0};
-  char *path = hs_profile_find("rpi4", NULL, &err);
-  cr_assert_not_null(path, "%s", err.msg);
-  unsigned char *text = NULL;
   size_t len = 0;
-  cr_assert_eq(probe_read_file(path, &text, &len, &err), HS_OK, "%s", err.msg);
-  hs_free(path);
-  probe_json *j = probe_json_parse((const char *)text, len, &err);
+  char *text = rpi4_text(&len);
+  probe_json *j = probe_json_parse(text, len, &err);
   cr_assert_not_null(j, "%s", err.msg);
   cr_expect_eq(probe_profile_check(j, &err), HS_OK, "%s", err.msg);
   probe_json_destroy(j);
@@ -493,8 +500,8 @@ Test(dynamics, probe_merge_keeps_the_thermal_block) {
   probe_profile_in in = {"rpi4", "Raspberry Pi 4 Model B (4 GB), BCM2711 rev C0 at its 1.8 GHz default",
                          "aarch64", "cpu", "k", "2026-12-01", 2.7, 3.83, "mixed", NULL, NULL, 0, src,
                          NULL, &res};
-  char *out = probe_profile_render(&in, (const char *)text, len, &err);
-  free(text);
+  char *out = probe_profile_render(&in, text, len, &err);
+  hs_free(text);
   cr_assert_not_null(out, "%s", err.msg);
   hs_profile *p = hs_profile_parse(out, "merged.json", &err);
   free(out);
@@ -534,15 +541,8 @@ Test(dynamics, thermal_fit_recovers_the_board) {
   cr_expect(th.recover_seen[1]);
   cr_expect_float_eq(th.busy_factor[1], 0.2 + 0.8 * 0.5, 1e-12); /* the stated assumption */
   /* Attached to a profile, the simulator loads the block. */
-  char *path = hs_profile_find("rpi4", NULL, &err);
-  cr_assert_not_null(path, "%s", err.msg);
-  unsigned char *text = NULL;
   size_t len = 0;
-  cr_assert_eq(probe_read_file(path, &text, &len, &err), HS_OK, "%s", err.msg);
-  hs_free(path);
-  char *z = hs_calloc(len + 1, 1);
-  memcpy(z, text, len);
-  free(text);
+  char *z = rpi4_text(&len);
   char *out = probe_thermal_attach(z, &th, "synthetic", &err);
   hs_free(z);
   cr_assert_not_null(out, "%s", err.msg);
