@@ -34,8 +34,12 @@
  *
  * Options (table below): steps_per_round, collective, and for hfl-ddp silos
  * (custom: each names its members by device or entry name and its fabric
- * link; every device in exactly one silo). The silos are the participant
- * groups of the controller. Per-device state (the round's forward-backward
+ * link; every device in exactly one silo; optional "samples", the silo's data
+ * budget per round (all silos or none, summing to samples_per_round), and
+ * "deadband", the silo's own keep-or-change decision, both handed to the
+ * controller with hs_controller_set_group_rules). The silos are the
+ * participant groups of the controller; without per-silo deadbands one
+ * decision covers all silos (the controller's default). Per-device state (the round's forward-backward
  * time and energy to report) lives in ddp_state, not in sim_dev.
  * A rank that becomes unavailable (scenario "dynamics") pauses: its step's
  * computation resumes when it returns and the all-reduce waits for it (a
