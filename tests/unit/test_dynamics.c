@@ -211,6 +211,28 @@ Test(dynamics, availability_intervals_are_honoured_exactly) {
   hs_free(dir);
 }
 
+Test(dynamics, a_round_with_everyone_away_opens_when_one_returns) {
+  /* a alone, on [0, 0.5) and [3, inf): it vanishes from round 0 at 0.5 s
+   * (round over, nothing trained), round 1 finds it away and opens when it
+   * returns at 3 s, then trains its 1000 samples (1 s). */
+  char *dir = tmpdir();
+  char trace[600], dyn[700];
+  snprintf(trace, sizeof trace, "%s/away.csv", dir);
+  FILE *f = fopen(trace, "w");
+  cr_assert_not_null(f);
+  fputs("device,start_s,end_s\na,0,0.5\na,3,1e9\n", f);
+  fclose(f);
+  snprintf(dyn, sizeof dyn, "{\"availability_trace\": \"%s\"},", trace);
+  hs_scenario *sc = scenario("{\"kind\": \"pma\"}", "{\"kind\": \"equal\"}", "[" HOT "]", dyn, 2, 1000);
+  hs_summary s = run(sc, dir);
+  cr_expect_float_eq(s.makespan_s, 4, 1e-9);
+  cr_expect_eq(s.samples, 1000);
+  cr_expect_float_eq(s.compute_j, 10 * 0.5 + 10 * 1, 1e-9);
+  hs_scenario_destroy(sc);
+  rmdir_all(dir);
+  hs_free(dir);
+}
+
 Test(dynamics, deadline_round_loses_the_late_participant) {
   /* slow needs 4 s for its 1000 samples; the server closes at 2.5 s. Its work
    * is lost and its 2.5 s of compute energy spent; it reports nothing, so the
