@@ -260,13 +260,6 @@ void sim_dyn_start(sim_run *r) {
   }
 }
 
-double sim_dyn_temp_c(sim_run *r, size_t i, uint32_t *level) {
-  dyn_dev *dd = r->dev[i].dyn;
-  dev_sync(dd, hs_engine_now(r->eng));
-  if (level) *level = dd->s.level;
-  return dd->s.temp_c;
-}
-
 void sim_dyn_free(sim_run *r) {
   for (size_t i = 0; r->dyn && i < r->ndev; i++) {
     dyn_pw_fini(&r->dyn[i].cot);

@@ -112,13 +112,12 @@ bool sim_dev_available(const sim_run *r, size_t i);
 /* dyn.c (a scenario's "dynamics" block): set-up after the devices are
  * expanded; start once every device is idle at t = 0; the state hook
  * sim_dev_state calls; a computation's end (seconds from now) through levels,
- * co-tenant load, speed trace and absences; the thermal state now; free. */
+ * co-tenant load, speed trace and absences; free. */
 void sim_dyn_setup(sim_run *r);
 void sim_dyn_start(sim_run *r);
 void sim_dyn_state(sim_run *r, size_t i, hs_power_state st);
 double sim_dyn_finish(sim_run *r, size_t i, double work_s, double after_s);
 double sim_dyn_last_j(const sim_run *r, size_t i);
-double sim_dyn_temp_c(sim_run *r, size_t i, uint32_t *level);
 void sim_dyn_free(sim_run *r);
 
 /* Close the round now: measure it (rows, telemetry), feed the controller,
