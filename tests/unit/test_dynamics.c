@@ -111,7 +111,7 @@ static hs_scenario *scenario(const char *regime, const char *policy, const char 
 }
 
 static hs_summary run(const hs_scenario *sc, const char *dir) {
-  hs_run_opts o = {dir, false, false};
+  hs_run_opts o = {.out_dir = dir};
   hs_summary s;
   hs_error err = {0};
   cr_assert_eq(hs_run(sc, dir ? &o : NULL, &s, &err), HS_OK, "%s", err.msg);
