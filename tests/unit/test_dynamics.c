@@ -179,19 +179,24 @@ static void rmdir_all(const char *d) {
   cr_expect_eq(system(cmd), 0);
 }
 
+/* Writes csv as dir/away.csv and the "dynamics" block naming it into dyn. */
+static void avail_block(const char *dir, const char *csv, char *dyn, size_t cap) {
+  char trace[600];
+  snprintf(trace, sizeof trace, "%s/away.csv", dir);
+  FILE *f = fopen(trace, "w");
+  cr_assert_not_null(f);
+  fputs(csv, f);
+  fclose(f);
+  snprintf(dyn, cap, "{\"availability_trace\": \"%s\"},", trace);
+}
+
 Test(dynamics, availability_intervals_are_honoured_exactly) {
   /* b is on [0, 1.5) and [5, inf): it vanishes from round 0 at 1.5 s (its
    * work lost, 1.5 s of compute spent), sits out rounds 1 and 2 (off), and a
    * trains alone: 2 s per round. */
   char *dir = tmpdir();
-  char trace[600];
-  snprintf(trace, sizeof trace, "%s/away.csv", dir);
-  FILE *f = fopen(trace, "w");
-  cr_assert_not_null(f);
-  fputs("device,start_s,end_s\nb,0,1.5\nb,5,1e9\n", f);
-  fclose(f);
   char dyn[700];
-  snprintf(dyn, sizeof dyn, "{\"availability_trace\": \"%s\"},", trace);
+  avail_block(dir, "device,start_s,end_s\nb,0,1.5\nb,5,1e9\n", dyn, sizeof dyn);
   hs_scenario *sc = scenario(
       "{\"kind\": \"pma\"}", "{\"kind\": \"equal\"}",
       "[" HOT ", {\"name\": \"b\", \"profile\": \"profiles/det-hot.json\"}]", dyn, 3, 4000);
@@ -216,13 +221,8 @@ Test(dynamics, a_round_with_everyone_away_opens_when_one_returns) {
    * (round over, nothing trained), round 1 finds it away and opens when it
    * returns at 3 s, then trains its 1000 samples (1 s). */
   char *dir = tmpdir();
-  char trace[600], dyn[700];
-  snprintf(trace, sizeof trace, "%s/away.csv", dir);
-  FILE *f = fopen(trace, "w");
-  cr_assert_not_null(f);
-  fputs("device,start_s,end_s\na,0,0.5\na,3,1e9\n", f);
-  fclose(f);
-  snprintf(dyn, sizeof dyn, "{\"availability_trace\": \"%s\"},", trace);
+  char dyn[700];
+  avail_block(dir, "device,start_s,end_s\na,0,0.5\na,3,1e9\n", dyn, sizeof dyn);
   hs_scenario *sc = scenario("{\"kind\": \"pma\"}", "{\"kind\": \"equal\"}", "[" HOT "]", dyn, 2, 1000);
   hs_summary s = run(sc, dir);
   cr_expect_float_eq(s.makespan_s, 4, 1e-9);
