@@ -205,17 +205,25 @@ static void on_avail(hs_engine *eng, void *subject, uint64_t i) {
 
 /* --- set-up ----------------------------------------------------------------- */
 
+static bool changes(const dyn_dev_spec *ds) {
+  return ds->thermal || ds->cot_slowdown > 0 || ds->av_trace || ds->av_on_s > 0;
+}
+
 void sim_dyn_setup(sim_run *r) {
   const struct hs_dynamics *dy = r->sc->dynamics;
   if (!dy) return;
   HS_ASSERT(dy->ndev == r->ndev, "one dynamics record per expanded device");
-  r->dyn = hs_calloc(r->ndev, sizeof *r->dyn);
+  /* Only the devices that change get a record (an empty block costs nothing). */
+  size_t nd = 0;
+  for (size_t i = 0; i < r->ndev; i++) nd += changes(&dy->dev[i]);
+  r->dyn = nd ? hs_calloc(nd, sizeof *r->dyn) : NULL;
+  r->ndyn = nd;
+  nd = 0;
   for (size_t i = 0; i < r->ndev; i++) {
     const dyn_dev_spec *ds = &dy->dev[i];
     sim_dev *d = &r->dev[i];
-    bool av = ds->av_trace || ds->av_on_s > 0;
-    if (!ds->thermal && !(ds->cot_slowdown > 0) && !av) continue;
-    dyn_dev *dd = &r->dyn[i];
+    if (!changes(ds)) continue;
+    dyn_dev *dd = &r->dyn[nd++];
     d->dyn = dd;
     dd->th = ds->thermal;
     dd->idle_w = d->idle_w;
@@ -248,7 +256,7 @@ void sim_dyn_setup(sim_run *r) {
 }
 
 void sim_dyn_start(sim_run *r) {
-  for (size_t i = 0; r->dyn && i < r->ndev; i++) {
+  for (size_t i = 0; r->ndyn && i < r->ndev; i++) {
     dyn_dev *dd = r->dev[i].dyn;
     if (!dd || !dd->has_av) continue;
     if (dyn_pw_at(&dd->av, 0) <= 0) {
@@ -261,10 +269,11 @@ void sim_dyn_start(sim_run *r) {
 }
 
 void sim_dyn_free(sim_run *r) {
-  for (size_t i = 0; r->dyn && i < r->ndev; i++) {
+  for (size_t i = 0; i < r->ndyn; i++) {
     dyn_pw_fini(&r->dyn[i].cot);
     dyn_pw_fini(&r->dyn[i].av);
   }
   hs_free(r->dyn);
   r->dyn = NULL;
+  r->ndyn = 0;
 }

@@ -78,7 +78,8 @@ struct sim_run {
   hs_status status;        /* first error raised inside a handler */
   hs_error err;
   void *rs;                /* regime state */
-  struct dyn_dev *dyn;     /* dyn.c: per device, NULL without a "dynamics" block */
+  struct dyn_dev *dyn;     /* dyn.c: one per device that changes (ndyn), or NULL */
+  size_t ndyn;
   /* A regime that takes absences itself (PMA): called when device i leaves
    * (on = false) or returns; false: the default (pause and power off). */
   bool (*on_avail)(sim_run *r, size_t i, bool on);
