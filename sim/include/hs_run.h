@@ -45,6 +45,11 @@ typedef struct hs_summary {
   double controller_overhead_fraction; /* NAN unless measured */
   double compute_cv_adapted;   /* compute_cv of the rounds after the first (measured) one;
                                   NAN without a "dynamics" block or with one round */
+  /* Learning in the loop (issue 10): only when the scenario's learning mode is
+   * not off (learning true); NAN when not reached or not evaluated. */
+  bool learning;
+  double time_to_target_s, energy_to_target_j, rounds_to_target;
+  double final_test_loss, final_test_accuracy;
 } hs_summary;
 
 /* Runs sc. With opts->out_dir: refuses (HS_ESTATE) a folder whose

@@ -42,6 +42,11 @@ static size_t dev_of(sim_run *r, uint64_t arg) {
 static void round_close(sim_run *r) {
   pma_state *ps = r->rs;
   ps->epoch++; /* whatever is still in flight belongs to a closed round */
+  /* Lost, vanished and absent participants bring no update: the round's
+   * FedAvg (learning), rows and telemetry see 0 samples for them. */
+  for (size_t i = 0; i < r->ndev; i++)
+    if (ps->in[i] != 2) r->alloc[i] = 0;
+  if (!sim_learn_round_fedavg(r)) return; /* learning: FedAvg of the participants */
   /* Unselected devices that were switched off come back for the next round. */
   for (size_t k = 0; k < r->ndev; k++)
     if (hs_ledger_state(r->ledger, k) == HS_POWER_OFF && sim_dev_available(r, k))
@@ -134,13 +139,9 @@ static bool pma_on_avail(sim_run *r, size_t i, bool on) {
   return true;
 }
 
-/* A lost participant reports nothing; the others what the ledger saw. */
+/* What the ledger saw (a lost participant's allocation is 0 by now, so it
+ * reports 0/0/0). */
 static void pma_telemetry(sim_run *r, size_t i, sim_meter *m) {
-  pma_state *ps = r->rs;
-  if (r->alloc[i] > 0 && ps->in[i] != 2) {
-    *m = (sim_meter){0, 0, 0};
-    return;
-  }
   double now = hs_engine_now(r->eng);
   m->train_j = hs_ledger_energy(r->ledger, i, HS_POWER_BUSY, now) - r->dev[i].busy0_j;
 }
