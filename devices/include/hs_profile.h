@@ -76,14 +76,14 @@ const hs_task_profile *hs_profile_task(const hs_profile *p, const char *task); /
  * and it must exist. Otherwise the value is a name ([a-z0-9._-]+, not starting
  * with '.', so it can never climb out of a folder) and "<name>.json" is searched
  * in: each folder of $HETSIM_PROFILE_PATH (colon-separated, left to right, empty
- * entries skipped), then the compiled-in HS_PROFILE_DIR (= <source>/devices/profiles).
+ * entries skipped), then the shipped profiles (<bin>/../share/hetsim/profiles, hs_share_path).
  * The first existing file wins. HS_ENOENT with a message listing where it looked
  * when not found; HS_EINVAL for a malformed name. The caller prefixes its file
  * and JSON path. */
 char *hs_profile_find(const char *name, const char *base_dir, hs_error *err);
 /* hs_profile_find, then hs_profile_load. */
 hs_profile *hs_profile_open(const char *name, const char *base_dir, hs_error *err);
-/* The compiled-in folder of shipped profiles (static string). */
+/* The folder of shipped profiles, beside the program (static string). */
 const char *hs_profile_builtin_dir(void);
 
 /* Compute time of one round of `samples` samples at speed factor 1:

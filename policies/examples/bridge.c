@@ -22,8 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <gsl/gsl_errno.h>
-
 #include "hs_alloc.h"
 #include "hs_policy.h"
 #include "hs_status.h"
@@ -134,7 +132,6 @@ static int parse_opts(int argc, char **argv, opts *o, bool *help) {
 }
 
 int main(int argc, char **argv) {
-  gsl_set_error_handler_off();
   opts o = {.sets = hs_calloc((size_t)argc, sizeof *o.sets)};
   bool help = false;
   int rc = parse_opts(argc, argv, &o, &help);
