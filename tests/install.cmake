@@ -20,3 +20,15 @@ add_test(NAME install_find_package COMMAND sh ${HS_INSTALL_SH} cmake ${HS_TEST_P
   ${HS_INSTALL_CFLAGS})
 set_tests_properties(install_pkgconfig install_find_package PROPERTIES TIMEOUT 300
   FIXTURES_REQUIRED hs_installed)
+# The Python package (policies/python) against the installed tree: unittest,
+# standard library only. Skipped in the sanitizer build, where the library
+# needs the sanitizer runtime loaded before Python.
+find_package(Python3 COMPONENTS Interpreter QUIET)
+if(Python3_Interpreter_FOUND AND NOT HS_SANITIZE)
+  add_test(NAME install_python
+    COMMAND ${Python3_EXECUTABLE} -m unittest discover -v
+            -s ${PROJECT_SOURCE_DIR}/policies/python/tests -t ${PROJECT_SOURCE_DIR}/policies/python/tests)
+  set_tests_properties(install_python PROPERTIES TIMEOUT 300 FIXTURES_REQUIRED hs_installed
+    ENVIRONMENT "PYTHONPATH=${HS_TEST_PREFIX}/${HS_INSTALL_PYTHONDIR};HS_TEST_PREFIX=${HS_TEST_PREFIX};PYTHONDONTWRITEBYTECODE=1"
+    ENVIRONMENT_MODIFICATION "HETSIM_PREFIX=unset:;HETSIM_LIBRARY=unset:;HETSIM_BIN=unset:")
+endif()
