@@ -8,7 +8,8 @@
 #       needs libc and libm only (readelf NEEDED) and names no GSL symbol (nm).
 #   run_install_test.sh pkgconfig PREFIX LIBDIR SRC WORK [CFLAGS...]
 #       cc trainer.c $(pkg-config --cflags --libs hetsim-policies): links, the
-#       program does not load GSL (ldd), and it prints the expected allocation.
+#       program does not load GSL (ldd), and it prints the expected allocation;
+#       the installed example bridge.c builds the same way and answers.
 #   run_install_test.sh cmake PREFIX LIBDIR SRC WORK [CFLAGS...]
 #       a project that calls find_package(hetsim) links hetsim::policies and
 #       hetsim::policies_static; both trainers print the expected allocation.
@@ -73,7 +74,16 @@ pkgconfig)
   fi
   LD_LIBRARY_PATH="$prefix/$libdir" ldd "$work/trainer" | grep -q "$prefix" \
     || die "the trainer does not load the installed libhetsim-policies.so"
-  echo "pkg-config: $flags -> $out"
+  # the bridge, built from the installed example source alone
+  # shellcheck disable=SC2086
+  cc "$@" -o "$work/bridge" "$prefix/share/hetsim/examples/bridge.c" $flags \
+    || die "the installed bridge.c does not build against the prefix"
+  out2=$(printf '1.0 5 100 2.0 6 100 4.0 9 100\nbad\n' | LD_LIBRARY_PATH="$prefix/$libdir" \
+    "$work/bridge" --policy time-only --participants 3 --budget 300 2>/dev/null) && rc=0 || rc=$?
+  [ "$rc" = 2 ] || die "bridge: exit status $rc after a bad line, expected 2"
+  want2=$(printf '100 100 100\n171 86 43\nerror: stdin: line 2: participant 0: time_s: "bad" is not a number')
+  [ "$out2" = "$want2" ] || die "bridge printed '$out2'"
+  echo "pkg-config: $flags -> $out; bridge.c builds and answers"
   ;;
 cmake)
   prefix=$1 libdir=$2 src=$3 work=$4; shift 4
