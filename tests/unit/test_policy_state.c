@@ -128,13 +128,23 @@ static char *subst(const char *text, const char *from, const char *to) {
   return out;
 }
 
-Test(policy_state, refusals_name_the_field_and_change_nothing) {
-  hs_controller *a = make("balanced", 3, NULL, 300);
-  hs_rng r;
-  hs_rng_init(&r, 5, 0, HS_RNG_BENCH);
-  for (int k = 0; k < 3; k++) feed(a, &r);
+/* The saved text of a `kind` controller after `rounds` rounds of feed();
+ * *r is left where the rounds left it. Heap. */
+static char *saved_after(const char *kind, size_t n, uint64_t budget, int rounds, hs_rng *r) {
+  hs_controller *a = make(kind, n, NULL, budget);
+  for (int k = 0; k < rounds; k++) feed(a, r);
   hs_error err = {0};
   char *text = hs_controller_save(a, &err);
+  cr_assert_not_null(text, "%s", err.msg);
+  hs_controller_destroy(a);
+  return text;
+}
+
+Test(policy_state, refusals_name_the_field_and_change_nothing) {
+  hs_rng r;
+  hs_rng_init(&r, 5, 0, HS_RNG_BENCH);
+  char *text = saved_after("balanced", 3, 300, 3, &r);
+  hs_error err = {0};
   hs_controller *b = make("balanced", 3, NULL, 300);
   feed(b, &r);
 
@@ -171,19 +181,14 @@ Test(policy_state, refusals_name_the_field_and_change_nothing) {
   cr_expect_str_neq(b4, text);
   char *ts[] = {text, cut, t1, t2, t3, t4, t5, t6, t7, b4, b5};
   for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++) hs_free(ts[i]);
-  hs_controller_destroy(a);
   hs_controller_destroy(b);
   hs_controller_destroy(e);
 }
 
 Test(policy_state, oort_history_must_cover_the_rounds) {
-  hs_controller *a = make("oort", 6, NULL, 600);
   hs_rng r;
   hs_rng_init(&r, 9, 0, HS_RNG_BENCH);
-  for (int k = 0; k < 3; k++) feed(a, &r);
-  hs_error err = {0};
-  char *text = hs_controller_save(a, &err);
-  cr_assert_not_null(text, "%s", err.msg);
+  char *text = saved_after("oort", 6, 600, 3, &r);
   /* window 2: the ring holds 2W = 4 values; one is too few for round 3 */
   const char *h = strstr(text, "\"hist\": [");
   cr_assert_not_null(h);
@@ -197,6 +202,5 @@ Test(policy_state, oort_history_must_cover_the_rounds) {
   refused(b, t1, HS_EINVAL, "state.hist: 1 values for round 3");
   hs_free(t1);
   hs_free(text);
-  hs_controller_destroy(a);
   hs_controller_destroy(b);
 }

@@ -83,6 +83,23 @@ def _run(args):
     return p
 
 
+def _drive(args, out, tmp_prefix, tmp_name, read):
+    """Runs args + ["--out", path] and returns (read(path), kept path or None).
+    Without out, path is in a temporary folder that is removed afterwards."""
+    tmp = None
+    if out is None:
+        tmp = tempfile.mkdtemp(prefix=tmp_prefix)
+        path = os.path.join(tmp, tmp_name)
+    else:
+        path = os.fspath(out)
+    try:
+        _run(args + ["--out", path])
+        return read(path), (None if tmp else path)
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
 class RunResult:
     """What `hetsim run` wrote: .summary (dict), .rounds and .devices (tables),
     .out (the folder, None when it was temporary and is gone)."""
@@ -117,22 +134,15 @@ def run(scenario="testbed-mnist-pma", policy=None, seed=None, set=None, out=None
     if trace:
         args.append("--trace")
     args += list(extra)
-    tmp = None
-    if out is None:
-        tmp = tempfile.mkdtemp(prefix="hetsim-run-")
-        folder = os.path.join(tmp, "run")
-    else:
-        folder = os.fspath(out)
-    try:
-        _run(args + ["--out", folder])
+
+    def read(folder):
         with open(os.path.join(folder, "summary.json")) as f:
             summary = json.load(f)
-        rounds = read_table(os.path.join(folder, "rounds.csv"), frame)
-        devices = read_table(os.path.join(folder, "devices.csv"), frame)
-    finally:
-        if tmp is not None:
-            shutil.rmtree(tmp, ignore_errors=True)
-    return RunResult(summary, rounds, devices, None if tmp else folder)
+        return (summary, read_table(os.path.join(folder, "rounds.csv"), frame),
+                read_table(os.path.join(folder, "devices.csv"), frame))
+
+    (summary, rounds, devices), kept = _drive(args, out, "hetsim-run-", "run", read)
+    return RunResult(summary, rounds, devices, kept)
 
 
 class SweepResult:
@@ -169,18 +179,10 @@ def sweep(scenario="testbed-mnist-pma", grid=None, policies=None, seeds=None, se
         args += ["--seeds", seeds if isinstance(seeds, str) else ",".join(str(int(s)) for s in seeds)]
     args += _sets(set)
     args += list(extra)
-    tmp = None
-    if out is None:
-        tmp = tempfile.mkdtemp(prefix="hetsim-sweep-")
-        path = os.path.join(tmp, "RESULTS.csv")
-    else:
-        path = os.fspath(out)
-    try:
-        _run(args + ["--out", path])
+
+    def read(path):
         stem = path[:-4] if path.endswith(".csv") else path
-        results = read_table(path, frame)
-        points = read_table(stem + ".points.csv", frame)
-    finally:
-        if tmp is not None:
-            shutil.rmtree(tmp, ignore_errors=True)
-    return SweepResult(results, points, None if tmp else path)
+        return read_table(path, frame), read_table(stem + ".points.csv", frame)
+
+    (results, points), kept = _drive(args, out, "hetsim-sweep-", "RESULTS.csv", read)
+    return SweepResult(results, points, kept)
