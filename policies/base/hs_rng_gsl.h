@@ -1,4 +1,5 @@
-/* hs_rng_gsl.h: the GSL adapter of hs_rng streams (policies/base, target
+/* [policies/base -> hetsim::rng_gsl; not installed: links GSL]
+ * hs_rng_gsl.h: the GSL adapter of hs_rng streams (policies/base, target
  * hetsim::rng_gsl; build tree only, not installed).
  *
  * Only the simulator links it: the controller library (hetsim::policies) stays

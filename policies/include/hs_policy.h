@@ -1,6 +1,8 @@
-/* hs_policy.h: the controller library. Telemetry in, allocation out.
+/* [policies/include -> hetsim::policies; installed: include/hetsim/, -lhetsim-policies]
+ * hs_policy.h: the controller library. Telemetry in, allocation out.
  *
- * This is the code a training script on a real board links (libc + GSL only).
+ * This is the code a training script on a real board links (libc + libm only;
+ * installed as libhetsim-policies, `pkg-config hetsim-policies`).
  * The simulator drives it through exactly this API; `hetsim replay` and the
  * stdin/stdout bridge (policies/examples) drive it from recorded or live
  * telemetry.

@@ -1,4 +1,5 @@
-/* hs_rng.h: seeded random streams, one per (master seed, entity id, purpose).
+/* [policies/include -> hetsim::base; installed: include/hetsim/, -lhetsim-policies]
+ * hs_rng.h: seeded random streams, one per (master seed, entity id, purpose).
  *
  * A stream's draws depend only on those three numbers, never on creation order,
  * so adding a device does not change any other device's draws. The key is mixed

@@ -1,4 +1,5 @@
-/* hs_util.h: the small libc-only helpers every folder needs once: paths,
+/* [policies/include -> hetsim::status; installed: include/hetsim/, -lhetsim-policies]
+ * hs_util.h: the small libc-only helpers every folder needs once: paths,
  * FNV-1a hashing, reading a whole file, refusing text with NUL bytes.
  *
  * Lives in policies/base (target hetsim::status) because it is libc only: the
