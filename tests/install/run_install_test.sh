@@ -5,7 +5,8 @@
 #   run_install_test.sh install  BUILD PREFIX LIBDIR SRC
 #       cmake --install into a fresh PREFIX; no path of the build machine in
 #       any installed program or library (strings); the controller library
-#       needs libc and libm only (readelf NEEDED) and names no GSL symbol (nm).
+#       needs libc and libm only (readelf NEEDED), names no GSL symbol and
+#       exports the public API (hs_*) only (nm).
 #   run_install_test.sh pkgconfig PREFIX LIBDIR SRC WORK [CFLAGS...]
 #       cc trainer.c $(pkg-config --cflags --libs hetsim-policies): links, the
 #       program does not load GSL (ldd), and it prints the expected allocation;
@@ -53,6 +54,9 @@ install)
     esac
   done
   if nm -D "$so" | grep -q -i 'gsl_'; then die "libhetsim-policies.so names a GSL symbol"; fi
+  other=$(nm -D --defined-only "$so" | awk '$3 !~ /^hs_/ {print $3}' | head -3 | tr '\n' ' ')
+  [ -z "$other" ] || die "libhetsim-policies.so exports more than hs_*: $other"
+  nm -D --defined-only "$so" | grep -q ' hs_controller_save$' || die "hs_controller_save not exported"
   if nm "$prefix/$libdir/libhetsim-policies.a" 2>/dev/null | grep -q -i ' U gsl_'; then
     die "libhetsim-policies.a needs a GSL symbol"
   fi
