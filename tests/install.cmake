@@ -12,6 +12,9 @@ add_test(NAME install_prefix COMMAND sh ${HS_INSTALL_SH} install ${PROJECT_BINAR
   ${HS_TEST_PREFIX} ${CMAKE_INSTALL_LIBDIR} ${PROJECT_SOURCE_DIR})
 set_tests_properties(install_prefix PROPERTIES TIMEOUT 120 FIXTURES_SETUP hs_installed
   RESOURCE_LOCK hs_install_prefix)
+if(HS_SANITIZE)
+  set_tests_properties(install_prefix PROPERTIES ENVIRONMENT HS_INSTALL_SANITIZE=1)
+endif()
 add_test(NAME install_pkgconfig COMMAND sh ${HS_INSTALL_SH} pkgconfig ${HS_TEST_PREFIX}
   ${CMAKE_INSTALL_LIBDIR} ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/install-pc
   ${HS_INSTALL_CFLAGS})
