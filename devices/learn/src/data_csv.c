@@ -49,6 +49,12 @@ hs_status lrn_csv_parse(const char *text, size_t len, lrn_table *t, hs_error *er
         return hs_error_set(err, HS_EPARSE, "line 1 (offset %zu): empty column name", s);
       }
       if (e - s == 4 && memcmp(text + s, "time", 4) == 0) {
+        /* A second `time` column would leave the rows one value longer than
+         * the columns counted here (found by fuzz_probe_csv). */
+        if (time_col >= 0) {
+          lrn_table_fini(t);
+          return hs_error_set(err, HS_EPARSE, "line 1 (offset %zu): a second `time` column", s);
+        }
         time_col = ncol_all;
       } else {
         if (t->cols == cap_names) {
