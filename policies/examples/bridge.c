@@ -93,12 +93,20 @@ static int parse_u64(const char *s, unsigned long long *out) {
   return (*end || errno) ? -1 : 0;
 }
 
-static void print_alloc(const hs_controller *c) {
+/* An answer reached the trainer, or it did not (a closed pipe, a full disk):
+ * 0, or BRIDGE_EXIT_IO with one line on stderr. */
+static int flushed(void) {
+  if (fflush(stdout) == 0 && !ferror(stdout)) return 0;
+  fprintf(stderr, "hs-policy-bridge: stdout: cannot write: %s\n", strerror(errno));
+  return BRIDGE_EXIT_IO;
+}
+
+static int print_alloc(const hs_controller *c) {
   const uint64_t *a = hs_controller_allocation(c);
   size_t n = hs_controller_size(c);
   for (size_t i = 0; i < n; i++) printf("%s%llu", i ? " " : "", (unsigned long long)a[i]);
   putchar('\n');
-  fflush(stdout);
+  return flushed();
 }
 
 /* The options, read into *o; 0 to go on, else the exit status (help: 0). */
@@ -296,32 +304,42 @@ int main(int argc, char **argv) {
     hs_controller_destroy(c);
     return rc;
   }
-  print_alloc(c);
+  if ((rc = print_alloc(c))) {
+    hs_controller_destroy(c);
+    return rc;
+  }
 
   hs_telemetry *t = hs_calloc((size_t)n, sizeof *t);
   char *line = NULL;
   size_t cap = 0;
   unsigned long lineno = 0;
   bool refused = false;
-  while (getline(&line, &cap, stdin) >= 0) {
+  ssize_t len;
+  while ((len = getline(&line, &cap, stdin)) >= 0) {
     lineno++;
     char *p = line;
     while (*p == ' ' || *p == '\t') p++;
-    if (*p == '\n' || *p == '\r' || *p == '\0' || *p == '#') continue;
     char why[sizeof err.msg];
-    hs_status st = parse_line(p, (size_t)n, t, why, sizeof why);
+    hs_status st = HS_OK;
+    if (strlen(line) != (size_t)len) { /* a NUL byte: text a crash left zero-filled */
+      snprintf(why, sizeof why, "contains a NUL byte");
+      st = HS_EPARSE;
+    } else if (*p == '\n' || *p == '\r' || *p == '\0' || *p == '#') {
+      continue;
+    }
+    if (st == HS_OK) st = parse_line(p, (size_t)n, t, why, sizeof why);
     if (st == HS_OK && (st = hs_controller_update(c, t, (size_t)n, &err)) != HS_OK)
       snprintf(why, sizeof why, "%s", err.msg);
     if (st != HS_OK) {
       /* one line back in the protocol, one in the log; the state is kept */
       printf("error: stdin: line %lu: %s\n", lineno, why);
-      fflush(stdout);
+      if ((rc = flushed())) break;
       fprintf(stderr, "hs-policy-bridge: stdin: line %lu: %s\n", lineno, why);
       refused = true;
       continue;
     }
     if (o.state && (rc = save_state(c, o.state))) break;
-    print_alloc(c);
+    if ((rc = print_alloc(c))) break;
   }
   free(line);
   hs_free(t);
