@@ -114,7 +114,7 @@ class RunResult:
 
 
 def run(scenario="testbed-mnist-pma", policy=None, seed=None, set=None, out=None, trace=False,
-        frame=None, extra=()):
+        force=False, expect=None, rtol=None, frame=None, extra=()):
     """Simulate one scenario with one policy (`hetsim run`).
 
     scenario  a scenario file, or the name of a shipped one
@@ -123,6 +123,11 @@ def run(scenario="testbed-mnist-pma", policy=None, seed=None, set=None, out=None
     seed      the master seed (same input and seed: the same bytes)
     set       {key: value} scenario overrides (`hetsim validate --help`)
     out       keep the output folder there (default: a temporary one, removed)
+    force     replace out even when it holds another run
+    expect    a golden run folder: the outputs must equal it (rtol: numbers
+              within that relative tolerance); a difference raises
+              HetsimError with status 3 and the program's line naming the
+              first difference (pin a controller's behaviour in a test)
     extra     more command-line arguments, passed as they are
     Returns a RunResult."""
     args = [program("hetsim"), "run", scenario_path(scenario), "--quiet"]
@@ -133,6 +138,12 @@ def run(scenario="testbed-mnist-pma", policy=None, seed=None, set=None, out=None
     args += _sets(set)
     if trace:
         args.append("--trace")
+    if force:
+        args.append("--force")
+    if expect is not None:
+        args += ["--expect", os.fspath(expect)]
+        if rtol is not None:
+            args += ["--rtol", repr(float(rtol))]
     args += list(extra)
 
     def read(folder):

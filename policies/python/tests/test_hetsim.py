@@ -135,6 +135,24 @@ class ProgramsTest(unittest.TestCase):
             self.assertEqual(r.out, out)
             self.assertTrue(os.path.exists(os.path.join(out, "summary.json")))
 
+    def test_expect_pins_a_run(self):
+        with tempfile.TemporaryDirectory() as d:
+            golden = os.path.join(d, "golden")
+            hetsim.run("testbed-mnist-pma", policy="time-only", set={"rounds": 2}, out=golden)
+            same = hetsim.run("testbed-mnist-pma", policy="time-only", set={"rounds": 2},
+                              expect=golden)
+            self.assertEqual(same.summary["rounds"], 2)
+            with self.assertRaises(hetsim.HetsimError) as cm:
+                hetsim.run("testbed-mnist-pma", policy="balanced", set={"rounds": 2},
+                           expect=golden)
+            self.assertEqual(cm.exception.status, 3)
+            with self.assertRaises(hetsim.HetsimError) as cm:  # another run in the folder
+                hetsim.run("testbed-mnist-pma", policy="balanced", set={"rounds": 2}, out=golden)
+            self.assertIn("--force", str(cm.exception))
+            r = hetsim.run("testbed-mnist-pma", policy="balanced", set={"rounds": 2}, out=golden,
+                           force=True)
+            self.assertEqual(r.summary["policy"], "balanced")
+
     def test_bad_input_raises_the_program_message(self):
         with self.assertRaises(hetsim.HetsimError) as cm:
             hetsim.run("testbed-mnist-pma", set={"rounds": -1})
