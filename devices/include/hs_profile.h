@@ -1,4 +1,5 @@
-/* hs_profile.h: device profiles: load, validate, look up, sample.
+/* [devices/include -> hetsim::devices; not installed]
+ * hs_profile.h: device profiles: load, validate, look up, sample.
  *
  * A profile describes one board type (format, field by field, in
  * devices/profiles/README.md): device-wide idle and communication power, and

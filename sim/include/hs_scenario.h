@@ -1,4 +1,5 @@
-/* hs_scenario.h: a scenario, loaded and validated from JSON (see DESIGN.md,
+/* [sim/include -> hetsim::sim; not installed]
+ * hs_scenario.h: a scenario, loaded and validated from JSON (see DESIGN.md,
  * "Formats", and README.md, "Scenario format", for every key, unit and default),
  * with --set overrides applied to the JSON tree before validation.
  *
