@@ -6,7 +6,8 @@ is the library's; this class only converts types and turns a status into a
 HetsimError carrying the library's message."""
 import ctypes
 
-from ._lib import (HetsimError, KEY_FN, PolicyConfig, Error, Telemetry, check, lib)
+from ._lib import (HS_POLICY_CAP_STEP_LEVEL, HetsimError, KEY_FN, PolicyConfig, Error, Telemetry,
+                   check, lib)
 
 
 def _text(value):
@@ -39,6 +40,8 @@ class Controller:
                  of n numbers); returns the next allocation
     .save() / .restore(text)  the state as JSON text (hs_policy.h), so a
                  restarted trainer keeps its estimates
+    .step_batches / .step_update(step_time_s)  DDP per-step batches, for a
+                 policy with step-level sizing (ema-batch)
     Errors raise hetsim.HetsimError with the library's message; a refused
     update changes nothing."""
 
@@ -156,6 +159,30 @@ class Controller:
         err = Error()
         check(self._L.hs_controller_update(c, t, self._n, ctypes.byref(err)), err)
         return self.allocation
+
+    def _step_level(self):
+        if not self._L.hs_policy_caps(self.policy.encode()) & HS_POLICY_CAP_STEP_LEVEL:
+            raise HetsimError("policy \"%s\": no step-level batches (ema-batch has them)"
+                              % self.policy)
+        return self._live()
+
+    @property
+    def step_batches(self):
+        """The per-rank batches of the next optimiser step (ema-batch)."""
+        b = self._L.hs_controller_step_batches(self._step_level())
+        return [int(b[i]) for i in range(self._n)]
+
+    def step_update(self, step_time_s):
+        """The measured time of the last step on each rank (n values); returns
+        the next step's batches. Refused (HetsimError) like update."""
+        c = self._step_level()
+        times = [float(x) for x in step_time_s]
+        if len(times) != self._n:
+            raise HetsimError("step_time_s: %d values for %d participants" % (len(times), self._n))
+        arr = (ctypes.c_double * self._n)(*times)
+        err = Error()
+        check(self._L.hs_controller_step_update(c, arr, self._n, ctypes.byref(err)), err)
+        return self.step_batches
 
     def save(self):
         """The controller's state as JSON text (format in hs_policy.h)."""

@@ -102,6 +102,9 @@ def share_path(*parts):
 HS_POLICY_NAME_MAX = 32
 HS_POLICY_VALUES_MAX = 16
 HS_ERROR_MSG_MAX = 512
+HS_POLICY_CAP_SELECTS = 1 << 0
+HS_POLICY_CAP_STEP_LEVEL = 1 << 1
+HS_POLICY_CAP_GROUPS = 1 << 2
 
 
 class PolicyValue(ctypes.Union):
@@ -160,6 +163,9 @@ def lib():
         "hs_controller_budget": (ctypes.c_uint64, [C]),
         "hs_controller_rounds": (ctypes.c_uint64, [C]),
         "hs_controller_config": (P, [C]),
+        "hs_controller_step_batches": (ctypes.POINTER(ctypes.c_uint64), [C]),
+        "hs_controller_step_update": (ctypes.c_int, [C, ctypes.POINTER(ctypes.c_double),
+                                                     ctypes.c_size_t, E]),
         "hs_controller_save": (ctypes.c_void_p, [C, E]),
         "hs_controller_restore": (ctypes.c_int, [C, ctypes.c_char_p, E]),
         "hs_free": (None, [ctypes.c_void_p]),

@@ -101,6 +101,19 @@ class ControllerTest(unittest.TestCase):
         self.assertEqual((a[0] + a[1], a[2] + a[3]), (200, 200))  # never across groups
         self.assertEqual(a[:2], [150, 50])
 
+    def test_step_level_batches(self):
+        c = hetsim.Controller("ema-batch", 2, 120, steps_per_round=4)
+        self.assertEqual(c.step_batches, [15, 15])  # 120 over 4 steps, split evenly
+        nxt = c.step_update([0.1, 0.3])             # rank 0 three times as fast
+        self.assertEqual(sum(nxt), 30)
+        self.assertGreater(nxt[0], nxt[1])
+        with self.assertRaises(hetsim.HetsimError) as cm:
+            c.step_update([0.1, float("nan")])
+        self.assertIn("rank 1: step_time_s", str(cm.exception))
+        with self.assertRaises(hetsim.HetsimError) as cm:
+            hetsim.Controller("balanced", 2, 100).step_batches
+        self.assertIn("step-level", str(cm.exception))
+
     def test_close(self):
         with hetsim.Controller("equal", 2, 5) as c:
             self.assertEqual(c.allocation, [3, 2])
