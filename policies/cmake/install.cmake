@@ -48,6 +48,7 @@ if(NOT HS_PROBE_ONLY)
     ${PROJECT_SOURCE_DIR}/policies/include/hs_assert.h
     ${PROJECT_SOURCE_DIR}/policies/include/hs_rng.h
     ${PROJECT_SOURCE_DIR}/policies/include/hs_util.h
+    ${PROJECT_SOURCE_DIR}/policies/include/hs_fmt.h
     DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/hetsim)
   install(EXPORT hetsimTargets NAMESPACE hetsim:: DESTINATION ${HS_INSTALL_CMAKEDIR})
   configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/hetsimConfig.cmake.in
