@@ -211,13 +211,17 @@ static int load_state(hs_controller *c, const char *path) {
     return BRIDGE_EXIT_IO;
   }
   fclose(probe);
-  char *text = hs_read_file(path, NULL, &err);
+  size_t len;
+  char *text = hs_read_file(path, &len, &err);
   if (!text) {
     fprintf(stderr, "hs-policy-bridge: %s\n", err.msg);
     return BRIDGE_EXIT_IO;
   }
   int rc = 0;
-  if (hs_controller_restore(c, text, &err) != HS_OK) {
+  if (hs_text_check_nul(text, len, path, &err) != HS_OK) { /* zero-filled by a crash */
+    fprintf(stderr, "hs-policy-bridge: %s\n", err.msg);
+    rc = HS_EXIT_BADINPUT;
+  } else if (hs_controller_restore(c, text, &err) != HS_OK) {
     fprintf(stderr, "hs-policy-bridge: %s: %s\n", path, err.msg);
     rc = HS_EXIT_BADINPUT;
   }
