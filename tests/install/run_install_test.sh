@@ -6,7 +6,8 @@
 #       cmake --install into a fresh PREFIX; no path of the build machine in
 #       any installed program or library (strings); the controller library
 #       needs libc and libm only (readelf NEEDED), names no GSL symbol and
-#       exports the public API (hs_*) only (nm).
+#       exports the public API (hs_*) only (nm); a copy of the prefix elsewhere
+#       runs its default scenario and its .pc file points into the copy.
 #   run_install_test.sh pkgconfig PREFIX LIBDIR SRC WORK [CFLAGS...]
 #       cc trainer.c $(pkg-config --cflags --libs hetsim-policies): links, the
 #       program does not load GSL (ldd), and it prints the expected allocation;
@@ -64,6 +65,19 @@ install)
   if nm "$prefix/$libdir/libhetsim-policies.a" 2>/dev/null | grep -q -i ' U gsl_'; then
     die "libhetsim-policies.a needs a GSL symbol"
   fi
+  # relocatable: a copy of the prefix elsewhere runs the default scenario
+  # (found beside the program, with its profiles) from any working folder
+  moved="$prefix-moved"
+  rm -rf "$moved" && cp -a "$prefix" "$moved"
+  mv "$prefix/share" "$prefix/share.hidden"   # only the copy's data can be found
+  rc=0
+  (cd "$moved/share" && "$moved/bin/hetsim" run --set rounds=1 --out "$moved/run" --quiet) || rc=$?
+  mv "$prefix/share.hidden" "$prefix/share"
+  [ "$rc" = 0 ] || die "the moved install cannot run its default scenario"
+  [ -s "$moved/run/summary.json" ] || die "the moved install wrote no summary.json"
+  PKG_CONFIG_PATH="$moved/$libdir/pkgconfig" pkg-config --cflags hetsim-policies | grep -q -F "$moved" \
+    || die "the moved .pc file does not point into the moved prefix"
+  rm -rf "$moved"
   echo "installed into $prefix; NEEDED: $needed"
   ;;
 pkgconfig)
