@@ -26,6 +26,7 @@
 #ifndef HS_METRICS_H
 #define HS_METRICS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -38,6 +39,12 @@ typedef enum hs_metric_type { HS_METRIC_F64, HS_METRIC_U32, HS_METRIC_U64 } hs_m
 
 /* Where a metric appears (bits of hs_metric.in). */
 enum { HS_METRIC_JSON = 1u, HS_METRIC_SWEEP = 2u, HS_METRIC_COMPARE = 4u };
+/* With HS_METRIC_LEARNING a metric appears only for runs that learn
+ * (hs_summary.learning): in summary.json of such a run, in the compare
+ * table when one of its runs learns, and as sweep columns of a sweep whose
+ * scenario learns (hs_metric_sweep_learning); outputs without learning keep
+ * their bytes. */
+enum { HS_METRIC_LEARNING = 8u };
 
 /* Statistics over the seeds of a sweep point (bits of hs_metric.stats),
  * printed in this order. */
@@ -82,6 +89,10 @@ typedef struct hs_metric {
   unsigned in;       /* HS_METRIC_* bits */
   unsigned stats;    /* HS_STAT_* bits, for HS_METRIC_SWEEP metrics */
   hs_metric_column compare;
+  /* A metric derived from other summary figures: its value is derive(s) and
+   * offset/type are ignored. NULL: the value is the field at offset. So a
+   * derived metric is its function and its table line, both in metrics.c. */
+  double (*derive)(const hs_summary *s);
 } hs_metric;
 
 /* Room in fixed arrays (a sweep row keeps HS_SWEEP_NMETRICS sweep metrics,
@@ -116,6 +127,12 @@ void hs_metric_compare_table(FILE *out, const char *const *names, const hs_summa
  * newline after the closing bracket: the caller wraps it). */
 void hs_metric_compare_csv(FILE *out, const char *const *names, const hs_summary *s, size_t n);
 void hs_metric_compare_json(FILE *out, const char *const *names, const hs_summary *s, size_t n);
+
+/* Learning metrics (HS_METRIC_LEARNING) are sweep columns only in a sweep
+ * whose scenario learns: hs_sweep_create sets this for the process (one sweep
+ * at a time per process, as the CLI runs them), so RESULTS.csv of a sweep
+ * without learning keeps its columns and bytes. */
+void hs_metric_sweep_learning(bool on);
 
 /* TEST ONLY: append a metric to the table for the rest of the process, before
  * any run or sweep starts (the table is read without locks). The metric and
