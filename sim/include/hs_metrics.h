@@ -88,6 +88,10 @@ typedef struct hs_metric {
   unsigned in;       /* HS_METRIC_* bits */
   unsigned stats;    /* HS_STAT_* bits, for HS_METRIC_SWEEP metrics */
   hs_metric_column compare;
+  /* A metric derived from other summary figures: its value is derive(s) and
+   * offset/type are ignored. NULL: the value is the field at offset. So a
+   * derived metric is its function and its table line, both in metrics.c. */
+  double (*derive)(const hs_summary *s);
 } hs_metric;
 
 /* Room in fixed arrays (a sweep row keeps HS_SWEEP_NMETRICS sweep metrics,

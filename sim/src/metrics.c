@@ -33,6 +33,10 @@
 const char *const hs_stat_names[HS_STAT_COUNT] = {"mean",   "median",  "min",    "max",
                                                   "sd",     "ci95_lo", "ci95_hi"};
 
+/* Table lines of stored metrics leave `derive` out (NULL): positional lines
+ * stay one per metric, so this file alone turns that warning off. */
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
 #define F64(field) offsetof(hs_summary, field), HS_METRIC_F64
 #define U32(field) offsetof(hs_summary, field), HS_METRIC_U32
 #define U64(field) offsetof(hs_summary, field), HS_METRIC_U64
@@ -95,6 +99,7 @@ const hs_metric *hs_metric_find(const char *name) {
 }
 
 double hs_metric_value(const hs_metric *m, const hs_summary *s) {
+  if (m->derive) return m->derive(s);
   const char *p = (const char *)s + m->offset;
   switch (m->type) {
     case HS_METRIC_U32: {
