@@ -434,7 +434,11 @@ size_t fsdp_summary_fields(sim_run *r, hs_report_field *out, size_t cap) {
       {"bytes_per_gpu_step_inter", st->bytes[1] / per},
       {"bytes_per_gpu_step_global", st->bytes[2] / per},
       {"hbm_need_bytes", st->hbm_need},
-      {"time_to_target_s", st->o->steps_to_target > 0 ? st->o->steps_to_target * total : NAN},
+      /* From steps_to_target (an input). A run that learns reports the
+       * measured time_to_target_s itself: this one is renamed, not a
+       * duplicate key of summary.json. */
+      {r->learn ? "time_to_target_from_steps_s" : "time_to_target_s",
+       st->o->steps_to_target > 0 ? st->o->steps_to_target * total : NAN},
   };
   size_t n = sizeof f / sizeof f[0];
   if (n > cap) n = cap;

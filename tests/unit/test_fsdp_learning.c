@@ -102,6 +102,16 @@ static out run(const char *kind, const char *regime, const char *learn) {
   size_t n;
   out r = {s.final_test_loss, hs_read_file(path, &n, &e)};
   cr_assert_not_null(r.csv, "%s", e.msg);
+  /* summary.json: the measured time to target once (the regime's figure from
+   * steps_to_target is renamed in a run that learns). */
+  snprintf(path, sizeof path, "%s/summary.json", dir);
+  char *sum = hs_read_file(path, &n, &e);
+  cr_assert_not_null(sum, "%s", e.msg);
+  size_t keys = 0;
+  for (const char *p = sum; (p = strstr(p, "\"time_to_target_s\"")); p++) keys++;
+  cr_expect_eq(keys, 1, "summary.json: time_to_target_s %zu times", keys);
+  cr_expect(strstr(sum, "\"time_to_target_from_steps_s\""));
+  hs_free(sum);
   tl_rmrf(dir);
   hs_scenario_destroy(sc);
   return r;
