@@ -46,10 +46,8 @@
 
 static char *g_dir;
 
-static void data_up(void) {
-  g_dir = tl_mnist(400, 28, 1);
-  cr_assert_not_null(g_dir);
-}
+/* 400 training and 100 t10k images of 28 x 28 (test_learn_data.h). */
+static void data_up(void) { cr_assert_not_null(g_dir = tl_mnist(400, 28, 1)); }
 static void data_down(void) {
   tl_rmrf(g_dir);
   free(g_dir);
@@ -66,13 +64,14 @@ static hs_scenario *scenario(const char *kind, const char *regime, const char *l
            " \"rounds\": %d, \"samples_per_round\": %d, \"batch_size\": 8,"
            " \"regime\": {\"kind\": \"%s\", \"micro_batch\": %d, \"steps_per_round\": %d %s},"
            " \"devices\": [{\"name\": \"gpu\", \"profile\": \"a100-sxm4-64gb\", \"count\": %d}],"
-           " \"network\": {\"links\": {\"ib\": {\"bandwidth_mbps\": 100000, \"latency_ms\": 0.008}}},"
+           " \"network\": {\"links\": {\"ib\": {\"bandwidth_mbps\": 100000,"
+           "   \"latency_ms\": 0.008}}},"
            " \"topology\": {\"gpus_per_node\": 4, \"nics_per_node\": 4, \"nodes_per_cell\": 2,"
            "   \"intra\": {\"bandwidth_gbps\": 1600, \"latency_us\": 3},"
            "   \"inter\": {\"bandwidth_gbps\": 100, \"latency_us\": 8},"
            "   \"global\": {\"taper\": 1, \"latency_us\": 10}},"
-           " \"model\": {\"name\": \"mlp\", \"params\": 101770, \"root_params\": 1290, \"units\": 1,"
-           "   \"bytes_per_param\": 4, \"state_bytes_per_param\": 16, \"seq_len\": 1,"
+           " \"model\": {\"name\": \"mlp\", \"params\": 101770, \"root_params\": 1290,"
+           "   \"units\": 1, \"bytes_per_param\": 4, \"state_bytes_per_param\": 16, \"seq_len\": 1,"
            "   \"activation_bytes_per_token\": 7376},"
            " \"learning\": {\"mode\": \"real\", \"data\": \"%s\", \"eval_samples\": 100,"
            "   \"eval_every\": 1, \"partition\": \"dirichlet\", \"alpha\": 0.5 %s}}",
