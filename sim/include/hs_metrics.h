@@ -44,6 +44,9 @@ enum { HS_METRIC_JSON = 1u, HS_METRIC_SWEEP = 2u, HS_METRIC_COMPARE = 4u };
  * scenario learns (hs_metric_sweep_learning); outputs without learning keep
  * their bytes. */
 enum { HS_METRIC_LEARNING = 8u };
+/* With HS_METRIC_JSON: left out of summary.json when NaN (a metric only some
+ * scenarios compute, so that the others' summaries stay as they were). */
+enum { HS_METRIC_JSON_IF_SET = 16u };
 
 /* Statistics over the seeds of a sweep point (bits of hs_metric.stats),
  * printed in this order. */

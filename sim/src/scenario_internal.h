@@ -107,6 +107,10 @@ hs_status scn_parse_regime(ctx *c, const cJSON *root);
 void scn_print_regime(const sim_scn *s, cJSON *regime); /* scenario_json.c */
 void scn_free_regime(sim_scn *s);
 
+/* scenario_dynamics.c: the optional "dynamics" block (sim/src/dyn.h) */
+hs_status scn_parse_dynamics(ctx *c, const cJSON *root);
+void scn_print_dynamics(const hs_scenario *sc, cJSON *root);
+void scn_free_dynamics(hs_scenario *sc);
 /* scenario_learning.c: the "learning" block (sc->learning stays NULL when off) */
 hs_status scn_parse_learning(ctx *c, const cJSON *root);
 void scn_print_learning(const hs_scenario *sc, cJSON *root);

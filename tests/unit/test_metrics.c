@@ -35,6 +35,7 @@ static hs_summary sample(double scale) {
   s.compute_cv = 0.25;
   s.wait_fraction = 0.125;
   s.controller_overhead_fraction = NAN;
+  s.compute_cv_adapted = NAN; /* what hs_run reports without a "dynamics" block */
   return s;
 }
 
@@ -82,6 +83,18 @@ Test(metrics, table_lines_complete_and_units_in_names) {
     if (m->in & HS_METRIC_SWEEP) cr_expect_neq(m->stats, 0, "%s: no statistic", m->name);
     cr_expect(m->offset < sizeof(hs_summary), "%s", m->name);
   }
+}
+
+/* compute_cv_adapted: in summary.json (last) only when computed. */
+Test(metrics, optional_metric_only_when_set) {
+  hs_summary s = sample(1);
+  hs_report_field f[HS_METRIC_MAX];
+  size_t n = hs_metric_json_fields(&s, f, HS_METRIC_MAX);
+  for (size_t i = 0; i < n; i++) cr_expect_str_neq(f[i].key, "compute_cv_adapted");
+  s.compute_cv_adapted = 0.1;
+  cr_assert_eq(hs_metric_json_fields(&s, f, HS_METRIC_MAX), n + 1);
+  cr_expect_str_eq(f[n].key, "compute_cv_adapted");
+  cr_expect_eq(f[n].value, 0.1);
 }
 
 /* The order every golden summary.json has. */
