@@ -50,3 +50,10 @@ sms=$(sed -n 3p s.csv | cut -d, -f6)
 awk -v a="$ms" -v b="$sms" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 1e-9 * (a > 0 ? a : 1)) }' ||
   fail "optimize says makespan $ms, sweep says $sms"
 echo "ok   front non-dominated; a point equals hetsim sweep's"
+
+# hetsim plot on the evaluations file: the front-history figure (when gnuplot is there).
+if command -v gnuplot >/dev/null 2>&1; then
+  "$bin" plot j1.csv --out plots -q || fail "hetsim plot of an optimize file"
+  [ -s plots/front_history.png ] && [ -s plots/front_history.svg ] || fail "no front_history figure"
+  echo "ok   front_history.png and .svg"
+fi
