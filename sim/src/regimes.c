@@ -17,7 +17,8 @@
   X(sim_regime_pma)      \
   X(sim_regime_ddp)      \
   X(sim_regime_hfl_ddp)  \
-  X(sim_regime_fedasync)
+  X(sim_regime_fedasync) \
+  X(sim_regime_fl)
 
 #ifndef SIM_REGIMES_EXTRA
 #define SIM_REGIMES_EXTRA(X)

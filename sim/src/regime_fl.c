@@ -1,0 +1,205 @@
+/* regime_fl.c: federated averaging with an aggregation topology (issue 17):
+ * regime "fl", option topology:
+ *   star       as pma: the round ends at the last of the N updates;
+ *   threshold  K-of-N: the server aggregates once K updates of the round have
+ *              arrived (K = min(regime.k, participants)) and starts the next
+ *              round; the N-K late devices finish the work in flight (their
+ *              energy counts), and their update is dropped (late "drop") or
+ *              folded into the next aggregation (late "fold": it counts as
+ *              arrived for the round it lands in, not for K). A late device
+ *              joins the new round when its late upload is done.
+ * Per round and participant: download, local training, upload (the PMA
+ * model: one flow through the device's access link and the server link each
+ * way). Summary fields: late_updates (participants - K, summed over rounds),
+ * folded_updates (late updates that landed in a later round and were folded).
+ *
+ * Invariants: a device has at most one update in flight (busy[i]); tag[i] is
+ * the round that update belongs to; the round ends exactly when `arrived`
+ * reaches `need`. Cost: O(1) per event, O(N) per round start.
+ * Rejected: editing regime_pma.c (others are adding hooks there now); a
+ * threshold in the controller (K-of-N is when the server moves on, which is
+ * the regime's business). Not here yet: hierarchical and ring topologies
+ * (see the notes of issue 17). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "hs_alloc.h"
+#include "run_internal.h"
+
+typedef struct fl_opts {
+  char *topology;
+  uint32_t k; /* threshold: K (1 <= K <= N) */
+  char *late;
+} fl_opts;
+
+typedef struct fl_state {
+  bool threshold, fold;
+  size_t need, arrived, participants;
+  uint8_t *busy, *want;
+  uint32_t *tag;
+  uint64_t late_updates, folded_updates;
+} fl_state;
+
+static void fl_begin(sim_run *r, size_t i);
+
+static void on_uploaded(hs_engine *eng, void *subject, uint64_t i) {
+  (void)eng;
+  sim_run *r = subject;
+  fl_state *fs = r->rs;
+  sim_dev_state(r, i, HS_POWER_IDLE);
+  fs->busy[i] = 0;
+  if (fs->tag[i] != r->round) { /* late: its round is over */
+    if (fs->fold) fs->folded_updates++;
+    if (fs->want[i]) {
+      fs->want[i] = 0;
+      fl_begin(r, i);
+    }
+    return;
+  }
+  if (++fs->arrived == fs->need) {
+    fs->late_updates += fs->participants - fs->arrived;
+    for (size_t k = 0; k < r->ndev; k++)
+      if (hs_ledger_state(r->ledger, k) == HS_POWER_OFF) sim_dev_state(r, k, HS_POWER_IDLE);
+    sim_round_end(r);
+  }
+}
+
+static void on_computed(hs_engine *eng, void *subject, uint64_t i) {
+  (void)eng;
+  sim_run *r = subject;
+  sim_dev_model_transfer(r, i, on_uploaded, i);
+}
+
+static void on_downloaded(hs_engine *eng, void *subject, uint64_t i) {
+  sim_run *r = subject;
+  fl_state *fs = r->rs;
+  sim_dev_state(r, i, HS_POWER_BUSY);
+  double t = sim_dev_compute_s(r, i, r->alloc[i], true, 0);
+  (void)fs;
+  hs_engine_schedule_in(eng, t, 0, on_computed, r, i);
+}
+
+static void fl_begin(sim_run *r, size_t i) {
+  fl_state *fs = r->rs;
+  fs->busy[i] = 1;
+  fs->tag[i] = r->round;
+  sim_dev_model_transfer(r, i, on_downloaded, i);
+}
+
+static void fl_start_round(sim_run *r) {
+  fl_state *fs = r->rs;
+  const fl_opts *o = r->sc->regime.opts;
+  fs->arrived = 0;
+  fs->participants = 0;
+  for (size_t i = 0; i < r->ndev; i++) {
+    fs->want[i] = 0;
+    if (r->alloc[i] == 0) {
+      if (r->sc->switch_off_unselected && !fs->busy[i]) sim_dev_state(r, i, HS_POWER_OFF);
+      continue;
+    }
+    fs->participants++;
+    if (fs->busy[i]) fs->want[i] = 1; /* still on a late update: joins when it lands */
+    else fl_begin(r, i);
+  }
+  if (fs->participants == 0) {
+    sim_fail(r, HS_EINVAL, "the policy selected no participant");
+    return;
+  }
+  fs->need = fs->threshold && o->k < fs->participants ? o->k : fs->participants;
+}
+
+static hs_status fl_setup(sim_run *r, hs_error *err) {
+  (void)err;
+  const fl_opts *o = r->sc->regime.opts;
+  fl_state *fs = hs_calloc(1, sizeof *fs);
+  fs->threshold = !strcmp(o->topology, "threshold");
+  fs->fold = fs->threshold && !strcmp(o->late, "fold");
+  fs->busy = hs_calloc(r->ndev, 1);
+  fs->want = hs_calloc(r->ndev, 1);
+  fs->tag = hs_calloc(r->ndev, sizeof *fs->tag);
+  r->rs = fs;
+  return HS_OK;
+}
+
+static void fl_teardown(sim_run *r) {
+  fl_state *fs = r->rs;
+  if (!fs) return;
+  hs_free(fs->busy);
+  hs_free(fs->want);
+  hs_free(fs->tag);
+  hs_free(fs);
+}
+
+static size_t fl_summary(sim_run *r, hs_report_field *out, size_t cap) {
+  const fl_state *fs = r->rs;
+  if (!fs->threshold || cap < 2) return 0;
+  out[0] = (hs_report_field){"late_updates", (double)fs->late_updates};
+  out[1] = (hs_report_field){"folded_updates", (double)fs->folded_updates};
+  return 2;
+}
+
+/* --- options ---------------------------------------------------------------- */
+
+static const char *fl_prepare(const hs_scenario *sc, const void *opts, const sim_regime_opt *o,
+                              double *def) {
+  (void)sc, (void)def;
+  const fl_opts *fo = opts;
+  if ((!strcmp(o->key, "k") || !strcmp(o->key, "late")) &&
+      (!fo->topology || strcmp(fo->topology, "threshold")))
+    return "applies to topology \"threshold\" only";
+  return NULL;
+}
+
+/* k: a whole number in [1, N], N the scenario's devices. */
+static hs_status fl_parse(sim_opt_ctx *c, const cJSON *node, void *opts,
+                          const sim_regime_opt *opt) {
+  fl_opts *o = opts;
+  const hs_scenario *sc = sim_opt_scenario(c);
+  if (!node) return sim_opt_missing(c, opt->key);
+  size_t m = sim_opt_key(c, opt->key);
+  double v = cJSON_IsNumber(node) ? node->valuedouble : NAN;
+  if (!(v >= 1) || v != floor(v) || v > 4294967295.0)
+    return sim_opt_fail(c, HS_EINVAL, "expected a whole number K >= 1 (updates to wait for)");
+  if (v > (double)sc->total_devices)
+    return sim_opt_fail(c, HS_EINVAL, "K = %.0f > N = %zu devices: the round could never end", v,
+                        sc->total_devices);
+  o->k = (uint32_t)v;
+  sim_opt_pop(c, m);
+  return HS_OK;
+}
+
+static void fl_print(cJSON *reg, const void *opts, const sim_regime_opt *opt) {
+  const fl_opts *o = opts;
+  if (!cJSON_AddNumberToObject(reg, opt->key, o->k)) abort();
+}
+
+static const char *const topologies[] = {"star", "threshold", NULL};
+static const char *const lates[] = {"drop", "fold", NULL};
+
+static const sim_regime_opt fl_table[] = {
+    {"topology", SIM_OPT_CHOICE, offsetof(fl_opts, topology), 0, 0, 0, 0, topologies, NULL,
+     "star (wait for every update) or threshold (move on after K of N)"},
+    {"k", SIM_OPT_CUSTOM, offsetof(fl_opts, k), 0, 0, 0, 0, NULL, NULL,
+     "threshold: updates K the server waits for, 1 <= K <= devices"},
+    {"late", SIM_OPT_CHOICE, offsetof(fl_opts, late), 0, 0, 0, 0, lates, NULL,
+     "threshold: a late update is dropped, or folded into the next aggregation"},
+};
+
+const sim_regime sim_regime_fl = {
+    .name = "fl",
+    .summary = "federated averaging with a topology: star, or threshold K-of-N",
+    .opts = fl_table,
+    .nopts = sizeof fl_table / sizeof fl_table[0],
+    .opts_size = sizeof(fl_opts),
+    .opt_prepare = fl_prepare,
+    .opt_parse = fl_parse,
+    .opt_print = fl_print,
+    .caps_refused = HS_POLICY_CAP_STEP_LEVEL,
+    .setup = fl_setup,
+    .start_round = fl_start_round,
+    .teardown = fl_teardown,
+    .summary_fields = fl_summary,
+};
