@@ -29,3 +29,7 @@ add_test(NAME cli_fl
   COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/cli/run_cli_tests.sh $<TARGET_FILE:hetsim>
           ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/cli-work "fl-*")
 set_tests_properties(cli_fl PROPERTIES TIMEOUT 60)
+add_test(NAME fl_tree
+  COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/regimes/fl_tree.sh $<TARGET_FILE:hetsim>
+          ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/fl-tree-work)
+set_tests_properties(fl_tree PROPERTIES TIMEOUT 120)
