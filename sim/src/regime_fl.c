@@ -35,6 +35,8 @@
 typedef struct fl_state {
   bool threshold, fold;
   fl_tree *tree; /* topology hierarchical (regime_fl_tree.c) */
+  fl_energy_acc energy;
+  bool closing; /* the server is aggregating: arrivals now are late */
   size_t need, arrived, participants;
   uint8_t *busy, *want;
   uint32_t *tag;
@@ -49,7 +51,7 @@ static void on_uploaded(hs_engine *eng, void *subject, uint64_t i) {
   fl_state *fs = r->rs;
   sim_dev_state(r, i, HS_POWER_IDLE);
   fs->busy[i] = 0;
-  if (fs->tag[i] != r->round) { /* late: its round is over */
+  if (fs->tag[i] != r->round || fs->closing) { /* late: its round is over */
     if (fs->fold) fs->folded_updates++;
     if (fs->want[i]) {
       fs->want[i] = 0;
@@ -59,16 +61,42 @@ static void on_uploaded(hs_engine *eng, void *subject, uint64_t i) {
   }
   if (++fs->arrived == fs->need) {
     fs->late_updates += fs->participants - fs->arrived;
-    for (size_t k = 0; k < r->ndev; k++)
-      if (hs_ledger_state(r->ledger, k) == HS_POWER_OFF) sim_dev_state(r, k, HS_POWER_IDLE);
-    sim_round_end(r);
+    fl_close_round(r, fs->arrived);
   }
+}
+
+static void on_aggregated(hs_engine *eng, void *subject, uint64_t arg) {
+  (void)eng, (void)arg;
+  sim_run *r = subject;
+  fl_state *fs = r->rs;
+  fs->closing = false;
+  for (size_t k = 0; k < r->ndev; k++)
+    if (hs_ledger_state(r->ledger, k) == HS_POWER_OFF) sim_dev_state(r, k, HS_POWER_IDLE);
+  sim_round_end(r);
+}
+
+/* The server aggregates (regime.server; 0 s by default), then the round ends. */
+void fl_close_round(sim_run *r, size_t updates) {
+  fl_state *fs = r->rs;
+  double s = fl_server_agg_s(r, updates);
+  fs->energy.server_busy_s += s;
+  fs->closing = true;
+  if (s > 0) hs_engine_schedule_in(r->eng, s, 0, on_aggregated, r, 0);
+  else on_aggregated(r->eng, r, 0);
+}
+
+fl_energy_acc *fl_state_energy(sim_run *r) { return &((fl_state *)r->rs)->energy; }
+
+/* A model exchange between device i and the server (the pma hop). */
+static void transfer(sim_run *r, size_t i, hs_event_fn done) {
+  ((fl_state *)r->rs)->energy.bytes_hops += 2.0 * (double)r->sc->model_bytes;
+  sim_dev_model_transfer(r, i, done, i);
 }
 
 static void on_computed(hs_engine *eng, void *subject, uint64_t i) {
   (void)eng;
   sim_run *r = subject;
-  sim_dev_model_transfer(r, i, on_uploaded, i);
+  transfer(r, i, on_uploaded);
 }
 
 static void on_downloaded(hs_engine *eng, void *subject, uint64_t i) {
@@ -84,7 +112,7 @@ static void fl_begin(sim_run *r, size_t i) {
   fl_state *fs = r->rs;
   fs->busy[i] = 1;
   fs->tag[i] = r->round;
-  sim_dev_model_transfer(r, i, on_downloaded, i);
+  transfer(r, i, on_downloaded);
 }
 
 fl_tree *fl_state_tree(sim_run *r) { return ((fl_state *)r->rs)->tree; }
@@ -125,7 +153,12 @@ static hs_status fl_setup(sim_run *r, hs_error *err) {
   fs->want = hs_calloc(r->ndev, 1);
   fs->tag = hs_calloc(r->ndev, sizeof *fs->tag);
   r->rs = fs;
-  if (!strcmp(o->topology, "hierarchical")) return fl_tree_setup(r, err);
+  fs->energy.ports = r->ndev + 1;
+  if (!strcmp(o->topology, "hierarchical")) {
+    hs_status st = fl_tree_setup(r, err);
+    if (st == HS_OK) fs->energy.ports += fl_tree_nodes(r);
+    return st;
+  }
   return HS_OK;
 }
 
@@ -141,11 +174,18 @@ static void fl_teardown(sim_run *r) {
 
 static size_t fl_summary(sim_run *r, hs_report_field *out, size_t cap) {
   const fl_state *fs = r->rs;
-  if (fs->tree) return fl_tree_summary(r, hs_engine_now(r->eng), out, cap);
-  if (!fs->threshold || cap < 2) return 0;
-  out[0] = (hs_report_field){"late_updates", (double)fs->late_updates};
-  out[1] = (hs_report_field){"folded_updates", (double)fs->folded_updates};
-  return 2;
+  double ms = hs_engine_now(r->eng), agg_j = 0, dev_j = 0;
+  /* as hs_run's energy_j: compute + comm + idle of every device */
+  dev_j = hs_ledger_state_energy(r->ledger, HS_POWER_BUSY, ms) +
+          hs_ledger_state_energy(r->ledger, HS_POWER_COMM, ms) +
+          hs_ledger_state_energy(r->ledger, HS_POWER_IDLE, ms);
+  size_t k = 0;
+  if (fs->tree) k = fl_tree_summary(r, ms, out, cap, &agg_j);
+  if (fs->threshold && cap >= k + 2) {
+    out[k++] = (hs_report_field){"late_updates", (double)fs->late_updates};
+    out[k++] = (hs_report_field){"folded_updates", (double)fs->folded_updates};
+  }
+  return k + fl_energy_summary(r, &fs->energy, ms, dev_j, agg_j, out + k, cap - k);
 }
 
 /* --- options ---------------------------------------------------------------- */
@@ -168,6 +208,8 @@ static hs_status fl_parse(sim_opt_ctx *c, const cJSON *node, void *opts,
   fl_opts *o = opts;
   const hs_scenario *sc = sim_opt_scenario(c);
   if (!strcmp(opt->key, "levels")) return fl_levels_parse(c, node, o);
+  if (!strcmp(opt->key, "server") || !strcmp(opt->key, "network"))
+    return fl_energy_parse(c, node, o, opt->key);
   if (!node) return sim_opt_missing(c, opt->key);
   size_t m = sim_opt_key(c, opt->key);
   double v = cJSON_IsNumber(node) ? node->valuedouble : NAN;
@@ -184,6 +226,8 @@ static hs_status fl_parse(sim_opt_ctx *c, const cJSON *node, void *opts,
 static void fl_print(cJSON *reg, const void *opts, const sim_regime_opt *opt) {
   const fl_opts *o = opts;
   if (!strcmp(opt->key, "levels")) fl_levels_print(reg, o);
+  else if (!strcmp(opt->key, "server") || !strcmp(opt->key, "network"))
+    fl_energy_print(reg, o, opt->key);
   else if (!cJSON_AddNumberToObject(reg, opt->key, o->k)) abort();
 }
 
@@ -204,6 +248,10 @@ static const sim_regime_opt fl_table[] = {
     {"levels", SIM_OPT_CUSTOM, offsetof(fl_opts, levels), 0, 0, 0, 0, NULL, NULL,
      "hierarchical: [{fanout, link, aggregator: {s_per_update, s_per_mb, idle_w, busy_w}}], "
      "leaves first"},
+    {"server", SIM_OPT_CUSTOM, offsetof(fl_opts, srv_idle_w), 0, 0, 0, 0, NULL, NULL,
+     "the server host: {idle_w, busy_w, s_per_update, s_per_mb} (default all 0)"},
+    {"network", SIM_OPT_CUSTOM, offsetof(fl_opts, j_per_byte), 0, 0, 0, 0, NULL, NULL,
+     "network energy: {j_per_byte per link crossed, port_w per endpoint} (default 0)"},
 };
 
 const sim_regime sim_regime_fl = {

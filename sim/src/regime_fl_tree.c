@@ -190,6 +190,7 @@ static void hop(sim_run *r, size_t l, size_t j, hs_event_fn done, uint64_t arg) 
   if (l + 1 > t->L) via = r->server_link;
   else via = t->link[l + 1][parent_of(r, l, j)];
   t->bytes[l + 1] += (double)r->sc->model_bytes;
+  fl_state_energy(r)->bytes_hops += 2.0 * (double)r->sc->model_bytes;
   hs_net_transfer(r->net, (double)r->sc->model_bytes, cap, lat, &via, 1, done, r, arg);
 }
 
@@ -242,7 +243,7 @@ static void child_arrived(sim_run *r, size_t l, size_t j) {
   size_t pl = l + 1, pj = pl > t->L ? 0 : parent_of(r, l, j);
   if (--t->pending[pl][pj] > 0) return;
   if (pl > t->L) {
-    sim_round_end(r);
+    fl_close_round(r, t->part[pl][0]);
     return;
   }
   const fl_level *lv = &opts_of(r)->levels[pl - 1];
@@ -317,7 +318,15 @@ void fl_tree_free(fl_tree *t) {
 /* level<l>_bytes for l = 1..L+1 (L+1: the server link), then
  * energy_aggregators_j: busy_w x aggregation time + idle_w x the rest of the
  * makespan, over every aggregator. */
-size_t fl_tree_summary(sim_run *r, double makespan_s, hs_report_field *out, size_t cap) {
+size_t fl_tree_nodes(sim_run *r) {
+  fl_tree *t = tree_of(r);
+  size_t n = 0;
+  for (size_t l = 1; l <= t->L; l++) n += t->n[l];
+  return n;
+}
+
+size_t fl_tree_summary(sim_run *r, double makespan_s, hs_report_field *out, size_t cap,
+                       double *aggregators_j) {
   static const char *const keys[FL_MAX_LEVELS + 1] = {
       "level1_bytes", "level2_bytes", "level3_bytes", "level4_bytes", "level5_bytes",
       "level6_bytes", "level7_bytes", "level8_bytes", "level9_bytes"};
@@ -332,5 +341,6 @@ size_t fl_tree_summary(sim_run *r, double makespan_s, hs_report_field *out, size
          lv->idle_w * ((double)t->n[l] * makespan_s - t->agg_busy_s[l]);
   }
   if (k < cap) out[k++] = (hs_report_field){"energy_aggregators_j", e};
+  *aggregators_j = e;
   return k;
 }

@@ -42,3 +42,39 @@ for l in 1 2 3; do
     fail "level $l carried $(field two level${l}_bytes) bytes, expected $((2 * B * below * 3))"
 done
 echo "ok   two levels: bytes per level 2 x B x (nodes below) x rounds"
+
+# Whole-system energy. Star with a server host and a network model: each round
+# lasts pma's round + the server's aggregation, N x (s_per_update + s_per_mb x MB);
+# server = busy_w x aggregation + idle_w x the rest; network = j_per_byte x 2 x
+# B x 2 hops x N x rounds + port_w x (N + 1) x makespan; system = the parts.
+"$bin" run "$scn" --set regime.kind=pma --out pma -q || fail "pma"
+"$bin" run "$scn" --set regime.kind=fl \
+  --set 'regime.server={"idle_w":50,"busy_w":120,"s_per_update":0.05,"s_per_mb":0.2}' \
+  --set 'regime.network={"j_per_byte":1e-8,"port_w":0.5}' --out sys -q || fail "server and network"
+agg=$(awk -v B=$B 'BEGIN { printf "%.12f", 4 * (0.05 + 0.2 * B / 1e6) }')
+paste -d, pma/rounds.csv sys/rounds.csv | awk -F, -v a="$agg" 'NR > 1 {
+  d = $12 - $4 - a; if (d < 0) d = -d; if (d > 1e-8) { print "round " $1 ": " $12 " vs " $4 " + " a; bad = 1 } }
+  END { exit bad }' || fail "a round is not pma's round + the server's aggregation"
+echo "ok   star + server: every round = pma's + N x aggregation per update"
+ms=$(field sys makespan_s) dev=$(field sys energy_j)
+srv=$(field sys energy_server_j) net=$(field sys energy_network_j) tot=$(field sys energy_system_j)
+near "$(awk -v a="$agg" -v m="$ms" 'BEGIN { printf "%.10f", 120 * 3 * a + 50 * (m - 3 * a) }')" "$srv" ||
+  fail "server energy $srv"
+near "$(awk -v B=$B -v m="$ms" 'BEGIN { printf "%.10f", 1e-8 * 2 * B * 2 * 4 * 3 + 0.5 * 5 * m }')" "$net" ||
+  fail "network energy $net"
+near "$(awk -v a="$dev" -v b="$srv" -v c="$net" 'BEGIN { printf "%.10f", a + b + c }')" "$tot" ||
+  fail "system energy $tot is not devices + server + network"
+echo "ok   server, network and system energy identities"
+# Hierarchical: system = devices + server + aggregators + network (ports: 4 + 2 + 1).
+"$bin" run "$scn" --set regime.kind=fl --set regime.topology=hierarchical \
+  --set 'regime.levels=[{"fanout":2,"link":"gbe","aggregator":{"s_per_update":0.01,"idle_w":5,"busy_w":20}}]' \
+  --set 'regime.server={"idle_w":30}' --set 'regime.network={"j_per_byte":2e-8,"port_w":1}' \
+  --out hsys -q || fail "hierarchical with energy"
+ms=$(field hsys makespan_s)
+near "$(awk -v B=$B -v m="$ms" 'BEGIN { printf "%.10f", 2e-8 * 2 * B * 2 * 6 * 3 + 7 * m }')" \
+  "$(field hsys energy_network_j)" || fail "hierarchical network energy"
+near "$(awk -v a="$(field hsys energy_j)" -v b="$(field hsys energy_server_j)" \
+  -v c="$(field hsys energy_aggregators_j)" -v d="$(field hsys energy_network_j)" \
+  'BEGIN { printf "%.10f", a + b + c + d }')" "$(field hsys energy_system_j)" ||
+  fail "hierarchical system energy is not the sum of its parts"
+echo "ok   hierarchical: system = devices + server + aggregators + network"
