@@ -78,3 +78,22 @@ near "$(awk -v a="$(field hsys energy_j)" -v b="$(field hsys energy_server_j)" \
   'BEGIN { printf "%.10f", a + b + c + d }')" "$(field hsys energy_system_j)" ||
   fail "hierarchical system energy is not the sum of its parts"
 echo "ok   hierarchical: system = devices + server + aggregators + network"
+
+# Ring: every round = the slowest participant's training + the ring
+# all-reduce 2(p-1) alpha + 2 (p-1)/p 8B/beta (alpha: the largest access
+# latency, 5 ms wifi; beta: the smallest access bandwidth, 50 Mbit/s); every
+# participant is in COMM for exactly that time; network bytes x links =
+# 4 (p-1) B per round; ports = the 4 devices (no server).
+"$bin" run "$scn" --set regime.kind=fl --set regime.topology=ring \
+  --set 'regime.network={"j_per_byte":1e-8,"port_w":1}' --out ring -q || fail "ring"
+ar=$(awk -v B=$B 'BEGIN { printf "%.12f", 2 * 3 * 0.005 + 2 * 3 / 4 * 8 * B / 50e6 }')
+awk -F, -v a="$ar" 'NR > 1 { d = $5 - a; if (d < 0) d = -d; if (d > 1e-9) bad = 1 } END { exit bad }' \
+  ring/devices.csv || fail "ring: a device's comm time is not the all-reduce's $ar s"
+for rr in 0 1 2; do
+  want=$(awk -F, -v r=$rr -v a="$ar" '$1 == r { if ($4 > m) m = $4 } END { printf "%.10f", m + a }' ring/devices.csv)
+  got=$(awk -F, -v r=$rr '$1 == r { print $4 }' ring/rounds.csv)
+  near "$want" "$got" || fail "ring round $rr lasts $got, closed form $want"
+done
+near "$(awk -v B=$B -v m="$(field ring makespan_s)" 'BEGIN { printf "%.10f", 1e-8 * 4 * 3 * B * 3 + 4 * m }')" \
+  "$(field ring energy_network_j)" || fail "ring network energy"
+echo "ok   ring: rounds = slowest training + ring all-reduce (closed form), network energy"
