@@ -19,6 +19,12 @@ hs_add_test(NAME regime_testonly
   LIBS hetsim::sim hetsim::traces hetsim::cjson TIMEOUT 60)
 target_include_directories(test_regime_testonly PRIVATE ${PROJECT_SOURCE_DIR}/sim/src)
 
+# Learning in the loop (issue 10): the simulator's learner hooks against the
+# learner library used directly (private header sim/src/sim_learning.h).
+hs_add_test(NAME sim_learning SOURCES unit/test_sim_learning.c
+  LIBS hetsim::sim hetsim::learn hetsim::traces TIMEOUT 300)
+target_include_directories(test_sim_learning PRIVATE ${PROJECT_SOURCE_DIR}/sim/src)
+
 # Regime fl (issue 17): threshold K-of-N against closed forms from a pma run,
 # and its bad input (cases fl-*).
 add_test(NAME fl_threshold

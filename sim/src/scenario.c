@@ -147,7 +147,7 @@ static hs_status parse_root(ctx *c, const cJSON *root) {
   static const char *const keys[] = {
       "name",       "description", "seed",   "task",    "model_bytes", "rounds",
       "samples_per_round", "batch_size", "regime", "policy",  "devices",     "network",
-      "telemetry",  "switch_off_unselected", NULL};
+      "telemetry",  "switch_off_unselected", "learning", NULL};
   if ((st = scn_check_keys(c, root, keys))) return st;
   double seed, rounds, spr, batch;
   if ((st = scn_get_str(c, root, "name", false, NULL, &sc->name))) return st;
@@ -193,7 +193,8 @@ static hs_status parse_root(ctx *c, const cJSON *root) {
                 (unsigned long long)sc->samples_per_round, sc->total_devices,
                 (unsigned long long)min_samples, floor_total);
   }
-  return HS_OK;
+  /* Last: real mode reads the data set, so every cheaper check comes first. */
+  return scn_parse_learning(c, root);
 }
 /* --- load ---------------------------------------------------------------------- */
 
@@ -280,6 +281,7 @@ void hs_scenario_destroy(hs_scenario *sc) {
   }
   hs_free(sc->devices);
   scn_free_regime(s);
+  scn_free_learning(sc);
   hs_free(sc->regime.kind);
   for (size_t i = 0; i < sc->nlinks; i++) hs_free(sc->links[i].name);
   hs_free(sc->links);
