@@ -23,7 +23,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,6 +199,11 @@ static hs_sweep *point_sweep(const ctx *c, char **grids, hs_error *err) {
   return hs_sweep_create(&spec, err);
 }
 
+/* hs_sweep_create sets the metric table's process-wide "learning sweep" switch
+ * (the same value for every point of one search): creations are serialised so
+ * that threads never write it at once; the runs themselves are not. */
+static pthread_mutex_t create_mu = PTHREAD_MUTEX_INITIALIZER;
+
 static hs_status eval_fn(const char *const *text, double *f, double *extra, void *ud, hs_error *err) {
   ctx *c = ud;
   char **grids = hs_calloc(c->nvars, sizeof *grids);
@@ -205,7 +212,9 @@ static hs_status eval_fn(const char *const *text, double *f, double *extra, void
     grids[v] = hs_malloc(len);
     snprintf(grids[v], len, "%s=%s", c->vars[v].key, text[v]);
   }
+  pthread_mutex_lock(&create_mu);
   hs_sweep *sw = point_sweep(c, grids, err);
+  pthread_mutex_unlock(&create_mu);
   hs_status st = sw ? HS_OK : err->status;
   hs_sweep_result r;
   if (sw) st = hs_sweep_run_row(sw, 0, &r, err);
@@ -469,6 +478,13 @@ static int write_outputs(const ctx *c, const hs_opt_spec *sp, const char *hdr,
 
 /* --- the command ----------------------------------------------------------------- */
 
+/* The sweep column of metric `name`, or SIZE_MAX. */
+static size_t sweep_metric(const char *name) {
+  for (size_t k = 0; k < hs_metric_sweep_count(); k++)
+    if (!strcmp(hs_metric_sweep_at(k)->name, name)) return k;
+  return SIZE_MAX;
+}
+
 static int run(opt_args *a, hs_opt_var *vars, char *why, size_t cap) {
   ctx c = {.a = a, .vars = vars, .nvars = a->nvary, .fd = -1};
   const char *env = getenv("HETSIM_OPTIMIZE_KILL_AFTER");
@@ -476,12 +492,6 @@ static int run(opt_args *a, hs_opt_var *vars, char *why, size_t cap) {
   const char *m0 = !strcmp(a->objective, "energy")           ? "energy_j"
                    : !strcmp(a->objective, "time_to_target") ? "time_to_target_s"
                                                              : "makespan_s";
-  c.obj[0] = hs_metric_sweep_index(m0);
-  c.obj[1] = hs_metric_sweep_index(!strcmp(a->objective, "pareto") ? "energy_j" : m0);
-  if (c.obj[0] >= hs_metric_sweep_count() || c.obj[1] >= hs_metric_sweep_count()) {
-    snprintf(why, cap, "--objective %s: this build's metric table has no %s", a->objective, m0);
-    return HS_EXIT_BADINPUT;
-  }
   /* Validate every key at both ends (and every value of a set) before any run. */
   char **grids = hs_calloc(c.nvars, sizeof *grids);
   for (size_t v = 0; v < c.nvars; v++) {
@@ -522,6 +532,15 @@ static int run(opt_args *a, hs_opt_var *vars, char *why, size_t cap) {
     return err.status == HS_EIO || err.status == HS_ENOENT ? 1 : HS_EXIT_BADINPUT;
   }
   hs_sweep_destroy(sw);
+  /* The sweep columns are known now (learning metrics only when the scenario learns). */
+  c.obj[0] = sweep_metric(m0);
+  c.obj[1] = sweep_metric(!strcmp(a->objective, "pareto") ? "energy_j" : m0);
+  if (c.obj[0] == SIZE_MAX || c.obj[1] == SIZE_MAX) {
+    snprintf(why, cap, "--objective %s: no metric %s in this search (%s)", a->objective, m0,
+             !strcmp(m0, "time_to_target_s") ? "it needs a scenario with a learning section"
+                                             : "not in the metric table");
+    return HS_EXIT_BADINPUT;
+  }
 
   char *hdr = header(&c);
   hs_opt_eval *prior = NULL;

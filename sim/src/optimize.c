@@ -207,10 +207,16 @@ static bool same_text(char *const *a, char *const *b, size_t n) {
   return true;
 }
 
+/* The value NLopt sees. A NaN or infinite objective (time_to_target_s of a
+ * run that never met the target) becomes HS_OPT_WORST, worse than any real
+ * value, so the search moves away from it without NaN reaching NLopt. */
+#define HS_OPT_WORST 1e300
 static double scalar(const sub *c, const double *f) {
-  if (!c->sh->spec->pareto) return f[0];
   const double *r = c->sh->ref;
-  return c->w * f[0] / (r[0] != 0 ? r[0] : 1) + (1 - c->w) * f[1] / (r[1] != 0 ? r[1] : 1);
+  double v = !c->sh->spec->pareto
+                 ? f[0]
+                 : c->w * f[0] / (r[0] != 0 ? r[0] : 1) + (1 - c->w) * f[1] / (r[1] != 0 ? r[1] : 1);
+  return isfinite(v) ? v : HS_OPT_WORST;
 }
 
 static bool memo_get(shared *sh, hs_opt_eval *e) {
