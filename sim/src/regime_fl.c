@@ -44,6 +44,7 @@ typedef struct fl_state {
   fl_tree *tree; /* topology hierarchical (regime_fl_tree.c) */
   fl_energy_acc energy;
   bool closing; /* the server is aggregating: arrivals now are late */
+  double pace_prev, pace_now; /* slowest nominal training, previous / this round (dvfs) */
   size_t need, arrived, participants;
   uint8_t *busy, *want;
   uint32_t *tag;
@@ -109,9 +110,10 @@ static void on_computed(hs_engine *eng, void *subject, uint64_t i) {
 static void on_downloaded(hs_engine *eng, void *subject, uint64_t i) {
   sim_run *r = subject;
   fl_state *fs = r->rs;
-  sim_dev_state(r, i, HS_POWER_BUSY);
   double t = sim_dev_compute_s(r, i, r->alloc[i], true, 0);
-  (void)fs;
+  if (t > fs->pace_now) fs->pace_now = t;
+  t = fl_dvfs_train(r, i, t, fs->pace_prev); /* sets the level's power first */
+  sim_dev_state(r, i, HS_POWER_BUSY);
   hs_engine_schedule_in(eng, t, 0, on_computed, r, i);
 }
 
@@ -192,6 +194,8 @@ static void fl_start_round(sim_run *r) {
   }
   fs->arrived = 0;
   fs->participants = 0;
+  fs->pace_prev = fs->pace_now;
+  fs->pace_now = 0;
   for (size_t i = 0; i < r->ndev; i++) {
     fs->want[i] = 0;
     if (r->alloc[i] == 0) {
@@ -265,6 +269,9 @@ static const char *fl_prepare(const hs_scenario *sc, const void *opts, const sim
     return "applies to topology \"threshold\" only";
   if (!strcmp(o->key, "levels") && (!fo->topology || strcmp(fo->topology, "hierarchical")))
     return "applies to topology \"hierarchical\" only";
+  if (!strcmp(o->key, "dvfs") && fo->topology &&
+      (!strcmp(fo->topology, "ring") || !strcmp(fo->topology, "hierarchical")))
+    return "applies to topologies \"star\" and \"threshold\" only";
   if (!strcmp(o->key, "server") && fo->topology && !strcmp(fo->topology, "ring"))
     return "does not apply to topology \"ring\" (no server: the devices average among themselves)";
   return NULL;
@@ -278,6 +285,7 @@ static hs_status fl_parse(sim_opt_ctx *c, const cJSON *node, void *opts,
   if (!strcmp(opt->key, "levels")) return fl_levels_parse(c, node, o);
   if (!strcmp(opt->key, "server") || !strcmp(opt->key, "network"))
     return fl_energy_parse(c, node, o, opt->key);
+  if (!strcmp(opt->key, "dvfs")) return fl_dvfs_parse(c, node, o);
   if (!node) return sim_opt_missing(c, opt->key);
   size_t m = sim_opt_key(c, opt->key);
   double v = cJSON_IsNumber(node) ? node->valuedouble : NAN;
@@ -296,10 +304,16 @@ static void fl_print(cJSON *reg, const void *opts, const sim_regime_opt *opt) {
   if (!strcmp(opt->key, "levels")) fl_levels_print(reg, o);
   else if (!strcmp(opt->key, "server") || !strcmp(opt->key, "network"))
     fl_energy_print(reg, o, opt->key);
+  else if (!strcmp(opt->key, "dvfs")) {
+    if (o->ndvfs) fl_dvfs_print(reg, o);
+  }
   else if (!cJSON_AddNumberToObject(reg, opt->key, o->k)) abort();
 }
 
-static void fl_opts_free(void *opts) { fl_levels_free(opts); }
+static void fl_opts_free(void *opts) {
+  fl_levels_free(opts);
+  hs_free(((fl_opts *)opts)->dvfs);
+}
 
 static const uint32_t *fl_groups(const void *opts) { return ((const fl_opts *)opts)->group_of; }
 
@@ -320,6 +334,9 @@ static const sim_regime_opt fl_table[] = {
      "the server host: {idle_w, busy_w, s_per_update, s_per_mb} (default all 0)"},
     {"network", SIM_OPT_CUSTOM, offsetof(fl_opts, j_per_byte), 0, 0, 0, 0, NULL, NULL,
      "network energy: {j_per_byte per link crossed, port_w per endpoint} (default 0)"},
+    {"dvfs", SIM_OPT_CUSTOM, offsetof(fl_opts, dvfs), 0, 0, 0, 0, NULL, NULL,
+     "star, threshold: {levels: [{speed, power}] fastest first, governor: performance, "
+     "powersave or slack} (default: none)"},
 };
 
 const sim_regime sim_regime_fl = {

@@ -28,7 +28,20 @@ typedef struct fl_opts {
   uint32_t *group_of; /* hierarchical: level-1 aggregator of each device */
   double srv_idle_w, srv_busy_w, srv_s_per_update, srv_s_per_mb; /* regime.server */
   double j_per_byte, port_w;                                       /* regime.network */
+  struct fl_dvfs_level *dvfs; /* regime.dvfs levels, fastest first (NULL: none) */
+  size_t ndvfs;
+  int governor; /* 0 performance, 1 powersave, 2 slack */
 } fl_opts;
+
+typedef struct fl_dvfs_level {
+  double speed, power; /* factors of the nominal training speed and busy power */
+} fl_dvfs_level;
+
+hs_status fl_dvfs_parse(sim_opt_ctx *c, const cJSON *node, fl_opts *o);
+void fl_dvfs_print(cJSON *reg, const fl_opts *o);
+/* Training of nominal t s on device i at the governor's level (sets its busy
+ * power); returns the time at that level. */
+double fl_dvfs_train(sim_run *r, size_t i, double t, double pace_s);
 
 /* What the run accumulates for whole-system energy (regime_fl_energy.c). */
 typedef struct fl_energy_acc {

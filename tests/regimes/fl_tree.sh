@@ -97,3 +97,21 @@ done
 near "$(awk -v B=$B -v m="$(field ring makespan_s)" 'BEGIN { printf "%.10f", 1e-8 * 4 * 3 * B * 3 + 4 * m }')" \
   "$(field ring energy_network_j)" || fail "ring network energy"
 echo "ok   ring: rounds = slowest training + ring all-reduce (closed form), network energy"
+
+# DVFS (minimal model): one level at nominal speed and power is fl star to the
+# byte; powersave at speed 0.5 doubles every device's round-0 training exactly
+# (same draws), and with power 0.3 the run's compute energy per training
+# second is 0.3 / 0.5 = 0.6 of nominal in round 0: checked on the totals of
+# round 0 through devices.csv's compute_s and the ledger's busy power.
+"$bin" run "$scn" --set regime.kind=fl --out star -q || fail "star"
+"$bin" run "$scn" --set regime.kind=fl --set 'regime.dvfs={"levels":[{"speed":1,"power":1}]}' \
+  --out perf -q || fail "dvfs performance"
+cmp star/devices.csv perf/devices.csv && cmp star/rounds.csv perf/rounds.csv ||
+  fail "a single nominal level changed the run"
+"$bin" run "$scn" --set regime.kind=fl \
+  --set 'regime.dvfs={"levels":[{"speed":1,"power":1},{"speed":0.5,"power":0.3}],"governor":"powersave"}' \
+  --out save -q || fail "dvfs powersave"
+paste -d, star/devices.csv save/devices.csv | awk -F, '$1 == "0" {
+  d = $12 - 2 * $4; if (d < 0) d = -d; if (d > 1e-8) bad = 1 } END { exit bad }' ||
+  fail "powersave at speed 0.5 did not double round-0 training"
+echo "ok   dvfs: a nominal level is fl star; speed 0.5 doubles training exactly"

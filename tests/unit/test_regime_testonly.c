@@ -121,7 +121,7 @@ Test(regime_testonly, bad_options_name_the_path_and_the_reason) {
   expect_error("{\"kind\": \"testonly\", \"pause\": 2}", "{}",
                "t.json: regime.pause: unknown key (allowed here: kind, steps_per_round, "
                "collective, silos, staleness, staleness_a, staleness_b, mixing_alpha, topology, k, "
-               "late, levels, server, network, pause_s, label, label_weight)");
+               "late, levels, server, network, dvfs, pause_s, label, label_weight)");
   expect_error("{\"kind\": \"lockstep\"}", "{}",
                "t.json: regime.kind: unknown value \"lockstep\" (one of: pma, ddp, hfl-ddp, "
                "fedasync, fl, testonly)");
