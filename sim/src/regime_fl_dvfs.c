@@ -15,9 +15,9 @@
  *                with idle power > 0 slowing down into the slack saves
  *                (busy_w - power x busy_w) x t - idle_w x (t/speed - t).
  * Applies to topologies star and threshold (the per-device training path of
- * regime_fl.c). Invariant: the nominal busy power is restored... never
- * needed: every training sets the level's power before switching to BUSY.
- * O(levels) per training. Rejected: per-step frequency changes (a round's
+ * regime_fl.c). Invariant: every training sets its level's busy power
+ * before the device switches to BUSY, so no power is ever left from an
+ * earlier level. O(levels) per training. Rejected: per-step frequency changes (a round's
  * training is one event here). */
 #include <math.h>
 #include <stdlib.h>
