@@ -5,9 +5,10 @@
  *              arrived (K = min(regime.k, participants)) and starts the next
  *              round; the N-K late devices finish the work in flight (their
  *              energy counts), and their update is dropped (late "drop") or
- *              folded into the next aggregation (late "fold": it counts as
- *              arrived for the round it lands in, not for K). A late device
- *              joins the new round when its late upload is done.
+ *              folded into the aggregation of the round it lands in (late
+ *              "fold": counted in folded_updates, never toward that round's
+ *              K). A late device joins the new round when its late upload is
+ *              done.
  * Per round and participant: download, local training, upload (the PMA
  * model: one flow through the device's access link and the server link each
  * way). Summary fields: late_updates (participants - K, summed over rounds),
