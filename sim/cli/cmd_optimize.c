@@ -34,6 +34,7 @@
 #include "cli_opts.h"
 #include "commands.h"
 #include "hs_alloc.h"
+#include "hs_assert.h"
 #include "hs_metrics.h"
 #include "hs_optimize.h"
 #include "hs_outfile.h"
@@ -236,7 +237,7 @@ static size_t format_eval(const ctx *c, const hs_opt_eval *e, char *buf, size_t 
   for (size_t m = 0; m < hs_metric_sweep_count() && off < cap; m++)
     off += (size_t)snprintf(buf + off, cap - off, ",%.17g", e->extra[m]);
   if (off < cap) off += (size_t)snprintf(buf + off, cap - off, "\n");
-  return off;
+  return off < cap ? off : cap; /* cap: did not fit (callers refuse it) */
 }
 
 static bool record_fn(const hs_opt_eval *e, void *ud) {
@@ -256,6 +257,7 @@ typedef struct sbuf {
   size_t len, cap;
 } sbuf;
 static void sb_add(sbuf *b, const char *s, size_t n) {
+  HS_ASSERT(n < SIZE_MAX / 4, "a length, not a negative number cast");
   if (b->len + n + 1 > b->cap) {
     b->cap = 2 * (b->len + n + 1);
     b->s = hs_realloc(b->s, b->cap);
@@ -420,14 +422,23 @@ static int write_outputs(const ctx *c, const hs_opt_spec *sp, const char *hdr,
   sbuf all = {0}, front = {0}, hist = {0};
   char line[4096];
   sb_str(&all, hdr);
-  for (size_t i = 0; i < n; i++) sb_add(&all, line, format_eval(c, &ev[i], line, sizeof line));
+  for (size_t i = 0; i < n; i++) {
+    size_t len = format_eval(c, &ev[i], line, sizeof line);
+    if (len >= sizeof line) {
+      snprintf(why, cap, "an evaluation row is longer than %zu bytes (values too long)", sizeof line);
+      hs_free(all.s);
+      return HS_EXIT_BADINPUT;
+    }
+    sb_add(&all, line, len);
+  }
   const char *nl = strchr(hdr, '\n');
+  HS_ASSERT(nl != NULL, "the header ends its lines");
   sb_add(&front, hdr, (size_t)(nl - hdr) + 1);
   sb_str(&front, nl + 1);
   bool *on = hs_calloc(n + 1, sizeof *on);
   size_t distinct = front_of(c, sp, ev, n, 1.0, on);
   for (size_t i = 0; i < n; i++)
-    if (on[i]) sb_add(&front, line, format_eval(c, &ev[i], line, sizeof line));
+    if (on[i]) sb_add(&front, line, format_eval(c, &ev[i], line, sizeof line)); /* fits: above */
   sb_add(&hist, hdr, (size_t)(nl - hdr) + 1);
   sb_str(&hist, "stage,evaluations");
   for (size_t v = 0; v < c->nvars; v++) {
@@ -451,7 +462,7 @@ static int write_outputs(const ctx *c, const hs_opt_spec *sp, const char *hdr,
         o += snprintf(line + o, sizeof line - (size_t)o, ",%s", ev[pick].text[v]);
       o += snprintf(line + o, sizeof line - (size_t)o, ",%.10g,%.10g\n", ev[pick].extra[ims],
                     ev[pick].extra[ie]);
-      sb_add(&hist, line, (size_t)o);
+      if (o > 0 && (size_t)o < sizeof line) sb_add(&hist, line, (size_t)o); /* fits: as the rows */
     }
   }
   hs_free(on);
