@@ -18,6 +18,11 @@
   X(sim_regime_ddp)      \
   X(sim_regime_hfl_ddp)  \
   X(sim_regime_fedasync) \
+  X(sim_regime_fsdp)     \
+  X(sim_regime_hsdp)     \
+  X(sim_regime_fl_fsdp)  \
+  X(sim_regime_fl_hsdp)  \
+  X(sim_regime_agc)      \
   X(sim_regime_fl)
 
 #ifndef SIM_REGIMES_EXTRA
