@@ -37,6 +37,7 @@
 #include "hs_alloc.h"
 #include "hs_collective.h"
 #include "regime_fl.h"
+#include "dyn.h"
 #include "run_internal.h"
 
 typedef struct fl_state {
@@ -215,6 +216,14 @@ static void fl_start_round(sim_run *r) {
 }
 
 static hs_status fl_setup(sim_run *r, hs_error *err) {
+  const fl_opts *fo = r->sc->regime.opts;
+  const struct hs_dynamics *dy = r->sc->dynamics;
+  for (size_t i = 0; fo->ndvfs + fo->dvfs_profile && dy && i < dy->ndev; i++)
+    if (dy->dev[i].thermal)
+      return hs_error_set(err, HS_EINVAL,
+                          "%s: regime.dvfs: the thermal model (dynamics.thermal) already sets "
+                          "the frequency level of device \"%s\"; use one or the other",
+                          r->sc->path, r->dev[i].name);
   const fl_opts *o = r->sc->regime.opts;
   fl_state *fs = hs_calloc(1, sizeof *fs);
   fs->threshold = !strcmp(o->topology, "threshold");

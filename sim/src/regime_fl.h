@@ -4,6 +4,7 @@
 #ifndef SIM_REGIME_FL_H
 #define SIM_REGIME_FL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,6 +32,7 @@ typedef struct fl_opts {
   struct fl_dvfs_level *dvfs; /* regime.dvfs levels, fastest first (NULL: none) */
   size_t ndvfs;
   int governor; /* 0 performance, 1 powersave, 2 slack */
+  bool dvfs_profile; /* levels: "profile" (each device's thermal levels) */
 } fl_opts;
 
 typedef struct fl_dvfs_level {

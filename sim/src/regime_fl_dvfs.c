@@ -1,8 +1,11 @@
-/* regime_fl_dvfs.c: DVFS levels on the devices of regime "fl" (issue 17), a
- * minimal model of our own: the thermal engineer's frequency levels are on
- * wip/dynamic, not on main, so nothing could be shared yet (see the notes).
+/* regime_fl_dvfs.c: DVFS levels on the devices of regime "fl" (issue 17): a
+ * governor choosing, per training, a frequency level (speed and busy-power
+ * factors) from the scenario's list or from the profile's thermal levels.
  *
- * regime.dvfs {levels: [{speed, power}, ...], governor}: a level runs the
+ * regime.dvfs {levels: [{speed, power}, ...] | "profile", governor}: "profile"
+ * shares the thermal model's frequency levels (hs_thermal_profile: speed[k],
+ * busy_factor[k] of each device's own profile; a device whose profile has no
+ * thermal block runs at its nominal level). A listed level runs the
  * device's training at `speed` times its nominal speed (0 < speed <= 1) and
  * draws `power` times its nominal busy power (0 < power <= 1); levels are
  * listed fastest first. Governors:
@@ -40,12 +43,18 @@ hs_status fl_dvfs_parse(sim_opt_ctx *c, const cJSON *node, fl_opts *o) {
   const cJSON *lv = cJSON_GetObjectItemCaseSensitive(node, "levels");
   if (!lv) return sim_opt_missing(c, "levels");
   size_t ml = sim_opt_key(c, "levels");
+  if (cJSON_IsString(lv)) {
+    if (strcmp(lv->valuestring, "profile"))
+      return sim_opt_fail(c, HS_EINVAL, "expected \"profile\" or [{speed, power}, ...]");
+    o->dvfs_profile = true;
+    lv = NULL;
+  }
   size_t n = cJSON_IsArray(lv) ? (size_t)cJSON_GetArraySize(lv) : 0;
-  if (n == 0 || n > 32)
-    return sim_opt_fail(c, HS_EINVAL, "expected 1 to 32 levels [{speed, power}, ...]");
-  o->dvfs = hs_calloc(n, sizeof *o->dvfs);
+  if (!o->dvfs_profile && (n == 0 || n > 32))
+    return sim_opt_fail(c, HS_EINVAL, "expected 1 to 32 levels [{speed, power}, ...] or \"profile\"");
+  o->dvfs = hs_calloc(n ? n : 1, sizeof *o->dvfs);
   size_t i = 0;
-  for (const cJSON *e = lv->child; e; e = e->next, i++) {
+  for (const cJSON *e = lv ? lv->child : NULL; e; e = e->next, i++) {
     size_t mi = sim_opt_index(c, i);
     static const char *const lkeys[] = {"speed", "power", NULL};
     if ((st = sim_opt_object(c, e, lkeys))) return st;
@@ -86,7 +95,14 @@ hs_status fl_dvfs_parse(sim_opt_ctx *c, const cJSON *node, fl_opts *o) {
 void fl_dvfs_print(cJSON *reg, const fl_opts *o) {
   static const char *const govs[] = {"performance", "powersave", "slack"};
   cJSON *d = cJSON_AddObjectToObject(reg, "dvfs");
-  cJSON *a = d ? cJSON_AddArrayToObject(d, "levels") : NULL;
+  if (!d) abort();
+  if (o->dvfs_profile) {
+    if (!cJSON_AddStringToObject(d, "levels", "profile") ||
+        !cJSON_AddStringToObject(d, "governor", govs[o->governor]))
+      abort();
+    return;
+  }
+  cJSON *a = cJSON_AddArrayToObject(d, "levels");
   if (!a) abort();
   for (size_t i = 0; i < o->ndvfs; i++) {
     cJSON *e = cJSON_CreateObject();
@@ -103,13 +119,25 @@ void fl_dvfs_print(cJSON *reg, const fl_opts *o) {
  * slowest nominal training (0: unknown). */
 double fl_dvfs_train(sim_run *r, size_t i, double t, double pace_s) {
   const fl_opts *o = r->sc->regime.opts;
-  if (!o->ndvfs) return t;
+  size_t n = o->ndvfs;
+  const double *speed = NULL, *power = NULL;
+  double sp[32], pw[32];
+  if (o->dvfs_profile) {
+    const hs_thermal_profile *th = hs_profile_thermal(r->sc->devices[r->dev[i].spec].profile);
+    n = th ? (th->nlevels < 32 ? th->nlevels : 32) : 0;
+    speed = th ? th->speed : NULL;
+    power = th ? th->busy_factor : NULL;
+  } else {
+    for (size_t j = 0; j < n; j++) sp[j] = o->dvfs[j].speed, pw[j] = o->dvfs[j].power;
+    speed = sp, power = pw;
+  }
+  if (!n) return t;
   size_t k = 0;
-  if (o->governor == 1) k = o->ndvfs - 1;
+  if (o->governor == 1) k = n - 1;
   else if (o->governor == 2 && pace_s > 0)
-    for (size_t j = 0; j < o->ndvfs; j++)
-      if (t / o->dvfs[j].speed <= pace_s && o->dvfs[j].power <= o->dvfs[k].power) k = j;
-  hs_ledger_set_power(r->ledger, i, HS_POWER_BUSY, r->dev[i].busy_w * o->dvfs[k].power,
+    for (size_t j = 0; j < n; j++)
+      if (t / speed[j] <= pace_s && power[j] <= power[k]) k = j;
+  hs_ledger_set_power(r->ledger, i, HS_POWER_BUSY, r->dev[i].busy_w * power[k],
                       hs_engine_now(r->eng));
-  return t / o->dvfs[k].speed;
+  return t / speed[k];
 }

@@ -115,3 +115,13 @@ paste -d, star/devices.csv save/devices.csv | awk -F, '$1 == "0" {
   d = $12 - 2 * $4; if (d < 0) d = -d; if (d > 1e-8) bad = 1 } END { exit bad }' ||
   fail "powersave at speed 0.5 did not double round-0 training"
 echo "ok   dvfs: a nominal level is fl star; speed 0.5 doubles training exactly"
+# "levels": "profile" shares the thermal model's levels: powersave runs each
+# device at its profile's slowest level (rpi4: speed 0.556, read from its
+# profile file here); profiles without a thermal block stay nominal.
+"$bin" run "$scn" --set regime.kind=fl --set 'regime.dvfs={"levels":"profile","governor":"powersave"}' \
+  --out prof -q || fail "dvfs profile levels"
+slow=$(grep -o '"speed": *[0-9.]*' "$src/devices/profiles/rpi4.json" | tail -1 | grep -o '[0-9.]*$')
+paste -d, star/devices.csv prof/devices.csv | awk -F, -v s="$slow" '$1 == "0" {
+  want = ($2 == "rpi4") ? $4 / s : $4; d = $12 - want; if (d < 0) d = -d; if (d > 1e-8) bad = 1 }
+  END { exit bad }' || fail "profile levels: round-0 training is not nominal / speed"
+echo "ok   dvfs levels from the profile's thermal block (rpi4 at speed $slow; others nominal)"
