@@ -24,3 +24,18 @@ target_include_directories(test_regime_testonly PRIVATE ${PROJECT_SOURCE_DIR}/si
 hs_add_test(NAME sim_learning SOURCES unit/test_sim_learning.c
   LIBS hetsim::sim hetsim::learn hetsim::traces TIMEOUT 300)
 target_include_directories(test_sim_learning PRIVATE ${PROJECT_SOURCE_DIR}/sim/src)
+
+# Regime fl (issue 17): threshold K-of-N against closed forms from a pma run,
+# and its bad input (cases fl-*).
+add_test(NAME fl_threshold
+  COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/regimes/fl_threshold.sh $<TARGET_FILE:hetsim>
+          ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/fl-work)
+set_tests_properties(fl_threshold PROPERTIES TIMEOUT 120)
+add_test(NAME cli_fl
+  COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/cli/run_cli_tests.sh $<TARGET_FILE:hetsim>
+          ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/cli-work "fl-*")
+set_tests_properties(cli_fl PROPERTIES TIMEOUT 60)
+add_test(NAME fl_tree
+  COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/regimes/fl_tree.sh $<TARGET_FILE:hetsim>
+          ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/fl-tree-work)
+set_tests_properties(fl_tree PROPERTIES TIMEOUT 120)

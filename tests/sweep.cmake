@@ -42,3 +42,15 @@ add_test(NAME progress_bytes
   COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/cli/progress_bytes.sh $<TARGET_FILE:hetsim>
           ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/progress-bytes)
 set_tests_properties(progress_bytes PROPERTIES TIMEOUT 120)
+
+# hetsim optimize (issue 17): bad input exits 2 (cases optimize-*), the same
+# bytes for -j 1, -j 3 and kill + --resume, a front of non-dominated points.
+add_test(NAME cli_optimize
+  COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/cli/run_cli_tests.sh $<TARGET_FILE:hetsim>
+          ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/cli-work "optimize-*")
+set_tests_properties(cli_optimize PROPERTIES TIMEOUT 120)
+add_test(NAME optimize_bytes
+  COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/sweep/optimize_bytes.sh $<TARGET_FILE:hetsim>
+          ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/optimize-work)
+set_tests_properties(optimize_bytes PROPERTIES TIMEOUT 300)
+hs_add_test(NAME optimize SOURCES unit/test_optimize.c LIBS hetsim::sim TIMEOUT 60)

@@ -85,6 +85,25 @@ static const char *env_or(const char *name, const char *dflt) {
 
 /* The default output folder: SOURCE/plots for a run, RESULTS-plots for a
  * sweep (".points.csv" or ".csv" cut off). Heap. */
+/* The FILE.history.csv of a `hetsim optimize` evaluations file (its line 1
+ * starts "# hetsim optimize"), or the source itself when it is one; else NULL. */
+static char *optimize_history(const char *source) {
+  char line[20] = "";
+  FILE *f = fopen(source, "r");
+  if (f) {
+    if (!fgets(line, sizeof line, f)) line[0] = '\0';
+    fclose(f);
+  }
+  if (strncmp(line, "# hetsim optimize", 17)) return NULL;
+  size_t n = strlen(source);
+  if (n > 12 && !strcmp(source + n - 12, ".history.csv")) return hs_strdup(source);
+  size_t stem = n > 4 && !strcmp(source + n - 4, ".csv") ? n - 4 : n;
+  char *p = hs_malloc(stem + 13);
+  memcpy(p, source, stem);
+  memcpy(p + stem, ".history.csv", 13);
+  return p;
+}
+
 static char *default_out(const char *source, bool run) {
   if (run) return hs_path_join(source, "plots");
   size_t n = strlen(source);
@@ -163,6 +182,8 @@ int hs_cmd_plot(int argc, char **argv) {
     return bad("%s: a sweep: %s is for run folders", a.source, a.rounds ? "--rounds" : "--devices");
 
   a.kind = run ? HS_PLOT_RUN : HS_PLOT_SWEEP;
+  char *history = run ? NULL : optimize_history(a.source); /* `hetsim optimize` output */
+  if (history) a.kind = HS_PLOT_OPTIMIZE;
   a.gnuplot = env_or("HETSIM_GNUPLOT", "gnuplot");
   a.script_dir = env_or("HETSIM_PLOT_DIR", HS_PLOT_DIR);
   char *out = a.out ? hs_strdup(a.out) : default_out(a.source, run);
@@ -170,7 +191,9 @@ int hs_cmd_plot(int argc, char **argv) {
   /* The per-point file: given directly, or next to RESULTS.csv. */
   size_t n = strlen(a.source);
   char *points = NULL;
-  if (!run)
+  if (history)
+    points = history;
+  else if (!run)
     points = n > 11 && !strcmp(a.source + n - 11, ".points.csv") ? hs_strdup(a.source)
                                                                  : hs_sweep_points_path(a.source);
   a.points = points;

@@ -5,6 +5,7 @@ const hs_command hs_commands[] = {
     {"run", "simulate a scenario with one policy; write summary, rounds, devices", hs_cmd_run},
     {"compare", "run a scenario under several policies; print one table", hs_cmd_compare},
     {"sweep", "run a scenario over a grid of keys and seeds, in parallel; one CSV", hs_cmd_sweep},
+    {"optimize", "search scenario keys with NLopt: one objective or the makespan-energy front", hs_cmd_optimize},
     {"plot", "draw a sweep or a run with gnuplot (PNG and SVG)", hs_cmd_plot},
     {"replay", "feed recorded telemetry to a policy, print its allocations", hs_cmd_replay},
     {"validate", "check a scenario and print it with every default filled in", hs_cmd_validate},

@@ -24,6 +24,7 @@ int hs_cmd_replay(int argc, char **argv);
 int hs_cmd_validate(int argc, char **argv);
 int hs_cmd_sweep(int argc, char **argv);
 int hs_cmd_plot(int argc, char **argv);
+int hs_cmd_optimize(int argc, char **argv);
 int hs_cmd_agc_plan(int argc, char **argv);
 
 #endif

@@ -22,7 +22,8 @@
   X(sim_regime_hsdp)     \
   X(sim_regime_fl_fsdp)  \
   X(sim_regime_fl_hsdp)  \
-  X(sim_regime_agc)
+  X(sim_regime_agc)      \
+  X(sim_regime_fl)
 
 #ifndef SIM_REGIMES_EXTRA
 #define SIM_REGIMES_EXTRA(X)

@@ -34,7 +34,7 @@ static char *write_tmp(const char *name, const char *text, size_t len) {
 
 Test(plot, registry_names_unique_and_scripts_exist) {
   cr_assert_gt(plot_nfigures, 0);
-  size_t per_kind[2] = {0, 0};
+  size_t per_kind[HS_PLOT_OPTIMIZE + 1] = {0};
   for (size_t i = 0; i < plot_nfigures; i++) {
     const plot_figure *f = plot_figures[i];
     cr_assert(f->name && f->script && f->check && f->draw, "figure %zu", i);
@@ -46,6 +46,7 @@ Test(plot, registry_names_unique_and_scripts_exist) {
   }
   cr_expect_gt(per_kind[HS_PLOT_SWEEP], 0);
   cr_expect_gt(per_kind[HS_PLOT_RUN], 0);
+  cr_expect_gt(per_kind[HS_PLOT_OPTIMIZE], 0);
 }
 
 Test(plot, table_known_answer) {

@@ -125,7 +125,7 @@ Test(regime_testonly, bad_options_name_the_path_and_the_reason) {
                "t.json: regime.pause: unknown key (allowed here: kind, pause_s, label, label_weight)");
   expect_error("{\"kind\": \"lockstep\"}", "{}",
                "t.json: regime.kind: unknown value \"lockstep\" (one of: pma, ddp, hfl-ddp, "
-               "fedasync, fsdp, hsdp, fl-fsdp, fl-hsdp, agc, testonly)");
+               "fedasync, fsdp, hsdp, fl-fsdp, fl-hsdp, agc, fl, testonly)");
   expect_error("{\"kind\": \"testonly\"}", "{\"kind\": \"oort\"}",
                "t.json: policy.kind: policy \"oort\" does not apply to regime testonly");
 }

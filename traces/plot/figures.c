@@ -6,7 +6,7 @@
 #include "plot_core.h"
 
 extern const plot_figure plot_fig_pareto, plot_fig_heatmap, plot_fig_line, plot_fig_allocation,
-    plot_fig_gantt, plot_fig_learning;
+    plot_fig_gantt, plot_fig_learning, plot_fig_front_history;
 
 const plot_figure *const plot_figures[] = {
     &plot_fig_pareto,     /* sweep: energy against makespan, the Pareto front */
@@ -15,5 +15,6 @@ const plot_figure *const plot_figures[] = {
     &plot_fig_allocation, /* run: samples per device per round */
     &plot_fig_gantt,      /* run: compute, comm, wait per device over rounds A-B */
     &plot_fig_learning,   /* run: loss, accuracy against time and energy, per policy */
+    &plot_fig_front_history, /* optimize: the front after each quarter of the budget */
 };
 const size_t plot_nfigures = sizeof plot_figures / sizeof plot_figures[0];

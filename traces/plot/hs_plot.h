@@ -13,12 +13,13 @@
 
 #include <stdbool.h>
 
-typedef enum hs_plot_kind { HS_PLOT_SWEEP, HS_PLOT_RUN } hs_plot_kind;
+typedef enum hs_plot_kind { HS_PLOT_SWEEP, HS_PLOT_RUN, HS_PLOT_OPTIMIZE } hs_plot_kind;
 
 typedef struct hs_plot_args {
   hs_plot_kind kind;
   const char *source;     /* RESULTS.csv / RESULTS.points.csv, or a run folder */
-  const char *points;     /* sweep: the RESULTS.points.csv to read */
+  const char *points;     /* sweep: the RESULTS.points.csv to read; optimize:
+                             FILE.history.csv */
   const char *out;        /* output folder, made once the inputs are checked */
   const char *x, *y, *z, *color; /* sweep figures; NULL: defaults */
   const char *rounds;     /* run figures: "A-B" or "A"; NULL: 0-2 */

@@ -283,7 +283,7 @@ int hs_plot(const hs_plot_args *a, hs_plot_error *err) {
   HS_ASSERT(plot_nfigures <= sizeof c.fig_state / sizeof c.fig_state[0], "room for every figure");
   int rc = 0;
   if (a->kind == HS_PLOT_SWEEP) rc = plot_sweep_open(&c);
-  else c.run_title = plot_run_title(a->source);
+  else if (a->kind == HS_PLOT_RUN) c.run_title = plot_run_title(a->source);
   for (size_t i = 0; i < plot_nfigures && !rc; i++) {
     const plot_figure *f = plot_figures[i];
     if (f->kind != a->kind) continue;

@@ -1,0 +1,84 @@
+/* regime_fl.h: what regime_fl.c (the regime, star and threshold) shares with
+ * regime_fl_tree.c (the hierarchical topology): the options and the tree's
+ * entry points. Private to hetsim::sim. */
+#ifndef SIM_REGIME_FL_H
+#define SIM_REGIME_FL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hs_report.h"
+#include "hs_status.h"
+#include "sim_regime.h"
+
+#define FL_MAX_LEVELS 8
+
+typedef struct fl_level {
+  uint32_t fanout;
+  char *link;
+  double s_per_update, s_per_mb, idle_w, busy_w; /* the aggregator host */
+} fl_level;
+
+typedef struct fl_opts {
+  char *topology;
+  uint32_t k; /* threshold: K (1 <= K <= N) */
+  char *late;
+  fl_level *levels; /* hierarchical, leaves first */
+  size_t nlevels;
+  uint32_t *group_of; /* hierarchical: level-1 aggregator of each device */
+  double srv_idle_w, srv_busy_w, srv_s_per_update, srv_s_per_mb; /* regime.server */
+  double j_per_byte, port_w;                                       /* regime.network */
+  struct fl_dvfs_level *dvfs; /* regime.dvfs levels, fastest first (NULL: none) */
+  size_t ndvfs;
+  int governor; /* 0 performance, 1 powersave, 2 slack */
+  bool dvfs_profile; /* levels: "profile" (each device's thermal levels) */
+} fl_opts;
+
+typedef struct fl_dvfs_level {
+  double speed, power; /* factors of the nominal training speed and busy power */
+} fl_dvfs_level;
+
+hs_status fl_dvfs_parse(sim_opt_ctx *c, const cJSON *node, fl_opts *o);
+void fl_dvfs_print(cJSON *reg, const fl_opts *o);
+/* Training of nominal t s on device i at the governor's level (sets its busy
+ * power); returns the time at that level. */
+double fl_dvfs_train(sim_run *r, size_t i, double t, double pace_s);
+
+/* What the run accumulates for whole-system energy (regime_fl_energy.c). */
+typedef struct fl_energy_acc {
+  double server_busy_s; /* aggregating on the server */
+  double bytes_hops;    /* model bytes x links crossed */
+  size_t ports;         /* endpoints: devices, aggregators, the server */
+} fl_energy_acc;
+
+hs_status fl_energy_parse(sim_opt_ctx *c, const cJSON *node, fl_opts *o, const char *key);
+void fl_energy_print(cJSON *reg, const fl_opts *o, const char *key);
+/* Seconds the server takes to aggregate `updates` updates. */
+double fl_server_agg_s(const sim_run *r, size_t updates);
+/* energy_server_j, energy_network_j, energy_system_j. */
+size_t fl_energy_summary(const sim_run *r, const fl_energy_acc *a, double makespan_s,
+                         double device_j, double aggregators_j, hs_report_field *out,
+                         size_t cap);
+/* The run's accumulator (regime_fl.c owns it); the server's aggregation of
+ * `updates` updates, then the end of the round (both topologies). */
+fl_energy_acc *fl_state_energy(sim_run *r);
+void fl_close_round(sim_run *r, size_t updates);
+
+typedef struct fl_tree fl_tree;
+
+hs_status fl_levels_parse(sim_opt_ctx *c, const cJSON *node, fl_opts *o);
+void fl_levels_print(cJSON *reg, const fl_opts *o);
+void fl_levels_free(fl_opts *o);
+
+hs_status fl_tree_setup(sim_run *r, hs_error *err);
+void fl_tree_start_round(sim_run *r);
+size_t fl_tree_summary(sim_run *r, double makespan_s, hs_report_field *out, size_t cap,
+                       double *aggregators_j);
+size_t fl_tree_nodes(sim_run *r); /* aggregators in all levels */
+void fl_tree_free(fl_tree *t);
+/* The tree in the regime's state (regime_fl.c owns the state). */
+fl_tree *fl_state_tree(sim_run *r);
+void fl_state_set_tree(sim_run *r, fl_tree *t);
+
+#endif

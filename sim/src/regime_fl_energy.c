@@ -1,0 +1,104 @@
+/* regime_fl_energy.c: whole-system energy of regime "fl" (issue 17): the
+ * server host and the network, beside the devices the ledger already meters.
+ *
+ * regime.server  {idle_w, busy_w, s_per_update, s_per_mb}: the server
+ *                aggregates U updates in U x (s_per_update + s_per_mb x model
+ *                MB) seconds before the next round starts (busy), and idles
+ *                the rest of the makespan. Defaults 0: instantaneous and free,
+ *                as pma (so fl star with defaults is pma to the byte).
+ * regime.network {j_per_byte, port_w}: every model byte costs j_per_byte on
+ *                each link it crosses (two per hop: the sender's access or
+ *                uplink, and the shared link it enters), and every endpoint's
+ *                port (devices, aggregators, the server) draws port_w for
+ *                the makespan. Defaults 0 (off): the figures of real NICs
+ *                and switch ports vary by an order of magnitude with the
+ *                hardware, so a scenario states its own (see the notes).
+ * Summary fields (fl only): energy_server_j, energy_network_j, and
+ * energy_system_j = energy_j (devices) + server + aggregators + network, the
+ * identity the tests check.
+ *
+ * Invariants: bytes_hops grows by 2 x model_bytes per hop, once, when the hop
+ * starts (every hop of a finished round has completed). O(1) per event.
+ * Rejected: metric lines in metrics.c for these (every summary.json and sweep
+ * golden would change for runs that have no server or network model); they
+ * are regime summary fields until the lead decides. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "hs_alloc.h"
+#include "jpath.h"
+#include "regime_fl.h"
+#include "run_internal.h"
+
+static hs_status num(sim_opt_ctx *c, const cJSON *obj, const char *key, double *out) {
+  const cJSON *n = cJSON_GetObjectItemCaseSensitive(obj, key);
+  *out = 0;
+  if (!n) return HS_OK;
+  size_t m = sim_opt_key(c, key);
+  if (!cJSON_IsNumber(n) || !isfinite(n->valuedouble) || n->valuedouble < 0)
+    return sim_opt_fail(c, HS_EINVAL, "expected a number >= 0");
+  *out = n->valuedouble;
+  sim_opt_pop(c, m);
+  return HS_OK;
+}
+
+hs_status fl_energy_parse(sim_opt_ctx *c, const cJSON *node, fl_opts *o, const char *key) {
+  if (!node) return HS_OK; /* every field 0 */
+  size_t m = sim_opt_key(c, key);
+  hs_status st;
+  if (!strcmp(key, "server")) {
+    static const char *const keys[] = {"idle_w", "busy_w", "s_per_update", "s_per_mb", NULL};
+    if ((st = sim_opt_object(c, node, keys)) || (st = num(c, node, "idle_w", &o->srv_idle_w)) ||
+        (st = num(c, node, "busy_w", &o->srv_busy_w)) ||
+        (st = num(c, node, "s_per_update", &o->srv_s_per_update)) ||
+        (st = num(c, node, "s_per_mb", &o->srv_s_per_mb)))
+      return st;
+  } else {
+    static const char *const keys[] = {"j_per_byte", "port_w", NULL};
+    if ((st = sim_opt_object(c, node, keys)) || (st = num(c, node, "j_per_byte", &o->j_per_byte)) ||
+        (st = num(c, node, "port_w", &o->port_w)))
+      return st;
+  }
+  sim_opt_pop(c, m);
+  return HS_OK;
+}
+
+static void add(cJSON *o, const char *k, double v) {
+  if (!cJSON_AddNumberToObject(o, k, v)) abort();
+}
+
+void fl_energy_print(cJSON *reg, const fl_opts *o, const char *key) {
+  cJSON *e = cJSON_AddObjectToObject(reg, key);
+  if (!e) abort();
+  if (!strcmp(key, "server")) {
+    add(e, "idle_w", o->srv_idle_w);
+    add(e, "busy_w", o->srv_busy_w);
+    add(e, "s_per_update", o->srv_s_per_update);
+    add(e, "s_per_mb", o->srv_s_per_mb);
+  } else {
+    add(e, "j_per_byte", o->j_per_byte);
+    add(e, "port_w", o->port_w);
+  }
+}
+
+double fl_server_agg_s(const sim_run *r, size_t updates) {
+  const fl_opts *o = r->sc->regime.opts;
+  return (double)updates *
+         (o->srv_s_per_update + o->srv_s_per_mb * (double)r->sc->model_bytes / 1e6);
+}
+
+size_t fl_energy_summary(const sim_run *r, const fl_energy_acc *a, double makespan_s,
+                         double device_j, double aggregators_j, hs_report_field *out,
+                         size_t cap) {
+  const fl_opts *o = r->sc->regime.opts;
+  if (cap < 3) return 0;
+  double server = o->srv_busy_w * a->server_busy_s + o->srv_idle_w * (makespan_s - a->server_busy_s);
+  double net = o->j_per_byte * a->bytes_hops + o->port_w * (double)a->ports * makespan_s;
+  out[0] = (hs_report_field){"energy_server_j", server};
+  out[1] = (hs_report_field){"energy_network_j", net};
+  out[2] = (hs_report_field){"energy_system_j", device_j + server + aggregators_j + net};
+  return 3;
+}

@@ -1,0 +1,277 @@
+/* test_optimize.c: the NLopt wrapper (hs_optimize.h) on functions whose
+ * optimum and Pareto front are known in closed form; its encoding of
+ * lattices and sets; the budget; -j independence; resume by replay. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hs_alloc.h"
+#include "hs_optimize.h"
+#include "hs_sweep.h"
+
+static hs_opt_var var(const char *spec) {
+  hs_opt_var v;
+  hs_error err = {0};
+  cr_assert_eq(hs_opt_var_parse(spec, &v, &err), HS_OK, "%s: %s", spec, err.msg);
+  return v;
+}
+
+/* (x - 0.3)^2 + (y + 0.2)^2 + 1: minimum 1 at (0.3, -0.2). */
+static hs_status bowl(const char *const *t, double *f, double *extra, void *ud, hs_error *err) {
+  (void)extra, (void)err;
+  if (ud) __atomic_add_fetch((int *)ud, 1, __ATOMIC_SEQ_CST);
+  double x = atof(t[0]), y = atof(t[1]);
+  f[0] = (x - 0.3) * (x - 0.3) + (y + 0.2) * (y + 0.2) + 1;
+  f[1] = 0;
+  return HS_OK;
+}
+
+Test(optimize, finds_a_known_minimum) {
+  hs_opt_var v[2] = {var("x=-1:1"), var("y=-1:1")};
+  hs_opt_spec sp = {.vars = v, .nvars = 2, .budget = 150, .jobs = 1};
+  hs_opt_eval *ev;
+  size_t n;
+  hs_error err = {0};
+  cr_assert_eq(hs_opt_run(&sp, bowl, NULL, NULL, &ev, &n, &err), HS_OK, "%s", err.msg);
+  cr_assert(n <= 150 && n >= 50, "evaluations %zu", n);
+  size_t best = 0;
+  for (size_t i = 1; i < n; i++)
+    if (ev[i].f[0] < ev[best].f[0]) best = i;
+  cr_assert(fabs(atof(ev[best].text[0]) - 0.3) < 0.02, "x %s", ev[best].text[0]);
+  cr_assert(fabs(atof(ev[best].text[1]) + 0.2) < 0.02, "y %s", ev[best].text[1]);
+  cr_assert(ev[best].f[0] - 1 < 1e-3);
+  hs_opt_evals_free(ev, n, 2);
+  hs_opt_var_fini(&v[0]);
+  hs_opt_var_fini(&v[1]);
+}
+
+/* |n - 7| + (kind != "b"): minimum 0 at n = 7, kind b. */
+static hs_status mixed(const char *const *t, double *f, double *extra, void *ud, hs_error *err) {
+  (void)extra, (void)ud, (void)err;
+  f[0] = fabs(atof(t[0]) - 7) + (strcmp(t[1], "b") != 0);
+  f[1] = 0;
+  return HS_OK;
+}
+
+Test(optimize, integer_and_categorical_keys) {
+  hs_opt_var v[2] = {var("n=0:20:1"), var("kind=a,b,c")};
+  cr_assert_eq(v[0].kind, HS_OPT_LATTICE);
+  cr_assert_eq(v[0].n, 21);
+  cr_assert_eq(v[1].kind, HS_OPT_SET);
+  hs_opt_spec sp = {.vars = v, .nvars = 2, .budget = 60, .jobs = 1};
+  hs_opt_eval *ev;
+  size_t n;
+  hs_error err = {0};
+  cr_assert_eq(hs_opt_run(&sp, mixed, NULL, NULL, &ev, &n, &err), HS_OK, "%s", err.msg);
+  double best = 1e9;
+  for (size_t i = 0; i < n; i++) {
+    cr_assert(strchr(ev[i].text[0], '.') == NULL, "an integer key printed %s", ev[i].text[0]);
+    for (size_t j = 0; j < i; j++) /* a point is evaluated once */
+      cr_assert(strcmp(ev[i].text[0], ev[j].text[0]) || strcmp(ev[i].text[1], ev[j].text[1]));
+    if (ev[i].f[0] < best) best = ev[i].f[0];
+  }
+  cr_assert_eq(best, 0.0);
+  hs_opt_evals_free(ev, n, 2);
+  hs_opt_var_fini(&v[0]);
+  hs_opt_var_fini(&v[1]);
+}
+
+Test(optimize, decoding_of_lattices_and_sets) {
+  hs_opt_var l = var("k=2:10:4"), s = var("p=x,y");
+  char b[64];
+  cr_assert_eq(l.n, 3);
+  hs_opt_var_text(&l, 0, b, sizeof b);
+  cr_assert_str_eq(b, "2");
+  hs_opt_var_text(&l, 0.5, b, sizeof b);
+  cr_assert_str_eq(b, "6");
+  hs_opt_var_text(&l, 1, b, sizeof b);
+  cr_assert_str_eq(b, "10");
+  hs_opt_var_text(&s, 0.49, b, sizeof b);
+  cr_assert_str_eq(b, "x");
+  hs_opt_var_text(&s, 0.5, b, sizeof b);
+  cr_assert_str_eq(b, "y");
+  hs_opt_var_text(&s, 1, b, sizeof b);
+  cr_assert_str_eq(b, "y");
+  hs_opt_var r = var("w=0:1");
+  hs_opt_var_text(&r, 0.25, b, sizeof b);
+  cr_assert_str_eq(b, "0.25");
+  hs_opt_var_fini(&l);
+  hs_opt_var_fini(&s);
+  hs_opt_var_fini(&r);
+}
+
+Test(optimize, bad_specs) {
+  const char *bad[] = {"x=1:1", "x=2:1", "x=", "=0:1", "x", "x=a", "x=0:1:0", "x=0:1:-1",
+                       "x=a,,b", "x=a,a", "x=0:1:5", "x=0:nan", "x=0:1:2:3"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    hs_opt_var v;
+    hs_error err = {0};
+    cr_assert_eq(hs_opt_var_parse(bad[i], &v, &err), HS_EINVAL, "%s accepted", bad[i]);
+    cr_assert(!strncmp(err.msg, "--vary ", 7), "%s", err.msg);
+    cr_assert(strchr(err.msg, '\n') == NULL);
+  }
+}
+
+/* Objectives x^2 and (x - 1)^2: the Pareto set is x in [0, 1]; the extremes of
+ * the front are x = 0 (weight 1 on the first) and x = 1 (weight 0). */
+static hs_status two(const char *const *t, double *f, double *extra, void *ud, hs_error *err) {
+  (void)ud, (void)err;
+  double x = atof(t[0]);
+  f[0] = x * x;
+  f[1] = (x - 1) * (x - 1);
+  extra[0] = x;
+  return HS_OK;
+}
+
+static void front(const hs_opt_eval *ev, size_t n, bool *on) {
+  double *a = hs_calloc(n, sizeof *a), *b = hs_calloc(n, sizeof *b);
+  for (size_t i = 0; i < n; i++) a[i] = ev[i].f[0], b[i] = ev[i].f[1];
+  hs_sweep_pareto(a, b, n, on);
+  hs_free(a);
+  hs_free(b);
+}
+
+static void same_evals(const hs_opt_eval *a, size_t na, const hs_opt_eval *b, size_t nb) {
+  cr_assert_eq(na, nb);
+  for (size_t i = 0; i < na; i++) {
+    cr_assert_eq(a[i].sub, b[i].sub);
+    cr_assert_eq(a[i].index, b[i].index);
+    cr_assert_str_eq(a[i].text[0], b[i].text[0]);
+    cr_assert_eq(a[i].f[0], b[i].f[0]);
+    cr_assert_eq(a[i].f[1], b[i].f[1]);
+  }
+}
+
+Test(optimize, a_known_front) {
+  hs_opt_var v = var("x=-2:3");
+  hs_opt_spec sp = {.vars = &v, .nvars = 1, .pareto = true, .budget = 1 + 5 * 30, .weights = 5,
+                    .jobs = 1, .nextra = 1};
+  hs_opt_eval *ev;
+  size_t n;
+  hs_error err = {0};
+  cr_assert_eq(hs_opt_run(&sp, two, NULL, NULL, &ev, &n, &err), HS_OK, "%s", err.msg);
+  cr_assert_eq(hs_opt_nsubs(&sp), 6);
+  cr_assert_eq(hs_opt_sub_budget(&sp, 0), 1);
+  size_t per[6] = {0};
+  for (size_t i = 0; i < n; i++) per[ev[i].sub]++;
+  for (size_t s = 0; s < 6; s++) cr_assert_leq(per[s], hs_opt_sub_budget(&sp, s));
+  bool *on = hs_calloc(n, sizeof *on);
+  front(ev, n, on);
+  double lo = 9, hi = -9;
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    if (on[i]) {
+      double x = ev[i].extra[0];
+      cr_assert(x >= -0.01 && x <= 1.01, "front point x = %g outside [0, 1] (+- the sampling)", x);
+      lo = fmin(lo, x), hi = fmax(hi, x), k++;
+    }
+  cr_assert(k >= 5, "front of %zu points", k);
+  cr_assert(lo < 0.02 && hi > 0.98, "front spans [%g, %g]", lo, hi);
+  /* Threads run whole sub-problems: the same evaluations for any -j. */
+  hs_opt_eval *ev3;
+  size_t n3;
+  sp.jobs = 3;
+  cr_assert_eq(hs_opt_run(&sp, two, NULL, NULL, &ev3, &n3, &err), HS_OK);
+  same_evals(ev, n, ev3, n3);
+  hs_free(on);
+  hs_opt_evals_free(ev, n, 1);
+  hs_opt_evals_free(ev3, n3, 1);
+  hs_opt_var_fini(&v);
+}
+
+/* Resume: a search stopped after 20 records, run again with those 20 as prior
+ * evaluations, gives the same evaluations as one uninterrupted search and
+ * evaluates only what the first run did not. */
+typedef struct rec {
+  hs_opt_eval e[400];
+  size_t n, stop_at;
+  int calls;
+} rec;
+static bool keep(const hs_opt_eval *e, void *ud) {
+  rec *r = ud;
+  if (r->n == r->stop_at) return false;
+  hs_opt_eval *c = &r->e[r->n++];
+  *c = *e;
+  c->text = hs_calloc(1, sizeof *c->text);
+  c->text[0] = hs_strdup(e->text[0]);
+  c->extra = hs_calloc(1, sizeof *c->extra);
+  c->extra[0] = e->extra[0];
+  return true;
+}
+static hs_status two_counted(const char *const *t, double *f, double *extra, void *ud,
+                             hs_error *err) {
+  __atomic_add_fetch(&((rec *)ud)->calls, 1, __ATOMIC_SEQ_CST);
+  return two(t, f, extra, ud, err);
+}
+
+Test(optimize, resume_replays_recorded_evaluations) {
+  hs_opt_var v = var("x=-2:3");
+  hs_opt_spec sp = {.vars = &v, .nvars = 1, .pareto = true, .budget = 61, .weights = 3,
+                    .jobs = 1, .nextra = 1};
+  hs_opt_eval *full, *ev;
+  size_t nfull, n;
+  hs_error err = {0};
+  rec *all = hs_calloc(1, sizeof *all);
+  all->stop_at = (size_t)-1;
+  cr_assert_eq(hs_opt_run(&sp, two_counted, keep, all, &full, &nfull, &err), HS_OK);
+  cr_assert_eq(all->n, nfull, "every evaluation recorded once");
+  rec *part = hs_calloc(1, sizeof *part);
+  part->stop_at = 20;
+  cr_assert_eq(hs_opt_run(&sp, two_counted, keep, part, &ev, &n, &err), HS_EIO);
+  cr_assert_eq(part->n, 20);
+  part->stop_at = (size_t)-1;
+  sp.prior = part->e;
+  sp.nprior = 20;
+  int before = part->calls;
+  cr_assert_eq(hs_opt_run(&sp, two_counted, keep, part, &ev, &n, &err), HS_OK, "%s", err.msg);
+  same_evals(full, nfull, ev, n);
+  cr_assert_eq(part->n, nfull, "the resumed run records only the new evaluations");
+  cr_assert_leq(part->calls - before, all->calls - 0, "no more simulations than a fresh run");
+  /* A prior evaluation at another point: the file is from another search. */
+  hs_free(part->e[0].text[0]);
+  part->e[0].text[0] = hs_strdup("2.5");
+  sp.nprior = 1;
+  hs_opt_eval *bad;
+  size_t nbad;
+  cr_assert_eq(hs_opt_run(&sp, two, NULL, part, &bad, &nbad, &err), HS_ESTATE);
+  for (size_t i = 0; i < part->n; i++) {
+    hs_free(part->e[i].text[0]);
+    hs_free(part->e[i].text);
+    hs_free(part->e[i].extra);
+  }
+  for (size_t i = 0; i < all->n; i++) {
+    hs_free(all->e[i].text[0]);
+    hs_free(all->e[i].text);
+    hs_free(all->e[i].extra);
+  }
+  hs_free(part);
+  hs_free(all);
+  hs_opt_evals_free(full, nfull, 1);
+  hs_opt_evals_free(ev, n, 1);
+  hs_opt_var_fini(&v);
+}
+
+Test(optimize, budget_and_algorithm_checks) {
+  hs_opt_var v = var("x=0:1");
+  hs_opt_eval *ev;
+  size_t n;
+  hs_error err = {0};
+  hs_opt_spec sp = {.vars = &v, .nvars = 1, .pareto = true, .budget = 6, .weights = 3, .jobs = 1,
+                    .nextra = 1};
+  cr_assert_eq(hs_opt_run(&sp, two, NULL, NULL, &ev, &n, &err), HS_EINVAL);
+  cr_assert(strstr(err.msg, "at least 7"), "%s", err.msg);
+  sp.budget = 30;
+  sp.algorithm = "NO_SUCH";
+  cr_assert_eq(hs_opt_run(&sp, two, NULL, NULL, &ev, &n, &err), HS_EINVAL);
+  sp.algorithm = "GN_CRS2_LM"; /* stochastic: seeded, so repeatable */
+  sp.seed = 9;
+  hs_opt_eval *ev2;
+  size_t n2;
+  cr_assert_eq(hs_opt_run(&sp, two, NULL, NULL, &ev, &n, &err), HS_OK, "%s", err.msg);
+  cr_assert_eq(hs_opt_run(&sp, two, NULL, NULL, &ev2, &n2, &err), HS_OK);
+  same_evals(ev, n, ev2, n2);
+  hs_opt_evals_free(ev, n, 1);
+  hs_opt_evals_free(ev2, n2, 1);
+  hs_opt_var_fini(&v);
+}
