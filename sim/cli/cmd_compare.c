@@ -29,7 +29,8 @@ static void compare_usage(FILE *out) {
           "  --seed N         the master seed\n"
           "  --out DIR        also write each run's outputs to DIR/<policy>/\n"
           "\n"
-          "exit status: 0 done; 2 bad input (one line on stderr)\n"
+          "exit status: 0 done; 1 cannot read or write (stdout too), or not enough memory;\n"
+          "             2 bad input (one line on stderr)\n"
           "\n"
           "example:\n"
           "  hetsim compare scenarios/testbed-mnist-pma.json \\\n"
@@ -73,7 +74,7 @@ int hs_cmd_compare(int argc, char **argv) {
     }
     hs_run_opts ro = {dir, false, false};
     hs_error err = {0};
-    if (hs_run(sc[k], &ro, &s[k], &err) != HS_OK) rc = cli_bad_input("compare", err.msg);
+    if (hs_run(sc[k], &ro, &s[k], &err) != HS_OK) rc = cli_fail("compare", &err);
     hs_free(dir);
   }
   if (!rc) {
@@ -83,6 +84,7 @@ int hs_cmd_compare(int argc, char **argv) {
            (unsigned long long)s0->seed);
     /* The columns are the table's HS_METRIC_COMPARE metrics (hs_metrics.h). */
     hs_metric_compare_table(stdout, (const char *const *)names, s, n);
+    rc = cli_flush_stdout("compare");
   }
   for (size_t k = 0; k < n; k++) hs_scenario_destroy(sc[k]);
   cli_opts_fini(&o);

@@ -177,7 +177,7 @@ int hs_cmd_replay(int argc, char **argv) {
 
   t = hs_telemetry_csv_load(in, &err);
   if (!t) {
-    rc = fail(err.msg);
+    rc = cli_fail("replay", &err);
     goto done;
   }
   /* summed with a bound: counts up to 2^63-1 each would wrap a uint64_t */
@@ -234,7 +234,7 @@ int hs_cmd_replay(int argc, char **argv) {
   mem = NULL;
   if (out) {
     if (hs_write_file_atomic(out, buf, buflen, &err) != HS_OK) {
-      rc = fail(err.msg); /* an unusable -o path is bad input, as for run --out */
+      rc = cli_fail("replay", &err); /* 1: cannot write, as for run --out */
       goto done;
     }
   } else if (fwrite(buf, 1, buflen, stdout) != buflen || fflush(stdout) != 0) {

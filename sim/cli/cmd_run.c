@@ -35,7 +35,8 @@ static void run_usage(FILE *out) {
           "                       byte-reproducible; without it the field is null)\n"
           "  --quiet              print nothing on success\n"
           "\n"
-          "exit status: 0 done; 2 bad input (one line on stderr: file, field, reason)\n"
+          "exit status: 0 done; 1 cannot read or write a file, or not enough memory;\n"
+          "             2 bad input (one line on stderr: file, field, reason)\n"
           "\n"
           "example:\n"
           "  hetsim run scenarios/testbed-mnist-pma.json --policy time-only --seed 7 \\\n"
@@ -82,7 +83,7 @@ int hs_cmd_run(int argc, char **argv) {
   hs_summary s;
   hs_error err = {0};
   if (hs_run(sc, &ro, &s, &err) != HS_OK) {
-    rc = cli_bad_input("run", err.msg);
+    rc = cli_fail("run", &err);
   } else if (!o.quiet) {
     printf("scenario %s  regime %s  policy %s  seed %llu  devices %zu  rounds %u\n", sc->name,
            sc->regime.kind, sc->policy.kind, (unsigned long long)sc->seed, sc->total_devices,

@@ -309,12 +309,12 @@ static int sweep_main(int argc, char **argv) {
       memcpy(dir, o.out, (size_t)(slash - o.out));
       dir[slash - o.out] = '\0';
       /* Its own reason (a read-only parent), not open's "No such file". */
-      if (hs_mkdir_p(dir, &err) != HS_OK) rc = cli_bad_input("sweep", err.msg);
+      if (hs_mkdir_p(dir, &err) != HS_OK) rc = cli_fail("sweep", &err);
       hs_free(dir);
     }
     if (!rc) {
       f = hs_sweep_file_open(sw, o.out, o.resume, done, &err);
-      if (!f) rc = cli_bad_input("sweep", err.msg);
+      if (!f) rc = cli_fail("sweep", &err);
     }
     for (size_t r = 0; r < nrows; r++)
       if (!done[r]) todo[ntodo++] = r;
@@ -341,7 +341,7 @@ static int sweep_main(int argc, char **argv) {
   if (st != HS_OK) {
     /* Under MPI every rank returns the status; the rank whose row failed says why. */
     if (err.msg[0]) fprintf(stderr, "hetsim sweep: %s\n", err.msg);
-    rc = HS_EXIT_BADINPUT;
+    rc = cli_exit_code(err.status);
     goto out;
   }
   if (!root) goto out;
