@@ -172,8 +172,12 @@ int main(int argc, char **argv) {
   char *line = NULL;
   size_t cap = 0;
   unsigned long lineno = 0;
-  while (getline(&line, &cap, stdin) >= 0) {
+  for (ssize_t got; (got = getline(&line, &cap, stdin)) >= 0;) {
     lineno++;
+    if (memchr(line, '\0', (size_t)got)) { /* strtok would stop there unseen */
+      rc = bad("stdin: line %lu: contains a NUL byte", lineno);
+      goto done;
+    }
     char *p = line;
     while (*p == ' ' || *p == '\t') p++;
     if (*p == '\n' || *p == '\r' || *p == '\0' || *p == '#') continue;
@@ -229,6 +233,10 @@ int main(int argc, char **argv) {
     print_alloc(c);
   }
 done:
+  if (rc == 0 && (fflush(stdout) != 0 || ferror(stdout))) { /* a full disk, a closed pipe */
+    fprintf(stderr, "hs-policy-bridge: stdout: write failed: %s\n", strerror(errno));
+    rc = 1;
+  }
   free(line);
   hs_free(t);
   hs_controller_destroy(c);

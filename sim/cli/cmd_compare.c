@@ -50,11 +50,25 @@ int hs_cmd_compare(int argc, char **argv) {
   snprintf(list, sizeof list, "%s", o.policies ? o.policies : DEFAULT_POLICIES);
   char *names[MAX_POLICIES];
   size_t n = 0;
+  char msg[1200];
+  /* As --seeds: an empty item or a repeat is a typo, not something to drop or run twice. */
+  size_t ll = strlen(list);
+  if (ll && (list[0] == ',' || list[ll - 1] == ',' || strstr(list, ",,"))) {
+    snprintf(msg, sizeof msg, "--policies %s: empty item in the list", list);
+    cli_opts_fini(&o);
+    return cli_bad_input("compare", msg);
+  }
   for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
     if (n == MAX_POLICIES) {
       cli_opts_fini(&o);
       return cli_bad_input("compare", "--policies: at most 32 policies");
     }
+    for (size_t k = 0; k < n; k++)
+      if (!strcmp(names[k], tok)) {
+        snprintf(msg, sizeof msg, "--policies: policy \"%.100s\" appears twice", tok);
+        cli_opts_fini(&o);
+        return cli_bad_input("compare", msg);
+      }
     names[n++] = tok;
   }
   if (n == 0) {

@@ -37,10 +37,17 @@ hs_status lrn_errno_status(int e);
 double lrn_now_mono(void);
 
 /* ------------------------------------------------------------------- gzip */
-/* Decompress one gzip member. When max_out > 0 decoding stops once max_out
- * bytes are out (the CRC is then not checked). Errors name the offset in the
- * compressed input: "offset 1234: invalid distance code". */
+/* Decompress one gzip member. When max_out > 0 only the first max_out bytes
+ * are kept, but the whole member is still decoded (in a 32 KiB window, so
+ * memory stays max_out + 128 KiB) and its CRC-32 and length checked: a
+ * truncated or corrupt archive is refused even when a prefix is all the
+ * caller wants. Errors name the offset in the compressed input: "offset 1234:
+ * invalid distance code". */
 hs_status lrn_gunzip(const unsigned char *in, size_t inlen, size_t max_out,
+                          unsigned char **out, size_t *outlen, hs_error *err);
+/* The first max_out (> 0) bytes only, unchecked: decoding stops there (to
+ * peek at a header before deciding how much to read). */
+hs_status lrn_gunzip_head(const unsigned char *in, size_t inlen, size_t max_out,
                           unsigned char **out, size_t *outlen, hs_error *err);
 uint32_t lrn_crc32(uint32_t crc, const unsigned char *p, size_t n);
 

@@ -32,6 +32,14 @@ int lrn_table_col(const lrn_table *t, const char *name) {
 hs_status lrn_csv_parse(const char *text, size_t len, lrn_table *t, hs_error *err) {
   memset(t, 0, sizeof *t);
   size_t pos = 0, line = 1;
+  /* A NUL byte (a zero-filled block after a crash) would cut a name or a
+   * number short unseen: refuse it, with its line. */
+  const char *nul = memchr(text, '\0', len);
+  if (nul) {
+    size_t at = (size_t)(nul - text), nl = 1;
+    for (const char *q = text; (q = memchr(q, '\n', (size_t)(nul - q))) != NULL; q++) nl++;
+    return hs_error_set(err, HS_EPARSE, "line %zu (offset %zu): contains a NUL byte", nl, at);
+  }
   /* header */
   size_t eol = pos;
   while (eol < len && text[eol] != '\n') eol++;

@@ -73,12 +73,12 @@ hs_status lrn_idx_load(const char *path, size_t max_items, lrn_idx *out, hs_erro
       /* Inflate only the header, then only the items asked for. */
       unsigned char *hdr = NULL;
       size_t hl = 0;
-      st = lrn_gunzip(raw, len, 4, &hdr, &hl, err);
+      st = lrn_gunzip_head(raw, len, 4, &hdr, &hl, err);
       if (st == HS_OK && hl == 4 && hdr[3] >= 1 && hdr[3] <= 4) {
         unsigned char *h2 = NULL;
         size_t hl2 = 0;
         size_t hsize = 4 + 4 * (size_t)hdr[3];
-        st = lrn_gunzip(raw, len, hsize, &h2, &hl2, err);
+        st = lrn_gunzip_head(raw, len, hsize, &h2, &hl2, err);
         if (st == HS_OK && hl2 == hsize) {
           size_t item = 1;
           for (int d = 1; d < hdr[3]; d++) item *= idx_be32(h2 + 4 + 4 * d);
