@@ -34,6 +34,8 @@ static void usage(FILE *out) {
         "a \"policy.\" prefix is accepted); `hetsim replay --policies` lists the\n"
         "policies and their keys with defaults.\n"
         "\n"
+        "exit status: 0 done; 1 cannot read or write (-o, stdout); 2 bad input (one line)\n"
+        "\n"
         "example:\n"
         "  hetsim replay tests/golden/replay/telemetry.csv --policy low-energy \\\n"
         "      --set deadband=0.02 -o next.csv\n",
