@@ -36,3 +36,9 @@ hs_add_test(NAME metrics SOURCES unit/test_metrics.c LIBS hetsim::sim TIMEOUT 60
 
 # The plot module: registry, table reader, hs_plot with a stand-in gnuplot.
 hs_add_test(NAME plot SOURCES unit/test_plot.c LIBS hetsim::plot hetsim::traces TIMEOUT 60)
+
+# Progress lines (run and sweep, any -j) never change an output byte (issue 15).
+add_test(NAME progress_bytes
+  COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/cli/progress_bytes.sh $<TARGET_FILE:hetsim>
+          ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/progress-bytes)
+set_tests_properties(progress_bytes PROPERTIES TIMEOUT 120)

@@ -95,26 +95,34 @@ int cli_next(cli_parser *p) {
   return c;
 }
 
-enum { OPT_SET = 256, OPT_SEED, OPT_POLICY, OPT_POLICIES, OPT_OUT, OPT_TRACE, OPT_OVERHEAD };
+enum {
+  OPT_SET = 256, OPT_SEED, OPT_POLICY, OPT_POLICIES, OPT_OUT, OPT_TRACE, OPT_OVERHEAD,
+  OPT_FORCE, OPT_EXPECT, OPT_RTOL, OPT_FORMAT, OPT_PROGRESS
+};
 
 static const struct option run_longopts[] = {
     {"help", no_argument, NULL, 'h'},           {"set", required_argument, NULL, OPT_SET},
     {"seed", required_argument, NULL, OPT_SEED}, {"policy", required_argument, NULL, OPT_POLICY},
     {"out", required_argument, NULL, OPT_OUT},   {"trace", no_argument, NULL, OPT_TRACE},
     {"measure-overhead", no_argument, NULL, OPT_OVERHEAD},
-    {"quiet", no_argument, NULL, 'q'},           {NULL, 0, NULL, 0}};
+    {"quiet", no_argument, NULL, 'q'},           {"force", no_argument, NULL, OPT_FORCE},
+    {"expect", required_argument, NULL, OPT_EXPECT}, {"rtol", required_argument, NULL, OPT_RTOL},
+    {"progress", required_argument, NULL, OPT_PROGRESS}, {NULL, 0, NULL, 0}};
 
 /* compare: --policies besides --policy; no options of a single run. */
 static const struct option compare_longopts[] = {
     {"help", no_argument, NULL, 'h'},           {"set", required_argument, NULL, OPT_SET},
     {"seed", required_argument, NULL, OPT_SEED}, {"policy", required_argument, NULL, OPT_POLICY},
     {"policies", required_argument, NULL, OPT_POLICIES},
-    {"out", required_argument, NULL, OPT_OUT},   {NULL, 0, NULL, 0}};
+    {"out", required_argument, NULL, OPT_OUT},   {"force", no_argument, NULL, OPT_FORCE},
+    {"format", required_argument, NULL, OPT_FORMAT}, {NULL, 0, NULL, 0}};
 
 int cli_opts_parse(cli_opts *o, const char *cmd, int argc, char **argv, bool multi) {
   memset(o, 0, sizeof *o);
   o->cmd = cmd;
   o->ovr = hs_calloc((size_t)argc + 1, sizeof *o->ovr);
+  o->sets = hs_calloc((size_t)argc + 1, sizeof *o->sets);
+  o->progress_s = -1;
   char msg[256];
   cli_parser p;
   cli_parser_init(&p, argc, argv, multi ? "h" : "hq", multi ? compare_longopts : run_longopts);
@@ -129,7 +137,7 @@ int cli_opts_parse(cli_opts *o, const char *cmd, int argc, char **argv, bool mul
       hs_error err = {0};
       if (!v) return cli_bad_input(cmd, "--set: expected key=value (e.g. --set policy.w_e=0.25)");
       if (hs_override_parse(v, &o->ovr[o->novr], &err) != HS_OK) return cli_bad_input(cmd, err.msg);
-      o->novr++;
+      o->sets[o->nsets++] = o->ovr[o->novr++];
       break;
     }
     case OPT_SEED: {
@@ -171,6 +179,34 @@ int cli_opts_parse(cli_opts *o, const char *cmd, int argc, char **argv, bool mul
     case 'q':
       o->quiet = true;
       break;
+    case OPT_FORCE:
+      o->force = true;
+      break;
+    case OPT_EXPECT:
+      if (!v || !*v) return cli_bad_input(cmd, "--expect: expected a golden run folder");
+      o->expect = v;
+      break;
+    case OPT_RTOL:
+    case OPT_PROGRESS: {
+      char *end = NULL;
+      double x = v && *v ? strtod(v, &end) : -1;
+      if (!v || !*v || *end || !(x >= 0) || x > 1e9) {
+        snprintf(msg, sizeof msg, "%s: expected a number >= 0 (got \"%.60s\")",
+                 c == OPT_RTOL ? "--rtol" : "--progress", v ? v : "");
+        return cli_bad_input(cmd, msg);
+      }
+      if (c == OPT_RTOL) o->rtol = x;
+      else o->progress_s = x;
+      break;
+    }
+    case OPT_FORMAT:
+      if (!v || (strcmp(v, "table") && strcmp(v, "csv") && strcmp(v, "json"))) {
+        snprintf(msg, sizeof msg, "--format: expected table, csv or json (got \"%.60s\")",
+                 v ? v : "");
+        return cli_bad_input(cmd, msg);
+      }
+      o->format = v;
+      break;
     case CLI_OPERAND:
       if (o->scenario) {
         snprintf(msg, sizeof msg, "one scenario at a time (got \"%.60s\" and \"%.60s\")",
@@ -189,7 +225,9 @@ int cli_opts_parse(cli_opts *o, const char *cmd, int argc, char **argv, bool mul
 
 void cli_opts_fini(cli_opts *o) {
   hs_free(o->ovr);
+  hs_free(o->sets);
   o->ovr = NULL;
+  o->sets = NULL;
 }
 
 hs_scenario *cli_load(const cli_opts *o, const char *policy, int *rc) {

@@ -21,6 +21,13 @@ typedef struct cli_opts {
   bool quiet;
   bool help;
   char seed[24];          /* --seed as a plain decimal (what the overrides point to) */
+  hs_override *sets;      /* the --set entries alone, in order (summary.json); owned */
+  size_t nsets;
+  bool force;             /* --force: replace a folder holding another run */
+  const char *expect;     /* run --expect DIR: the golden run folder */
+  double rtol;            /* run --rtol X (>= 0; 0: exact) */
+  const char *format;     /* compare --format table|csv|json (NULL: table) */
+  double progress_s;      /* run --progress SECONDS (< 0: the default; 0: off) */
 } cli_opts;
 
 /* Parse argv[1..]; `multi` (compare) allows --policies and refuses the options

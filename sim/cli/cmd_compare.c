@@ -16,7 +16,7 @@
 static void compare_usage(FILE *out) {
   fprintf(out,
           "usage: hetsim compare [SCENARIO] [--policies a,b,...] [--set key=value ...]\n"
-          "                      [--seed N] [--out DIR]\n"
+          "                      [--seed N] [--out DIR] [--force] [--format table|csv|json]\n"
           "\n"
           "Run one scenario under each policy and print one table: makespan, energy\n"
           "(total, compute, comm, idle-wait) in kJ, the change against the FIRST policy\n"
@@ -28,6 +28,12 @@ static void compare_usage(FILE *out) {
           "  --set key=value  override a scenario key for every run\n"
           "  --seed N         the master seed\n"
           "  --out DIR        also write each run's outputs to DIR/<policy>/\n"
+          "  --force          replace DIR/<policy>/ even when it holds another run\n"
+          "  --format F       table (default: for people, kJ), csv or json (for tools:\n"
+          "                   every metric in its own unit, %%.10g, and each vs_1st\n"
+          "                   column as <metric>_vs_first_pct); json wraps the runs in\n"
+          "                   {\"scenario\", \"regime\", \"task\", \"devices\", \"rounds\",\n"
+          "                   \"seed\", \"runs\": [...]}\n"
           "\n"
           "exit status: 0 done; 1 cannot read or write (stdout too), or not enough memory;\n"
           "             2 bad input (one line on stderr)\n"
@@ -86,12 +92,27 @@ int hs_cmd_compare(int argc, char **argv) {
       dir = hs_malloc(len);
       snprintf(dir, len, "%s/%s", o.out_dir, names[k]);
     }
-    hs_run_opts ro = {dir, false, false};
+    hs_run_opts ro = {.out_dir = dir, .sets = o.sets, .nsets = o.nsets, .force = o.force};
     hs_error err = {0};
     if (hs_run(sc[k], &ro, &s[k], &err) != HS_OK) rc = cli_fail("compare", &err);
     hs_free(dir);
   }
-  if (!rc) {
+  const char *fmt = o.format ? o.format : "table";
+  if (!rc && !strcmp(fmt, "csv")) {
+    hs_metric_compare_csv(stdout, (const char *const *)names, s, n);
+  } else if (!rc && !strcmp(fmt, "json")) {
+    const hs_scenario *s0 = sc[0];
+    fputs("{\"scenario\": ", stdout);
+    hs_json_fputs(stdout, s0->name);
+    fputs(", \"regime\": ", stdout);
+    hs_json_fputs(stdout, s0->regime.kind);
+    fputs(", \"task\": ", stdout);
+    hs_json_fputs(stdout, s0->task);
+    printf(", \"devices\": %zu, \"rounds\": %u, \"seed\": %llu,\n\"runs\": ", s0->total_devices,
+           s0->rounds, (unsigned long long)s0->seed);
+    hs_metric_compare_json(stdout, (const char *const *)names, s, n);
+    fputs("}\n", stdout);
+  } else if (!rc) {
     const hs_scenario *s0 = sc[0];
     printf("scenario %s  regime %s  task %s  devices %zu  rounds %u  seed %llu\n", s0->name,
            s0->regime.kind, s0->task, s0->total_devices, s0->rounds,

@@ -29,24 +29,29 @@
 static void plot_usage(FILE *out) {
   fprintf(out,
           "usage: hetsim plot SOURCE [--out DIR] [--x KEY] [--y KEY] [--z COLUMN]\n"
-          "                   [--color KEY] [--rounds A-B] [--quiet]\n"
+          "                   [--color KEY] [--rounds A-B] [--devices a,b,...] [--quiet]\n"
           "\n"
           "Draw figures with gnuplot, each as PNG and SVG, in DIR.\n"
           "\n"
           "SOURCE a sweep (RESULTS.csv or RESULTS.points.csv from hetsim sweep):\n"
           "  pareto.png/.svg   energy against makespan (means over seeds), coloured by\n"
           "                    --color KEY (default policy.w_e, else the first grid key\n"
-          "                    with several values), the Pareto front drawn\n"
+          "                    with several values), the Pareto front drawn, and the\n"
+          "                    95 %% confidence intervals over seeds as error bars\n"
+          "  line.png/.svg     a sweep over ONE grid key: makespan and energy (means,\n"
+          "                    95 %% intervals) against that key's values\n"
           "  heatmap.png/.svg  --z COLUMN of RESULTS.points.csv (default energy_j_mean)\n"
           "                    over grid keys --x and --y (default policy.w_e and\n"
           "                    policy.deadband, else the first two grid keys); a cell\n"
           "                    averages the points that differ in other keys only\n"
           "  DIR defaults to RESULTS-plots/\n"
           "SOURCE a run folder (hetsim run --out DIR [--trace]):\n"
-          "  allocation.png/.svg  samples per device per round (devices.csv)\n"
+          "  allocation.png/.svg  samples per device per round (devices.csv); above 24\n"
+          "                       devices, one line per profile: the mean per device\n"
           "  gantt.png/.svg       compute, communication and waiting per device for\n"
           "                       rounds A-B (default 0-2; needs trace.json: run with\n"
-          "                       --trace)\n"
+          "                       --trace); --devices a,b,... draws those devices only,\n"
+          "                       in that order (default: the first 64)\n"
           "  DIR defaults to SOURCE/plots/\n"
           "\n"
           "gnuplot is found on PATH, or set HETSIM_GNUPLOT; the figure scripts are in\n"
@@ -92,12 +97,13 @@ static char *default_out(const char *source, bool run) {
   return out;
 }
 
-enum { OPT_OUT = 256, OPT_X, OPT_Y, OPT_Z, OPT_COLOR, OPT_ROUNDS };
+enum { OPT_OUT = 256, OPT_X, OPT_Y, OPT_Z, OPT_COLOR, OPT_ROUNDS, OPT_DEVICES };
 
 static const struct option long_opts[] = {
     {"out", required_argument, NULL, OPT_OUT},     {"x", required_argument, NULL, OPT_X},
     {"y", required_argument, NULL, OPT_Y},         {"z", required_argument, NULL, OPT_Z},
     {"color", required_argument, NULL, OPT_COLOR}, {"rounds", required_argument, NULL, OPT_ROUNDS},
+    {"devices", required_argument, NULL, OPT_DEVICES},
     {"help", no_argument, NULL, 'h'},              {"quiet", no_argument, NULL, 'q'},
     {NULL, 0, NULL, 0}};
 
@@ -136,6 +142,7 @@ int hs_cmd_plot(int argc, char **argv) {
       case OPT_Z: slot = &a.z; break;
       case OPT_COLOR: slot = &a.color; break;
       case OPT_ROUNDS: slot = &a.rounds; break;
+      case OPT_DEVICES: slot = &a.devices; break;
       default: /* CLI_UNKNOWN */
         return bad("unknown option \"%.100s\" (see hetsim plot --help)", p.text);
     }
@@ -152,8 +159,8 @@ int hs_cmd_plot(int argc, char **argv) {
   bool run = S_ISDIR(st.st_mode);
   if (run && (a.x || a.y || a.z || a.color))
     return bad("%s: a run folder: --x, --y, --z and --color are for sweeps", a.source);
-  if (!run && a.rounds)
-    return bad("%s: a sweep: --rounds is for run folders", a.source);
+  if (!run && (a.rounds || a.devices))
+    return bad("%s: a sweep: %s is for run folders", a.source, a.rounds ? "--rounds" : "--devices");
 
   a.kind = run ? HS_PLOT_RUN : HS_PLOT_SWEEP;
   a.gnuplot = env_or("HETSIM_GNUPLOT", "gnuplot");

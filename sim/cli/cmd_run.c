@@ -1,23 +1,33 @@
-/* cmd_run.c: `hetsim run`: one scenario, one policy, outputs in a folder. */
+/* cmd_run.c: `hetsim run`: one scenario, one policy, outputs in a folder.
+ *
+ * --expect DIR compares the run's outputs with a golden run folder
+ * (run_expect.c); without --out the run then goes to a temporary folder that
+ * is removed afterwards, so a CI check leaves nothing behind. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli_opts.h"
 #include "commands.h"
 #include "hs_alloc.h"
 #include "hs_run.h"
+#include "hs_util.h"
+#include "progress.h"
+#include "run_expect.h"
 
 static void run_usage(FILE *out) {
   fprintf(out,
           "usage: hetsim run [SCENARIO] [--policy NAME] [--set key=value ...] [--seed N]\n"
-          "                  [--out DIR] [--trace] [--measure-overhead] [--quiet]\n"
+          "                  [--out DIR] [--trace] [--measure-overhead] [--quiet] [--force]\n"
+          "                  [--expect DIR [--rtol X]] [--progress SECONDS]\n"
           "\n"
           "Simulate one scenario with one policy and write, in DIR:\n"
           "  summary.json  makespan_s, energy_j (+ compute/comm/idle split), compute_cv,\n"
           "                wait_fraction, controller_overhead_fraction, ...\n"
           "  rounds.csv    round,start_s,end_s,duration_s,energy_j,compute_cv,max_wait_s,reallocated\n"
-          "  devices.csv   round,device,samples,compute_s,comm_s,wait_s,energy_j\n"
+          "  devices.csv   round,device,samples,compute_s,comm_s,wait_s,energy_j,profile\n"
           "  trace.json    with --trace: Chrome trace format, one track per device\n"
           "                (open it in https://ui.perfetto.dev or chrome://tracing)\n"
           "Without SCENARIO, the built-in default: %s\n"
@@ -34,14 +44,32 @@ static void run_usage(FILE *out) {
           "                       controller_overhead_fraction (the output is then not\n"
           "                       byte-reproducible; without it the field is null)\n"
           "  --quiet              print nothing on success\n"
+          "  --force              replace DIR even when it holds another run (a different\n"
+          "                       scenario, seed, policy or --set list; the same run again\n"
+          "                       always may)\n"
+          "  --expect DIR         compare the outputs with a golden run folder DIR (exact;\n"
+          "                       summary.json's hetsim_version is not compared) and name\n"
+          "                       the first difference; without --out the run goes to a\n"
+          "                       temporary folder, removed afterwards\n"
+          "  --rtol X             with --expect: numbers equal within relative tolerance X\n"
+          "  --progress SECONDS   a progress line on stderr every SECONDS when stderr is\n"
+          "                       not a terminal (default %g; 0: off)\n"
           "\n"
-          "exit status: 0 done; 1 cannot read or write a file, or not enough memory;\n"
-          "             2 bad input (one line on stderr: file, field, reason)\n"
+          "summary.json also records hetsim_version, run_identity, the --set list, the\n"
+          "policy's full configuration, fnv1a64 hashes of every input file and the\n"
+          "resolved scenario (every default filled in).\n"
+          "\n"
+          "exit status: 0 done (and, with --expect, equal); 1 a file that cannot be read or\n"
+          "written, or not enough memory; 2 bad input (one line on stderr: file, field,\n"
+          "reason), also a malformed golden; 3 the outputs differ from the golden (one\n"
+          "line: file, line, column, both values)\n"
           "\n"
           "example:\n"
           "  hetsim run scenarios/testbed-mnist-pma.json --policy time-only --seed 7 \\\n"
-          "      --out out/tonly --trace\n",
-          hs_scenario_default_path());
+          "      --out out/tonly --trace\n"
+          "  hetsim run scenarios/testbed-mnist-pma.json --policy time-only \\\n"
+          "      --expect tests/golden/mnist-pma-time-only\n",
+          hs_scenario_default_path(), CLI_PROGRESS_DEFAULT_S);
 }
 
 static void safe_name(char *dst, size_t cap, const char *src) {
@@ -55,11 +83,24 @@ static void safe_name(char *dst, size_t cap, const char *src) {
   dst[n] = '\0';
 }
 
+static void on_round(void *ud, uint32_t done, uint32_t total) {
+  (void)total;
+  cli_progress_tick(ud, done);
+}
+
 int hs_cmd_run(int argc, char **argv) {
   cli_opts o;
   int rc = cli_opts_parse(&o, "run", argc, argv, false);
   if (rc || o.help) {
     if (o.help) run_usage(stdout);
+    cli_opts_fini(&o);
+    return rc;
+  }
+  if (o.rtol > 0 && !o.expect) {
+    cli_opts_fini(&o);
+    return cli_bad_input("run", "--rtol: only with --expect DIR");
+  }
+  if (o.expect && (rc = run_expect_ready(o.expect)) != 0) {
     cli_opts_fini(&o);
     return rc;
   }
@@ -70,8 +111,19 @@ int hs_cmd_run(int argc, char **argv) {
   }
   /* --out as given (a copy into a fixed buffer cut long paths short, and the
    * run wrote into another folder); the default is short by construction. */
-  char def_dir[512];
+  char def_dir[512], tmp_dir[512] = "";
   const char *out_dir = o.out_dir;
+  if (!out_dir && o.expect) { /* a CI check leaves nothing behind */
+    const char *t = getenv("TMPDIR");
+    snprintf(tmp_dir, sizeof tmp_dir, "%s/hetsim-expect-XXXXXX", t && *t ? t : "/tmp");
+    if (!mkdtemp(tmp_dir)) {
+      fprintf(stderr, "hetsim run: %s: cannot make a temporary folder for --expect\n", tmp_dir);
+      hs_scenario_destroy(sc);
+      cli_opts_fini(&o);
+      return 1;
+    }
+    out_dir = tmp_dir;
+  }
   if (!out_dir) {
     char a[256], b[64];
     safe_name(a, sizeof a, sc->name);
@@ -79,11 +131,24 @@ int hs_cmd_run(int argc, char **argv) {
     snprintf(def_dir, sizeof def_dir, "hetsim-out/%s-%s", a, b);
     out_dir = def_dir;
   }
-  hs_run_opts ro = {out_dir, o.trace, o.measure_overhead};
+  cli_progress prog;
+  /* --quiet silences the default, not an explicit --progress. */
+  cli_progress_init(&prog, "run", "rounds", sc->rounds, 0,
+                    o.quiet && o.progress_s < 0 ? 0 : o.progress_s, false);
+  hs_run_opts ro = {.out_dir = out_dir,
+                    .trace = o.trace,
+                    .measure_overhead = o.measure_overhead,
+                    .sets = o.sets,
+                    .nsets = o.nsets,
+                    .force = o.force || *tmp_dir,
+                    .on_round = prog.out ? on_round : NULL,
+                    .userdata = &prog};
   hs_summary s;
   hs_error err = {0};
   if (hs_run(sc, &ro, &s, &err) != HS_OK) {
     rc = cli_fail("run", &err);
+  } else if (o.expect) {
+    rc = run_expect_compare(o.expect, out_dir, o.rtol, o.quiet);
   } else if (!o.quiet) {
     printf("scenario %s  regime %s  policy %s  seed %llu  devices %zu  rounds %u\n", sc->name,
            sc->regime.kind, sc->policy.kind, (unsigned long long)sc->seed, sc->total_devices,
@@ -97,6 +162,15 @@ int hs_cmd_run(int argc, char **argv) {
       printf("controller_overhead_fraction %.3g\n", s.controller_overhead_fraction);
     printf("outputs        %s/{summary.json,rounds.csv,devices.csv%s}\n", out_dir,
            o.trace ? ",trace.json" : "");
+  }
+  if (*tmp_dir) {
+    static const char *const files[] = {"summary.json", "rounds.csv", "devices.csv", "trace.json"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+      char *p = hs_path_join(tmp_dir, files[i]);
+      remove(p);
+      hs_free(p);
+    }
+    rmdir(tmp_dir);
   }
   hs_scenario_destroy(sc);
   cli_opts_fini(&o);

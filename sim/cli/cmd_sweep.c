@@ -24,6 +24,7 @@
 #include "hs_metrics.h"
 #include "hs_outfile.h"
 #include "hs_sweep.h"
+#include "progress.h"
 #ifdef HS_SWEEP_MPI
 #include "hs_sweep_mpi.h"
 #define CMD "hetsim-mpi sweep"
@@ -36,7 +37,7 @@ static void sweep_usage(FILE *out) {
   fprintf(out,
           "usage: " CMD " SCENARIO --grid KEY=VALUES [--grid ...] [--policies a,b]\n"
           "       [--seeds LIST] [--set key=value ...] [-j N] --out RESULTS.csv [--resume]\n"
-          "       [--quiet]\n"
+          "       [--progress SECONDS] [--quiet]\n"
           "\n"
           "Run SCENARIO at every point of the Cartesian product of the grids, once per\n"
           "seed. Each point is the scenario with the grid values applied as --set\n"
@@ -53,18 +54,24 @@ static void sweep_usage(FILE *out) {
           "  -j N, --jobs N             run N points at a time on threads (default 1)\n"
           "  --out RESULTS.csv          one row per (point, seed), appended as rows finish\n"
           "  --resume                   continue RESULTS.csv: run only the missing rows\n"
+          "  --progress SECONDS         when stderr is not a terminal: a progress line\n"
+          "                             every SECONDS (default 10; 0: none)\n"
           "  --quiet                    print nothing on success\n"
           "\n"
           "Writes RESULTS.csv: a line '# hetsim sweep v1 | ...' recording the sweep, then\n"
           "  point,<grid keys>,seed,makespan_s,energy_j,energy_compute_j,energy_comm_j,\n"
           "  energy_idle_j,compute_cv,wait_fraction\n"
           "and, when every row is there, sorts it by point and seed and writes\n"
-          "RESULTS.points.csv: per point, <metric>_{mean,median,min,max} over the seeds\n"
+          "RESULTS.points.csv: per point, <metric>_{mean,median,min,max,sd,ci95_lo,\n"
+          "ci95_hi} over the seeds (sd with n - 1; the 95 %% Student-t interval of the\n"
+          "mean; nan with one seed)\n"
           "and pareto_front (1: no other point has a mean makespan and a mean energy\n"
           "both lower or equal, one of them strictly; equal points are both on it).\n"
           "The final files are the same bytes whatever -j, MPI ranks or interruptions.\n"
-          "Killed? Run the same command with --resume. A progress line goes to stderr\n"
-          "when it is a terminal.\n"
+          "Killed? Run the same command with --resume. A progress line goes to stderr:\n"
+          "redrawn on a terminal; otherwise (a Slurm or CI log) one line every\n"
+          "--progress SECONDS (default 10; 0: none) with done/total, rate and ETA.\n"
+          "Progress never changes RESULTS or RESULTS.points.csv.\n"
           "\n"
           "Across machines: hetsim-mpi sweep ... under mpirun or srun (see README).\n"
           "\n"
@@ -86,10 +93,11 @@ typedef struct sweep_args {
   const char *policies, *seeds, *out;
   unsigned jobs;
   bool resume, quiet, help;
+  double progress_s; /* --progress SECONDS (< 0: the default; 0: off) */
 } sweep_args;
 
 
-enum { OPT_GRID = 256, OPT_SET, OPT_POLICIES, OPT_SEEDS, OPT_OUT, OPT_RESUME };
+enum { OPT_GRID = 256, OPT_SET, OPT_POLICIES, OPT_SEEDS, OPT_OUT, OPT_RESUME, OPT_PROGRESS };
 
 static const struct option sweep_longopts[] = {
     {"help", no_argument, NULL, 'h'},
@@ -101,6 +109,7 @@ static const struct option sweep_longopts[] = {
     {"out", required_argument, NULL, OPT_OUT},
     {"jobs", required_argument, NULL, 'j'},
     {"resume", no_argument, NULL, OPT_RESUME},
+    {"progress", required_argument, NULL, OPT_PROGRESS},
     {"quiet", no_argument, NULL, 'q'},
     {NULL, 0, NULL, 0}};
 
@@ -109,6 +118,7 @@ static int parse_args(sweep_args *o, int argc, char **argv, char *why, size_t ca
   o->grids = hs_calloc((size_t)argc + 1, sizeof *o->grids);
   o->set = hs_calloc((size_t)argc + 1, sizeof *o->set);
   o->jobs = 1;
+  o->progress_s = -1;
 #define BAD(...)                          \
   do {                                    \
     snprintf(why, cap, __VA_ARGS__);      \
@@ -157,6 +167,14 @@ static int parse_args(sweep_args *o, int argc, char **argv, char *why, size_t ca
     case OPT_RESUME:
       o->resume = true;
       break;
+    case OPT_PROGRESS: {
+      char *end = NULL;
+      double x = v && *v ? strtod(v, &end) : -1;
+      if (!v || !*v || *end || !(x >= 0) || x > 1e9)
+        BAD("--progress: expected a number >= 0 (got \"%.40s\")", v ? v : "");
+      o->progress_s = x;
+      break;
+    }
     case 'q':
       o->quiet = true;
       break;
@@ -189,6 +207,7 @@ typedef struct sink {
   double t0, last_sync, last_progress;
   long kill_after;
   bool progress;
+  cli_progress log; /* stderr not a terminal: a line every --progress seconds */
   hs_status st;
   hs_error err;
   char *buf;
@@ -228,6 +247,7 @@ static bool on_row(size_t i, const hs_sweep_result *r, void *ud) {
     k->last_sync = t;
   }
   if (k->progress) progress_line(k, false);
+  cli_progress_tick(&k->log, k->done);
   return k->st == HS_OK;
 }
 
@@ -328,6 +348,10 @@ static int sweep_main(int argc, char **argv) {
              .t0 = now_s(), .kill_after = kill ? atol(kill) : 0,
              .progress = root && !o.quiet && isatty(STDERR_FILENO), .st = HS_OK};
   k.last_sync = k.t0;
+  /* Only the root reports; a terminal gets the redrawn line above instead.
+   * --quiet silences the default, not an explicit --progress. */
+  double every = !root || isatty(STDERR_FILENO) || (o.quiet && o.progress_s < 0) ? 0 : o.progress_s;
+  cli_progress_init(&k.log, "sweep", "rows", nrows, nrows - ntodo, every, false);
   hs_status st;
 #ifdef HS_SWEEP_MPI
   st = hs_sweep_mpi_run(sw, todo, ntodo, o.jobs, on_row, &k, &err);

@@ -13,7 +13,9 @@
  * reschedule on it return false (slots carry a generation, so a stale id never
  * names a newer event). Cancel is O(1) (lazy: the entry is dropped when it
  * reaches the top, or by an O(n) compaction when dead entries outnumber live
- * ones); reschedule is O(log n); schedule and dispatch are O(log n).
+ * ones). Schedule, reschedule and dispatch cost O(1) amortized plus O(log b),
+ * b the events of the current time slice (a calendar queue, sim/src/evq.c);
+ * O(log n) when all n pending events share one instant.
  *
  * Scheduling before now() is a programming error and asserts.
  * The engine never reads the wall clock. It owns nothing of the subjects. */

@@ -14,8 +14,8 @@
  *                      (hs_report_commit)
  *   RESULTS.csv        every HS_METRIC_SWEEP metric, one column, %.10g
  *   RESULTS.points.csv every HS_METRIC_SWEEP metric, one column per statistic
- *                      of its `stats` (order mean, median, min, max):
- *                      <name>_mean, ...
+ *                      of its `stats` (order mean, median, min, max, sd,
+ *                      ci95_lo, ci95_hi): <name>_mean, ..., <name>_ci95_hi
  *   hetsim compare     every HS_METRIC_COMPARE metric, one column, and a
  *                      "vs_1st" column (percent against the first policy)
  *                      for each metric whose vs_first_after names it
@@ -45,11 +45,21 @@ enum {
   HS_STAT_MEDIAN = 2u,
   HS_STAT_MIN = 4u,
   HS_STAT_MAX = 8u,
-  HS_STAT_ALL = 15u
+  HS_STAT_SD = 16u,      /* sample standard deviation (n - 1); NaN for one seed */
+  HS_STAT_CI95_LO = 32u, /* mean -/+ t(0.975, n-1) sd / sqrt(n): the 95 % confidence */
+  HS_STAT_CI95_HI = 64u, /* interval of the mean (Student t); NaN for one seed */
+  HS_STAT_ALL = 127u
 };
-#define HS_STAT_COUNT 4
-/* "mean", "median", "min", "max": bit k of stats is hs_stat_names[k]. */
+#define HS_STAT_COUNT 7
+/* "mean", "median", "min", "max", "sd", "ci95_lo", "ci95_hi": bit k of stats
+ * is hs_stat_names[k]. */
 extern const char *const hs_stat_names[HS_STAT_COUNT];
+
+/* Every statistic of v[0..n) (n >= 1) into out[k] (bit k, order of
+ * hs_stat_names); tmp holds n doubles of scratch. The median sorts a copy;
+ * the sd is two-pass (mean first), so it does not lose digits to
+ * cancellation; the t quantile is GSL's gsl_cdf_tdist_Pinv. O(n log n). */
+void hs_metric_stats(const double *v, size_t n, double *tmp, double out[HS_STAT_COUNT]);
 
 /* How `hetsim compare` prints a metric: " %*s" header, " %*.*f" value / per.
  * A zero width takes the defaults: label the name, width max(10, label),
@@ -98,6 +108,13 @@ size_t hs_metric_json_fields(const hs_summary *s, hs_report_field *f, size_t cap
 /* `hetsim compare`'s table: a header line, then one line per run; the first
  * run is the reference of the "vs_1st" columns. */
 void hs_metric_compare_table(FILE *out, const char *const *names, const hs_summary *s, size_t n);
+/* The same for tools (compare --format csv|json): every HS_METRIC_COMPARE
+ * metric under its own name in its own unit (%.10g), and each vs_1st column
+ * as <name>_vs_first_pct (0 for the first run). CSV: a header "policy,...",
+ * one line per run. JSON: an array of objects {"policy": ..., ...} (no
+ * newline after the closing bracket: the caller wraps it). */
+void hs_metric_compare_csv(FILE *out, const char *const *names, const hs_summary *s, size_t n);
+void hs_metric_compare_json(FILE *out, const char *const *names, const hs_summary *s, size_t n);
 
 /* TEST ONLY: append a metric to the table for the rest of the process, before
  * any run or sweep starts (the table is read without locks). The metric and

@@ -15,7 +15,18 @@ typedef struct hs_run_opts {
   const char *out_dir;   /* NULL: write nothing; else summary.json, rounds.csv, devices.csv */
   bool trace;            /* also trace.json (Chrome trace event format) */
   bool measure_overhead; /* time the controller with the wall clock (output then not reproducible) */
+  const hs_override *sets; /* the --set list, recorded in summary.json (may be NULL) */
+  size_t nsets;
+  bool force;            /* replace out_dir even when it holds another run */
+  /* Called after each round (done of total; from the thread that runs),
+   * e.g. for progress lines; NULL: none. Never changes any output. */
+  void (*on_round)(void *userdata, uint32_t done, uint32_t total);
+  void *userdata;
 } hs_run_opts;
+
+/* The version of this build: "X.Y.Z" (CMake project VERSION), followed by
+ * " (git describe)" when configured from a git checkout. Static string. */
+const char *hs_version(void);
 
 /* The figures of a run. Which of them summary.json, a sweep and compare show,
  * under which names, is the metric table (hs_metrics.h, sim/src/metrics.c). */
@@ -34,6 +45,9 @@ typedef struct hs_summary {
   double controller_overhead_fraction; /* NAN unless measured */
 } hs_summary;
 
+/* Runs sc. With opts->out_dir: refuses (HS_ESTATE) a folder whose
+ * summary.json records another run_identity, or that holds run files without
+ * a summary.json, unless opts->force; the same run again overwrites. */
 hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out, hs_error *err);
 
 #endif

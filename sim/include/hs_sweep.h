@@ -156,8 +156,9 @@ hs_status hs_sweep_file_sync(hs_sweep_file *f, hs_error *err);
 hs_status hs_sweep_file_close(hs_sweep_file *f, hs_error *err);
 
 /* Aggregates of one point over its seeds. */
+/* The statistics of hs_metric_stats, in the order of hs_stat_names. */
 typedef struct hs_sweep_stat {
-  double mean, median, min, max;
+  double mean, median, min, max, sd, ci95_lo, ci95_hi;
 } hs_sweep_stat;
 typedef struct hs_sweep_point {
   hs_sweep_stat m[HS_SWEEP_NMETRICS]; /* as hs_sweep_result.m */

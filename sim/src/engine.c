@@ -1,10 +1,12 @@
 /* engine.c: the discrete-event engine.
  *
  * Data: a slot pool (handler, subject, argument, time, live seq, generation)
- * and the pending set (evq.c: a 4-ary heap keyed by time, priority, insertion
- * sequence). An event id packs (generation << 32 | slot + 1); a fired or
- * cancelled event bumps its slot's generation, so its id goes stale and never
- * names a newer event that reuses the slot.
+ * and the pending set (evq.c: a calendar of time buckets over a small 4-ary
+ * heap, keyed by time, priority, insertion sequence; it prefetches the slots
+ * of the events it is about to hand out, see sim_evq.pf_base). An event id
+ * packs (generation << 32 | slot + 1); a fired or cancelled event bumps its
+ * slot's generation, so its id goes stale and never names a newer event that
+ * reuses the slot.
  *
  * Cancel is lazy and O(1): the slot is released and its heap entry becomes
  * garbage, recognised at pop time because the entry's seq no longer equals its
@@ -61,6 +63,8 @@ hs_engine *hs_engine_create(size_t capacity_hint) {
   e->cap = capacity_hint ? capacity_hint : 64;
   sim_evq_init(&e->q, e->cap);
   e->slots = hs_malloc(e->cap * sizeof *e->slots);
+  e->q.pf_base = (const char *)e->slots;
+  e->q.pf_stride = sizeof *e->slots;
   e->free_head = NO_SLOT;
   return e;
 }
@@ -86,6 +90,7 @@ static uint32_t slot_alloc(hs_engine *e) {
     HS_ASSERT(e->cap < NO_SLOT / 2, "too many pending events");
     e->cap *= 2;
     e->slots = hs_reallocarray(e->slots, e->cap, sizeof *e->slots);
+    e->q.pf_base = (const char *)e->slots;
   }
   uint32_t s = (uint32_t)e->nslots++;
   e->slots[s].gen = 1;
@@ -129,8 +134,8 @@ static void push(hs_engine *e, uint32_t s) {
   slot *sl = &e->slots[s];
   HS_ASSERT(e->seq < (uint64_t)1 << SIM_EVQ_SEQ_BITS, "2^48 insertions");
   sl->live_seq = e->seq++;
-  sim_evq_push(&e->q, (sim_evq_entry){sim_evq_time_bits(sl->time + 0.0),
-                                      sim_evq_pack(sl->u.prio, sl->live_seq), s});
+  sim_evq_push(&e->q, sim_evq_time_bits(sl->time + 0.0), sim_evq_pack(sl->u.prio, sl->live_seq),
+               s);
 }
 
 hs_event_id hs_engine_schedule(hs_engine *e, double time, int priority, hs_event_fn fn,
@@ -197,7 +202,8 @@ static void dispatch(hs_engine *e) {
 #if defined(__GNUC__)
   /* The next event's slot is a likely cache miss: start loading it now, so it
    * overlaps with this handler's work. */
-  if (e->q.size) __builtin_prefetch(&e->slots[e->q.heap[0].slot]);
+  const sim_evq_entry *next = sim_evq_peek(&e->q);
+  if (next) __builtin_prefetch(&e->slots[next->slot]);
 #endif
   slot sl = e->slots[top.slot];
   slot_release(e, top.slot); /* before the call: the handler may reuse the slot */

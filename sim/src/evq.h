@@ -1,5 +1,5 @@
 /* evq.h: the pending-event set behind the engine, kept behind a handful of
- * operations (init/fini, push, pop, top, compact) so it can be replaced
+ * operations (init/fini, push, top, pop, compact) so it can be replaced
  * (cf. ROSS tw-queue.h).
  *
  * Keys are (time, priority, seq), compared lexicographically; seq is unique, so
@@ -47,20 +47,51 @@ static inline uint64_t sim_evq_seq(const sim_evq_entry *e) {
   return e->ps & (((uint64_t)1 << SIM_EVQ_SEQ_BITS) - 1);
 }
 
+/* A calendar bucket: a chain of chunks from the pool (evq.c). */
+typedef struct sim_evq_bucket {
+  uint32_t head, tail; /* chunk indices, SIM_EVQ_NIL when empty */
+  uint32_t tail_n;     /* entries in the tail chunk */
+  uint32_t n;          /* entries in the bucket */
+} sim_evq_bucket;
+
+typedef struct sim_evq_chunk sim_evq_chunk;
+
+/* Three tiers, ordered by time: every entry of `heap` is earlier than every
+ * entry of the buckets, bucket i's entries are earlier than bucket i+1's, and
+ * all of them earlier than `far`'s (see evq.c). */
 typedef struct sim_evq {
-  sim_evq_entry *heap;
-  size_t size, cap;
+  sim_evq_entry *heap; /* 4-ary min-heap of the entries due first */
+  size_t hn, hcap;
+  sim_evq_bucket *bk; /* buckets [cur, nbk) may hold entries */
+  size_t nbk, bkcap, cur;
+  size_t hpush;       /* pushes into the heap since the calendar was made */
+  double base, inv_w; /* bucket of time t: floor((t - base) * inv_w) */
+  sim_evq_chunk *chunk;
+  size_t nchunk, chunkcap;
+  uint32_t free_chunk;
+  sim_evq_bucket far; /* unsorted, beyond the last bucket */
+  size_t size; /* entries in all tiers */
+  /* Optional: where entry.slot's record lives (pf_base + slot * pf_stride);
+   * when a bucket moves into the heap, those records are prefetched. */
+  const char *pf_base;
+  size_t pf_stride;
 } sim_evq;
 
 void sim_evq_init(sim_evq *q, size_t cap);
 void sim_evq_fini(sim_evq *q);
-void sim_evq_push(sim_evq *q, sim_evq_entry e);
+/* Key and slot as scalars: an entry built on the stack and copied as a whole
+ * costs a store-forwarding stall per push. */
+void sim_evq_push(sim_evq *q, uint64_t tb, uint64_t ps, uint32_t slot);
+/* The least entry, or NULL when empty (may move entries between tiers, hence
+ * not const). The pointer is valid until the next push, pop or compact. */
+const sim_evq_entry *sim_evq_top(sim_evq *q);
 sim_evq_entry sim_evq_pop(sim_evq *q); /* size > 0 */
-static inline const sim_evq_entry *sim_evq_top(const sim_evq *q) {
-  return q->size ? &q->heap[0] : NULL;
+/* The entry that follows the least one if it is already at hand (for
+ * prefetching), else NULL. Never moves entries. */
+static inline const sim_evq_entry *sim_evq_peek(const sim_evq *q) {
+  return q->hn ? &q->heap[0] : NULL;
 }
-/* Drop every entry for which keep(entry, ctx) is false and restore the heap in
- * O(n) (Floyd's bottom-up construction). */
+/* Drop every entry for which keep(entry, ctx) is false, in O(size). */
 void sim_evq_compact(sim_evq *q, bool (*keep)(const sim_evq_entry *e, const void *ctx),
                      const void *ctx);
 

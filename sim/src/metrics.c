@@ -21,12 +21,16 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include <gsl/gsl_cdf.h>
 
 #include "hs_assert.h"
 #include "hs_sweep.h"
 
-const char *const hs_stat_names[HS_STAT_COUNT] = {"mean", "median", "min", "max"};
+const char *const hs_stat_names[HS_STAT_COUNT] = {"mean",   "median",  "min",    "max",
+                                                  "sd",     "ci95_lo", "ci95_hi"};
 
 #define F64(field) offsetof(hs_summary, field), HS_METRIC_F64
 #define U32(field) offsetof(hs_summary, field), HS_METRIC_U32
@@ -136,6 +140,37 @@ size_t hs_metric_json_fields(const hs_summary *s, hs_report_field *f, size_t cap
   return n;
 }
 
+/* --- statistics over seeds ------------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+void hs_metric_stats(const double *v, size_t n, double *tmp, double out[HS_STAT_COUNT]) {
+  HS_ASSERT(n >= 1, "statistics of at least one value");
+  double sum = 0;
+  for (size_t i = 0; i < n; i++) sum += v[i];
+  double mean = sum / (double)n;
+  memcpy(tmp, v, n * sizeof *tmp);
+  qsort(tmp, n, sizeof *tmp, cmp_double);
+  out[0] = mean;
+  out[1] = n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2;
+  out[2] = tmp[0];
+  out[3] = tmp[n - 1];
+  if (n < 2) { /* one seed: no spread to estimate (written as nan) */
+    out[4] = out[5] = out[6] = NAN;
+    return;
+  }
+  double ss = 0;
+  for (size_t i = 0; i < n; i++) ss += (v[i] - mean) * (v[i] - mean);
+  double sd = sqrt(ss / (double)(n - 1));
+  double half = gsl_cdf_tdist_Pinv(0.975, (double)(n - 1)) * sd / sqrt((double)n);
+  out[4] = sd;
+  out[5] = mean - half;
+  out[6] = mean + half;
+}
+
 /* --- the compare table ------------------------------------------------------ */
 
 typedef struct column {
@@ -187,6 +222,96 @@ static void compare_line(FILE *out, const char *const *names, const hs_summary *
 void hs_metric_compare_table(FILE *out, const char *const *names, const hs_summary *s, size_t n) {
   compare_line(out, names, s, -1);
   for (size_t k = 0; k < n; k++) compare_line(out, names, s, (long)k);
+}
+
+/* For tools: every HS_METRIC_COMPARE metric by its name and in its own unit
+ * (J, not kJ), %.10g as RESULTS.csv; each "vs_1st" column as
+ * <name>_vs_first_pct. Non-finite values: "nan"/"inf" in CSV, null in JSON. */
+static void num_csv(FILE *out, double v) {
+  if (isfinite(v)) fprintf(out, ",%.10g", v);
+  else fprintf(out, ",%s", isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
+}
+
+static void num_json(FILE *out, double v) {
+  if (isfinite(v)) fprintf(out, "%.10g", v);
+  else fputs("null", out);
+}
+
+/* Calls put(name, value) for row k's compare metrics and vs_1st columns. */
+static void compare_values(const hs_summary *s, size_t k,
+                           void (*put)(FILE *, const char *, double, bool), FILE *out) {
+  bool first = true;
+  for (size_t i = 0; i < hs_metric_count(); i++) {
+    const hs_metric *m = hs_metric_at(i);
+    if (!(m->in & HS_METRIC_COMPARE)) continue;
+    put(out, m->name, hs_metric_value(m, &s[k]), first);
+    first = false;
+    for (size_t j = 0; j < hs_metric_count(); j++) {
+      const hs_metric *v = hs_metric_at(j);
+      if (!(v->in & HS_METRIC_COMPARE) || !v->compare.vs_first_after ||
+          strcmp(v->compare.vs_first_after, m->name))
+        continue;
+      char name[96];
+      snprintf(name, sizeof name, "%s_vs_first_pct", v->name);
+      put(out, name, k ? pct(hs_metric_value(v, &s[k]), hs_metric_value(v, &s[0])) : 0, false);
+    }
+  }
+}
+
+static void put_header(FILE *out, const char *name, double v, bool first) {
+  (void)v;
+  (void)first;
+  fprintf(out, ",%s", name);
+}
+
+static void put_csv(FILE *out, const char *name, double v, bool first) {
+  (void)name;
+  (void)first;
+  num_csv(out, v);
+}
+
+static void put_json(FILE *out, const char *name, double v, bool first) {
+  (void)first;
+  fputs(", ", out);
+  hs_json_fputs(out, name);
+  fputs(": ", out);
+  num_json(out, v);
+}
+
+/* A policy name as a CSV field (quoted when it holds ',' or '"'). */
+static void csv_name(FILE *out, const char *s) {
+  if (!strpbrk(s, ",\"\n")) {
+    fputs(s, out);
+    return;
+  }
+  fputc('"', out);
+  for (; *s; s++) {
+    if (*s == '"') fputc('"', out);
+    fputc(*s, out);
+  }
+  fputc('"', out);
+}
+
+void hs_metric_compare_csv(FILE *out, const char *const *names, const hs_summary *s, size_t n) {
+  fputs("policy", out);
+  if (n) compare_values(s, 0, put_header, out);
+  fputc('\n', out);
+  for (size_t k = 0; k < n; k++) {
+    csv_name(out, names[k]);
+    compare_values(s, k, put_csv, out);
+    fputc('\n', out);
+  }
+}
+
+void hs_metric_compare_json(FILE *out, const char *const *names, const hs_summary *s, size_t n) {
+  fputs("[\n", out);
+  for (size_t k = 0; k < n; k++) {
+    fputs("  {\"policy\": ", out);
+    hs_json_fputs(out, names[k]);
+    compare_values(s, k, put_json, out);
+    fputs(k + 1 < n ? "},\n" : "}\n", out);
+  }
+  fputs("]", out);
 }
 
 /* --- test-only registration ------------------------------------------------- */

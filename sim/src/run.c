@@ -31,6 +31,7 @@
 #include "hs_collective.h"
 #include "hs_metrics.h"
 #include "hs_util.h"
+#include "run_describe.h"
 #include "run_internal.h"
 
 void sim_fail(sim_run *r, hs_status st, const char *msg) {
@@ -200,7 +201,8 @@ static bool round_measure(sim_run *r, double now, round_totals *t) {
     r->tele[i].time_s = n ? noisy(r, i, m.train_s, sc->telemetry_time_noise) : 0.0;
     r->tele[i].energy_j = n ? noisy(r, i, m.train_j, sc->telemetry_energy_noise) : 0.0;
     if (r->report) {
-      hs_device_row row = {r->round, d->name, n, busy, comm, wait, e};
+      hs_device_row row = {r->round, d->name, n, busy, comm, wait, e,
+                           hs_profile_name(sc->devices[d->spec].profile)};
       hs_report_device(r->report, &row);
     }
   }
@@ -258,6 +260,7 @@ void sim_round_end(sim_run *r) {
   round_totals t;
   if (!round_measure(r, now, &t) || !round_feed_controller(r)) return;
   round_report(r, now, &t);
+  if (r->opts->on_round) r->opts->on_round(r->opts->userdata, r->round + 1, r->sc->rounds);
   round_next(r);
 }
 
@@ -344,8 +347,10 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
   if (!opts) opts = &no_opts;
   sim_run run = {0};
   sim_run *r = &run;
+  sim_description desc = {0}; /* summary.json's self-description (run_describe.c) */
   hs_status st = HS_OK;
   r->sc = sc;
+  r->opts = opts;
   r->regime = sim_regime_find(sc->regime.kind);
   if (!r->regime) {
     st = hs_error_set(err, HS_EINVAL, "%s: regime.kind: unknown regime \"%s\"", sc->path,
@@ -390,6 +395,9 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
   if (r->regime->bind && (st = r->regime->bind(r, err)) != HS_OK) goto done;
 
   if (opts->out_dir) {
+    sim_run_describe(sc, opts, &desc);
+    if (!opts->force && (st = sim_run_check_folder(opts->out_dir, desc.identity, err)) != HS_OK)
+      goto done;
     r->report = hs_report_open(opts->out_dir, opts->trace, err);
     if (!r->report) {
       st = err ? err->status : HS_EIO;
@@ -450,11 +458,13 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
     size_t nf = hs_metric_json_fields(&sum, f, HS_METRIC_MAX);
     if (r->regime->summary_fields)
       nf += r->regime->summary_fields(r, f + nf, sizeof f / sizeof f[0] - nf);
+    for (size_t i = 0; i < desc.n; i++) hs_report_add_json(r->report, desc.key[i], desc.json[i]);
     hs_report *rep = r->report;
     r->report = NULL;
     st = hs_report_commit(rep, keys, vals, 3, f, nf, err);
   }
 done:
+  sim_description_fini(&desc);
   run_free(r);
   return st;
 }

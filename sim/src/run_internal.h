@@ -64,6 +64,7 @@ struct sim_run {
   bool finished;
   double round_cv;         /* set by the regime before sim_round_end; NAN: computed here */
   hs_report *report;       /* NULL: no outputs */
+  const hs_run_opts *opts; /* never NULL while running */
   gsl_rng *gsl;            /* adapter, retargeted to a device's stream when drawing */
   hs_telemetry *tele;      /* scratch, ndev */
   double *scratch;         /* scratch, ndev */

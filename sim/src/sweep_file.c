@@ -328,22 +328,10 @@ void hs_sweep_pareto(const double *x, const double *y, size_t n, bool *front) {
   hs_free(v);
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 static hs_sweep_stat stat_of(const double *v, size_t n, double *tmp) {
-  hs_sweep_stat s;
-  double sum = 0;
-  for (size_t i = 0; i < n; i++) sum += v[i];
-  memcpy(tmp, v, n * sizeof *tmp);
-  qsort(tmp, n, sizeof *tmp, cmp_double);
-  s.mean = sum / (double)n;
-  s.median = n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2;
-  s.min = tmp[0];
-  s.max = tmp[n - 1];
-  return s;
+  double o[HS_STAT_COUNT];
+  hs_metric_stats(v, n, tmp, o);
+  return (hs_sweep_stat){o[0], o[1], o[2], o[3], o[4], o[5], o[6]};
 }
 
 static hs_status write_points(const hs_sweep *sw, const char *path, hs_sweep_point *pt,
@@ -359,7 +347,8 @@ static hs_status write_points(const hs_sweep *sw, const char *path, hs_sweep_poi
     fprintf(fp, ",%zu", hs_sweep_nseeds(sw));
     for (size_t m = 0; m < hs_metric_sweep_count(); m++) {
       const hs_sweep_stat *s = &pt[p].m[m];
-      const double v[HS_STAT_COUNT] = {s->mean, s->median, s->min, s->max};
+      const double v[HS_STAT_COUNT] = {s->mean, s->median, s->min, s->max,
+                                       s->sd,   s->ci95_lo, s->ci95_hi};
       unsigned stats = hs_metric_sweep_at(m)->stats;
       for (size_t k = 0; k < HS_STAT_COUNT; k++)
         if (stats & (1u << k)) fprintf(fp, ",%.10g", v[k]);

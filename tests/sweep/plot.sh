@@ -30,6 +30,22 @@ figure heat2/heatmap.png
 "$bin" run "$src/tests/data/sweep/tiny.json" --trace --out run -q || fail "run"
 "$bin" plot run --rounds 1-2 -q || fail "plot of a run"
 for f in allocation gantt; do figure "run/plots/$f.png"; figure "run/plots/$f.svg"; done
+# Gantt device selection, in the order given.
+"$bin" plot run --devices ryzen,rpi4 --out sel -q 2>sel.err || fail "plot --devices: $(cat sel.err)"
+[ ! -s sel.err ] || fail "plot --devices: gnuplot warned: $(head -3 sel.err)"
+figure sel/gantt.png
+# A sweep over one grid key: the line figure (makespan and energy with 95 % CIs).
+"$bin" sweep "$src/tests/data/sweep/tiny.json" --policies adaptive --grid policy.w_e=0:1:0.5 \
+  --seeds 1-3 --out line.csv -q || fail "one-key sweep"
+"$bin" plot line.csv -q 2>line.err || fail "plot of a one-key sweep: $(cat line.err)"
+[ ! -s line.err ] || fail "plot of a one-key sweep: gnuplot warned: $(head -3 line.err)"
+for f in pareto line; do figure "line-plots/$f.png"; figure "line-plots/$f.svg"; done
+# Above 24 devices the allocation figure groups by profile.
+"$bin" run "$src/scenarios/population-1k-mnist-pma.json" --set rounds=2 --out pop -q ||
+  fail "run of 1000 devices"
+"$bin" plot pop -q 2>pop.err || fail "plot of 1000 devices: $(cat pop.err)"
+[ ! -s pop.err ] || fail "plot of 1000 devices: gnuplot warned: $(head -3 pop.err)"
+figure pop/plots/allocation.png
 # A --rounds beyond the run is bad input: found before any figure is drawn,
 # so neither the allocation figure nor the output folder is left behind.
 "$bin" plot run --rounds 5-9 --out badr -q 2>badr.err

@@ -3,6 +3,8 @@
 #include <criterion/criterion.h>
 #include <signal.h>
 #include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
 
 #include "hs_engine.h"
 #include "hs_rng.h"
@@ -228,4 +230,223 @@ Test(engine, negative_zero_and_extreme_priorities_keep_the_order) {
 Test(engine, priority_out_of_range_asserts, .signal = SIGABRT) {
   hs_engine *e = hs_engine_create(0);
   hs_engine_schedule(e, 1.0, 40000, noop, NULL, 0);
+}
+
+/* --- the calendar queue against the order contract ----------------------
+ * A model of the pending set: each event's (time, priority, insertion seq) as
+ * the contract defines them, in a plain binary heap of the test's own (lazy
+ * deletion: an entry whose seq is no longer its event's is skipped). Handlers
+ * schedule, cancel and reschedule at random, with time distributions that
+ * exercise every tier of evq.c (dense buckets, ties, spans of 600 decades,
+ * infinite times, an emptied queue). Every event the engine fires must be the
+ * model's least pending one, and every event neither cancelled nor
+ * rescheduled away fires once. */
+typedef struct mev {
+  double t;
+  int prio;
+  uint64_t seq;
+  hs_event_id id;
+  int state; /* 1 pending, 2 fired, 3 cancelled */
+} mev;
+
+typedef struct mkey {
+  double t;
+  int prio;
+  uint64_t seq;
+  size_t idx;
+} mkey;
+
+typedef struct model {
+  mev *ev;
+  size_t n, cap;
+  mkey *h; /* reference binary heap */
+  size_t hn, hcap;
+  uint64_t seq;
+  uint64_t fired, budget;
+  int bad, mode;
+  hs_rng rng;
+} model;
+
+static int mkey_less(const mkey *a, const mkey *b) {
+  if (a->t != b->t) return a->t < b->t;
+  if (a->prio != b->prio) return a->prio < b->prio;
+  return a->seq < b->seq;
+}
+
+static void ref_push(model *m, mkey k) {
+  if (m->hn == m->hcap) {
+    m->hcap = m->hcap ? 2 * m->hcap : 1024;
+    m->h = realloc(m->h, m->hcap * sizeof *m->h);
+  }
+  size_t i = m->hn++;
+  while (i > 0 && mkey_less(&k, &m->h[(i - 1) / 2])) {
+    m->h[i] = m->h[(i - 1) / 2];
+    i = (i - 1) / 2;
+  }
+  m->h[i] = k;
+}
+
+static mkey ref_pop(model *m) {
+  mkey top = m->h[0], last = m->h[--m->hn];
+  size_t i = 0;
+  for (;;) {
+    size_t c = 2 * i + 1;
+    if (c >= m->hn) break;
+    if (c + 1 < m->hn && mkey_less(&m->h[c + 1], &m->h[c])) c++;
+    if (!mkey_less(&m->h[c], &last)) break;
+    m->h[i] = m->h[c];
+    i = c;
+  }
+  if (m->hn) m->h[i] = last;
+  return top;
+}
+
+/* The model's least pending event (dropping stale entries), or SIZE_MAX. */
+static size_t ref_least(model *m) {
+  while (m->hn) {
+    mkey k = ref_pop(m);
+    const mev *v = &m->ev[k.idx];
+    if (v->state == 1 && v->seq == k.seq) return k.idx;
+  }
+  return SIZE_MAX;
+}
+
+static double draw_delay(model *m, double now) {
+  switch (m->mode) {
+  case 0: return hs_rng_exponential(&m->rng, 1.0); /* the hold model */
+  case 1: { /* integer times: many exact ties */
+    double t = floor(now) + (double)hs_rng_below(&m->rng, 3);
+    return t > now ? t - now : 0.0;
+  }
+  case 2: return pow(10.0, -300 + 600 * hs_rng_uniform(&m->rng)); /* 600 decades */
+  case 3: return hs_rng_below(&m->rng, 50) ? 0.0 : hs_rng_exponential(&m->rng, 1e-3); /* bursts */
+  case 4: return hs_rng_below(&m->rng, 100) ? hs_rng_exponential(&m->rng, 5.0) : INFINITY;
+  default: return m->n == 0 ? 1e3 : hs_rng_exponential(&m->rng, 1.0);
+  }
+}
+
+static void model_fire(hs_engine *eng, void *subject, uint64_t arg);
+
+static void model_schedule(hs_engine *eng, model *m, double t) {
+  if (m->n == m->cap) {
+    m->cap = m->cap ? 2 * m->cap : 1024;
+    m->ev = realloc(m->ev, m->cap * sizeof *m->ev);
+  }
+  mev *v = &m->ev[m->n];
+  v->t = t;
+  v->prio = (int)hs_rng_below(&m->rng, 5) - 2;
+  v->seq = m->seq++;
+  v->state = 1;
+  v->id = hs_engine_schedule(eng, t, v->prio, model_fire, m, m->n);
+  ref_push(m, (mkey){t, v->prio, v->seq, m->n});
+  m->n++;
+}
+
+static void model_fire(hs_engine *eng, void *subject, uint64_t arg) {
+  model *m = subject;
+  double now = hs_engine_now(eng);
+  size_t want = ref_least(m);
+  if (want != arg || m->ev[arg].state != 1 || now != m->ev[arg].t) m->bad++;
+  m->ev[arg].state = 2;
+  if (++m->fired >= m->budget) return; /* let the queue drain */
+  if (isinf(now)) return;
+  int news = (int)hs_rng_below(&m->rng, 3); /* 0, 1 or 2: the pending count wanders */
+  for (int i = 0; i < news; i++) model_schedule(eng, m, now + draw_delay(m, now));
+  mev *c = &m->ev[hs_rng_below(&m->rng, m->n)];
+  uint64_t what = hs_rng_below(&m->rng, 8);
+  if (what == 0) {
+    bool ok = hs_engine_cancel(eng, c->id);
+    if (ok != (c->state == 1)) m->bad++;
+    if (ok) c->state = 3;
+  } else if (what == 1) {
+    double t = now + draw_delay(m, now);
+    bool ok = hs_engine_reschedule(eng, c->id, t);
+    if (ok != (c->state == 1)) m->bad++;
+    if (ok) {
+      c->t = t;
+      c->seq = m->seq++; /* a reschedule is a new insertion */
+      ref_push(m, (mkey){t, c->prio, c->seq, (size_t)(c - m->ev)});
+    }
+  }
+}
+
+static void run_model(int mode, size_t initial, uint64_t budget) {
+  model m = {0};
+  m.mode = mode;
+  m.budget = budget;
+  hs_rng_init(&m.rng, 11, (uint64_t)mode, HS_RNG_BENCH);
+  hs_engine *e = hs_engine_create(0);
+  for (size_t i = 0; i < initial; i++) {
+    model_schedule(e, &m, draw_delay(&m, 0.0));
+    /* Mode 5: the calendar is first sized on one event; the next thousands
+     * fall before it (as a round's events do before its deadline timer). */
+    if (mode == 5 && i == 0) cr_assert_eq(hs_engine_peek_time(e), m.ev[0].t);
+  }
+  hs_engine_run(e);
+  cr_assert_eq(m.bad, 0, "mode %d: %d order or handle errors", mode, m.bad);
+  cr_assert_eq(hs_engine_pending(e), 0);
+  cr_assert_eq(ref_least(&m), SIZE_MAX, "mode %d: the model still has events", mode);
+  uint64_t fired = 0;
+  for (size_t i = 0; i < m.n; i++) fired += m.ev[i].state == 2;
+  cr_assert_eq(fired, m.fired);
+  cr_assert_gt(m.fired, budget / 2);
+  /* The emptied queue takes new events again, in order. */
+  m.budget = m.fired + 1000;
+  for (size_t i = 0; i < 100; i++) model_schedule(e, &m, hs_engine_now(e) + (double)(i % 7));
+  hs_engine_run(e);
+  cr_assert_eq(m.bad, 0);
+  cr_assert_eq(hs_engine_pending(e), 0);
+  free(m.ev);
+  free(m.h);
+  hs_engine_destroy(e);
+}
+
+Test(engine, calendar_hold_model_order) { run_model(0, 20000, 300000); }
+Test(engine, calendar_integer_times_ties) { run_model(1, 5000, 200000); }
+Test(engine, calendar_span_of_600_decades) { run_model(2, 5000, 200000); }
+Test(engine, calendar_bursts_at_one_instant) { run_model(3, 5000, 200000); }
+Test(engine, calendar_infinite_times) { run_model(4, 5000, 200000); }
+Test(engine, calendar_resized_when_sized_on_few_events) { run_model(5, 50000, 200000); }
+
+Test(engine, compaction_in_every_tier_keeps_the_order) {
+  /* Reschedules leave garbage in the heap, the buckets and far; once it
+   * outnumbers the live events the queue is compacted (several times here). */
+  model m = {0};
+  m.budget = 1000;
+  hs_rng_init(&m.rng, 5, 6, HS_RNG_BENCH);
+  hs_engine *e = hs_engine_create(0);
+  for (size_t i = 0; i < 20000; i++) model_schedule(e, &m, draw_delay(&m, 0.0));
+  cr_assert_eq(hs_engine_peek_time(e) >= 0, true); /* a calendar over them */
+  for (int r = 0; r < 4; r++)
+    for (size_t i = 0; i < m.n; i++) {
+      double t = hs_rng_exponential(&m.rng, r == 3 ? 1e3 : 1.0);
+      cr_assert(hs_engine_reschedule(e, m.ev[i].id, t));
+      m.ev[i].t = t;
+      m.ev[i].seq = m.seq++;
+      ref_push(&m, (mkey){t, m.ev[i].prio, m.ev[i].seq, i});
+    }
+  cr_assert_eq(hs_engine_pending(e), 20000);
+  m.budget = 0; /* fire them all, add none */
+  m.mode = 0;
+  hs_engine_run(e);
+  cr_assert_eq(m.bad, 0, "%d order or handle errors", m.bad);
+  cr_assert_eq(hs_engine_pending(e), 0);
+  cr_assert_eq(ref_least(&m), SIZE_MAX);
+  free(m.ev);
+  free(m.h);
+  hs_engine_destroy(e);
+}
+
+Test(engine, events_at_infinity_fire_last_in_priority_then_insertion_order) {
+  hs_engine *e = hs_engine_create(0);
+  rec r = {0};
+  hs_engine_schedule(e, INFINITY, 1, record, &r, 1);
+  hs_engine_schedule(e, INFINITY, 0, record, &r, 2);
+  hs_engine_schedule(e, 3.0, 0, record, &r, 3);
+  hs_engine_schedule(e, INFINITY, 0, record, &r, 4);
+  hs_engine_run(e);
+  uint64_t want[] = {3, 2, 4, 1};
+  cr_assert_eq(r.n, 4);
+  for (size_t i = 0; i < 4; i++) cr_expect_eq(r.order[i], want[i], "position %zu", i);
+  hs_engine_destroy(e);
 }

@@ -2,6 +2,7 @@
 #include <criterion/criterion.h>
 #include <signal.h>
 #include <math.h>
+#include <stdint.h>
 
 #include "hs_ledger.h"
 
@@ -96,4 +97,50 @@ Test(ledger, time_going_backwards_asserts, .signal = SIGABRT) {
   hs_ledger *l = one_device();
   hs_ledger_switch(l, 0, HS_POWER_BUSY, 5.0);
   hs_ledger_switch(l, 0, HS_POWER_IDLE, 4.0);
+}
+
+/* Neighbouring devices share a cache line (two 32-byte records per line) and
+ * the states live in a byte array: random switches on adjacent devices must
+ * stay independent, and match a per-device reference done in the same order
+ * (so the comparison is exact, not within a tolerance). */
+Test(ledger, random_switches_on_neighbours_match_a_reference) {
+  enum { N = 7, STEPS = 20000 };
+  hs_ledger *l = hs_ledger_create(N);
+  double watts[N][3], t_last[N] = {0}, secs[N][4] = {{0}};
+  int state[N];
+  uint64_t x = 99;
+  for (int d = 0; d < N; d++) {
+    state[d] = HS_POWER_OFF;
+    for (int s = 0; s < 3; s++) {
+      watts[d][s] = 1.0 + d + 0.25 * s;
+      hs_ledger_set_power(l, (size_t)d, (hs_power_state)s, watts[d][s], 0);
+    }
+  }
+  double t = 0;
+  for (int i = 0; i < STEPS; i++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    int d = (int)(x % N), s = (int)((x >> 8) % 4);
+    t += (double)((x >> 16) % 1000) * 1e-3;
+    secs[d][state[d]] += t - t_last[d];
+    t_last[d] = t;
+    state[d] = s;
+    hs_ledger_switch(l, (size_t)d, (hs_power_state)s, t);
+  }
+  for (int d = 0; d < N; d++) {
+    cr_assert_eq(hs_ledger_state(l, (size_t)d), (hs_power_state)state[d]);
+    double e = 0;
+    for (int s = 0; s < 4; s++) {
+      double want = secs[d][s] + (state[d] == s ? t - t_last[d] : 0);
+      cr_assert_eq(hs_ledger_time_in(l, (size_t)d, (hs_power_state)s, t), want, "dev %d st %d", d,
+                   s);
+      if (s < 3) {
+        cr_assert_eq(hs_ledger_energy(l, (size_t)d, (hs_power_state)s, t), watts[d][s] * want);
+        e += watts[d][s] * want;
+      }
+    }
+    cr_assert_eq(hs_ledger_device_energy(l, (size_t)d, t), e);
+    double p = state[d] == HS_POWER_OFF ? 0.0 : watts[d][state[d]];
+    cr_assert_eq(hs_ledger_power(l, (size_t)d), p);
+  }
+  hs_ledger_destroy(l);
 }

@@ -189,7 +189,7 @@ Test(metrics, registered_metric_reaches_sweep_and_compare) {
   cr_expect(ends_with(hs_sweep_columns(sw), ",wait_fraction,test_makespan_copy_s\n"), "%s",
             hs_sweep_columns(sw));
   cr_expect(ends_with(hs_sweep_point_columns(sw),
-                      ",wait_fraction_max,test_makespan_copy_s_mean,test_makespan_copy_s_max,"
+                      ",wait_fraction_ci95_hi,test_makespan_copy_s_mean,test_makespan_copy_s_max,"
                       "pareto_front\n"),
             "%s", hs_sweep_point_columns(sw));
   hs_sweep_result r;
@@ -234,4 +234,84 @@ Test(metrics, registered_metric_reaches_sweep_and_compare) {
   hs_free(csv);
   hs_free(pt);
   hs_sweep_destroy(sw);
+}
+
+/* Known answers: 2, 4, 4, 4, 5, 5, 7, 9 has mean 5, sample sd sqrt(32/7);
+ * t(0.975, 7) = 2.364624251592785 (tables, 15 digits). */
+Test(metrics, stats_known_answer) {
+  const double v[] = {9, 4, 2, 5, 4, 7, 4, 5};
+  double tmp[8], o[HS_STAT_COUNT];
+  hs_metric_stats(v, 8, tmp, o);
+  double sd = sqrt(32.0 / 7.0), half = 2.364624251592785 * sd / sqrt(8.0);
+  cr_expect_float_eq(o[0], 5.0, 1e-15);
+  cr_expect_float_eq(o[1], 4.5, 1e-15);
+  cr_expect_eq(o[2], 2.0);
+  cr_expect_eq(o[3], 9.0);
+  cr_expect_float_eq(o[4], sd, 1e-14);
+  cr_expect_float_eq(o[5], 5.0 - half, 1e-12);
+  cr_expect_float_eq(o[6], 5.0 + half, 1e-12);
+  cr_expect_str_eq(hs_stat_names[4], "sd");
+  cr_expect_str_eq(hs_stat_names[6], "ci95_hi");
+}
+
+/* Two values: t(0.975, 1) = 12.706204736174696; one value: no spread (NaN);
+ * equal values: sd 0 and a zero-width interval. */
+Test(metrics, stats_small_samples) {
+  double tmp[4], o[HS_STAT_COUNT];
+  const double two[] = {1, 3};
+  hs_metric_stats(two, 2, tmp, o);
+  cr_expect_float_eq(o[4], sqrt(2.0), 1e-15);
+  cr_expect_float_eq(o[5], 2.0 - 12.706204736174696, 1e-10);
+  cr_expect_float_eq(o[6], 2.0 + 12.706204736174696, 1e-10);
+  const double one[] = {7};
+  hs_metric_stats(one, 1, tmp, o);
+  cr_expect_eq(o[0], 7.0);
+  cr_expect_eq(o[1], 7.0);
+  cr_expect(isnan(o[4]) && isnan(o[5]) && isnan(o[6]));
+  const double same[] = {1e9 + 0.5, 1e9 + 0.5, 1e9 + 0.5};
+  hs_metric_stats(same, 3, tmp, o);
+  cr_expect_eq(o[4], 0.0);
+  cr_expect_eq(o[5], o[0]);
+  cr_expect_eq(o[6], o[0]);
+}
+
+/* Every sweep metric gets every statistic: the points columns come from the
+ * table, not a list per metric. */
+Test(metrics, every_sweep_metric_has_spread_columns) {
+  for (size_t k = 0; k < HS_SWEEP_NMETRICS && k < hs_metric_sweep_count(); k++) {
+    const hs_metric *m = hs_metric_sweep_at(k);
+    if (!strncmp(m->name, "test_", 5)) continue;
+    cr_expect_eq(m->stats, HS_STAT_ALL, "%s", m->name);
+  }
+}
+
+/* compare --format csv and json: own units, %.10g, the vs_1st percentages. */
+Test(metrics, compare_csv_and_json_for_tools) {
+  const char *names[] = {"equal", "a,b"};
+  hs_summary s[2] = {sample(1), sample(0.5)};
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  cr_assert(f);
+  hs_metric_compare_csv(f, names, s, 2);
+  fclose(f);
+  cr_expect_str_eq(buf,
+                   "policy,makespan_s,makespan_s_vs_first_pct,energy_j,energy_compute_j,"
+                   "energy_comm_j,energy_idle_j,energy_j_vs_first_pct,compute_cv,wait_fraction\n"
+                   "equal,100,0,1500,1000,200,300,0,0.25,0.125\n"
+                   "\"a,b\",50,-50,750,500,100,150,-50,0.25,0.125\n");
+  free(buf);
+  buf = NULL;
+  f = open_memstream(&buf, &len);
+  cr_assert(f);
+  s[1].compute_cv = NAN;
+  hs_metric_compare_json(f, names, s, 2);
+  fclose(f);
+  cr_expect(strstr(buf, "{\"policy\": \"equal\", \"makespan_s\": 100, \"makespan_s_vs_first_pct\": 0, "
+                        "\"energy_j\": 1500,"),
+            "%s", buf);
+  cr_expect(strstr(buf, "\"energy_j_vs_first_pct\": -50, \"compute_cv\": null,"), "%s", buf);
+  cr_expect_eq(buf[0], '[');
+  cr_expect_eq(buf[len - 1], ']');
+  free(buf);
 }

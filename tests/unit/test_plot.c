@@ -2,7 +2,9 @@
  * names, a script on disk for each), the table reader on known inputs, and
  * hs_plot's promises with a stand-in gnuplot (`true`): the output folder is
  * made once the inputs pass, bad input leaves none, a missing gnuplot is exit
- * 1. The figures themselves are checked by tests/sweep/plot.sh. */
+ * 1. The figures themselves are checked by tests/sweep/plot.sh; what each
+ * figure hands gnuplot (data files and variables) is checked here with a
+ * stand-in gnuplot that copies them aside. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +15,7 @@
 
 #include "hs_alloc.h"
 #include "hs_plot.h"
+#include "hs_util.h"
 #include "plot_core.h"
 
 #define FIXTURE HS_SOURCE_DIR "/tests/data/sweep/fixture.points.csv"
@@ -130,4 +133,209 @@ Test(plot, bad_input_leaves_no_folder) {
   cr_expect_eq(hs_plot(&a, &e), 1);
   cr_expect(strstr(e.msg, "cannot run /nonexistent/gnuplot") != NULL, "%s", e.msg);
   rmdir(out);
+}
+
+/* --- what the figures hand gnuplot ------------------------------------------ */
+
+/* A stand-in gnuplot that copies the temporary folder (data files, script)
+ * to $HS_PLOT_CAPTURE/<n>/, n counting the figures drawn. */
+static char *capture_dir;
+
+static char *capture_gnuplot(void) {
+  static char gp[256];
+  char dir[] = "/tmp/hs-test-plot-cap-XXXXXX";
+  cr_assert(mkdtemp(dir));
+  capture_dir = hs_strdup(dir);
+  setenv("HS_PLOT_CAPTURE", capture_dir, 1);
+  snprintf(gp, sizeof gp, "%s.sh", capture_dir);
+  FILE *f = fopen(gp, "w");
+  cr_assert(f);
+  fputs("#!/bin/sh\nd=$(dirname \"$1\")\nn=$(ls \"$HS_PLOT_CAPTURE\" | wc -l)\n"
+        "mkdir \"$HS_PLOT_CAPTURE/$n\" && cp \"$d\"/* \"$HS_PLOT_CAPTURE/$n/\"\n",
+        f);
+  fclose(f);
+  chmod(gp, 0755);
+  return gp;
+}
+
+static char *captured(int n, const char *name) {
+  char p[512];
+  snprintf(p, sizeof p, "%s/%d/%s", capture_dir, n, name);
+  hs_error err = {0};
+  char *t = hs_read_file(p, NULL, &err);
+  cr_assert(t, "%s", err.msg);
+  return t;
+}
+
+/* Remove the capture folder, its stand-in and the given folders (rm -rf:
+ * test scratch only, under /tmp). */
+static void cleanup(const char *a, const char *b) {
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s.sh' '%s' '%s'", capture_dir, capture_dir, a,
+           b ? b : a);
+  cr_expect_eq(system(cmd), 0);
+  hs_free(capture_dir);
+  capture_dir = NULL;
+}
+
+static char *make_dir(const char *tag) {
+  char *d = hs_malloc(256);
+  snprintf(d, 256, "/tmp/hs-test-plot-%ld-%s", (long)getpid(), tag);
+  mkdir(d, 0755);
+  return d;
+}
+
+static void put(const char *dir, const char *name, const char *text) {
+  char p[512];
+  snprintf(p, sizeof p, "%s/%s", dir, name);
+  FILE *f = fopen(p, "w");
+  cr_assert(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+static hs_plot_args run_args(const char *src, const char *out, const char *gp) {
+  hs_plot_args a = {0};
+  a.kind = HS_PLOT_RUN;
+  a.source = src;
+  a.out = out;
+  a.gnuplot = gp;
+  a.script_dir = SCRIPTS;
+  a.quiet = true;
+  return a;
+}
+
+/* 30 devices of two profiles (20 "a", 10 "b") over two rounds: one line per
+ * profile, the mean per device; without the profile column, one per device. */
+static void write_devices(const char *dir, bool profiles) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  fputs(profiles ? "round,device,samples,compute_s,comm_s,wait_s,energy_j,profile\n"
+                 : "round,device,samples,compute_s,comm_s,wait_s,energy_j\n", f);
+  for (int r = 0; r < 2; r++)
+    for (int d = 0; d < 30; d++) {
+      fprintf(f, "%d,dev-%d,%d,1,1,1,1", r, d, d < 20 ? 10 + d % 2 + r : 100 + r);
+      fputs(profiles ? (d < 20 ? ",a\n" : ",b\n") : "\n", f);
+    }
+  fclose(f);
+  put(dir, "devices.csv", buf);
+  free(buf);
+}
+
+Test(plot_data, allocation_grouped_by_profile_above_24_devices) {
+  char *gp = capture_gnuplot();
+  char *src = make_dir("alloc"), *out = make_dir("alloc-out");
+  write_devices(src, true);
+  hs_plot_args a = run_args(src, out, gp);
+  hs_plot_error e;
+  cr_assert_eq(hs_plot(&a, &e), 0, "%s", e.msg);
+  char *data = captured(0, "data.dat"), *script = captured(0, "script.gp");
+  /* Profile a: samples 10/11 alternate, so the mean is 10.5 in round 0. */
+  cr_expect_str_eq(data, "0 10.5\n1 11.5\n\n\n0 100\n1 101\n\n\n");
+  cr_expect(strstr(script, "names = 'a(x20) b(x10)'"), "%s", script);
+  cr_expect(strstr(script, "grouped = 1"), "%s", script);
+  hs_free(data);
+  hs_free(script);
+
+  write_devices(src, false); /* an older folder: per device, no legend */
+  cr_assert_eq(hs_plot(&a, &e), 0, "%s", e.msg);
+  script = captured(1, "script.gp");
+  cr_expect(strstr(script, "grouped = 0"), "%s", script);
+  cr_expect(strstr(script, "show_titles = 0"), "%s", script);
+  cr_expect(strstr(script, "dev-29'"), "%s", script);
+  hs_free(script);
+  cleanup(src, out);
+  hs_free(src);
+  hs_free(out);
+}
+
+static void write_traced_run(const char *dir) {
+  put(dir, "rounds.csv",
+      "round,start_s,end_s,duration_s,energy_j,compute_cv,max_wait_s,reallocated\n"
+      "0,0,2,2,1,0,0,0\n1,2,4,2,1,0,0,0\n");
+  put(dir, "devices.csv", "round,device,samples\n0,d0,1\n0,d1,1\n0,d2,1\n");
+  put(dir, "trace.json",
+      "{\"traceEvents\":[\n"
+      "{\"ph\":\"M\",\"pid\":1,\"tid\":0,\"name\":\"thread_name\",\"args\":{\"name\":\"d0\"}},\n"
+      "{\"ph\":\"M\",\"pid\":1,\"tid\":1,\"name\":\"thread_name\",\"args\":{\"name\":\"d1\"}},\n"
+      "{\"ph\":\"M\",\"pid\":1,\"tid\":2,\"name\":\"thread_name\",\"args\":{\"name\":\"d2\"}},\n"
+      "{\"ph\":\"X\",\"pid\":1,\"tid\":0,\"name\":\"compute\",\"ts\":0,\"dur\":1000000},\n"
+      "{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"name\":\"compute\",\"ts\":0,\"dur\":2000000},\n"
+      "{\"ph\":\"X\",\"pid\":1,\"tid\":2,\"name\":\"compute\",\"ts\":0,\"dur\":3000000}\n"
+      "]}\n");
+}
+
+Test(plot_data, gantt_draws_the_devices_asked_for_in_order) {
+  char *gp = capture_gnuplot();
+  char *src = make_dir("gantt"), *out = make_dir("gantt-out");
+  write_traced_run(src);
+  hs_plot_args a = run_args(src, out, gp);
+  a.devices = "d2,d0";
+  hs_plot_error e;
+  cr_assert_eq(hs_plot(&a, &e), 0, "%s", e.msg);
+  /* Figure 0 is the allocation, 1 the Gantt chart: d2 on line 0, d0 on 1. */
+  char *data = captured(1, "data.dat"), *script = captured(1, "script.gp");
+  cr_expect(strstr(data, "0.5 1 0.5 0.38\n"), "d0 on line 1: %s", data);
+  cr_expect(strstr(data, "1.5 0 1.5 0.38\n"), "d2 on line 0: %s", data);
+  cr_expect(!strstr(data, "1 1 0.38"), "d1 not drawn: %s", data);
+  cr_expect(strstr(script, "ndev = 2"), "%s", script);
+  cr_expect(strstr(script, "(\"d2\" 0, \"d0\" 1)"), "%s", script);
+  hs_free(data);
+  hs_free(script);
+
+  a.devices = "d0,nope";
+  cr_expect_eq(hs_plot(&a, &e), 2);
+  cr_expect(strstr(e.msg, "--devices: no device \"nope\" in"), "%s", e.msg);
+  a.devices = "d0,d0";
+  cr_expect_eq(hs_plot(&a, &e), 2);
+  cr_expect(strstr(e.msg, "\"d0\" named twice"), "%s", e.msg);
+  cleanup(src, out);
+  hs_free(src);
+  hs_free(out);
+}
+
+/* A points file with intervals: the Pareto data carries them; a sweep over
+ * one varying key gets the line figure, sorted by the key's value. */
+Test(plot_data, pareto_error_bars_and_one_key_line) {
+  char *gp = capture_gnuplot();
+  char *src = make_dir("line");
+  put(src, "r.points.csv",
+      "# hetsim sweep v1 | scenario t.json fnv1a64=0 | grid policy.w_e=0,1 | seeds 1,2\n"
+      "point,policy.kind,policy.w_e,seeds,makespan_s_mean,makespan_s_ci95_lo,makespan_s_ci95_hi,"
+      "energy_j_mean,energy_j_ci95_lo,energy_j_ci95_hi,pareto_front\n"
+      "0,adaptive,1,2,10,9,11,500,450,550,1\n"
+      "1,adaptive,0,2,12,nan,nan,400,390,410,1\n");
+  char pts[512], out[512];
+  snprintf(pts, sizeof pts, "%s/r.points.csv", src);
+  snprintf(out, sizeof out, "%s/out", src);
+  hs_plot_args a = sweep_args(out);
+  a.source = a.points = pts;
+  a.gnuplot = gp;
+  hs_plot_error e;
+  cr_assert_eq(hs_plot(&a, &e), 0, "%s", e.msg);
+  /* Figures in registry order: pareto (0), heatmap (two keys), line. */
+  char *pareto = captured(0, "data.dat");
+  cr_expect(strstr(pareto, "10 500 0 1 9 11 450 550\n"), "%s", pareto);
+  cr_expect(strstr(pareto, "12 400 1 1 12 12 390 410\n"), "nan: no bar: %s", pareto);
+  hs_free(pareto);
+  char p[512];
+  int line = -1;
+  for (int n = 0; n < 4 && line < 0; n++) {
+    snprintf(p, sizeof p, "%s/%d/script.gp", capture_dir, n);
+    hs_error err = {0};
+    char *t = hs_read_file(p, NULL, &err);
+    if (t && strstr(t, "sweep_line.gp")) line = n;
+    hs_free(t);
+  }
+  cr_assert_geq(line, 0, "the line figure was drawn");
+  char *data = captured(line, "data.dat"), *script = captured(line, "script.gp");
+  /* In increasing order of the key, whatever the grid's order. */
+  cr_expect_str_eq(data, "0 12 12 12 400 390 410\n1 10 9 11 500 450 550\n");
+  cr_expect(strstr(script, "xlabel = 'policy.w_e'"), "%s", script);
+  cr_expect(strstr(script, "categorical = 0"), "%s", script);
+  hs_free(data);
+  hs_free(script);
+  cleanup(src, NULL);
+  hs_free(src);
 }

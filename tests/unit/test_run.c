@@ -77,7 +77,7 @@ static size_t read_devices(const char *dir, drow *rows, size_t cap) {
   size_t n = 0;
   char *save = NULL;
   char *line = strtok_r(t, "\n", &save); /* header */
-  cr_assert_str_eq(line, "round,device,samples,compute_s,comm_s,wait_s,energy_j");
+  cr_assert_str_eq(line, "round,device,samples,compute_s,comm_s,wait_s,energy_j,profile");
   while ((line = strtok_r(NULL, "\n", &save)) && n < cap) {
     drow *r = &rows[n++];
     cr_assert_eq(sscanf(line, "%u,%31[^,],%llu,%lf,%lf,%lf,%lf", &r->round, r->device, &r->samples,
@@ -90,7 +90,7 @@ static size_t read_devices(const char *dir, drow *rows, size_t cap) {
 
 /* Run sc into dir (a trace too when asked); the summary, when out is given. */
 static void run_to(const hs_scenario *sc, const char *dir, bool trace, hs_summary *out) {
-  hs_run_opts o = {dir, trace, false};
+  hs_run_opts o = {.out_dir = dir, .trace = trace};
   hs_error err = {0};
   cr_assert_eq(hs_run(sc, &o, out, &err), HS_OK, "%s", err.msg);
 }
@@ -452,7 +452,7 @@ Test(run, a_model_too_large_for_the_links_is_an_input_error_not_a_crash) {
   for (int k = 0; k < 3; k++) {
     hs_scenario *sc = scenario(regimes[k], "{\"kind\": \"equal\"}", "model_bytes=1e308", 2, 3000);
     char *dir = tmpdir();
-    hs_run_opts o = {dir, false, false};
+    hs_run_opts o = {.out_dir = dir};
     hs_summary s;
     hs_error err = {0};
     cr_expect_eq(hs_run(sc, &o, &s, &err), HS_EINVAL, "%s", regimes[k]);
@@ -578,7 +578,7 @@ Test(run, a_write_that_fails_leaves_the_previous_outputs_whole) {
   cr_assert_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
   lim.rlim_max = old.rlim_max;
   cr_assert_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
-  hs_run_opts o = {dir, false, false};
+  hs_run_opts o = {.out_dir = dir, .force = true}; /* replace the first run on purpose */
   hs_error err = {0};
   hs_status st = hs_run(second, &o, NULL, &err);
   setrlimit(RLIMIT_FSIZE, &old);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <criterion/criterion.h>
+#include <math.h>
 
 #include "hs_alloc.h"
 #include "hs_outfile.h"
@@ -414,8 +415,28 @@ Test(sweep_file, torn_line_resume_and_final_sort) {
   }
   double mn = v[0] < v[1] ? (v[0] < v[2] ? v[0] : v[2]) : (v[1] < v[2] ? v[1] : v[2]);
   cr_expect_eq(pt[0].m[0].min, mn);
-  cr_expect_float_eq(pt[0].m[0].mean, (v[0] + v[1] + v[2]) / 3, 1e-12);
+  double mean = (v[0] + v[1] + v[2]) / 3;
+  cr_expect_float_eq(pt[0].m[0].mean, mean, 1e-12);
+  /* sd (n - 1) and the Student-t interval, t(0.975, 2) = 4.302652729749464. */
+  double ss = 0;
+  for (int s = 0; s < 3; s++) ss += (v[s] - mean) * (v[s] - mean);
+  double sd = sqrt(ss / 2), half = 4.302652729749464 * sd / sqrt(3.0);
+  cr_expect_float_eq(pt[0].m[0].sd, sd, 1e-9 * (sd + 1));
+  cr_expect_float_eq(pt[0].m[0].ci95_lo, mean - half, 1e-9 * mean);
+  cr_expect_float_eq(pt[0].m[0].ci95_hi, mean + half, 1e-9 * mean);
+  cr_expect_leq(pt[0].m[0].ci95_lo, pt[0].m[0].mean);
+  cr_expect_geq(pt[0].m[0].ci95_hi, pt[0].m[0].mean);
   char *pp = hs_sweep_points_path(path);
+  /* The points file prints them beside mean/median/min/max. */
+  char *ptext = hs_read_file(pp, NULL, &err);
+  cr_assert(ptext, "%s", err.msg);
+  cr_expect(strstr(ptext, ",makespan_s_max,makespan_s_sd,makespan_s_ci95_lo,makespan_s_ci95_hi,"),
+            "%s", ptext);
+  char cell[96];
+  snprintf(cell, sizeof cell, ",%.10g,%.10g,%.10g,", pt[0].m[0].sd, pt[0].m[0].ci95_lo,
+           pt[0].m[0].ci95_hi);
+  cr_expect(strstr(ptext, cell), "%s in %s", cell, ptext);
+  hs_free(ptext);
   cr_expect(access(pp, F_OK) == 0, "%s written", pp);
   unlink(pp);
   hs_free(pp);

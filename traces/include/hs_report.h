@@ -1,8 +1,13 @@
 /* hs_report.h: the run outputs in one folder (DESIGN.md "Run outputs").
  *
- *   summary.json  one object: scenario, policy, regime, seed and the figures
+ *   summary.json  one object: scenario, policy, regime, seed and the figures,
+ *                 then the members added with hs_report_add_json (hetsim run:
+ *                 hetsim_version, run_identity, sets, policy_config, inputs,
+ *                 scenario_resolved; see sim/src/run_describe.c)
  *   rounds.csv    round,start_s,end_s,duration_s,energy_j,compute_cv,max_wait_s,reallocated
- *   devices.csv   round,device,samples,compute_s,comm_s,wait_s,energy_j
+ *   devices.csv   round,device,samples,compute_s,comm_s,wait_s,energy_j,profile
+ *                 (profile last, so readers by position of the older columns
+ *                 keep working)
  *   trace.json    (on request) Chrome trace event format, one track per device
  *
  * Rows stream to temporary files as the run produces them (memory does not grow
@@ -37,6 +42,7 @@ typedef struct hs_device_row {
   const char *device;
   uint64_t samples;
   double compute_s, comm_s, wait_s, energy_j;
+  const char *profile; /* the device's profile name (hs_profile_name) */
 } hs_device_row;
 
 /* A named number for summary.json (key carries its unit, e.g. "makespan_s"). */
@@ -55,6 +61,9 @@ void hs_report_track(hs_report *r, uint32_t track, const char *name);
 void hs_report_span(hs_report *r, uint32_t track, const char *name, double start_s,
                     double end_s);
 bool hs_report_tracing(const hs_report *r);
+/* Append a member to summary.json, after the fields: key and its value as
+ * JSON text (one line; both copied). Members are written in the order added. */
+void hs_report_add_json(hs_report *r, const char *key, const char *json);
 /* Write summary.json from (strings, fields) and rename every file into place.
  * Frees r whatever the outcome. */
 hs_status hs_report_commit(hs_report *r, const char *const *str_keys, const char *const *str_vals,

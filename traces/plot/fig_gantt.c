@@ -2,9 +2,11 @@
  * compute, communication and waiting per device over rounds A-B (--rounds,
  * default 0-2, cut to the run's last round), from trace.json (hetsim run
  * --trace) with the round bounds from rounds.csv. Only spans inside the
- * window are kept (clipped to it), one gnuplot block per kind; devices past
- * MAX_GANTT_DEV are left out (the title says so). Without trace.json the
- * figure is skipped with a note, or refused when --rounds asked for it.
+ * window are kept (clipped to it), one gnuplot block per kind. The devices:
+ * --devices a,b,... in that order (any track, unknown names refused before
+ * anything is drawn), else the first MAX_GANTT_DEV tracks (the title says
+ * when more were left out). Without trace.json the figure is skipped with a
+ * note, or refused when --rounds or --devices asked for it.
  * O(events x 3): one pass over the trace per kind, because gnuplot wants
  * one block per kind. Rejected: bucketing the events by kind in one pass (a
  * second list as long as the trace, for a loop that is not the cost: parsing
@@ -31,7 +33,48 @@ typedef struct gantt_state {
   cJSON *root;
   const cJSON *ev;  /* traceEvents */
   char *tp;         /* trace.json path, for the note */
+  char **names;     /* track names by tid (NULL: unnamed) */
+  size_t ntracks;
+  long *row_of;     /* row_of[tid]: its line in the figure, -1: not drawn */
+  size_t nrows;     /* lines drawn */
+  char **labels;    /* nrows labels (borrowed from names) */
 } gantt_state;
+
+static char **track_names(const cJSON *ev, size_t *ndev);
+
+/* Which tracks to draw, and where: --devices, else the first MAX_GANTT_DEV. */
+static int select_devices(plot_ctx *c, gantt_state *st) {
+  st->names = track_names(st->ev, &st->ntracks);
+  st->row_of = hs_malloc((st->ntracks ? st->ntracks : 1) * sizeof *st->row_of);
+  st->labels = hs_calloc(st->ntracks + 1, sizeof *st->labels);
+  for (size_t k = 0; k < st->ntracks; k++) st->row_of[k] = -1;
+  const char *list = c->a->devices;
+  if (!list) {
+    for (size_t k = 0; k < st->ntracks && k < MAX_GANTT_DEV; k++) {
+      st->row_of[k] = (long)k;
+      st->labels[st->nrows++] = st->names[k] ? st->names[k] : (char *)"?";
+    }
+    return 0;
+  }
+  char *copy = hs_strdup(list);
+  int rc = 0;
+  for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok && !rc;
+       tok = strtok_r(NULL, ",", &save)) {
+    size_t k = 0;
+    while (k < st->ntracks && !(st->names[k] && !strcmp(st->names[k], tok))) k++;
+    if (k == st->ntracks)
+      rc = plot_bad(c, "--devices: no device \"%s\" in %s", tok, st->tp);
+    else if (st->row_of[k] >= 0)
+      rc = plot_bad(c, "--devices: \"%s\" named twice", tok);
+    else {
+      st->row_of[k] = (long)st->nrows;
+      st->labels[st->nrows++] = st->names[k];
+    }
+  }
+  if (!rc && st->nrows == 0) rc = plot_bad(c, "--devices: expected device names a,b,...");
+  hs_free(copy);
+  return rc;
+}
 
 static int check(plot_ctx *c, void *state) {
   gantt_state *st = state;
@@ -41,8 +84,9 @@ static int check(plot_ctx *c, void *state) {
   int rc = 0;
   if (access(st->tp, R_OK) != 0) {
     st->no_trace = true;
-    if (a->rounds) rc = plot_bad(c, "--rounds: %s: no trace to draw (run hetsim run with --trace)",
-                                 st->tp);
+    if (a->rounds || a->devices)
+      rc = plot_bad(c, "%s: %s: no trace to draw (run hetsim run with --trace)",
+                    a->rounds ? "--rounds" : "--devices", st->tp);
     goto done;
   }
   long r0 = 0, r1 = 2;
@@ -87,12 +131,14 @@ static int check(plot_ctx *c, void *state) {
   st->ev = st->root ? cJSON_GetObjectItemCaseSensitive(st->root, "traceEvents") : NULL;
   if (!cJSON_IsArray(st->ev))
     rc = plot_bad(c, "%s: not a Chrome trace (expected an object with traceEvents)", st->tp);
+  else
+    rc = select_devices(c, st);
 done:
   hs_free(rp);
   return rc;
 }
 
-/* Track names by tid (the "M" events), for the first MAX_GANTT_DEV tracks. */
+/* Track names by tid (the "M" events), every track. */
 static char **track_names(const cJSON *ev, size_t *ndev) {
   char **names = NULL;
   const cJSON *e;
@@ -101,8 +147,8 @@ static char **track_names(const cJSON *ev, size_t *ndev) {
     const cJSON *ph = cJSON_GetObjectItemCaseSensitive(e, "ph");
     const cJSON *tid = cJSON_GetObjectItemCaseSensitive(e, "tid");
     if (!cJSON_IsString(ph) || !cJSON_IsNumber(tid) || tid->valuedouble < 0) continue;
+    if (tid->valuedouble >= 1e7) continue; /* no run has ten million devices */
     size_t id = (size_t)tid->valuedouble;
-    if (id >= MAX_GANTT_DEV) continue;
     if (id >= *ndev) {
       names = hs_reallocarray(names, id + 1, sizeof *names);
       for (size_t k = *ndev; k <= id; k++) names[k] = NULL;
@@ -123,8 +169,7 @@ static int draw(plot_ctx *c, void *state, const plot_figure *fig) {
     return 0;
   }
   double t0 = st->t0, t1 = st->t1;
-  size_t ndev;
-  char **names = track_names(st->ev, &ndev);
+  size_t ndev = st->nrows;
   FILE *d = plot_tmp_file(c, "data.dat"), *b = plot_tmp_file(c, "bounds.dat");
   static const char *const kinds[3] = {"compute", "comm", "wait"};
   const cJSON *e;
@@ -138,13 +183,15 @@ static int draw(plot_ctx *c, void *state, const plot_figure *fig) {
       const cJSON *du = cJSON_GetObjectItemCaseSensitive(e, "dur");
       if (!cJSON_IsString(ph) || strcmp(ph->valuestring, "X") || !cJSON_IsString(nm) ||
           strcmp(nm->valuestring, kinds[k]) || !cJSON_IsNumber(tid) || !cJSON_IsNumber(ts) ||
-          !cJSON_IsNumber(du) || tid->valuedouble < 0 || tid->valuedouble >= (double)ndev)
+          !cJSON_IsNumber(du) || tid->valuedouble < 0 ||
+          tid->valuedouble >= (double)st->ntracks || st->row_of[(size_t)tid->valuedouble] < 0)
         continue;
       double s = ts->valuedouble * 1e-6, f = s + du->valuedouble * 1e-6;
       if (f <= t0 || s >= t1) continue;
       if (s < t0) s = t0;
       if (f > t1) f = t1;
-      fprintf(d, "%.9g %.0f %.9g 0.38\n", (s + f) / 2, tid->valuedouble, (f - s) / 2);
+      fprintf(d, "%.9g %ld %.9g 0.38\n", (s + f) / 2, st->row_of[(size_t)tid->valuedouble],
+              (f - s) / 2);
       nk++;
     }
     /* An empty block would make gnuplot stop: one invisible zero-width box. */
@@ -161,21 +208,16 @@ static int draw(plot_ctx *c, void *state, const plot_figure *fig) {
     plot_vars v;
     char tt[800];
     snprintf(tt, sizeof tt, "rounds %ld-%ld: %s%s", st->r0, st->r1, c->run_title,
-             ndev == MAX_GANTT_DEV ? " (first 64 devices)" : "");
+             !c->a->devices && st->ntracks > MAX_GANTT_DEV ? " (first 64 devices)" : "");
     plot_vars_open(c, &v, tt);
     char *bp = plot_tmp_path(c, "bounds.dat");
     fputs("\nboundfile = ", v.f);
     plot_gp_str(v.f, bp);
     fprintf(v.f, "\nndev = %zu\n", ndev ? ndev : 1);
-    char **lab = hs_calloc(ndev + 1, sizeof *lab);
-    for (size_t k = 0; k < ndev; k++) lab[k] = names[k] ? names[k] : (char *)"?";
-    plot_gp_tics(v.f, "ytics_cmd", "ytics", lab, ndev);
-    hs_free(lab);
+    plot_gp_tics(v.f, "ytics_cmd", "ytics", st->labels, ndev);
     rc = plot_render(c, &v, fig);
     hs_free(bp);
   }
-  for (size_t k = 0; k < ndev; k++) hs_free(names[k]);
-  hs_free(names);
   return rc;
 }
 
@@ -185,6 +227,10 @@ static void fini(void *state) {
   hs_free(st->text);
   plot_table_free(&st->rt);
   hs_free(st->tp);
+  for (size_t k = 0; k < st->ntracks; k++) hs_free(st->names[k]);
+  hs_free(st->names);
+  hs_free(st->row_of);
+  hs_free(st->labels);
 }
 
 const plot_figure plot_fig_gantt = {"gantt", "run_gantt.gp", HS_PLOT_RUN,

@@ -1,5 +1,7 @@
 /* fig_pareto.c: pareto.{png,svg} of a sweep, drawn by sweep_pareto.gp:
- * energy against makespan (means over seeds), one point per sweep point,
+ * energy against makespan (means over seeds), one point per sweep point with
+ * its 95 % confidence intervals over seeds as error bars (both axes; none
+ * for one seed or an older points file),
  * coloured by --color KEY (default policy.w_e, else the first grid key with
  * several values), with the makespan-energy Pareto front as flagged in
  * RESULTS.points.csv. O(points) to write, plus an insertion sort of the
@@ -42,7 +44,10 @@ static int draw(plot_ctx *c, void *state, const plot_figure *fig) {
   for (size_t r = 0; d && r < t->nrow; r++) {
     size_t ci = st->kcol >= 0 ? plot_cat_index(&ccol, t->row[r][1 + st->kcol]) : 0;
     bool on = atoi(t->row[r][s->ci_front]) != 0;
-    fprintf(d, "%s %s %zu %d\n", t->row[r][s->ci_mk], t->row[r][s->ci_e], ci, on);
+    double mk = strtod(t->row[r][s->ci_mk], NULL), e = strtod(t->row[r][s->ci_e], NULL);
+    fprintf(d, "%s %s %zu %d %.10g %.10g %.10g %.10g\n", t->row[r][s->ci_mk], t->row[r][s->ci_e],
+            ci, on, plot_num_or(t->row[r], s->ci_mk_lo, mk), plot_num_or(t->row[r], s->ci_mk_hi, mk),
+            plot_num_or(t->row[r], s->ci_e_lo, e), plot_num_or(t->row[r], s->ci_e_hi, e));
     if (on) {
       double x = strtod(t->row[r][s->ci_mk], NULL), y = strtod(t->row[r][s->ci_e], NULL);
       size_t i = nf++;

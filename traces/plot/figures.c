@@ -5,11 +5,13 @@
  * linker-section table is not portable C11). */
 #include "plot_core.h"
 
-extern const plot_figure plot_fig_pareto, plot_fig_heatmap, plot_fig_allocation, plot_fig_gantt;
+extern const plot_figure plot_fig_pareto, plot_fig_heatmap, plot_fig_line, plot_fig_allocation,
+    plot_fig_gantt;
 
 const plot_figure *const plot_figures[] = {
     &plot_fig_pareto,     /* sweep: energy against makespan, the Pareto front */
     &plot_fig_heatmap,    /* sweep: a metric over two grid keys */
+    &plot_fig_line,       /* sweep: makespan and energy over one grid key */
     &plot_fig_allocation, /* run: samples per device per round */
     &plot_fig_gantt,      /* run: compute, comm, wait per device over rounds A-B */
 };

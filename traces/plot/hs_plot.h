@@ -21,6 +21,7 @@ typedef struct hs_plot_args {
   const char *out;        /* output folder, made once the inputs are checked */
   const char *x, *y, *z, *color; /* sweep figures; NULL: defaults */
   const char *rounds;     /* run figures: "A-B" or "A"; NULL: 0-2 */
+  const char *devices;    /* gantt: "a,b,..." device names; NULL: the first 64 */
   const char *gnuplot;    /* program, found on PATH when it has no '/' */
   const char *script_dir; /* folder of the .gp scripts */
   bool quiet;             /* do not list the files written */

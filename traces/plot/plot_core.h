@@ -31,6 +31,7 @@ typedef struct plot_cats {
 typedef struct plot_sweep_in {
   plot_table t;
   long ci_seeds, ci_mk, ci_e, ci_front; /* columns */
+  long ci_mk_lo, ci_mk_hi, ci_e_lo, ci_e_hi; /* 95 % intervals; -1 in older files */
   size_t nkeys;                         /* grid keys are columns 1..nkeys */
   plot_cats *kc;                        /* kc[k]: the values of key k */
   char keys[512];                       /* "a, b" for messages */
@@ -104,6 +105,10 @@ void plot_vars_open(const plot_ctx *c, plot_vars *v, const char *title);
 /* Write script.gp (vars, then PNG, load the figure's script, SVG, replot),
  * run gnuplot on it and close vars. 0, or 1 with the error set. */
 int plot_render(plot_ctx *c, plot_vars *vars, const plot_figure *fig);
+
+/* A cell of column ci as a number, or fallback when ci < 0 or the cell is
+ * not a finite number ("nan" when one seed gives no interval). */
+double plot_num_or(char **row, long ci, double fallback);
 
 /* Inputs shared by the figures of one kind (plot_sources.c): 0 or the code. */
 int plot_sweep_open(plot_ctx *c);

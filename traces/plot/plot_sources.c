@@ -3,11 +3,14 @@
  * Sweep: the per-point file (RESULTS.points.csv) read once into a table, its
  * header checked (point,<keys>,seeds,...,pareto_front), the distinct values of
  * every grid key in order of first appearance (O(rows x keys x values)), and
- * the title. Run: the title, from summary.json when it can be read (a run
+ * the title, and the optional 95 % interval columns (older points files
+ * lack them: the figures then draw no bars). Run: the title, from summary.json when it can be read (a run
  * folder without one is still drawn, titled by its path). Rejected: each
  * sweep figure reading the points file itself (two reads, two places that
  * check the header and could disagree). */
 #include <errno.h>
+#include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -31,6 +34,10 @@ int plot_sweep_open(plot_ctx *c) {
   s->ci_mk = plot_col(t->col, t->ncol, "makespan_s_mean");
   s->ci_e = plot_col(t->col, t->ncol, "energy_j_mean");
   s->ci_front = plot_col(t->col, t->ncol, "pareto_front");
+  s->ci_mk_lo = plot_col(t->col, t->ncol, "makespan_s_ci95_lo");
+  s->ci_mk_hi = plot_col(t->col, t->ncol, "makespan_s_ci95_hi");
+  s->ci_e_lo = plot_col(t->col, t->ncol, "energy_j_ci95_lo");
+  s->ci_e_hi = plot_col(t->col, t->ncol, "energy_j_ci95_hi");
   if (s->ci_seeds < 1 || s->ci_mk < 0 || s->ci_e < 0 || s->ci_front < 0 ||
       strcmp(t->col[0], "point"))
     return plot_bad(c, "%s: line 2: not a hetsim sweep points header (point,<keys>,seeds,...)",
@@ -45,6 +52,13 @@ int plot_sweep_open(plot_ctx *c) {
              t->col[1 + k]);
   snprintf(s->title, sizeof s->title, "sweep of %s", t->title ? t->title : pp);
   return 0;
+}
+
+double plot_num_or(char **row, long ci, double fallback) {
+  if (ci < 0) return fallback;
+  char *end;
+  double v = strtod(row[ci], &end);
+  return *row[ci] && !*end && isfinite(v) ? v : fallback;
 }
 
 void plot_sweep_close(plot_sweep_in *s) {

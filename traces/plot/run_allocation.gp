@@ -1,10 +1,12 @@
 # run_allocation.gp: the samples each device was given, round by round (what
 # the controller decided). `hetsim plot` sets: plot_title, datafile (one
 # block per device: round, samples), names (device names, space-separated),
-# show_titles (0 when there are too many devices for a legend).
+# show_titles (0 when there are too many devices for a legend), grouped (1:
+# the blocks are profiles, "<profile>(xN)", each the mean per device).
 set title plot_title noenhanced font ',13'
 set xlabel 'round'
 set ylabel 'samples allocated (samples per round)'
+if (grouped) { set ylabel 'mean samples allocated per device of the profile (per round)' }
 set grid lc rgb '#dddddd'
 set key outside right top noenhanced
 set xtics 1

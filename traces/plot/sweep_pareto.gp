@@ -2,7 +2,8 @@
 # over seeds), coloured by one grid key, with the makespan-energy Pareto front
 # (both minimised) drawn as the staircase that bounds what is attainable.
 # `hetsim plot` sets, before loading this: plot_title, datafile (makespan_s,
-# energy_j, colour index, pareto flag), frontfile (the front, by makespan),
+# energy_j, colour index, pareto flag, makespan 95 % CI low, high, energy
+# low, high: the mean itself when there is no interval), frontfile (the front, by makespan),
 # colorlabel, ncolors, cbtics_cmd (a `set cbtics (...)` naming each colour),
 # categorical (1: the colour key's values are names, not numbers).
 set title plot_title noenhanced font ',13'
@@ -44,5 +45,7 @@ if (MY_min == MY_max) {
   set yrange [MY_min - ypad:MY_max + ypad]
 }
 plot frontfile using 1:($2/1000) with steps lw 2 lc rgb '#222222' title 'Pareto front', \
+     datafile using 1:($2/1000):5:6:($7/1000):($8/1000) with xyerrorbars pt -1 lw 1 \
+       lc rgb '#999999' title '95 % CI over seeds', \
      datafile using 1:($2/1000):3 with points pt 7 ps 1.6 lc palette title 'grid point', \
      frontfile using 1:($2/1000) with points pt 6 ps 2.4 lw 2 lc rgb '#222222' title 'on the front'

@@ -22,7 +22,17 @@ struct hs_report {
   char *made; /* the topmost folder hs_report_open created (NULL: none): removed on abort */
   hs_outfile *rounds, *devices, *trace;
   bool first_event;
+  char **xkey, **xjson; /* hs_report_add_json members */
+  size_t nx;
 };
+
+void hs_report_add_json(hs_report *r, const char *key, const char *json) {
+  r->xkey = hs_reallocarray(r->xkey, r->nx + 1, sizeof *r->xkey);
+  r->xjson = hs_reallocarray(r->xjson, r->nx + 1, sizeof *r->xjson);
+  r->xkey[r->nx] = hs_strdup(key);
+  r->xjson[r->nx] = hs_strdup(json);
+  r->nx++;
+}
 
 static char *join(const char *dir, const char *name) {
   size_t n = strlen(dir) + strlen(name) + 2;
@@ -68,6 +78,12 @@ void hs_report_abort(hs_report *r) {
     hs_free(p);
   }
   hs_free(r->made);
+  for (size_t i = 0; i < r->nx; i++) {
+    hs_free(r->xkey[i]);
+    hs_free(r->xjson[i]);
+  }
+  hs_free(r->xkey);
+  hs_free(r->xjson);
   hs_free(r->dir);
   hs_free(r);
 }
@@ -95,7 +111,8 @@ hs_report *hs_report_open(const char *dir, bool trace, hs_error *err) {
   if (trace && !(r->trace = open_in(dir, "trace.json", err))) goto fail;
   fputs("round,start_s,end_s,duration_s,energy_j,compute_cv,max_wait_s,reallocated\n",
         hs_outfile_stream(r->rounds));
-  fputs("round,device,samples,compute_s,comm_s,wait_s,energy_j\n", hs_outfile_stream(r->devices));
+  fputs("round,device,samples,compute_s,comm_s,wait_s,energy_j,profile\n",
+        hs_outfile_stream(r->devices));
   if (r->trace) fputs("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[", hs_outfile_stream(r->trace));
   r->first_event = true;
   return r;
@@ -138,7 +155,7 @@ void hs_report_device(hs_report *r, const hs_device_row *row) {
   num(f, row->wait_s);
   fputc(',', f);
   num(f, row->energy_j);
-  fputc('\n', f);
+  fprintf(f, ",%s\n", row->profile ? row->profile : "");
 }
 
 void hs_json_fputs(FILE *out, const char *s) {
@@ -204,7 +221,7 @@ hs_status hs_report_commit(hs_report *r, const char *const *str_keys, const char
     hs_json_fputs(f, str_keys[i]);
     fputs(": ", f);
     hs_json_fputs(f, str_vals[i]);
-    fputs(i + 1 < nstr || nfields ? ",\n" : "\n", f);
+    fputs(i + 1 < nstr || nfields || r->nx ? ",\n" : "\n", f);
   }
   for (size_t i = 0; i < nfields; i++) {
     fputs("  ", f);
@@ -217,7 +234,12 @@ hs_status hs_report_commit(hs_report *r, const char *const *str_keys, const char
       fprintf(f, "%.10g", v);
     else
       fputs("null", f);
-    fputs(i + 1 < nfields ? ",\n" : "\n", f);
+    fputs(i + 1 < nfields || r->nx ? ",\n" : "\n", f);
+  }
+  for (size_t i = 0; i < r->nx; i++) {
+    fputs("  ", f);
+    hs_json_fputs(f, r->xkey[i]);
+    fprintf(f, ": %s%s", r->xjson[i], i + 1 < r->nx ? ",\n" : "\n");
   }
   fputs("}\n", f);
   bool traced = r->trace != NULL;
