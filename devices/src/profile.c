@@ -624,7 +624,7 @@ char *hs_profile_find(const char *name, const char *base_dir, hs_error *err) {
   if (!name_ok(name)) {
     hs_error_set(err, HS_EINVAL,
                  "\"%s\" is neither a path nor a profile name ([a-z0-9._-]+, not starting with '.')",
-                 name);
+                 hs_quote((char[HS_QUOTE_BUF]){0}, HS_QUOTE_BUF, name));
     return NULL;
   }
   /* Where we looked, for the message: built as we go, truncated if huge. */
