@@ -124,11 +124,13 @@ hs_status lrn_csv_parse(const char *text, size_t len, lrn_table *t, hs_error *er
           v = strtod(num, &stop);
         }
         if (n == 0 || n >= sizeof num || *stop != '\0' || !isfinite(v)) {
-          char name[64];
-          snprintf(name, sizeof name, "%s", t->names[c]);
+          /* quoted with hs_quote: a binary file's bytes print escaped, on one line */
+          char name[HS_QUOTE_BUF], field[64], qf[HS_QUOTE_BUF];
+          hs_quote(name, sizeof name, t->names[c]);
+          snprintf(field, sizeof field, "%.*s", (int)(n > 30 ? 30 : n), text + f);
           lrn_table_fini(t);
-          return hs_error_set(err, HS_EPARSE, "line %zu, column %s (offset %zu): not a finite number: \"%.*s\"",
-                               line, name, f, (int)(n > 30 ? 30 : n), text + f);
+          return hs_error_set(err, HS_EPARSE, "line %zu, column %s (offset %zu): not a finite number: \"%s\"",
+                               line, name, f, hs_quote(qf, sizeof qf, field));
         }
         row[c++] = v;
       }
