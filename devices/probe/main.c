@@ -238,6 +238,7 @@ static int cmd_calibrate(int argc, char **argv) {
   cli_opts o;
   int rc = cli_parse(argc, argv, &o);
   if (rc) return rc;
+  lrn_idx_verify_whole(true); /* --max-samples must not hide a corrupt .gz (issue 16 defect 7) */
   if (!o.task) return die("--task: missing (mnist, era5 or imdb)");
   const lrn_trainer_type *tr = lrn_trainer_find(o.task);
   if (!tr) return die("--task: unknown task \"%s\" (mnist, era5 or imdb)", o.task);

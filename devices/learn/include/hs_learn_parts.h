@@ -64,6 +64,15 @@ hs_status lrn_idx_parse(const unsigned char *buf, size_t len, size_t max_items,
                              lrn_idx *out, hs_error *err);
 /* Load a plain or gzip-compressed IDX file; messages start with the path. */
 hs_status lrn_idx_load(const char *path, size_t max_items, lrn_idx *out, hs_error *err);
+/* Whether lrn_idx_load, keeping only max_items of a .gz file, still decodes
+ * and checks the whole member (lrn_gunzip) rather than stopping after the
+ * prefix (lrn_gunzip_head). Off by default: the simulator's learner loads its
+ * prefix at every scenario load, and a whole decode of the 26 MB MNIST
+ * archive costs a second there (ten under the fuzzer's sanitizers); a prefix
+ * is still checked as it is decoded. hetsim-probe calibrate turns it on: a
+ * calibration must not take data from a corrupt archive (issue 16 defect 7).
+ * Call before any thread starts. */
+void lrn_idx_verify_whole(bool on);
 void lrn_idx_fini(lrn_idx *x);
 
 /* ------------------------------------------------------------ ERA5 (CSV) */

@@ -59,6 +59,10 @@ hs_status lrn_idx_parse(const unsigned char *buf, size_t len, size_t max_items,
   return HS_OK;
 }
 
+static bool verify_whole; /* see lrn_idx_verify_whole */
+
+void lrn_idx_verify_whole(bool on) { verify_whole = on; }
+
 hs_status lrn_idx_load(const char *path, size_t max_items, lrn_idx *out, hs_error *err) {
   memset(out, 0, sizeof *out);
   unsigned char *raw = NULL;
@@ -94,7 +98,7 @@ hs_status lrn_idx_load(const char *path, size_t max_items, lrn_idx *out, hs_erro
         return st;
       }
     }
-    st = lrn_gunzip(raw, len, want, &plain, &plen, err);
+    st = (want && !verify_whole ? lrn_gunzip_head : lrn_gunzip)(raw, len, want, &plain, &plen, err);
     free(raw);
     if (st != HS_OK) {
       hs_error_prefix(err, "%s (gzip)", path);
