@@ -166,6 +166,13 @@ void hs_agc_plan_destroy(hs_agc_plan *plan);
  * bits[i] >= 0 and sum = z_res. */
 hs_agc_plan *hs_agc_plan_from_bits(const hs_agc_params *pr, const int64_t *bits, hs_error *err);
 
+/* The OSGC baseline (the predecessor scheme, which ignores quantisation):
+ * equal bits (z_i = b_i + offset), shares Y_i = n delta_i^-1 / sum delta^-1
+ * with delta_i^-1 = (1-p_i)/p_i over the active workers, both layouts from
+ * those shares, lane-1 weights 1/(1-p_i); predicted_error is its true error
+ * sum_i (p_i + omega_i)/(1-p_i) Y_i^2 (quantisation included). */
+hs_agc_plan *hs_agc_plan_osgc(const hs_agc_params *pr, hs_error *err);
+
 /* m_i = sum_j alpha_ij g_j for worker i: grads is n x dim (row j = g_j),
  * out has dim entries. */
 void hs_agc_encode(const hs_agc_layout *L, size_t i, const double *grads, size_t dim, double *out);

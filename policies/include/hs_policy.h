@@ -235,6 +235,18 @@ bool hs_controller_reallocated(const hs_controller *c);
 
 size_t hs_controller_size(const hs_controller *c);       /* n */
 uint64_t hs_controller_budget(const hs_controller *c);   /* samples per round */
+/* Optional per-group rules (HFL-DDP silos), set after hs_controller_create and
+ * before the first update (HS_EINVAL after it). ngroups must be the number of
+ * distinct group ids; entries are in ascending group-id order.
+ * budgets (NULL: keep the split in proportion to group size): samples per
+ * group, summing to the budget, each covering its members x min_samples; the
+ * allocation restarts from the equal split inside each group.
+ * deadbands (NULL: one decision for all groups, as without this call): each
+ * group keeps or changes its own split by the deadband rule with its own band
+ * (a negative entry: the policy's deadband); reallocated() is true when any
+ * group changed. Policies without a deadband ignore deadbands. */
+hs_status hs_controller_set_group_rules(hs_controller *c, const uint64_t *budgets,
+                                        const double *deadbands, size_t ngroups, hs_error *err);
 const hs_policy_config *hs_controller_config(const hs_controller *c); /* its copy */
 uint64_t hs_controller_rounds(const hs_controller *c);   /* successful updates so far */
 

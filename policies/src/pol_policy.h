@@ -107,6 +107,7 @@ struct hs_controller {
   uint32_t *order;
   size_t *gstart;
   uint64_t *gbudget;
+  double *gdeadband; /* ngroups: the deadband rule per group (NULL: one rule for all) */
   double *w;  /* n: scratch (weights for apportionment) */
   double *sd; /* n: scratch (medians) */
   pol_scratch scratch;

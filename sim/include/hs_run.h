@@ -43,6 +43,8 @@ typedef struct hs_summary {
   double compute_cv;           /* mean over rounds of the CV of per-device compute time */
   double wait_fraction;        /* idle-wait seconds / (devices * makespan) */
   double controller_overhead_fraction; /* NAN unless measured */
+  double compute_cv_adapted;   /* compute_cv of the rounds after the first (measured) one;
+                                  NAN without a "dynamics" block or with one round */
   /* Learning in the loop (issue 10): only when the scenario's learning mode is
    * not off (learning true); NAN when not reached or not evaluated. */
   bool learning;

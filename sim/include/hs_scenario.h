@@ -108,6 +108,7 @@ typedef struct hs_scenario {
   double telemetry_time_noise;   /* relative sd of reported time (0: exact) */
   double telemetry_energy_noise; /* relative sd of reported energy (0: exact) */
   bool switch_off_unselected;    /* oort: unselected devices switch off for the round */
+  struct hs_dynamics *dynamics;  /* the "dynamics" block (sim/src/dyn.h); NULL: none */
   hs_learning_spec *learning;    /* NULL: learning off */
 } hs_scenario;
 

@@ -147,7 +147,7 @@ static hs_status parse_root(ctx *c, const cJSON *root) {
   static const char *const keys[] = {
       "name",       "description", "seed",   "task",    "model_bytes", "rounds",
       "samples_per_round", "batch_size", "regime", "policy",  "devices",     "network",
-      "telemetry",  "switch_off_unselected", "learning", "topology", "model", NULL};
+      "telemetry",  "switch_off_unselected", "learning", "topology", "model", "dynamics", NULL};
   if ((st = scn_check_keys(c, root, keys))) return st;
   double seed, rounds, spr, batch;
   if ((st = scn_get_str(c, root, "name", false, NULL, &sc->name))) return st;
@@ -182,7 +182,7 @@ static hs_status parse_root(ctx *c, const cJSON *root) {
   if ((st = scn_parse_network(c, root)) || (st = scn_parse_devices(c, root)) ||
       (st = scn_parse_topology(c, root)) ||
       (st = scn_parse_regime(c, root)) || (st = parse_policy(c, root)) ||
-      (st = parse_telemetry(c, root)))
+      (st = parse_telemetry(c, root)) || (st = scn_parse_dynamics(c, root)))
     return st;
   /* Every participant gets at least min_samples, so the budget must cover them. */
   uint64_t min_samples = hs_policy_config_min_samples(&sc->policy);
@@ -306,6 +306,7 @@ void hs_scenario_destroy(hs_scenario *sc) {
     hs_free(d->owner);
   }
   hs_free(sc->devices);
+  scn_free_dynamics(sc);
   scn_free_regime(s);
   scn_free_learning(sc);
   hs_free(sc->regime.kind);

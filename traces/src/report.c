@@ -22,6 +22,8 @@ struct hs_report {
   char *made; /* the topmost folder hs_report_open created (NULL: none): removed on abort */
   hs_outfile *rounds, *devices, *trace;
   hs_outfile *learning; /* learning.csv, when the run learns */
+  hs_outfile *extra[HS_REPORT_EXTRA_MAX];
+  size_t nextra;
   bool first_event;
   char **xkey, **xjson; /* hs_report_add_json members */
   size_t nx;
@@ -71,6 +73,7 @@ void hs_report_abort(hs_report *r) {
   hs_outfile_abort(r->devices);
   hs_outfile_abort(r->trace);
   hs_outfile_abort(r->learning);
+  for (size_t i = 0; i < r->nextra; i++) hs_outfile_abort(r->extra[i]);
   /* No empty output folder after a failed run (a full disk): remove, deepest
    * first, the folders this report made; rmdir leaves any that hold files. */
   if (r->made) {
@@ -121,6 +124,18 @@ hs_report *hs_report_open(const char *dir, bool trace, hs_error *err) {
 fail:
   hs_report_abort(r);
   return NULL;
+}
+
+FILE *hs_report_extra(hs_report *r, const char *name, hs_error *err) {
+  if (r->nextra == HS_REPORT_EXTRA_MAX) {
+    hs_error_set(err, HS_ERANGE, "%s/%s: more than %d extra output files", r->dir, name,
+                 HS_REPORT_EXTRA_MAX);
+    return NULL;
+  }
+  hs_outfile *f = open_in(r->dir, name, err);
+  if (!f) return NULL;
+  r->extra[r->nextra++] = f;
+  return hs_outfile_stream(f);
 }
 
 static void num(FILE *f, double v) {
@@ -273,8 +288,9 @@ hs_status hs_report_commit(hs_report *r, const char *const *str_keys, const char
   /* Every file is written out before any is renamed into place: a write that
    * failed (a full disk) must not leave this run's rounds.csv beside an
    * earlier run's devices.csv. */
-  hs_outfile *all[] = {r->rounds, r->devices, r->trace, r->learning, s};
-  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+  hs_outfile *all[5 + HS_REPORT_EXTRA_MAX] = {r->rounds, r->devices, r->trace, r->learning, s};
+  for (size_t i = 0; i < r->nextra; i++) all[5 + i] = r->extra[i];
+  for (size_t i = 0; i < 5 + r->nextra; i++) {
     if (!all[i]) continue;
     FILE *fp = hs_outfile_stream(all[i]);
     if (fflush(fp) != 0 || ferror(fp)) {
@@ -300,6 +316,11 @@ hs_status hs_report_commit(hs_report *r, const char *const *str_keys, const char
     else hs_outfile_abort(r->learning);
     r->learning = NULL;
   }
+  for (size_t i = 0; i < r->nextra; i++) {
+    if (st == HS_OK) st = hs_outfile_commit(r->extra[i], err);
+    else hs_outfile_abort(r->extra[i]);
+  }
+  r->nextra = 0;
   if (st == HS_OK) st = hs_outfile_commit(s, err);
   else hs_outfile_abort(s);
   if (st == HS_OK && !traced) {
