@@ -1,4 +1,5 @@
-/* hs_profile.h: device profiles: load, validate, look up, sample.
+/* [devices/include -> hetsim::devices; not installed]
+ * hs_profile.h: device profiles: load, validate, look up, sample.
  *
  * A profile describes one board type (format, field by field, in
  * devices/profiles/README.md): device-wide idle and communication power, and
@@ -100,14 +101,14 @@ const hs_thermal_profile *hs_profile_thermal(const hs_profile *p);
  * and it must exist. Otherwise the value is a name ([a-z0-9._-]+, not starting
  * with '.', so it can never climb out of a folder) and "<name>.json" is searched
  * in: each folder of $HETSIM_PROFILE_PATH (colon-separated, left to right, empty
- * entries skipped), then the compiled-in HS_PROFILE_DIR (= <source>/devices/profiles).
+ * entries skipped), then the shipped profiles (<bin>/../share/hetsim/profiles, hs_share_path).
  * The first existing file wins. HS_ENOENT with a message listing where it looked
  * when not found; HS_EINVAL for a malformed name. The caller prefixes its file
  * and JSON path. */
 char *hs_profile_find(const char *name, const char *base_dir, hs_error *err);
 /* hs_profile_find, then hs_profile_load. */
 hs_profile *hs_profile_open(const char *name, const char *base_dir, hs_error *err);
-/* The compiled-in folder of shipped profiles (static string). */
+/* The folder of shipped profiles, beside the program (static string). */
 const char *hs_profile_builtin_dir(void);
 
 /* Compute time of one round of `samples` samples at speed factor 1:

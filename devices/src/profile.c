@@ -37,9 +37,10 @@
 #include <gsl/gsl_cdf.h>
 
 #include "hs_alloc.h"
+#include "hs_util.h"
 
-#ifndef HS_PROFILE_DIR
-#error "HS_PROFILE_DIR must be defined by the build (devices/src/CMakeLists.txt)"
+#ifndef HS_PROFILE_DIR /* the shipped profiles, beside the program (hs_util.h) */
+#define HS_PROFILE_DIR hs_share_path("profiles")
 #endif
 
 #define DEV_PATH_MAX 256            /* JSON paths in messages; longer ones are truncated */

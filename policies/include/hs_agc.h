@@ -1,4 +1,5 @@
-/* hs_agc.h: the planner of approximate gradient coding with quantisation (AGC).
+/* [policies/include -> hetsim::policies; installed: include/hetsim/, -lhetsim-policies]
+ * hs_agc.h: the planner of approximate gradient coding with quantisation (AGC).
  *
  * A trainer links this as it links the controller: libc + libm only (plus the
  * status/allocation helpers of policies/base, which are libc only).
@@ -184,7 +185,8 @@ void hs_agc_decode(const hs_agc_plan *plan, const double *weight, const bool *ar
 /* --- the stochastic quantiser -------------------------------------------- */
 
 /* A small xoshiro256** stream seeded by splitmix64 from (seed, stream): libc
- * only (hs_rng pulls GSL). Open value type: embed it. */
+ * only (written when hs_rng pulled GSL; it no longer does, but the quantiser's
+ * known answers pin this stream). Open value type: embed it. */
 typedef struct hs_agc_rng {
   uint64_t s[4];
 } hs_agc_rng;

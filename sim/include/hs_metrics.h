@@ -1,4 +1,5 @@
-/* hs_metrics.h: the summary metrics of a run, by name, in one table
+/* [sim/include -> hetsim::sim; not installed]
+ * hs_metrics.h: the summary metrics of a run, by name, in one table
  * (sim/src/metrics.c).
  *
  * A metric is one number of hs_summary (hs_run.h). Its table line says what it

@@ -1,4 +1,5 @@
-/* hs_run.h: run one scenario to completion and (optionally) write its outputs.
+/* [sim/include -> hetsim::sim; not installed]
+ * hs_run.h: run one scenario to completion and (optionally) write its outputs.
  *
  * hs_run is re-entrant: no globals, so a sweep may run several scenarios at once
  * on different threads. Same scenario (incl. seed) => byte-identical outputs. */

@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include <gsl/gsl_rng.h>
+#include "hs_rng_gsl.h"
 
 #include "hs_engine.h"
 #include "hs_ledger.h"

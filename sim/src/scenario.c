@@ -29,7 +29,7 @@
 #include "hs_util.h"
 #include "scenario_internal.h"
 
-#ifndef HS_SCENARIO_DIR
+#ifndef HS_SCENARIO_DIR /* the shipped scenarios, beside the program (hs_util.h) */
 #define HS_SCENARIO_DIR "scenarios"
 #endif
 
@@ -331,7 +331,9 @@ void hs_scenario_destroy(hs_scenario *sc) {
   hs_free(s);
 }
 
-const char *hs_scenario_default_path(void) { return HS_SCENARIO_DIR "/testbed-mnist-pma.json"; }
+const char *hs_scenario_default_path(void) {
+  return hs_share_path(HS_SCENARIO_DIR "/testbed-mnist-pma.json");
+}
 
 const hs_link_spec *hs_scenario_link(const hs_scenario *sc, const char *name) {
   for (size_t i = 0; i < sc->nlinks; i++)

@@ -1,4 +1,5 @@
-/* hs_report.h: the run outputs in one folder (DESIGN.md "Run outputs").
+/* [traces/include -> hetsim::traces; not installed]
+ * hs_report.h: the run outputs in one folder (DESIGN.md "Run outputs").
  *
  *   summary.json  one object: scenario, policy, regime, seed and the figures,
  *                 then the members added with hs_report_add_json (hetsim run:

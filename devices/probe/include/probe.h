@@ -1,4 +1,5 @@
-/* probe.h: internal API of the board harness hetsim-probe (devices/probe).
+/* [devices/probe/include -> hetsim::probe_core; not installed]
+ * probe.h: internal API of the board harness hetsim-probe (devices/probe).
  *
  * The harness is copied to a board and must build there with libc, libm and
  * pthreads only: no GSL, no cJSON, not even hetsim::base. So it carries its own
