@@ -132,6 +132,25 @@ static bool c_gzip_truncated(const char *tmp, char *why, size_t cap) {
   CHECK(st == HS_EPARSE && strstr(e.msg, "offset"), "truncated gzip: got %d \"%s\"", st, e.msg);
   st = lrn_gunzip((const unsigned char *)"not gzip at all, really", 23, 0, &out, &ol, &e);
   CHECK(st == HS_EPARSE && strstr(e.msg, "offset 0"), "not gzip: got %d \"%s\"", st, e.msg);
+  /* issue 16 defect 7: keeping a prefix still decodes and checks the whole
+   * member, so a cut or CRC-broken archive is refused; only the header peek
+   * (lrn_gunzip_head) stops early unchecked */
+  st = lrn_gunzip(GZ_DYNAMIC, 300, 13, &out, &ol, &e);
+  CHECK(st == HS_EPARSE && strstr(e.msg, "offset"), "truncated gzip, max_out 13: got %d \"%s\"", st, e.msg);
+  unsigned char *g = hs_malloc(sizeof GZ_DYNAMIC);
+  memcpy(g, GZ_DYNAMIC, sizeof GZ_DYNAMIC);
+  g[sizeof GZ_DYNAMIC - 8] ^= 1; /* the CRC */
+  st = lrn_gunzip(g, sizeof GZ_DYNAMIC, 13, &out, &ol, &e);
+  CHECK(st == HS_EPARSE && strstr(e.msg, "CRC"), "CRC-broken gzip, max_out 13: got %d \"%s\"", st, e.msg);
+  g[sizeof GZ_DYNAMIC - 8] ^= 1;
+  g[sizeof GZ_DYNAMIC - 4] ^= 1; /* ISIZE */
+  st = lrn_gunzip(g, sizeof GZ_DYNAMIC, 13, &out, &ol, &e);
+  CHECK(st == HS_EPARSE && strstr(e.msg, "length"), "ISIZE-broken gzip, max_out 13: got %d \"%s\"", st, e.msg);
+  st = lrn_gunzip_head(g, sizeof GZ_DYNAMIC, 13, &out, &ol, &e);
+  free(g);
+  bool ok = st == HS_OK && ol == 13 && memcmp(out, "line 0: the q", 13) == 0;
+  free(out);
+  CHECK(ok, "lrn_gunzip_head: status %d (%s), %zu bytes", st, e.msg, ol);
   return true;
 }
 

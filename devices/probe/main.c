@@ -72,7 +72,8 @@ static const char USAGE[] =
     "  hetsim-probe calibrate --task mnist --out myvm.json --sensor none \\\n"
     "      --busy-w 12 --busy-w-source \"vendor TDP share\" --idle-w 4 --idle-w-source \"vendor idle figure\"\n"
     "\n"
-    "exit status: 0 written, 2 bad input or nothing written (one line on stderr saying why).\n";
+    "exit status: 0 written; 1 a file cannot be read or written (the profile, synth's output);\n"
+    "             2 bad input (one line on stderr saying why). Nothing is half-written.\n";
 
 static int die(const char *fmt, ...) PROBE_PRINTF(1, 2);
 static int die(const char *fmt, ...) {
@@ -85,6 +86,14 @@ static int die(const char *fmt, ...) {
     if (*c == '\n') *c = ' '; /* one line, always */
   fprintf(stderr, "hetsim-probe: %s\n", msg);
   return HS_EXIT_BADINPUT;
+}
+
+/* die() with err's message; 1 when a file cannot be read or written (the
+ * house rule: HS_EIO, HS_EPERM, HS_ENOMEM), else 2. */
+static int die_err(const hs_error *err) {
+  die("%s", err->msg);
+  return err->status == HS_EIO || err->status == HS_EPERM || err->status == HS_ENOMEM ? 1
+                                                                                        : HS_EXIT_BADINPUT;
 }
 
 typedef struct {
@@ -215,7 +224,7 @@ static int cmd_synth(int argc, char **argv) {
   } else {
     return die("synth: \"%s\" is not era5 or imdb", argv[2]);
   }
-  if (st != HS_OK) return die("%s", err.msg);
+  if (st != HS_OK) return die_err(&err);
   printf("wrote synthetic %s data to %s (marked as synthetic)\n", argv[2], argv[3]);
   return 0;
 }
@@ -265,6 +274,7 @@ static int cmd_calibrate(int argc, char **argv) {
   cli_opts o;
   int rc = cli_parse(argc, argv, &o);
   if (rc) return rc;
+  lrn_idx_verify_whole(true); /* --max-samples must not hide a corrupt .gz (issue 16 defect 7) */
   if (!o.task) return die("--task: missing (mnist, era5 or imdb)");
   const lrn_trainer_type *tr = lrn_trainer_find(o.task);
   if (!tr) return die("--task: unknown task \"%s\" (mnist, era5 or imdb)", o.task);
@@ -308,7 +318,7 @@ static int cmd_calibrate(int argc, char **argv) {
   size_t elen = 0;
   hs_error err = {HS_OK, ""};
   if (probe_exists(o.out)) {
-    if (probe_read_file(o.out, &existing, &elen, &err) != HS_OK) return die("%s", err.msg);
+    if (probe_read_file(o.out, &existing, &elen, &err) != HS_OK) return die_err(&err);
     probe_json *j = probe_json_parse((const char *)existing, elen, &err);
     hs_status cst = j ? probe_profile_check(j, &err) : HS_EPARSE;
     const char *fn[] = {"name", "board", "arch"}, *mine[] = {name, board, si.arch};
@@ -434,7 +444,7 @@ static int cmd_calibrate(int argc, char **argv) {
   free(text);
   if (st != HS_OK) {
     probe_task_result_fini(&res);
-    return die("%s", err.msg);
+    return die_err(&err);
   }
   printf("wrote %s: task %s: tau_s %.4g s/sample (cv %.3f, %u/%u runs kept), overhead_s %.3g, busy_w %.3g W (%s), "
          "idle_w %.3g W (%s)\n",

@@ -750,14 +750,18 @@ char *hs_profile_find(const char *name, const char *base_dir, hs_error *err) {
                      ? join_path(base_dir, strlen(base_dir), name, "")
                      : hs_strdup(name);
     if (is_file(path)) return path;
-    hs_error_set(err, HS_ENOENT, "no profile file \"%s\"", path);
+    struct stat sb;
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+      hs_error_set(err, HS_EINVAL, "\"%s\" is a folder, not a file", path);
+    else
+      hs_error_set(err, HS_ENOENT, "no profile file \"%s\"", path);
     hs_free(path);
     return NULL;
   }
   if (!name_ok(name)) {
     hs_error_set(err, HS_EINVAL,
                  "\"%s\" is neither a path nor a profile name ([a-z0-9._-]+, not starting with '.')",
-                 name);
+                 hs_quote((char[HS_QUOTE_BUF]){0}, HS_QUOTE_BUF, name));
     return NULL;
   }
   /* Where we looked, for the message: built as we go, truncated if huge. */

@@ -53,7 +53,7 @@ char *hs_read_file(const char *path, size_t *len_out, hs_error *err) {
   struct stat sb;
   if (fstat(fileno(fp), &sb) == 0 && S_ISDIR(sb.st_mode)) {
     fclose(fp);
-    hs_error_set(err, HS_EIO, "%s: is a folder, not a file", path);
+    hs_error_set(err, HS_EINVAL, "%s: is a folder, not a file", path);
     return NULL;
   }
   size_t cap = 4096, len = 0;

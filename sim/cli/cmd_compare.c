@@ -40,7 +40,8 @@ static void compare_usage(FILE *out) {
           "                   {\"scenario\", \"regime\", \"task\", \"devices\", \"rounds\",\n"
           "                   \"seed\", \"runs\": [...]}\n"
           "\n"
-          "exit status: 0 done; 2 bad input (one line on stderr)\n"
+          "exit status: 0 done; 1 cannot read or write (stdout too), or not enough memory;\n"
+          "             2 bad input (one line on stderr)\n"
           "\n"
           "example:\n"
           "  hetsim compare scenarios/testbed-mnist-pma.json \\\n"
@@ -67,12 +68,27 @@ int hs_cmd_compare(int argc, char **argv) {
   char *names[MAX_POLICIES];
   size_t n = 0;
   const char *what = by_file ? "--scenarios" : "--policies";
+  char emsg[1200];
+  /* As --seeds: an empty item or a repeat is a typo, not something to drop or run twice. */
+  size_t ll = strlen(list);
+  if (ll && (list[0] == ',' || list[ll - 1] == ',' || strstr(list, ",,"))) {
+    snprintf(emsg, sizeof emsg, "%s %s: empty item in the list", what, list);
+    cli_opts_fini(&o);
+    return cli_bad_input("compare", emsg);
+  }
   for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
     if (n == MAX_POLICIES) {
       cli_opts_fini(&o);
       return cli_bad_input("compare", by_file ? "--scenarios: at most 32 files"
                                               : "--policies: at most 32 policies");
     }
+    for (size_t k = 0; k < n; k++)
+      if (!strcmp(names[k], tok)) {
+        snprintf(emsg, sizeof emsg, "%s: %s\"%.100s\" appears twice", what,
+                 by_file ? "" : "policy ", tok);
+        cli_opts_fini(&o);
+        return cli_bad_input("compare", emsg);
+      }
     names[n++] = tok;
   }
   if (n == 0 || (by_file && o.policies && strchr(o.policies, ','))) {
@@ -100,7 +116,7 @@ int hs_cmd_compare(int argc, char **argv) {
     }
     hs_run_opts ro = {.out_dir = dir, .sets = o.sets, .nsets = o.nsets, .force = o.force};
     hs_error err = {0};
-    if (hs_run(sc[k], &ro, &s[k], &err) != HS_OK) rc = cli_bad_input("compare", err.msg);
+    if (hs_run(sc[k], &ro, &s[k], &err) != HS_OK) rc = cli_fail("compare", &err);
     hs_free(dir);
   }
   const char *fmt = o.format ? o.format : "table";
@@ -125,6 +141,7 @@ int hs_cmd_compare(int argc, char **argv) {
            (unsigned long long)s0->seed);
     /* The columns are the table's HS_METRIC_COMPARE metrics (hs_metrics.h). */
     hs_metric_compare_table(stdout, (const char *const *)names, s, n);
+    rc = cli_flush_stdout("compare");
   }
   for (size_t k = 0; k < n; k++) hs_scenario_destroy(sc[k]);
   cli_opts_fini(&o);

@@ -49,6 +49,7 @@ static void usage(FILE *out) {
         "and device that differ (both values and the telemetry row that led to it),\n"
         "2 when GOLDEN.csv is malformed. Nothing goes to stdout but one \"matches\"\n"
         "line (-o still writes the output).\n"
+        "exit status: 0 done; 1 cannot read or write (-o, stdout); 2 bad input (one line)\n"
         "\n"
         "example:\n"
         "  hetsim replay tests/golden/replay/telemetry.csv --policy low-energy \\\n"
@@ -151,7 +152,7 @@ static int expect_golden(const char *golden, const char *in, const hs_telemetry_
   hs_error err = {0};
   size_t len = 0;
   char *text = hs_read_file(golden, &len, &err);
-  if (!text) return fail(err.msg);
+  if (!text) return cli_fail("replay", &err);
   int rc = 0;
   size_t col[3];
   static const char *const names[] = {"round", "device", "samples"};
@@ -332,7 +333,7 @@ int hs_cmd_replay(int argc, char **argv) {
 
   t = hs_telemetry_csv_load(in, &err);
   if (!t) {
-    rc = fail(err.msg);
+    rc = cli_fail("replay", &err);
     goto done;
   }
   /* summed with a bound: counts up to 2^63-1 each would wrap a uint64_t */
@@ -391,7 +392,7 @@ int hs_cmd_replay(int argc, char **argv) {
   mem = NULL;
   if (out) {
     if (hs_write_file_atomic(out, buf, buflen, &err) != HS_OK) {
-      rc = fail(err.msg); /* an unusable -o path is bad input, as for run --out */
+      rc = cli_fail("replay", &err); /* 1: cannot write, as for run --out */
       goto done;
     }
   }

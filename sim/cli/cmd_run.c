@@ -61,10 +61,10 @@ static void run_usage(FILE *out) {
           "policy's full configuration, fnv1a64 hashes of every input file and the\n"
           "resolved scenario (every default filled in).\n"
           "\n"
-          "exit status: 0 done (and, with --expect, equal); 2 bad input (one line on\n"
-          "stderr: file, field, reason), also a malformed golden; 3 the outputs differ\n"
-          "from the golden (one line: file, line, column, both values); 1 a file that\n"
-          "cannot be written\n"
+          "exit status: 0 done (and, with --expect, equal); 1 a file that cannot be read or\n"
+          "written, or not enough memory; 2 bad input (one line on stderr: file, field,\n"
+          "reason), also a malformed golden; 3 the outputs differ from the golden (one\n"
+          "line: file, line, column, both values)\n"
           "\n"
           "example:\n"
           "  hetsim run scenarios/testbed-mnist-pma.json --policy time-only --seed 7 \\\n"
@@ -148,7 +148,7 @@ int hs_cmd_run(int argc, char **argv) {
   hs_summary s;
   hs_error err = {0};
   if (hs_run(sc, &ro, &s, &err) != HS_OK) {
-    rc = cli_bad_input("run", err.msg);
+    rc = cli_fail("run", &err);
   } else if (o.expect) {
     rc = run_expect_compare(o.expect, out_dir, o.rtol, o.quiet);
   } else if (!o.quiet) {

@@ -75,8 +75,8 @@ static void sweep_usage(FILE *out) {
           "\n"
           "Across machines: hetsim-mpi sweep ... under mpirun or srun (see README).\n"
           "\n"
-          "exit status: 0 done; 1 cannot write; 2 bad input (one line: the spec or file,\n"
-          "the field, the reason)\n"
+          "exit status: 0 done; 1 cannot read or write, or not enough memory; 2 bad input\n"
+          "(one line: the spec or file, the field, the reason)\n"
           "\n"
           "example:\n"
           "  hetsim sweep scenarios/testbed-mnist-pma.json --policies adaptive \\\n"
@@ -329,12 +329,12 @@ static int sweep_main(int argc, char **argv) {
       memcpy(dir, o.out, (size_t)(slash - o.out));
       dir[slash - o.out] = '\0';
       /* Its own reason (a read-only parent), not open's "No such file". */
-      if (hs_mkdir_p(dir, &err) != HS_OK) rc = cli_bad_input("sweep", err.msg);
+      if (hs_mkdir_p(dir, &err) != HS_OK) rc = cli_fail("sweep", &err);
       hs_free(dir);
     }
     if (!rc) {
       f = hs_sweep_file_open(sw, o.out, o.resume, done, &err);
-      if (!f) rc = cli_bad_input("sweep", err.msg);
+      if (!f) rc = cli_fail("sweep", &err);
     }
     for (size_t r = 0; r < nrows; r++)
       if (!done[r]) todo[ntodo++] = r;
@@ -365,7 +365,7 @@ static int sweep_main(int argc, char **argv) {
   if (st != HS_OK) {
     /* Under MPI every rank returns the status; the rank whose row failed says why. */
     if (err.msg[0]) fprintf(stderr, "hetsim sweep: %s\n", err.msg);
-    rc = HS_EXIT_BADINPUT;
+    rc = cli_exit_code(err.status);
     goto out;
   }
   if (!root) goto out;

@@ -31,7 +31,8 @@ static void validate_usage(FILE *out) {
           "                   policy.kind=NAME restarts the policy from NAME's defaults.\n"
           "  -h, --help       this text\n"
           "\n"
-          "exit status: 0 valid; 2 invalid (one line on stderr: file, JSON path, reason)\n"
+          "exit status: 0 valid; 1 cannot read a file or write stdout; 2 invalid (one line on\n"
+          "stderr: file, JSON path, reason)\n"
           "\n"
           "example:\n"
           "  hetsim validate scenarios/testbed-mnist-pma.json --set policy.kind=adaptive \\\n"
@@ -90,7 +91,7 @@ int hs_cmd_validate(int argc, char **argv) {
   }
   hs_scenario *sc = hs_scenario_load(path ? path : hs_scenario_default_path(), ovr, novr, &err);
   if (!sc) {
-    rc = bad_input(err.msg);
+    rc = cli_fail("validate", &err); /* 1: the file cannot be read (permission, I/O) */
     goto done;
   }
   char *text = hs_scenario_to_json(sc);

@@ -50,7 +50,7 @@ static int compare_file(const char *golden, const char *out, const char *name, d
   int rc = 0;
   char *g = hs_read_file(gp, &glen, &err), *o = NULL;
   if (!g) {
-    rc = cli_bad_input("run", err.msg);
+    rc = cli_fail("run", &err);
     goto done;
   }
   o = hs_read_file(op, &olen, &err);

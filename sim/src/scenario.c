@@ -213,6 +213,27 @@ static void line_col(const char *text, size_t at, size_t *line, size_t *col) {
   }
 }
 
+/* How many arrays and objects are open at byte `at` (strings skipped): cJSON
+ * fails without a reason, and past CJSON_NESTING_LIMIT the reason is depth. */
+static size_t json_depth_at(const char *text, size_t at) {
+  size_t depth = 0;
+  bool in_str = false;
+  for (size_t i = 0; i < at && text[i]; i++) {
+    char ch = text[i];
+    if (in_str) {
+      if (ch == '\\' && text[i + 1]) i++;
+      else if (ch == '"') in_str = false;
+    } else if (ch == '"') {
+      in_str = true;
+    } else if (ch == '[' || ch == '{') {
+      depth++;
+    } else if ((ch == ']' || ch == '}') && depth) {
+      depth--;
+    }
+  }
+  return depth;
+}
+
 hs_scenario *hs_scenario_parse(const char *json_text, const char *origin, const char *base_dir,
                                const hs_override *ovr, size_t novr, hs_error *err) {
   sim_scn *s = hs_calloc(1, sizeof *s);
@@ -229,7 +250,11 @@ hs_scenario *hs_scenario_parse(const char *json_text, const char *origin, const 
     line_col(json_text, at, &line, &col);
     char near[24];
     scn_shown(json_text + at, near, sizeof near);
-    st = hs_error_set(err, HS_EPARSE, "%s: line %zu, column %zu: malformed JSON%s%s%s", origin,
+    if (json_depth_at(json_text, at) >= CJSON_NESTING_LIMIT)
+      st = hs_error_set(err, HS_EPARSE, "%s: line %zu, column %zu: nested deeper than %d levels",
+                        origin, line, col, CJSON_NESTING_LIMIT);
+    else
+      st = hs_error_set(err, HS_EPARSE, "%s: line %zu, column %zu: malformed JSON%s%s%s", origin,
                       line, col, near[0] ? " near \"" : " (unexpected end of file)", near,
                       near[0] ? "\"" : "");
   }

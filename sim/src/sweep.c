@@ -325,8 +325,9 @@ hs_sweep *hs_sweep_create(const hs_sweep_spec *spec, hs_error *err) {
   size_t nfiles = 0;
   bool learns = false; /* some point learns: learning metrics become columns */
   hs_error e = {0};
-  sw->text = hs_read_file(spec->scenario, NULL, &e);
-  if (!sw->text) {
+  size_t text_len = 0;
+  sw->text = hs_read_file(spec->scenario, &text_len, &e);
+  if (!sw->text || hs_text_check_nul(sw->text, text_len, spec->scenario, &e) != HS_OK) {
     hs_error_set(err, e.status, "%s (scenario file)", e.msg);
     goto fail;
   }

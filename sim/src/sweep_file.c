@@ -256,6 +256,9 @@ hs_sweep_file *hs_sweep_file_open(const hs_sweep *sw, const char *path, bool res
     hs_free(h);
     if (st != HS_OK) {
       hs_sweep_file_close(f, NULL);
+      /* A full disk: no 0-byte RESULTS.csv that a rerun would refuse
+       * ("exists: add --resume"); a fresh file held no rows to lose. */
+      unlink(path);
       return NULL;
     }
   }

@@ -51,3 +51,38 @@ Test(status, alloc_wrappers) {
 Test(status, out_of_memory_aborts, .signal = SIGABRT) {
   hs_reallocarray(NULL, SIZE_MAX / 2, 4);
 }
+
+/* issue 16: a message that echoes input is one line, whatever the input held. */
+Test(status, messages_are_one_line) {
+  hs_error err;
+  hs_error_set(&err, HS_EINVAL, "devices[2].profile: \"1,\n onfive2\r\x01\" is neither");
+  cr_assert_str_eq(err.msg, "devices[2].profile: \"1,\\n onfive2\\r\\x01\" is neither");
+  hs_error_prefix(&err, "a\tb.json");
+  cr_assert_str_eq(err.msg, "a\\tb.json: devices[2].profile: \"1,\\n onfive2\\r\\x01\" is neither");
+  /* an escape that no longer fits is cut whole, never split */
+  char big[HS_ERROR_MSG_MAX + 8];
+  memset(big, 'x', sizeof big);
+  big[HS_ERROR_MSG_MAX - 2] = '\n';
+  big[sizeof big - 1] = '\0';
+  hs_error_set(&err, HS_EINVAL, "%s", big);
+  cr_assert_eq(strlen(err.msg), HS_ERROR_MSG_MAX - 2);
+  cr_assert_null(strchr(err.msg, '\n'));
+}
+
+Test(status, quote_escapes_and_cuts) {
+  char q[HS_QUOTE_BUF];
+  cr_assert_str_eq(hs_quote(q, sizeof q, "jetson\rorin"), "jetson\\rorin");
+  cr_assert_str_eq(hs_quote(q, sizeof q, "\xff\xfeok\x7f"), "\\xff\\xfeok\\x7f");
+  cr_assert_str_eq(hs_quote(q, sizeof q, "caf\xc3\xa9"), "caf\xc3\xa9"); /* UTF-8 stays */
+  cr_assert_str_eq(hs_quote(q, sizeof q, "\xc3("), "\\xc3(");             /* a broken sequence */
+  char longer[200];
+  memset(longer, 'a', sizeof longer - 1);
+  longer[sizeof longer - 1] = '\0';
+  hs_quote(q, sizeof q, longer);
+  cr_assert_eq(strlen(q), HS_QUOTE_MAX + 3);
+  cr_assert_str_eq(q + HS_QUOTE_MAX, "...");
+  memset(longer, '\n', sizeof longer - 1); /* worst case: every byte grows */
+  hs_quote(q, sizeof q, longer);
+  cr_assert_eq(strlen(q), 2 * HS_QUOTE_MAX + 3);
+  cr_assert_str_eq(hs_quote(q, 4, "abcdef"), "abc");
+}

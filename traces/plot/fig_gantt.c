@@ -121,7 +121,12 @@ static int check(plot_ctx *c, void *state) {
   st->t0 = strtod(st->rt.row[r0][cs], NULL);
   st->t1 = strtod(st->rt.row[r1][ce], NULL);
   hs_error err = {0};
-  st->text = hs_read_file(st->tp, NULL, &err);
+  size_t tlen = 0;
+  st->text = hs_read_file(st->tp, &tlen, &err);
+  if (st->text && hs_text_check_nul(st->text, tlen, st->tp, &err) != HS_OK) { /* cJSON stops there */
+    rc = plot_bad(c, "%s", err.msg);
+    goto done;
+  }
   st->root = st->text ? cJSON_Parse(st->text) : NULL;
   st->ev = st->root ? cJSON_GetObjectItemCaseSensitive(st->root, "traceEvents") : NULL;
   if (!cJSON_IsArray(st->ev))

@@ -291,7 +291,7 @@ int hs_plot(const hs_plot_args *a, hs_plot_error *err) {
     rc = f->check(&c, c.fig_state[i]);
   }
   hs_error merr = {0};
-  if (!rc && hs_mkdir_p(a->out, &merr) != HS_OK) rc = plot_bad(&c, "--out: %s", merr.msg);
+  if (!rc && hs_mkdir_p(a->out, &merr) != HS_OK) rc = plot_fail(&c, "--out: %s", merr.msg);
   for (size_t i = 0; i < plot_nfigures && !rc; i++)
     if (plot_figures[i]->kind == a->kind)
       rc = plot_figures[i]->draw(&c, c.fig_state[i], plot_figures[i]);

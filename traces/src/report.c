@@ -7,9 +7,11 @@
  * 10^5-device run has 10^6 device rows). */
 #include "hs_report.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "hs_alloc.h"
@@ -17,6 +19,7 @@
 
 struct hs_report {
   char *dir;
+  char *made; /* the topmost folder hs_report_open created (NULL: none): removed on abort */
   hs_outfile *rounds, *devices, *trace;
   hs_outfile *learning; /* learning.csv, when the run learns */
   hs_outfile *extra[HS_REPORT_EXTRA_MAX];
@@ -48,6 +51,22 @@ static hs_outfile *open_in(const char *dir, const char *name, hs_error *err) {
   return f;
 }
 
+/* Drop trailing slashes ("out//" is "out"). */
+static void parent_trim(char *p) {
+  size_t n = strlen(p);
+  while (n > 1 && p[n - 1] == '/') p[--n] = '\0';
+}
+
+/* Cut p to its parent folder; false when it has none to name ("out", "/x"). */
+static bool parent(char *p) {
+  parent_trim(p);
+  char *slash = strrchr(p, '/');
+  if (!slash || slash == p) return false;
+  *slash = '\0';
+  parent_trim(p);
+  return true;
+}
+
 void hs_report_abort(hs_report *r) {
   if (!r) return;
   hs_outfile_abort(r->rounds);
@@ -55,6 +74,15 @@ void hs_report_abort(hs_report *r) {
   hs_outfile_abort(r->trace);
   hs_outfile_abort(r->learning);
   for (size_t i = 0; i < r->nextra; i++) hs_outfile_abort(r->extra[i]);
+  /* No empty output folder after a failed run (a full disk): remove, deepest
+   * first, the folders this report made; rmdir leaves any that hold files. */
+  if (r->made) {
+    char *p = hs_strdup(r->dir);
+    size_t keep = strlen(r->made);
+    while (strlen(p) >= keep && rmdir(p) == 0 && parent(p)) {}
+    hs_free(p);
+  }
+  hs_free(r->made);
   for (size_t i = 0; i < r->nx; i++) {
     hs_free(r->xkey[i]);
     hs_free(r->xjson[i]);
@@ -66,9 +94,23 @@ void hs_report_abort(hs_report *r) {
 }
 
 hs_report *hs_report_open(const char *dir, bool trace, hs_error *err) {
-  if (hs_mkdir_p(dir, err) != HS_OK) return NULL;
+  /* The topmost missing folder of dir's chain, found before mkdir -p makes it. */
+  char *made = NULL, *p = hs_strdup(dir);
+  struct stat sb;
+  parent_trim(p);
+  while (stat(p, &sb) != 0 && errno == ENOENT) {
+    hs_free(made);
+    made = hs_strdup(p);
+    if (!parent(p)) break;
+  }
+  hs_free(p);
+  if (hs_mkdir_p(dir, err) != HS_OK) {
+    hs_free(made);
+    return NULL;
+  }
   hs_report *r = hs_calloc(1, sizeof *r);
   r->dir = hs_strdup(dir);
+  r->made = made;
   if (!(r->rounds = open_in(dir, "rounds.csv", err))) goto fail;
   if (!(r->devices = open_in(dir, "devices.csv", err))) goto fail;
   if (trace && !(r->trace = open_in(dir, "trace.json", err))) goto fail;
@@ -293,6 +335,10 @@ hs_status hs_report_commit(hs_report *r, const char *const *str_keys, const char
     char *old = join(r->dir, "learning.csv");
     unlink(old);
     hs_free(old);
+  }
+  if (st == HS_OK) { /* the folder is the run's now */
+    hs_free(r->made);
+    r->made = NULL;
   }
   hs_report_abort(r);
   return st;

@@ -140,6 +140,7 @@ hs_telemetry_csv *hs_telemetry_csv_parse(const char *text, size_t len, const cha
     for (size_t c = 0; c < 5; c++) f[c] = hs_csv_field(r, col[c]);
     uint64_t round, samples;
     double ts, ej;
+    char q[HS_QUOTE_BUF], q2[HS_QUOTE_BUF]; /* input quoted in a message: one line, cut short */
     int ok = parse_u64(f[0], &round);
     if (ok <= 0) {
       if (ok < 0)
@@ -147,7 +148,7 @@ hs_telemetry_csv *hs_telemetry_csv_parse(const char *text, size_t len, const cha
                      lineno, f[0], (unsigned long long)UINT64_MAX);
       else
         hs_error_set(err, HS_EPARSE, "%s: line %zu: round: \"%s\" is not a non-negative integer",
-                     name, lineno, f[0]);
+                     name, lineno, hs_quote(q, sizeof q, f[0]));
       goto fail;
     }
     if (!f[1][0] || has_line_break(f[1])) {
@@ -159,7 +160,7 @@ hs_telemetry_csv *hs_telemetry_csv_parse(const char *text, size_t len, const cha
       double *dst = c == 2 ? &ts : &ej;
       if (!parse_double(f[c], dst)) {
         hs_error_set(err, HS_EPARSE, "%s: line %zu: %s: \"%s\" is not a finite number", name,
-                     lineno, fields[c], f[c]);
+                     lineno, fields[c], hs_quote(q, sizeof q, f[c]));
         goto fail;
       }
       if (*dst < 0) {
@@ -176,7 +177,7 @@ hs_telemetry_csv *hs_telemetry_csv_parse(const char *text, size_t len, const cha
       else
         hs_error_set(err, HS_EPARSE,
                      "%s: line %zu: samples: \"%s\" is not a non-negative integer", name, lineno,
-                     f[4]);
+                     hs_quote(q, sizeof q, f[4]));
       goto fail;
     }
     /* round structure */
@@ -224,7 +225,8 @@ hs_telemetry_csv *hs_telemetry_csv_parse(const char *text, size_t len, const cha
         hs_error_set(err, HS_EINVAL,
                      "%s: line %zu: device: \"%s\" where \"%s\" was expected (every round lists "
                      "the devices in the first round's order)",
-                     name, lineno, f[1], t->devices[row_in_round]);
+                     name, lineno, hs_quote(q, sizeof q, f[1]),
+                     hs_quote(q2, sizeof q2, t->devices[row_in_round]));
         goto fail;
       }
     }

@@ -38,10 +38,17 @@ hs_status lrn_errno_status(int e);
 double lrn_now_mono(void);
 
 /* ------------------------------------------------------------------- gzip */
-/* Decompress one gzip member. When max_out > 0 decoding stops once max_out
- * bytes are out (the CRC is then not checked). Errors name the offset in the
- * compressed input: "offset 1234: invalid distance code". */
+/* Decompress one gzip member. When max_out > 0 only the first max_out bytes
+ * are kept, but the whole member is still decoded (in a 32 KiB window, so
+ * memory stays max_out + 128 KiB) and its CRC-32 and length checked: a
+ * truncated or corrupt archive is refused even when a prefix is all the
+ * caller wants. Errors name the offset in the compressed input: "offset 1234:
+ * invalid distance code". */
 hs_status lrn_gunzip(const unsigned char *in, size_t inlen, size_t max_out,
+                          unsigned char **out, size_t *outlen, hs_error *err);
+/* The first max_out (> 0) bytes only, unchecked: decoding stops there (to
+ * peek at a header before deciding how much to read). */
+hs_status lrn_gunzip_head(const unsigned char *in, size_t inlen, size_t max_out,
                           unsigned char **out, size_t *outlen, hs_error *err);
 uint32_t lrn_crc32(uint32_t crc, const unsigned char *p, size_t n);
 
@@ -58,6 +65,15 @@ hs_status lrn_idx_parse(const unsigned char *buf, size_t len, size_t max_items,
                              lrn_idx *out, hs_error *err);
 /* Load a plain or gzip-compressed IDX file; messages start with the path. */
 hs_status lrn_idx_load(const char *path, size_t max_items, lrn_idx *out, hs_error *err);
+/* Whether lrn_idx_load, keeping only max_items of a .gz file, still decodes
+ * and checks the whole member (lrn_gunzip) rather than stopping after the
+ * prefix (lrn_gunzip_head). Off by default: the simulator's learner loads its
+ * prefix at every scenario load, and a whole decode of the 26 MB MNIST
+ * archive costs a second there (ten under the fuzzer's sanitizers); a prefix
+ * is still checked as it is decoded. hetsim-probe calibrate turns it on: a
+ * calibration must not take data from a corrupt archive (issue 16 defect 7).
+ * Call before any thread starts. */
+void lrn_idx_verify_whole(bool on);
 void lrn_idx_fini(lrn_idx *x);
 
 /* ------------------------------------------------------------ ERA5 (CSV) */

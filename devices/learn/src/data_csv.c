@@ -32,6 +32,14 @@ int lrn_table_col(const lrn_table *t, const char *name) {
 hs_status lrn_csv_parse(const char *text, size_t len, lrn_table *t, hs_error *err) {
   memset(t, 0, sizeof *t);
   size_t pos = 0, line = 1;
+  /* A NUL byte (a zero-filled block after a crash) would cut a name or a
+   * number short unseen: refuse it, with its line. */
+  const char *nul = memchr(text, '\0', len);
+  if (nul) {
+    size_t at = (size_t)(nul - text), nl = 1;
+    for (const char *q = text; (q = memchr(q, '\n', (size_t)(nul - q))) != NULL; q++) nl++;
+    return hs_error_set(err, HS_EPARSE, "line %zu (offset %zu): contains a NUL byte", nl, at);
+  }
   /* header */
   size_t eol = pos;
   while (eol < len && text[eol] != '\n') eol++;
@@ -116,11 +124,13 @@ hs_status lrn_csv_parse(const char *text, size_t len, lrn_table *t, hs_error *er
           v = strtod(num, &stop);
         }
         if (n == 0 || n >= sizeof num || *stop != '\0' || !isfinite(v)) {
-          char name[64];
-          snprintf(name, sizeof name, "%s", t->names[c]);
+          /* quoted with hs_quote: a binary file's bytes print escaped, on one line */
+          char name[HS_QUOTE_BUF], field[64], qf[HS_QUOTE_BUF];
+          hs_quote(name, sizeof name, t->names[c]);
+          snprintf(field, sizeof field, "%.*s", (int)(n > 30 ? 30 : n), text + f);
           lrn_table_fini(t);
-          return hs_error_set(err, HS_EPARSE, "line %zu, column %s (offset %zu): not a finite number: \"%.*s\"",
-                               line, name, f, (int)(n > 30 ? 30 : n), text + f);
+          return hs_error_set(err, HS_EPARSE, "line %zu, column %s (offset %zu): not a finite number: \"%s\"",
+                               line, name, f, hs_quote(qf, sizeof qf, field));
         }
         row[c++] = v;
       }

@@ -59,6 +59,10 @@ hs_status lrn_idx_parse(const unsigned char *buf, size_t len, size_t max_items,
   return HS_OK;
 }
 
+static bool verify_whole; /* see lrn_idx_verify_whole */
+
+void lrn_idx_verify_whole(bool on) { verify_whole = on; }
+
 hs_status lrn_idx_load(const char *path, size_t max_items, lrn_idx *out, hs_error *err) {
   memset(out, 0, sizeof *out);
   unsigned char *raw = NULL;
@@ -73,12 +77,12 @@ hs_status lrn_idx_load(const char *path, size_t max_items, lrn_idx *out, hs_erro
       /* Inflate only the header, then only the items asked for. */
       unsigned char *hdr = NULL;
       size_t hl = 0;
-      st = lrn_gunzip(raw, len, 4, &hdr, &hl, err);
+      st = lrn_gunzip_head(raw, len, 4, &hdr, &hl, err);
       if (st == HS_OK && hl == 4 && hdr[3] >= 1 && hdr[3] <= 4) {
         unsigned char *h2 = NULL;
         size_t hl2 = 0;
         size_t hsize = 4 + 4 * (size_t)hdr[3];
-        st = lrn_gunzip(raw, len, hsize, &h2, &hl2, err);
+        st = lrn_gunzip_head(raw, len, hsize, &h2, &hl2, err);
         if (st == HS_OK && hl2 == hsize) {
           size_t item = 1;
           for (int d = 1; d < hdr[3]; d++) item *= idx_be32(h2 + 4 + 4 * d);
@@ -94,7 +98,7 @@ hs_status lrn_idx_load(const char *path, size_t max_items, lrn_idx *out, hs_erro
         return st;
       }
     }
-    st = lrn_gunzip(raw, len, want, &plain, &plen, err);
+    st = (want && !verify_whole ? lrn_gunzip_head : lrn_gunzip)(raw, len, want, &plain, &plen, err);
     free(raw);
     if (st != HS_OK) {
       hs_error_prefix(err, "%s (gzip)", path);

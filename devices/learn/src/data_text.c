@@ -117,7 +117,10 @@ hs_status lrn_docs_load(const char *dir, size_t max_docs, lrn_docs *d, hs_error 
     st = lrn_read_file(path, &text, &len, err);
     if (st == HS_OK) {
       size_t bad = text_utf8_bad(text, len);
-      if (bad < len) {
+      const unsigned char *nul = memchr(text, '\0', len);
+      if (nul && (size_t)(nul - text) < bad) { /* the tokenizer would stop there unseen */
+        st = hs_error_set(err, HS_EPARSE, "%s: offset %zu: contains a NUL byte", path, (size_t)(nul - text));
+      } else if (bad < len) {
         st = hs_error_set(err, HS_EPARSE, "%s: offset %zu: not UTF-8 text (byte 0x%02x)", path, bad, text[bad]);
       } else {
         size_t n = lrn_tokenize((const char *)text, buf, 65536);

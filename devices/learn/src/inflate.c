@@ -4,8 +4,11 @@
  * Data structure: canonical Huffman tables as (count per length, symbols in
  * canonical order), decoded one bit at a time, as in zlib's reference "puff".
  * Invariants: the bit reader never reads past inlen (running out is an error
- * naming the offset); the output grows geometrically and never exceeds max_out
- * when that is set; distances never reach before the output start.
+ * naming the offset); the output grows geometrically; distances never reach
+ * before the output start. With max_out set, lrn_gunzip copies the prefix
+ * aside when it is complete and decodes on in a sliding window (the last 32
+ * KiB, DEFLATE's reach) to check CRC-32 and ISIZE of the whole member;
+ * lrn_gunzip_head stops at max_out unchecked.
  * Complexity: O(output * code length) time. Rejected: table-driven fast
  * decoding (zlib's inffast) - five times the code for a one-off 30 MB read that
  * takes about a second; and linking zlib, which a bare board may not have. */
@@ -27,7 +30,11 @@ typedef struct {
   int bitcnt;
   unsigned char *out;
   size_t outlen, outcap, max_out;
-  bool full;             /* max_out reached */
+  bool full;             /* max_out reached (lrn_gunzip_head: stop) */
+  bool verify;           /* past max_out, decode on in a window */
+  unsigned char *prefix; /* the first max_out bytes, once out (verify) */
+  uint32_t crc;          /* CRC-32 of the bytes slid out of the window */
+  uint64_t dropped;      /* how many */
   jmp_buf fail;          /* out of input: the one error found deep inside */
 } inf_state;
 
@@ -48,13 +55,30 @@ static int inf_bits(inf_state *s, int need) {
   return (int)(val & ((1u << need) - 1u));
 }
 
+#define INF_WINDOW 32768u
+
 static void inf_put(inf_state *s, unsigned char c) {
   if (s->outlen == s->outcap) {
-    s->outcap = s->outcap ? s->outcap * 2 : 65536;
-    s->out = hs_realloc(s->out, s->outcap);
+    if (s->prefix && s->outcap >= 4 * INF_WINDOW) { /* keep the window only */
+      size_t n = s->outlen - INF_WINDOW;
+      s->crc = lrn_crc32(s->crc, s->out, n);
+      s->dropped += n;
+      memmove(s->out, s->out + n, INF_WINDOW);
+      s->outlen = INF_WINDOW;
+    } else {
+      s->outcap = s->outcap ? s->outcap * 2 : 65536;
+      s->out = hs_realloc(s->out, s->outcap);
+    }
   }
   s->out[s->outlen++] = c;
-  if (s->max_out && s->outlen >= s->max_out) s->full = true;
+  if (s->max_out && !s->prefix && s->outlen >= s->max_out) {
+    if (!s->verify) {
+      s->full = true;
+    } else {
+      s->prefix = hs_malloc(s->max_out);
+      memcpy(s->prefix, s->out, s->max_out);
+    }
+  }
 }
 
 static int inf_decode(inf_state *s, const huff *h) {
@@ -210,8 +234,8 @@ uint32_t lrn_crc32(uint32_t crc, const unsigned char *p, size_t n) {
   return ~crc;
 }
 
-hs_status lrn_gunzip(const unsigned char *in, size_t inlen, size_t max_out,
-                          unsigned char **out, size_t *outlen, hs_error *err) {
+static hs_status gunzip(const unsigned char *in, size_t inlen, size_t max_out, bool verify,
+                        unsigned char **out, size_t *outlen, hs_error *err) {
   *out = NULL;
   *outlen = 0;
   if (inlen < 18 || in[0] != 0x1f || in[1] != 0x8b)
@@ -239,6 +263,7 @@ hs_status lrn_gunzip(const unsigned char *in, size_t inlen, size_t max_out,
   s->inlen = inlen;
   s->pos = pos;
   s->max_out = max_out;
+  s->verify = verify;
   /* Preallocate from ISIZE (the last 4 bytes) or max_out, but never more than
    * a few times the input: in a truncated or corrupt file those bytes are
    * arbitrary, and a 2 GiB guess aborted on a 1 GiB board before the decoder
@@ -257,6 +282,7 @@ hs_status lrn_gunzip(const unsigned char *in, size_t inlen, size_t max_out,
   volatile size_t block_at = pos;
   if (setjmp(s->fail)) {
     free(s->out);
+    free(s->prefix);
     free(s);
     return hs_error_set(err, HS_EPARSE, "offset %zu: compressed data ends early (truncated file?)", inlen);
   }
@@ -282,20 +308,36 @@ hs_status lrn_gunzip(const unsigned char *in, size_t inlen, size_t max_out,
       const unsigned char *t = in + at;
       uint32_t crc = t[0] | (uint32_t)t[1] << 8 | (uint32_t)t[2] << 16 | (uint32_t)t[3] << 24;
       uint32_t len = t[4] | (uint32_t)t[5] << 8 | (uint32_t)t[6] << 16 | (uint32_t)t[7] << 24;
-      if (lrn_crc32(0, s->out, s->outlen) != crc)
+      if (lrn_crc32(s->crc, s->out, s->outlen) != crc)
         st = hs_error_set(err, HS_EPARSE, "offset %zu: CRC-32 mismatch (corrupt data)", at);
-      else if (len != (uint32_t)s->outlen)
+      else if (len != (uint32_t)(s->dropped + s->outlen))
         st = hs_error_set(err, HS_EPARSE, "offset %zu: length mismatch in trailer", at + 4);
     }
   }
   if (st != HS_OK) {
     free(s->out);
+    free(s->prefix);
     free(s);
     return st;
+  }
+  if (s->prefix) { /* the window goes, the prefix is the answer */
+    free(s->out);
+    s->out = s->prefix;
+    s->outlen = s->max_out;
   }
   if (s->max_out && s->outlen > s->max_out) s->outlen = s->max_out;
   *out = s->out ? s->out : hs_malloc(1);
   *outlen = s->outlen;
   free(s);
   return HS_OK;
+}
+
+hs_status lrn_gunzip(const unsigned char *in, size_t inlen, size_t max_out,
+                          unsigned char **out, size_t *outlen, hs_error *err) {
+  return gunzip(in, inlen, max_out, true, out, outlen, err);
+}
+
+hs_status lrn_gunzip_head(const unsigned char *in, size_t inlen, size_t max_out,
+                          unsigned char **out, size_t *outlen, hs_error *err) {
+  return gunzip(in, inlen, max_out, false, out, outlen, err);
 }
