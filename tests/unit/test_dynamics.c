@@ -15,6 +15,7 @@
 #include "hs_run.h"
 #include "hs_scenario.h"
 #include "hs_util.h"
+#include "test_tmpdir.h"
 
 #define DATA HS_SOURCE_DIR "/tests/data/dyn"
 
@@ -169,7 +170,7 @@ static size_t rows_of(const char *dir, const char *dev, double *compute, double 
 
 static char *tmpdir(void) {
   char *d = hs_strdup("/tmp/hs-dyn-XXXXXX");
-  cr_assert_not_null(mkdtemp(d));
+  cr_assert_not_null(test_mkdtemp_at(d));
   return d;
 }
 

@@ -18,6 +18,7 @@
 #include "hs_outfile.h"
 #include "hs_policy.h"
 #include "hs_util.h"
+#include "test_tmpdir.h"
 
 #define GOLDEN HS_SOURCE_DIR "/tests/golden/replay"
 
@@ -25,7 +26,7 @@ static char work[256];
 
 static void setup(void) {
   snprintf(work, sizeof work, "/tmp/hs-replay-XXXXXX");
-  cr_assert_not_null(mkdtemp(work));
+  cr_assert_not_null(test_mkdtemp_at(work));
 }
 
 static void teardown(void) {

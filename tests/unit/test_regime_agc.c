@@ -22,6 +22,7 @@
 #include "hs_scenario.h"
 #include "hs_util.h"
 #include "regime_agc.h"
+#include "test_tmpdir.h"
 
 #define DATA HS_SOURCE_DIR "/tests/data/agc"
 #define MAXROWS 64
@@ -69,7 +70,7 @@ static size_t run_rows(const char *extra, uint32_t rounds, row *rows, hs_summary
   hs_scenario *sc = load(extra, rounds, &err);
   cr_assert_not_null(sc, "%s", err.msg);
   char dir[] = "/tmp/hs-agc-XXXXXX";
-  cr_assert_not_null(mkdtemp(dir));
+  cr_assert_not_null(test_mkdtemp_at(dir));
   hs_run_opts ro = {.out_dir = dir};
   hs_status st = hs_run(sc, &ro, sum, &err);
   cr_assert_eq(st, HS_OK, "%s", err.msg);

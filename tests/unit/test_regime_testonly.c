@@ -19,6 +19,7 @@
 #include "hs_run.h"
 #include "hs_scenario.h"
 #include "sim_regime.h"
+#include "test_tmpdir.h"
 
 #define DATA HS_SOURCE_DIR "/tests/data/run"
 
@@ -136,7 +137,7 @@ Test(regime_testonly, runs_to_its_closed_form_and_adds_its_summary_field) {
   hs_scenario *sc = load("{\"kind\": \"testonly\", \"pause_s\": 0.5}", "{}", &err);
   cr_assert_not_null(sc, "%s", err.msg);
   char dir[] = "/tmp/hs-testonly-XXXXXX";
-  cr_assert_not_null(mkdtemp(dir));
+  cr_assert_not_null(test_mkdtemp_at(dir));
   hs_run_opts opts = {0};
   opts.out_dir = dir;
   hs_summary sum = {0};

@@ -17,6 +17,7 @@
 #include "hs_outfile.h"
 #include "hs_run.h"
 #include "hs_scenario.h"
+#include "test_tmpdir.h"
 
 #define DATA HS_SOURCE_DIR "/tests/data/run"
 
@@ -50,9 +51,9 @@ static hs_scenario *scenario(const char *regime, const char *policy, const char 
 }
 
 static char *tmpdir(void) {
-  char *d = hs_strdup("/tmp/hs-run-XXXXXX");
-  cr_assert_not_null(mkdtemp(d));
-  return d;
+  char buf[64];
+  cr_assert_not_null(test_mkdtemp(buf, "hs-run"));
+  return hs_strdup(buf);
 }
 
 static char *slurp(const char *dir, const char *name) {
