@@ -15,25 +15,15 @@
 
 #define GOLDEN 0x9e3779b97f4a7c15ULL
 
-static uint64_t mix64(uint64_t z) {
-  z += GOLDEN;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
+static uint64_t mix64(uint64_t z) { return hs_mix64(z + GOLDEN); }
 
-uint64_t hs_splitmix64(uint64_t *x) {
-  uint64_t z = (*x += GOLDEN);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
+uint64_t hs_splitmix64(uint64_t *x) { return hs_splitmix64_step(x); }
 
 void hs_rng_init(hs_rng *r, uint64_t seed, uint64_t entity, uint64_t purpose) {
   uint64_t h = mix64(seed ^ 0x68657473696d2121ULL); /* "hetsim!!" */
   h = mix64(h ^ entity);
   h = mix64(h ^ purpose);
-  for (int i = 0; i < 4; i++) r->s[i] = hs_splitmix64(&h);
+  for (int i = 0; i < 4; i++) r->s[i] = hs_splitmix64_step(&h);
   if ((r->s[0] | r->s[1] | r->s[2] | r->s[3]) == 0) r->s[0] = GOLDEN;
 }
 

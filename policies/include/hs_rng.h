@@ -7,7 +7,10 @@
  * of xoshiro256** (Blackman & Vigna), which is the generator itself.
  *
  * hs_rng is a small open value type: embed it, initialise it with hs_rng_init.
- * libc + libm only. GSL's gsl_ran_* distributions draw from a stream through
+ * libc + libm only. The generator core (hs_mix64, hs_splitmix64_step,
+ * hs_xoshiro256ss) is static inline and libc-only, so code that links only
+ * hetsim::status (the cross-built learner and probe) and streams keyed
+ * differently (AGC's quantiser) share this one copy. GSL's gsl_ran_* distributions draw from a stream through
  * the adapter of hs_rng_gsl.h (policies/base, target hetsim::rng_gsl, not part
  * of the installed controller library). */
 #ifndef HS_RNG_H
@@ -29,7 +32,15 @@ enum {
   HS_RNG_BENCH         /* benchmarks and tests */
 };
 
-/* The splitmix64 step: advances *x and returns the next output. */
+/* The splitmix64 output function of z (its finaliser, without the gamma add). */
+static inline uint64_t hs_mix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+/* The splitmix64 step, inline: advances *x by the golden gamma, returns its mix. */
+static inline uint64_t hs_splitmix64_step(uint64_t *x) { return hs_mix64(*x += 0x9e3779b97f4a7c15ULL); }
+/* The same step, as an exported function (part of the installed library's ABI). */
 uint64_t hs_splitmix64(uint64_t *x);
 
 void hs_rng_init(hs_rng *r, uint64_t seed, uint64_t entity, uint64_t purpose);
@@ -37,9 +48,8 @@ void hs_rng_init(hs_rng *r, uint64_t seed, uint64_t entity, uint64_t purpose);
  * participant in the controller's hot loops (oort at 10^6 participants). */
 static inline uint64_t hs_rng_rotl_(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 
-/* 64 uniform bits (xoshiro256**). */
-static inline uint64_t hs_rng_next(hs_rng *r) {
-  uint64_t *s = r->s;
+/* One xoshiro256** step on a 256-bit state (not all zero): 64 uniform bits. */
+static inline uint64_t hs_xoshiro256ss(uint64_t s[4]) {
   const uint64_t result = hs_rng_rotl_(s[1] * 5, 7) * 9;
   const uint64_t t = s[1] << 17;
   s[2] ^= s[0];
@@ -51,8 +61,14 @@ static inline uint64_t hs_rng_next(hs_rng *r) {
   return result;
 }
 
+/* 64 bits to a double in [0, 1), 53-bit resolution. */
+static inline double hs_u53(uint64_t bits) { return (double)(bits >> 11) * 0x1.0p-53; }
+
+/* 64 uniform bits (xoshiro256**). */
+static inline uint64_t hs_rng_next(hs_rng *r) { return hs_xoshiro256ss(r->s); }
+
 /* [0, 1), 53-bit resolution. */
-static inline double hs_rng_uniform(hs_rng *r) { return (double)(hs_rng_next(r) >> 11) * 0x1.0p-53; }
+static inline double hs_rng_uniform(hs_rng *r) { return hs_u53(hs_rng_next(r)); }
 
 /* (0, 1). */
 static inline double hs_rng_uniform_pos(hs_rng *r) {

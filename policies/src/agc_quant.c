@@ -2,9 +2,8 @@
  * with the small random stream it draws from.
  *
  * Stream: xoshiro256** (Blackman & Vigna), its 256-bit state filled by
- * splitmix64 from a key mixed out of (seed, stream). Written here rather than
- * taken from hs_rng because hs_rng.h pulls GSL and the planner is libc + libm.
- * A stream is a pure function of its key, so a regime can key one per
+ * splitmix64 from a key mixed out of (seed, stream); the generator core is
+ * hs_rng.h's (libc-only, inline), only the keying is AGC's own. A stream is a pure function of its key, so a regime can key one per
  * (seed, iteration, worker) and get the same draws whatever the order.
  *
  * Quantiser (QSGD-style L2 scaling): s = ||x||; z >= 2 bits per coordinate is a
@@ -18,39 +17,20 @@
 #include <math.h>
 
 #include "hs_agc.h"
+#include "hs_rng.h"
 
 #define GOLDEN 0x9e3779b97f4a7c15ULL
 
-static uint64_t splitmix(uint64_t *x) {
-  uint64_t z = (*x += GOLDEN);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
 void hs_agc_rng_init(hs_agc_rng *r, uint64_t seed, uint64_t stream) {
   uint64_t h = seed ^ 0x6167632d71756e74ULL; /* "agc-qunt" */
-  h = splitmix(&h) ^ stream;
-  for (int i = 0; i < 4; i++) r->s[i] = splitmix(&h);
+  h = hs_splitmix64_step(&h) ^ stream;
+  for (int i = 0; i < 4; i++) r->s[i] = hs_splitmix64_step(&h);
   if ((r->s[0] | r->s[1] | r->s[2] | r->s[3]) == 0) r->s[0] = GOLDEN;
 }
 
-static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+uint64_t hs_agc_rng_next(hs_agc_rng *r) { return hs_xoshiro256ss(r->s); }
 
-uint64_t hs_agc_rng_next(hs_agc_rng *r) {
-  uint64_t *s = r->s;
-  const uint64_t out = rotl(s[1] * 5, 7) * 9;
-  const uint64_t t = s[1] << 17;
-  s[2] ^= s[0];
-  s[3] ^= s[1];
-  s[1] ^= s[2];
-  s[0] ^= s[3];
-  s[2] ^= t;
-  s[3] = rotl(s[3], 45);
-  return out;
-}
-
-double hs_agc_rng_uniform(hs_agc_rng *r) { return (double)(hs_agc_rng_next(r) >> 11) * 0x1.0p-53; }
+double hs_agc_rng_uniform(hs_agc_rng *r) { return hs_u53(hs_agc_rng_next(r)); }
 
 static double norm2(const double *x, size_t dim) {
   /* scaled, so that huge or tiny coordinates neither overflow nor underflow */

@@ -248,3 +248,16 @@ hs_scenario *cli_load(const cli_opts *o, const char *policy, int *rc) {
   if (!sc) *rc = cli_fail(o->cmd, &err);
   return sc;
 }
+
+int cli_close_buffer(const char *cmd, FILE **mem) {
+  int bad = fclose(*mem) != 0;
+  *mem = NULL;
+  if (bad) fprintf(stderr, "hetsim %s: cannot finish the output buffer\n", cmd);
+  return bad;
+}
+
+int cli_write_stdout(const char *cmd, const char *buf, size_t len) {
+  if (fwrite(buf, 1, len, stdout) == len && fflush(stdout) == 0) return 0;
+  fprintf(stderr, "hetsim %s: stdout: write failed\n", cmd);
+  return 1;
+}

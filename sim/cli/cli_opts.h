@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "hs_scenario.h"
 
@@ -37,6 +38,12 @@ typedef struct cli_opts {
  * stderr. */
 int cli_opts_parse(cli_opts *o, const char *cmd, int argc, char **argv, bool multi);
 void cli_opts_fini(cli_opts *o);
+/* The tail of a command that builds its whole output in an open_memstream
+ * buffer and writes it once: cli_close_buffer closes *mem (setting it to NULL
+ * whatever happens), cli_write_stdout writes buf and flushes. Each returns 0,
+ * or 1 after one line "hetsim CMD: ..." on stderr. */
+int cli_close_buffer(const char *cmd, FILE **mem);
+int cli_write_stdout(const char *cmd, const char *buf, size_t len);
 /* Option scanning for every command: getopt_long (libc) one argument at a
  * time, with the rules hetsim's commands share:
  *   - options and operands mix in any order; operands come back in order as

@@ -264,19 +264,8 @@ int hs_cmd_agc_plan(int argc, char **argv) {
     goto done;
   }
   put_plan(mem, P);
-  if (fclose(mem) != 0) {
-    mem = NULL;
-    fputs("hetsim agc-plan: cannot finish the output buffer\n", stderr);
-    rc = 1;
-    goto done;
-  }
-  mem = NULL;
-  if (fwrite(buf, 1, len, stdout) != len || fflush(stdout) != 0) {
-    fputs("hetsim agc-plan: stdout: write failed\n", stderr);
-    rc = 1;
-    goto done;
-  }
-  rc = 0;
+  rc = cli_close_buffer("agc-plan", &mem);
+  if (rc == 0) rc = cli_write_stdout("agc-plan", buf, len);
 done:
   if (mem) fclose(mem);
   free(buf);

@@ -383,13 +383,8 @@ int hs_cmd_replay(int argc, char **argv) {
       fprintf(mem, ",%llu\n", (unsigned long long)a[d]);
     }
   }
-  if (fclose(mem) != 0) {
-    mem = NULL;
-    fputs("hetsim replay: cannot finish the output buffer\n", stderr);
-    rc = 1;
-    goto done;
-  }
-  mem = NULL;
+  rc = cli_close_buffer("replay", &mem);
+  if (rc != 0) goto done;
   if (out) {
     if (hs_write_file_atomic(out, buf, buflen, &err) != HS_OK) {
       rc = cli_fail("replay", &err); /* 1: cannot write, as for run --out */
@@ -400,12 +395,7 @@ int hs_cmd_replay(int argc, char **argv) {
     rc = expect_golden(expect, in, t, decided);
     goto done;
   }
-  if (!out && (fwrite(buf, 1, buflen, stdout) != buflen || fflush(stdout) != 0)) {
-    fputs("hetsim replay: stdout: write failed\n", stderr);
-    rc = 1;
-    goto done;
-  }
-  rc = 0;
+  rc = out ? 0 : cli_write_stdout("replay", buf, buflen);
 done:
   if (mem) fclose(mem);
   free(buf);

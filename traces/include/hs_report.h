@@ -82,8 +82,10 @@ void hs_report_learning(hs_report *r, const hs_learning_row *row); /* no-op unle
 /* An extra output file of the run (a regime's own table), `name` in the run
  * folder: streamed to a temporary name like the others, renamed into place
  * with them by hs_report_commit, removed by hs_report_abort. NULL with err set
- * when it cannot be opened, or past HS_REPORT_EXTRA_MAX files. */
-#define HS_REPORT_EXTRA_MAX 4
+ * when it cannot be opened, or past HS_REPORT_EXTRA_MAX files (learning.csv
+ * is one of them). learning.csv and agc.csv of an earlier run in the folder
+ * are removed on commit when this run did not write them. */
+#define HS_REPORT_EXTRA_MAX 5
 FILE *hs_report_extra(hs_report *r, const char *name, hs_error *err);
 /* Append a member to summary.json, after the fields: key and its value as
  * JSON text (one line; both copied). Members are written in the order added. */

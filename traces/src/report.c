@@ -4,7 +4,10 @@
  * trace is written as a JSON array of events in the order spans arrive; track
  * names are "M" (metadata) events. Timestamps are microseconds, as the format
  * wants. Rejected: building the outputs in memory and writing at the end (a
- * 10^5-device run has 10^6 device rows). */
+ * 10^5-device run has 10^6 device rows).
+ * learning.csv is an extra file like a regime's agc.csv; the extra files a
+ * run may write (optional_files) are removed on commit when this run did not
+ * write them, so a reused folder never mixes two runs' tables. */
 #include "hs_report.h"
 
 #include <errno.h>
@@ -21,8 +24,9 @@ struct hs_report {
   char *dir;
   char *made; /* the topmost folder hs_report_open created (NULL: none): removed on abort */
   hs_outfile *rounds, *devices, *trace;
-  hs_outfile *learning; /* learning.csv, when the run learns */
+  FILE *learning; /* learning.csv (one of the extras), when the run learns */
   hs_outfile *extra[HS_REPORT_EXTRA_MAX];
+  char *xname[HS_REPORT_EXTRA_MAX]; /* the extras' names in the folder */
   size_t nextra;
   bool first_event;
   char **xkey, **xjson; /* hs_report_add_json members */
@@ -36,6 +40,9 @@ void hs_report_add_json(hs_report *r, const char *key, const char *json) {
   r->xjson[r->nx] = hs_strdup(json);
   r->nx++;
 }
+
+/* The extra files some runs write and others do not. */
+static const char *const optional_files[] = {"learning.csv", "agc.csv"};
 
 static char *join(const char *dir, const char *name) {
   size_t n = strlen(dir) + strlen(name) + 2;
@@ -72,8 +79,10 @@ void hs_report_abort(hs_report *r) {
   hs_outfile_abort(r->rounds);
   hs_outfile_abort(r->devices);
   hs_outfile_abort(r->trace);
-  hs_outfile_abort(r->learning);
-  for (size_t i = 0; i < r->nextra; i++) hs_outfile_abort(r->extra[i]);
+  for (size_t i = 0; i < r->nextra; i++) {
+    hs_outfile_abort(r->extra[i]);
+    hs_free(r->xname[i]);
+  }
   /* No empty output folder after a failed run (a full disk): remove, deepest
    * first, the folders this report made; rmdir leaves any that hold files. */
   if (r->made) {
@@ -134,6 +143,7 @@ FILE *hs_report_extra(hs_report *r, const char *name, hs_error *err) {
   }
   hs_outfile *f = open_in(r->dir, name, err);
   if (!f) return NULL;
+  r->xname[r->nextra] = hs_strdup(name);
   r->extra[r->nextra++] = f;
   return hs_outfile_stream(f);
 }
@@ -147,15 +157,14 @@ static void num(FILE *f, double v) {
 
 hs_status hs_report_learning_open(hs_report *r, hs_error *err) {
   if (r->learning) return HS_OK;
-  if (!(r->learning = open_in(r->dir, "learning.csv", err))) return err ? err->status : HS_EIO;
-  fputs("round,time_s,energy_j,samples,train_loss,test_loss,test_accuracy\n",
-        hs_outfile_stream(r->learning));
+  if (!(r->learning = hs_report_extra(r, "learning.csv", err))) return err ? err->status : HS_EIO;
+  fputs("round,time_s,energy_j,samples,train_loss,test_loss,test_accuracy\n", r->learning);
   return HS_OK;
 }
 
 void hs_report_learning(hs_report *r, const hs_learning_row *row) {
   if (!r || !r->learning) return;
-  FILE *f = hs_outfile_stream(r->learning);
+  FILE *f = r->learning;
   fprintf(f, "%u,", row->round);
   num(f, row->time_s);
   fputc(',', f);
@@ -283,14 +292,14 @@ hs_status hs_report_commit(hs_report *r, const char *const *str_keys, const char
     fprintf(f, ": %s%s", r->xjson[i], i + 1 < r->nx ? ",\n" : "\n");
   }
   fputs("}\n", f);
-  bool traced = r->trace != NULL, learned = r->learning != NULL;
+  bool traced = r->trace != NULL;
   if (r->trace) fputs("\n]}\n", hs_outfile_stream(r->trace));
   /* Every file is written out before any is renamed into place: a write that
    * failed (a full disk) must not leave this run's rounds.csv beside an
    * earlier run's devices.csv. */
-  hs_outfile *all[5 + HS_REPORT_EXTRA_MAX] = {r->rounds, r->devices, r->trace, r->learning, s};
-  for (size_t i = 0; i < r->nextra; i++) all[5 + i] = r->extra[i];
-  for (size_t i = 0; i < 5 + r->nextra; i++) {
+  hs_outfile *all[4 + HS_REPORT_EXTRA_MAX] = {r->rounds, r->devices, r->trace, s};
+  for (size_t i = 0; i < r->nextra; i++) all[4 + i] = r->extra[i];
+  for (size_t i = 0; i < 4 + r->nextra; i++) {
     if (!all[i]) continue;
     FILE *fp = hs_outfile_stream(all[i]);
     if (fflush(fp) != 0 || ferror(fp)) {
@@ -311,16 +320,15 @@ hs_status hs_report_commit(hs_report *r, const char *const *str_keys, const char
     else hs_outfile_abort(r->trace);
     r->trace = NULL;
   }
-  if (r->learning) {
-    if (st == HS_OK) st = hs_outfile_commit(r->learning, err);
-    else hs_outfile_abort(r->learning);
-    r->learning = NULL;
-  }
+  bool wrote[sizeof optional_files / sizeof *optional_files] = {false};
   for (size_t i = 0; i < r->nextra; i++) {
     if (st == HS_OK) st = hs_outfile_commit(r->extra[i], err);
     else hs_outfile_abort(r->extra[i]);
+    r->extra[i] = NULL;
+    for (size_t k = 0; k < sizeof optional_files / sizeof *optional_files; k++)
+      if (!strcmp(r->xname[i], optional_files[k])) wrote[k] = true;
   }
-  r->nextra = 0;
+  r->learning = NULL;
   if (st == HS_OK) st = hs_outfile_commit(s, err);
   else hs_outfile_abort(s);
   if (st == HS_OK && !traced) {
@@ -330,9 +338,11 @@ hs_status hs_report_commit(hs_report *r, const char *const *str_keys, const char
     unlink(old);
     hs_free(old);
   }
-  if (st == HS_OK && !learned) {
-    /* The same for a learning.csv of an earlier run with learning on. */
-    char *old = join(r->dir, "learning.csv");
+  for (size_t k = 0; st == HS_OK && k < sizeof optional_files / sizeof *optional_files; k++) {
+    if (wrote[k]) continue;
+    /* The same for an extra table an earlier run wrote (learning.csv of a run
+     * with learning on, agc.csv of an AGC run). */
+    char *old = join(r->dir, optional_files[k]);
     unlink(old);
     hs_free(old);
   }

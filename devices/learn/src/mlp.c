@@ -10,18 +10,14 @@
  * backward (lrn_mlp_sample_d): same per-sample terms, summed in double. Rejected: a BLAS - the sizes are tiny and the
  * harness must build on a board with nothing installed. float, not double:
  * what real trainers on these boards use, and half the memory traffic. */
+#include "hs_rng.h"
 #include "hs_learn_parts.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t mlp_splitmix(uint64_t *s) {
-  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
+static uint64_t mlp_splitmix(uint64_t *s) { return hs_splitmix64_step(s); }
 
 static float mlp_uniform(uint64_t *s, float a) { /* in [-a, a) */
   return (float)(((double)(mlp_splitmix(s) >> 11) * 0x1p-53 * 2.0 - 1.0) * a);

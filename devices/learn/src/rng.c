@@ -1,5 +1,6 @@
-/* rng.c: the learner's random streams, libc + libm only (policies/base's
- * rng.c has the same keying idea but pulls GSL, which the boards lack).
+/* rng.c: the learner's random streams, libc + libm only. The generator core
+ * (splitmix64 finaliser, xoshiro256**) is hs_rng.h's header-only part, shared
+ * with the simulator and AGC; only the four-level keying is the learner's.
  *
  * A stream is xoshiro256** whose state is four splitmix64 outputs from a key
  * h = f(f(f(f(seed) ^ entity) ^ purpose) ^ draw), f the splitmix64 finaliser
@@ -13,11 +14,9 @@
 
 #include <math.h>
 
-static uint64_t rng_fin(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
+#include "hs_rng.h"
+
+static uint64_t rng_fin(uint64_t z) { return hs_mix64(z); }
 
 void lrn_rng_key(lrn_rng *r, uint64_t seed, uint64_t entity, uint64_t purpose, uint64_t draw) {
   const uint64_t g = 0x9e3779b97f4a7c15ull;
@@ -25,28 +24,13 @@ void lrn_rng_key(lrn_rng *r, uint64_t seed, uint64_t entity, uint64_t purpose, u
   h = rng_fin((h ^ entity) + 2 * g);
   h = rng_fin((h ^ purpose) + 3 * g);
   h = rng_fin((h ^ draw) + 4 * g);
-  for (int i = 0; i < 4; i++) {
-    h += g;
-    r->s[i] = rng_fin(h);
-  }
+  for (int i = 0; i < 4; i++) r->s[i] = hs_splitmix64_step(&h);
   if (!(r->s[0] | r->s[1] | r->s[2] | r->s[3])) r->s[0] = 1; /* the one forbidden state */
 }
 
-static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+uint64_t lrn_rng_next(lrn_rng *r) { return hs_xoshiro256ss(r->s); }
 
-uint64_t lrn_rng_next(lrn_rng *r) {
-  uint64_t *s = r->s;
-  uint64_t out = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-  s[2] ^= s[0];
-  s[3] ^= s[1];
-  s[1] ^= s[2];
-  s[0] ^= s[3];
-  s[2] ^= t;
-  s[3] = rotl(s[3], 45);
-  return out;
-}
-
-double lrn_rng_u01(lrn_rng *r) { return (double)(lrn_rng_next(r) >> 11) * 0x1p-53; }
+double lrn_rng_u01(lrn_rng *r) { return hs_u53(lrn_rng_next(r)); }
 
 size_t lrn_rng_below(lrn_rng *r, size_t n) {
   /* Rejection on the top bits: exact uniformity (n < 2^32 here). */

@@ -9,6 +9,7 @@
  *   imdb: reviews of 60-300 words from a small lexicon with sentiment-bearing
  *         words, "<br /><br />" breaks, files <id>_<rating>.txt with ratings
  *         7-10 in pos/ and 1-4 in neg/, as in aclImdb. */
+#include "hs_rng.h"
 #include "hs_learn_parts.h"
 
 #include <errno.h>
@@ -19,12 +20,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static uint64_t sy_next(uint64_t *s) {
-  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
+static uint64_t sy_next(uint64_t *s) { return hs_splitmix64_step(s); }
 static double sy_u(uint64_t *s) { return (double)(sy_next(s) >> 11) * 0x1p-53; }
 static double sy_n(uint64_t *s) { /* Box-Muller, one of the pair */
   double u = sy_u(s), v = sy_u(s);

@@ -12,6 +12,7 @@
  * coefficient of variation; median and MAD go in the notes. Runs during which
  * a throttle counter moved are flagged and left out (unless all were).
  * busy_w is the median over runs of energy / training time. */
+#include "hs_rng.h"
 #include "probe.h"
 
 #include <math.h>
@@ -27,12 +28,7 @@ void probe_task_result_fini(probe_task_result *r) {
   r->loss_n = 0;
 }
 
-static uint64_t cal_next(uint64_t *s) {
-  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
+static uint64_t cal_next(uint64_t *s) { return hs_splitmix64_step(s); }
 
 typedef struct {
   uint32_t *perm;
