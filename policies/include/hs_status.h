@@ -26,7 +26,8 @@
   X(EMISSING, -8, "missing required field")                         \
   X(EPERM,    -9, "permission denied")                              \
   X(EUNSUP,  -10, "not supported")                                  \
-  X(ESTATE,  -11, "operation not valid in this state")
+  X(ESTATE,  -11, "operation not valid in this state")                \
+  X(ENOMEM,  -12, "not enough memory")
 
 typedef enum hs_status {
 #define HS_STATUS_ENUM_(name, value, text) HS_##name = value,
@@ -39,6 +40,9 @@ const char *hs_status_str(hs_status st);
 
 /* Exit status every command uses for bad input. */
 #define HS_EXIT_BADINPUT 2
+/* Exit status for what cannot be read or written, or not enough memory
+ * (HS_EIO, HS_EPERM, HS_ENOMEM). */
+#define HS_EXIT_CANNOT 1
 
 #define HS_ERROR_MSG_MAX 512
 

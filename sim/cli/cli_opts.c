@@ -19,6 +19,21 @@ int cli_bad_input(const char *cmd, const char *msg) {
   return HS_EXIT_BADINPUT;
 }
 
+int cli_exit_code(hs_status st) {
+  return st == HS_EIO || st == HS_EPERM || st == HS_ENOMEM ? HS_EXIT_CANNOT : HS_EXIT_BADINPUT;
+}
+
+int cli_fail(const char *cmd, const hs_error *e) {
+  cli_bad_input(cmd, e->msg);
+  return cli_exit_code(e->status);
+}
+
+int cli_flush_stdout(const char *cmd) {
+  if (fflush(stdout) == 0 && !ferror(stdout)) return 0;
+  fprintf(stderr, "hetsim %s: stdout: write failed: %s\n", cmd, strerror(errno));
+  return HS_EXIT_CANNOT;
+}
+
 void cli_parser_init(cli_parser *p, int argc, char **argv, const char *shortopts,
                      const struct option *longopts) {
   memset(p, 0, sizeof *p);
@@ -224,6 +239,6 @@ hs_scenario *cli_load(const cli_opts *o, const char *policy, int *rc) {
   hs_scenario *sc =
       hs_scenario_load(o->scenario ? o->scenario : hs_scenario_default_path(), ovr, n, &err);
   hs_free(ovr);
-  if (!sc) *rc = cli_bad_input(o->cmd, err.msg);
+  if (!sc) *rc = cli_fail(o->cmd, &err);
   return sc;
 }

@@ -67,8 +67,16 @@ void cli_parser_init(cli_parser *p, int argc, char **argv, const char *shortopts
 int cli_next(cli_parser *p);
 /* One line on stderr: "hetsim CMD: msg" (newlines folded). Returns 2. */
 int cli_bad_input(const char *cmd, const char *msg);
+/* The one rule for exit codes: 1 (HS_EXIT_CANNOT) when a file cannot be read
+ * or written or memory ran out (HS_EIO, HS_EPERM, HS_ENOMEM), 2 for anything
+ * else (bad input). cli_fail prints e's message as cli_bad_input does and
+ * returns that code. */
+int cli_exit_code(hs_status st);
+int cli_fail(const char *cmd, const hs_error *e);
+/* fflush + ferror on stdout: 0, or 1 after "hetsim CMD: stdout: write failed". */
+int cli_flush_stdout(const char *cmd);
 /* Load the scenario with the options' overrides, plus policy.kind=policy when
- * policy is not NULL. NULL (message printed, *rc = 2) on error. */
+ * policy is not NULL. NULL (message printed, *rc = cli_fail's code) on error. */
 hs_scenario *cli_load(const cli_opts *o, const char *policy, int *rc);
 
 #endif

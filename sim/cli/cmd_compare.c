@@ -79,7 +79,7 @@ int hs_cmd_compare(int argc, char **argv) {
     }
     hs_run_opts ro = {.out_dir = dir, .sets = o.sets, .nsets = o.nsets, .force = o.force};
     hs_error err = {0};
-    if (hs_run(sc[k], &ro, &s[k], &err) != HS_OK) rc = cli_bad_input("compare", err.msg);
+    if (hs_run(sc[k], &ro, &s[k], &err) != HS_OK) rc = cli_fail("compare", &err);
     hs_free(dir);
   }
   const char *fmt = o.format ? o.format : "table";

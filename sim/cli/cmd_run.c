@@ -146,7 +146,7 @@ int hs_cmd_run(int argc, char **argv) {
   hs_summary s;
   hs_error err = {0};
   if (hs_run(sc, &ro, &s, &err) != HS_OK) {
-    rc = cli_bad_input("run", err.msg);
+    rc = cli_fail("run", &err);
   } else if (o.expect) {
     rc = run_expect_compare(o.expect, out_dir, o.rtol, o.quiet);
   } else if (!o.quiet) {

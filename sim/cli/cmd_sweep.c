@@ -289,7 +289,7 @@ static int sweep_main(int argc, char **argv) {
     hs_sweep_spec spec = {o.scenario, o.set, o.nset, o.policies, o.grids, o.ngrids, o.seeds};
     sw = hs_sweep_create(&spec, &err);
     if (!sw) {
-      rc = HS_EXIT_BADINPUT;
+      rc = cli_exit_code(err.status); /* 1 for a point too large for memory */
       snprintf(why, sizeof why, "%s", err.msg);
     }
   }

@@ -50,4 +50,10 @@ typedef struct hs_summary {
  * a summary.json, unless opts->force; the same run again overwrites. */
 hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out, hs_error *err);
 
+/* HS_ENOMEM, with one line naming the device count and the estimated bytes,
+ * when sc's run would not fit in the memory available to the process (the
+ * address-space limit, else MemAvailable); HS_OK otherwise or when unknown.
+ * hs_run calls it before its first per-device allocation (run_memory.c). */
+hs_status hs_run_check_memory(const hs_scenario *sc, hs_error *err);
+
 #endif

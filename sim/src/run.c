@@ -21,6 +21,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -266,11 +267,13 @@ void sim_round_end(sim_run *r) {
 
 /* --- set-up ----------------------------------------------------------------- */
 
-static void expand_devices(sim_run *r) {
+static bool expand_devices(sim_run *r) {
   const hs_scenario *sc = r->sc;
   const hs_device_ref *refs = hs_scenario_devices(sc);
   r->ndev = sc->total_devices;
-  r->dev_raw = hs_calloc(r->ndev + 1, sizeof *r->dev + 64);
+  /* 64 bytes once for the alignment (not per device: issue 16 finding 6). */
+  r->dev_raw = calloc(1, r->ndev * sizeof *r->dev + 64);
+  if (!r->dev_raw) return false;
   r->dev = (sim_dev *)(((uintptr_t)r->dev_raw + 63) & ~(uintptr_t)63);
   for (size_t k = 0; k < r->ndev; k++) {
     const hs_device_spec *ds = &sc->devices[refs[k].spec];
@@ -305,6 +308,7 @@ static void expand_devices(sim_run *r) {
     hs_rng_init(&d->rng_telemetry, sc->seed, d->key, HS_RNG_TELEMETRY);
     d->span_state = HS_POWER_OFF;
   }
+  return true;
 }
 
 /* Every link a model crosses must carry it in a finite time: 8 x model_bytes
@@ -336,7 +340,7 @@ static void run_free(sim_run *r) {
   hs_engine_destroy(r->eng);
   if (r->gsl) hs_rng_gsl_destroy(r->gsl);
   for (size_t i = 0; r->dev && i < r->ndev; i++) hs_free(r->dev[i].name);
-  hs_free(r->dev_raw);
+  free(r->dev_raw);
   hs_free(r->alloc);
   hs_free(r->tele);
   hs_free(r->scratch);
@@ -363,11 +367,16 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
     goto done;
   }
   if ((st = check_model_fits(sc, err)) != HS_OK) goto done;
+  if ((st = hs_run_check_memory(sc, err)) != HS_OK) goto done;
   r->measure_overhead = opts->measure_overhead;
   hs_rng dummy;
   hs_rng_init(&dummy, sc->seed, 0, 0);
   r->gsl = hs_rng_gsl_create(&dummy);
-  expand_devices(r);
+  if (!expand_devices(r)) {
+    st = hs_error_set(err, HS_ENOMEM, "%s: devices: not enough memory for %zu devices (%zu bytes)",
+                      sc->path, sc->total_devices, sc->total_devices * sizeof *r->dev);
+    goto done;
+  }
   r->eng = hs_engine_create(2 * r->ndev + 16);
   r->ledger = hs_ledger_create(r->ndev);
   r->net = hs_net_create(r->eng);

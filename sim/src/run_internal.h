@@ -103,5 +103,7 @@ double sim_dev_reported_s(sim_run *r, size_t i, double t_s);
 void sim_round_end(sim_run *r);
 /* Record an error raised inside a handler and stop the engine. */
 void sim_fail(sim_run *r, hs_status st, const char *msg);
+/* Estimated bytes per device of a run of sc (run_memory.c). */
+size_t sim_run_bytes_per_device(const hs_scenario *sc);
 
 #endif

@@ -398,6 +398,11 @@ hs_sweep *hs_sweep_create(const hs_sweep_spec *spec, hs_error *err) {
     }
     /* No axis is "seed", so every point has the scenario's seed. */
     if (!sw->seeds_given) sw->seeds[0] = sc->seed;
+    /* A point too large for memory is refused before RESULTS is written. */
+    if (hs_run_check_memory(sc, err) != HS_OK) {
+      hs_scenario_destroy(sc);
+      goto fail;
+    }
     collect_inputs(sc, &files, &nfiles);
     hs_scenario_destroy(sc);
   }
