@@ -239,6 +239,6 @@ hs_scenario *cli_load(const cli_opts *o, const char *policy, int *rc) {
   hs_scenario *sc =
       hs_scenario_load(o->scenario ? o->scenario : hs_scenario_default_path(), ovr, n, &err);
   hs_free(ovr);
-  if (!sc) *rc = cli_fail(o->cmd, &err);
+  if (!sc) *rc = cli_bad_input(o->cmd, err.msg);
   return sc;
 }

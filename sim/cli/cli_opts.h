@@ -76,7 +76,7 @@ int cli_fail(const char *cmd, const hs_error *e);
 /* fflush + ferror on stdout: 0, or 1 after "hetsim CMD: stdout: write failed". */
 int cli_flush_stdout(const char *cmd);
 /* Load the scenario with the options' overrides, plus policy.kind=policy when
- * policy is not NULL. NULL (message printed, *rc = cli_fail's code) on error. */
+ * policy is not NULL. NULL (message printed, *rc = 2) on error. */
 hs_scenario *cli_load(const cli_opts *o, const char *policy, int *rc);
 
 #endif
