@@ -567,12 +567,12 @@ Test(run, a_write_that_fails_leaves_the_previous_outputs_whole) {
    * runs out of space for devices.csv (a 4 KiB file-size limit, as a full
    * disk would): it must fail and leave the first run's files, not its own
    * rounds.csv beside the first run's devices.csv and summary.json. */
-  hs_scenario *first = scenario("{\"kind\": \"pma\"}", "{\"kind\": \"equal\"}", NULL, 40, 3000);
-  hs_scenario *second = scenario("{\"kind\": \"pma\"}", "{\"kind\": \"equal\"}", NULL, 60, 3000);
+  hs_scenario *first = scenario("{\"kind\": \"pma\"}", "{\"kind\": \"equal\"}", NULL, 24, 3000);
+  hs_scenario *second = scenario("{\"kind\": \"pma\"}", "{\"kind\": \"equal\"}", NULL, 36, 3000);
   char *dir = tmpdir();
   run_to(first, dir, false, NULL);
   char *rounds = slurp(dir, "rounds.csv"), *summary = slurp(dir, "summary.json");
-  cr_assert_lt(strlen(rounds) * 60 / 40, 4096, "the new rounds.csv alone would fit");
+  cr_assert_lt(strlen(rounds) * 36 / 24, 4096, "the new rounds.csv alone would fit");
   signal(SIGXFSZ, SIG_IGN); /* a write past the limit fails with EFBIG instead */
   struct rlimit old, lim = {4096, 4096};
   cr_assert_eq(getrlimit(RLIMIT_FSIZE, &old), 0);

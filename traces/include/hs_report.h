@@ -14,8 +14,9 @@
  * with rounds x devices); hs_report_commit renames every file into place only
  * at the end, hs_report_abort removes them: a failed run leaves no half-written
  * file. A trace.json from an earlier run in the same folder is removed when
- * this run writes none. Numbers are printed with %.10g: enough for closed-form checks, and the
- * same bytes for the same run. */
+ * this run writes none. Numbers are printed with hs_fmt_double (hs_fmt.h): the
+ * shortest text that reads back to the same double, so every figure
+ * round-trips exactly, and the same bytes for the same run. */
 #ifndef HS_REPORT_H
 #define HS_REPORT_H
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "hs_alloc.h"
+#include "hs_fmt.h"
 #include "hs_outfile.h"
 
 struct hs_report {
@@ -79,11 +80,11 @@ fail:
   return NULL;
 }
 
+/* The shortest text that reads back to the same double (hs_fmt.h); non-finite
+ * values as nan, inf, -inf. */
 static void num(FILE *f, double v) {
-  if (isfinite(v))
-    fprintf(f, "%.10g", v);
-  else
-    fputs(isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf"), f);
+  char b[HS_FMT_DOUBLE_MAX];
+  fwrite(b, 1, hs_fmt_double(b, v), f);
 }
 
 void hs_report_round(hs_report *r, const hs_round_row *row) {
@@ -186,10 +187,8 @@ hs_status hs_report_commit(hs_report *r, const char *const *str_keys, const char
     hs_json_fputs(f, fields[i].key);
     fputs(": ", f);
     double v = fields[i].value;
-    if (isfinite(v) && v == floor(v) && fabs(v) <= 9007199254740992.0)
-      fprintf(f, "%.0f", v); /* counts and seeds up to 2^53: exact, never in exponent form */
-    else if (isfinite(v))
-      fprintf(f, "%.10g", v);
+    if (isfinite(v))
+      num(f, v); /* exact; counts and seeds up to 2^53 in full, never in exponent form */
     else
       fputs("null", f);
     fputs(i + 1 < nfields || r->nx ? ",\n" : "\n", f);
