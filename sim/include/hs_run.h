@@ -22,7 +22,19 @@ typedef struct hs_run_opts {
    * e.g. for progress lines; NULL: none. Never changes any output. */
   void (*on_round)(void *userdata, uint32_t done, uint32_t total);
   void *userdata;
+  /* Per-device output: HS_DEVICES_AUTO writes devices.csv (one row per device
+   * and round) up to devices_threshold devices (0: HS_DEVICES_THRESHOLD, 10^4)
+   * and device_profiles.csv (per round and profile: count, samples, energy,
+   * compute/comm/wait percentiles; hs_report.h) above it; FULL and PROFILES
+   * choose one whatever the size. */
+  int devices;
+  size_t devices_threshold;
+  /* Comma-separated device names: trace only these (implies trace); NULL: all. */
+  const char *trace_devices;
 } hs_run_opts;
+
+enum { HS_DEVICES_AUTO = 0, HS_DEVICES_FULL = 1, HS_DEVICES_PROFILES = 2 };
+#define HS_DEVICES_THRESHOLD 10000
 
 /* The version of this build: "X.Y.Z" (CMake project VERSION), followed by
  * " (git describe)" when configured from a git checkout. Static string. */

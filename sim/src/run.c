@@ -56,7 +56,7 @@ void sim_dev_state(sim_run *r, size_t i, hs_power_state st) {
   double now = hs_engine_now(r->eng);
   sim_dev *d = &r->dev[i];
   hs_ledger_switch(r->ledger, i, st, now);
-  if (hs_report_tracing(r->report) && d->span_state != st) {
+  if (hs_report_tracing(r->report) && !d->untraced && d->span_state != st) {
     if (d->span_state != HS_POWER_OFF && now > d->span_start_s)
       hs_report_span(r->report, (uint32_t)i, span_name(d->span_state), d->span_start_s, now);
     d->span_state = st;
@@ -201,12 +201,15 @@ static bool round_measure(sim_run *r, double now, round_totals *t) {
     r->tele[i].samples = (int64_t)n;
     r->tele[i].time_s = n ? noisy(r, i, m.train_s, sc->telemetry_time_noise) : 0.0;
     r->tele[i].energy_j = n ? noisy(r, i, m.train_j, sc->telemetry_energy_noise) : 0.0;
-    if (r->report) {
+    if (r->agg) {
+      sim_devagg_add(r->agg, i, n, busy, comm, wait, e);
+    } else if (r->report) {
       hs_device_row row = {r->round, d->name, n, busy, comm, wait, e,
                            hs_profile_name(sc->devices[d->spec].profile)};
       hs_report_device(r->report, &row);
     }
   }
+  if (r->agg) sim_devagg_flush(r->agg, r->round, r->report);
   double cv = r->round_cv;
   if (isnan(cv)) {
     double mean = active ? sum / (double)active : 0;
@@ -334,6 +337,7 @@ static hs_status check_model_fits(const hs_scenario *sc, hs_error *err) {
 static void run_free(sim_run *r) {
   if (r->regime && r->regime->teardown) r->regime->teardown(r);
   hs_report_abort(r->report);
+  sim_devagg_destroy(r->agg);
   hs_controller_destroy(r->ctl);
   hs_net_destroy(r->net);
   hs_ledger_destroy(r->ledger);
@@ -407,13 +411,18 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
     sim_run_describe(sc, opts, &desc);
     if (!opts->force && (st = sim_run_check_folder(opts->out_dir, desc.identity, err)) != HS_OK)
       goto done;
-    r->report = hs_report_open(opts->out_dir, opts->trace, err);
+    size_t limit = opts->devices_threshold ? opts->devices_threshold : HS_DEVICES_THRESHOLD;
+    bool profiles = opts->devices == HS_DEVICES_PROFILES ||
+                    (opts->devices == HS_DEVICES_AUTO && r->ndev > limit);
+    if ((st = sim_run_trace_select(r, opts->trace_devices, err)) != HS_OK) goto done;
+    r->report = hs_report_open_as(opts->out_dir, opts->trace || opts->trace_devices, profiles, err);
     if (!r->report) {
       st = err ? err->status : HS_EIO;
       goto done;
     }
+    if (profiles) r->agg = sim_devagg_create(r);
     for (size_t i = 0; i < r->ndev && hs_report_tracing(r->report); i++)
-      hs_report_track(r->report, (uint32_t)i, r->dev[i].name);
+      if (!r->dev[i].untraced) hs_report_track(r->report, (uint32_t)i, r->dev[i].name);
   }
 
   for (size_t i = 0; i < r->ndev; i++) {

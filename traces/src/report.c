@@ -20,6 +20,7 @@ struct hs_report {
   char *dir;
   hs_outfile *rounds, *devices, *trace;
   bool first_event;
+  bool profiles; /* r->devices is device_profiles.csv */
   char **xkey, **xjson; /* hs_report_add_json members */
   size_t nx;
 };
@@ -62,16 +63,35 @@ void hs_report_abort(hs_report *r) {
 }
 
 hs_report *hs_report_open(const char *dir, bool trace, hs_error *err) {
+  return hs_report_open_as(dir, trace, false, err);
+}
+
+static const char *devices_file(bool profiles) {
+  return profiles ? "device_profiles.csv" : "devices.csv";
+}
+
+hs_report *hs_report_open_as(const char *dir, bool trace, bool profiles, hs_error *err) {
   if (hs_mkdir_p(dir, err) != HS_OK) return NULL;
   hs_report *r = hs_calloc(1, sizeof *r);
   r->dir = hs_strdup(dir);
+  r->profiles = profiles;
   if (!(r->rounds = open_in(dir, "rounds.csv", err))) goto fail;
-  if (!(r->devices = open_in(dir, "devices.csv", err))) goto fail;
+  if (!(r->devices = open_in(dir, devices_file(profiles), err))) goto fail;
   if (trace && !(r->trace = open_in(dir, "trace.json", err))) goto fail;
   fputs("round,start_s,end_s,duration_s,energy_j,compute_cv,max_wait_s,reallocated\n",
         hs_outfile_stream(r->rounds));
-  fputs("round,device,samples,compute_s,comm_s,wait_s,energy_j,profile\n",
-        hs_outfile_stream(r->devices));
+  if (profiles) {
+    FILE *f = hs_outfile_stream(r->devices);
+    fputs("round,profile,count,samples", f);
+    static const char *const what[] = {"compute_s", "comm_s", "wait_s"};
+    static const char *const pct[HS_REPORT_NPCT] = {"p0", "p50", "p90", "p99", "p100"};
+    for (size_t w = 0; w < 3; w++)
+      for (size_t k = 0; k < HS_REPORT_NPCT; k++) fprintf(f, ",%s_%s", what[w], pct[k]);
+    fputs(",energy_j\n", f);
+  } else {
+    fputs("round,device,samples,compute_s,comm_s,wait_s,energy_j,profile\n",
+          hs_outfile_stream(r->devices));
+  }
   if (r->trace) fputs("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[", hs_outfile_stream(r->trace));
   r->first_event = true;
   return r;
@@ -115,6 +135,21 @@ void hs_report_device(hs_report *r, const hs_device_row *row) {
   fputc(',', f);
   num(f, row->energy_j);
   fprintf(f, ",%s\n", row->profile ? row->profile : "");
+}
+
+void hs_report_profile(hs_report *r, const hs_profile_row *row) {
+  FILE *f = hs_outfile_stream(r->devices);
+  fprintf(f, "%u,%s,%llu,%llu", row->round, row->profile, (unsigned long long)row->count,
+          (unsigned long long)row->samples);
+  const double *v[3] = {row->compute_s, row->comm_s, row->wait_s};
+  for (size_t w = 0; w < 3; w++)
+    for (size_t k = 0; k < HS_REPORT_NPCT; k++) {
+      fputc(',', f);
+      num(f, v[w][k]);
+    }
+  fputc(',', f);
+  num(f, row->energy_j);
+  fputc('\n', f);
 }
 
 void hs_json_fputs(FILE *out, const char *s) {
@@ -228,6 +263,12 @@ hs_status hs_report_commit(hs_report *r, const char *const *str_keys, const char
   }
   if (st == HS_OK) st = hs_outfile_commit(s, err);
   else hs_outfile_abort(s);
+  if (st == HS_OK) {
+    /* The per-device file of the other kind, left by an earlier run. */
+    char *old = join(r->dir, devices_file(!r->profiles));
+    unlink(old);
+    hs_free(old);
+  }
   if (st == HS_OK && !traced) {
     /* A trace.json left by an earlier run into the same folder would describe
      * another run than the files beside it. */
