@@ -19,3 +19,9 @@ hs_add_test(NAME regime_testonly
   SOURCES unit/test_regime_testonly.c regimes/regime_testonly.c regimes/registry_testonly.c
   LIBS hetsim::sim hetsim::traces hetsim::cjson TIMEOUT 60)
 target_include_directories(test_regime_testonly PRIVATE ${PROJECT_SOURCE_DIR}/sim/src)
+
+# Learning in the loop (issue 10): the simulator's learner hooks against the
+# learner library used directly (private header sim/src/sim_learning.h).
+hs_add_test(NAME sim_learning SOURCES unit/test_sim_learning.c
+  LIBS hetsim::sim hetsim::learn hetsim::traces TIMEOUT 300)
+target_include_directories(test_sim_learning PRIVATE ${PROJECT_SOURCE_DIR}/sim/src)

@@ -65,6 +65,10 @@ const char *hs_profile_provenance_kind(const hs_profile *p);
 const char *hs_profile_task_provenance_kind(const hs_profile *p, const char *task);
 double hs_profile_idle_w(const hs_profile *p); /* > 0: on, waiting */
 double hs_profile_comm_w(const hs_profile *p); /* > 0: sending or receiving */
+/* Optional "gpu" block: HBM bytes and optimiser seconds per local parameter
+ * (0 when the profile has no such block). */
+double hs_profile_hbm_bytes(const hs_profile *p);
+double hs_profile_opt_s_per_param(const hs_profile *p);
 size_t hs_profile_task_count(const hs_profile *p);
 /* Tasks in file order; i < hs_profile_task_count(p). */
 const hs_task_profile *hs_profile_task_at(const hs_profile *p, size_t i);

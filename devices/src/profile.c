@@ -62,6 +62,7 @@ struct hs_profile {
   char *prov_kind;
   double idle_w;
   double comm_w;
+  double hbm_bytes, opt_s_per_param; /* optional "gpu" block (0: absent) */
   hs_task_profile *tasks; /* public records; strings/arrays point into own[] */
   dev_task *own;
   size_t ntasks;
@@ -389,9 +390,26 @@ static unsigned char *task_repeats(const cJSON *tasks, size_t n) {
   return repeat;
 }
 
+/* Optional "gpu": {"hbm_bytes", "opt_s_per_param"} for the sharded regimes;
+ * how the figures were derived goes in the provenance sources. */
+static hs_status check_gpu(const dev_ctx *c, const cJSON *root, hs_profile *p) {
+  static const char *const keys[] = {"hbm_bytes", "opt_s_per_param", NULL};
+  const cJSON *g = cJSON_GetObjectItemCaseSensitive(root, "gpu"), *m;
+  hs_status st;
+  if (!g) return HS_OK;
+  if (!cJSON_IsObject(g)) return fail(c, HS_ETYPE, "gpu", "must be an object");
+  if ((st = check_keys(c, g, "gpu", keys))) return st;
+  if ((st = get(c, g, "gpu", "hbm_bytes", true, &m)) ||
+      (st = want_number(c, m, "gpu.hbm_bytes", RANGE_GT0, 1e15, &p->hbm_bytes)) ||
+      (st = get(c, g, "gpu", "opt_s_per_param", true, &m)) ||
+      (st = want_number(c, m, "gpu.opt_s_per_param", RANGE_GE0, 1, &p->opt_s_per_param)))
+    return st;
+  return HS_OK;
+}
+
 static hs_status check_profile(const dev_ctx *c, const cJSON *root, hs_profile *p) {
   static const char *const keys[] = {"format", "name",   "board",      "arch", "cpu",
-                                     "idle_w", "comm_w", "provenance", "tasks", NULL};
+                                     "idle_w", "comm_w", "provenance", "tasks", "gpu", NULL};
   hs_status st;
   const cJSON *m;
   if (!cJSON_IsObject(root)) return fail(c, HS_ETYPE, "(top level)", "must be an object");
@@ -416,6 +434,8 @@ static hs_status check_profile(const dev_ctx *c, const cJSON *root, hs_profile *
   if ((st = want_number(c, m, "idle_w", RANGE_GT0, DEV_WATTS_MAX, &p->idle_w))) return st;
   if ((st = get(c, root, "", "comm_w", true, &m))) return st;
   if ((st = want_number(c, m, "comm_w", RANGE_GT0, DEV_WATTS_MAX, &p->comm_w))) return st;
+
+  if ((st = check_gpu(c, root, p))) return st;
 
   const char *kind = NULL;
   if ((st = get(c, root, "", "provenance", true, &m))) return st;
@@ -561,6 +581,8 @@ const char *hs_profile_origin(const hs_profile *p) { return p->origin; }
 const char *hs_profile_provenance_kind(const hs_profile *p) { return p->prov_kind; }
 double hs_profile_idle_w(const hs_profile *p) { return p->idle_w; }
 double hs_profile_comm_w(const hs_profile *p) { return p->comm_w; }
+double hs_profile_hbm_bytes(const hs_profile *p) { return p->hbm_bytes; }
+double hs_profile_opt_s_per_param(const hs_profile *p) { return p->opt_s_per_param; }
 size_t hs_profile_task_count(const hs_profile *p) { return p->ntasks; }
 
 const hs_task_profile *hs_profile_task_at(const hs_profile *p, size_t i) {

@@ -220,6 +220,16 @@ const uint64_t *hs_controller_allocation(const hs_controller *c);
  * controller is unchanged. */
 hs_status hs_controller_update(hs_controller *c, const hs_telemetry *t, size_t n, hs_error *err);
 
+/* Optional, before hs_controller_update: the statistical utility of each
+ * participant's last run as a real trainer measures it (Oort's |B_i| *
+ * sqrt(mean of squared per-sample training losses)); n values, finite and
+ * >= 0, applying to the next update only. A policy that has no use for it
+ * ignores it; oort uses it in place of the sample count (its stand-in when
+ * only a time/energy meter reports). HS_EINVAL naming the participant for a
+ * bad value, HS_ERANGE for a wrong n; the controller is then unchanged. */
+hs_status hs_controller_set_utility(hs_controller *c, const double *utility, size_t n,
+                                    hs_error *err);
+
 /* True when the last successful update changed the allocation. */
 bool hs_controller_reallocated(const hs_controller *c);
 

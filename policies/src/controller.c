@@ -78,6 +78,7 @@ void hs_controller_destroy(hs_controller *c) {
   hs_free(c->gbudget);
   hs_free(c->w);
   hs_free(c->sd);
+  hs_free(c->utility);
   pol_scratch_fini(&c->scratch);
   hs_free(c);
 }
@@ -139,6 +140,7 @@ hs_status hs_controller_update(hs_controller *c, const hs_telemetry *t, size_t n
   hs_status st = check_telemetry(t, n, c->n, err);
   if (st != HS_OK) return st;
   c->type->update(c, t); /* writes every entry of next */
+  c->utility_set = false;
   bool changed;
   bool keep = within_deadband(c, &changed);
   if (changed && c->deadband >= 0 && keep) changed = false;
@@ -149,6 +151,20 @@ hs_status hs_controller_update(hs_controller *c, const hs_telemetry *t, size_t n
   }
   c->reallocated = changed;
   c->rounds++;
+  return HS_OK;
+}
+
+hs_status hs_controller_set_utility(hs_controller *c, const double *utility, size_t n,
+                                    hs_error *err) {
+  if (n != c->n)
+    return hs_error_set(err, HS_ERANGE, "utility: %zu values for %zu participants", n, c->n);
+  for (size_t i = 0; i < n; i++)
+    if (!isfinite(utility[i]) || utility[i] < 0)
+      return hs_error_set(err, HS_EINVAL, "participant %zu: utility: %g is not a finite number >= 0",
+                          i, utility[i]);
+  if (!c->utility) c->utility = hs_calloc(n, sizeof *c->utility);
+  memcpy(c->utility, utility, n * sizeof *utility);
+  c->utility_set = true;
   return HS_OK;
 }
 

@@ -2,8 +2,10 @@
  * FedScale's selector, on the telemetry a meter sees.
  *
  * Per participant: the statistical utility of its last run (|B_i| times the
- * root-mean-square loss in Oort; a time/energy meter has no loss, so the
- * utility here is the sample count it trained), the round it last ran, and the
+ * root-mean-square loss in Oort, when the caller passes it through
+ * hs_controller_set_utility, e.g. the simulator with learning on; a
+ * time/energy meter alone has no loss, so the utility is then the sample count
+ * it trained), the round it last ran, and the
  * smoothed per-sample time tau (costs.c, shared with the adaptive policies).
  * Each update (round r):
  *   1. expected duration if selected: d_i = tau_i * budget/K;
@@ -175,7 +177,9 @@ static void oort_update(hs_controller *c, const hs_telemetry *t) {
   size_t nexp = 0;
   for (size_t i = 0; i < n; i++) {
     if (t[i].samples > 0) {
-      o->util[i] = (double)t[i].samples;
+      /* Oort's own utility when a trainer measured it (learning in the loop),
+       * else the sample count, the stand-in a time/energy meter allows. */
+      o->util[i] = c->utility_set ? c->utility[i] : (double)t[i].samples;
       o->last[i] = r;
       if (o->exploited[i]) exploit_util += o->util[i];
     }

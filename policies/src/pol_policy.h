@@ -111,6 +111,8 @@ struct hs_controller {
   double *sd; /* n: scratch (medians) */
   pol_scratch scratch;
   void *state; /* the policy's own */
+  double *utility;   /* n: hs_controller_set_utility's values (NULL until set) */
+  bool utility_set;  /* they apply to the next update */
 };
 
 /* --- groups (groups.c) ------------------------------------------------------ */

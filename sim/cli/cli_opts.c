@@ -98,8 +98,8 @@ int cli_next(cli_parser *p) {
 
 enum {
   OPT_SET = 256, OPT_SEED, OPT_POLICY, OPT_POLICIES, OPT_OUT, OPT_TRACE, OPT_OVERHEAD,
-  OPT_FORCE, OPT_EXPECT, OPT_RTOL, OPT_FORMAT, OPT_PROGRESS, OPT_DEVICES, OPT_DEVICES_THRESHOLD,
-  OPT_TRACE_DEVICES
+  OPT_FORCE, OPT_EXPECT, OPT_RTOL, OPT_FORMAT, OPT_PROGRESS, OPT_SCENARIOS, OPT_DEVICES,
+  OPT_DEVICES_THRESHOLD, OPT_TRACE_DEVICES
 };
 
 static const struct option run_longopts[] = {
@@ -119,6 +119,7 @@ static const struct option compare_longopts[] = {
     {"help", no_argument, NULL, 'h'},           {"set", required_argument, NULL, OPT_SET},
     {"seed", required_argument, NULL, OPT_SEED}, {"policy", required_argument, NULL, OPT_POLICY},
     {"policies", required_argument, NULL, OPT_POLICIES},
+    {"scenarios", required_argument, NULL, OPT_SCENARIOS},
     {"out", required_argument, NULL, OPT_OUT},   {"force", no_argument, NULL, OPT_FORCE},
     {"format", required_argument, NULL, OPT_FORMAT}, {NULL, 0, NULL, 0}};
 
@@ -170,6 +171,11 @@ int cli_opts_parse(cli_opts *o, const char *cmd, int argc, char **argv, bool mul
         return cli_bad_input(cmd, msg);
       }
       o->policies = v;
+      break;
+    case OPT_SCENARIOS:
+      o->scenarios = v;
+      if (!v || !*v)
+        return cli_bad_input(cmd, "--scenarios: expected a comma-separated list of files");
       break;
     case OPT_OUT:
       o->out_dir = v;

@@ -15,6 +15,7 @@ typedef struct cli_opts {
   hs_override *ovr;       /* --set and --seed, in order; owned */
   size_t novr;
   const char *policies;   /* --policy NAME or --policies a,b,c; NULL when absent */
+  const char *scenarios;  /* compare --scenarios a.json,b.json: rows are scenarios */
   const char *out_dir;
   bool trace;
   bool measure_overhead;

@@ -1,6 +1,9 @@
 /* cmd_compare.c: `hetsim compare`: one scenario under several policies, one
  * table. Every policy runs on the same scenario and seed; the first policy is
- * the reference the percentages compare against. */
+ * the reference the percentages compare against. With --scenarios the rows
+ * are scenario files instead (e.g. one per regime: a regime's options belong
+ * to its kind, so regimes compare as files, not as a --set of regime.kind),
+ * each under its own policy or the one --policies names. */
 #include <stdio.h>
 #include <string.h>
 
@@ -25,6 +28,8 @@ static void compare_usage(FILE *out) {
           "\n"
           "options:\n"
           "  --policies LIST  comma-separated (default " DEFAULT_POLICIES ")\n"
+          "  --scenarios LIST compare scenario files instead (one row each, e.g. one\n"
+          "                   per regime); --policies then names at most one policy\n"
           "  --set key=value  override a scenario key for every run\n"
           "  --seed N         the master seed\n"
           "  --out DIR        also write each run's outputs to DIR/<policy>/\n"
@@ -51,24 +56,40 @@ int hs_cmd_compare(int argc, char **argv) {
     cli_opts_fini(&o);
     return rc;
   }
+  bool by_file = o.scenarios != NULL;
+  if (by_file && o.scenario) {
+    cli_opts_fini(&o);
+    return cli_bad_input("compare", "give SCENARIO or --scenarios, not both");
+  }
   char list[1024];
-  snprintf(list, sizeof list, "%s", o.policies ? o.policies : DEFAULT_POLICIES);
+  snprintf(list, sizeof list, "%s",
+           by_file ? o.scenarios : o.policies ? o.policies : DEFAULT_POLICIES);
   char *names[MAX_POLICIES];
   size_t n = 0;
+  const char *what = by_file ? "--scenarios" : "--policies";
   for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
     if (n == MAX_POLICIES) {
       cli_opts_fini(&o);
-      return cli_bad_input("compare", "--policies: at most 32 policies");
+      return cli_bad_input("compare", by_file ? "--scenarios: at most 32 files"
+                                              : "--policies: at most 32 policies");
     }
     names[n++] = tok;
   }
-  if (n == 0) {
+  if (n == 0 || (by_file && o.policies && strchr(o.policies, ','))) {
+    char msg[96];
+    snprintf(msg, sizeof msg, "%s: expected a comma-separated list of %s", what,
+             by_file && n ? "files (and one policy at most)" : by_file ? "files" : "names");
     cli_opts_fini(&o);
-    return cli_bad_input("compare", "--policies: expected a comma-separated list of names");
+    return cli_bad_input("compare", msg);
   }
   /* Load every scenario first, so a bad name fails before any run. */
   hs_scenario *sc[MAX_POLICIES] = {0};
-  for (size_t k = 0; k < n && !rc; k++) sc[k] = cli_load(&o, names[k], &rc);
+  for (size_t k = 0; k < n && !rc; k++) {
+    if (by_file) o.scenario = names[k];
+    sc[k] = cli_load(&o, by_file ? o.policies : names[k], &rc);
+  }
+  /* Rows by file are named by the scenario's name (output folders too). */
+  for (size_t k = 0; k < n && !rc && by_file; k++) names[k] = sc[k]->name;
   hs_summary s[MAX_POLICIES];
   for (size_t k = 0; k < n && !rc; k++) {
     char *dir = NULL; /* DIR/<policy>, sized to fit: a fixed buffer cut long paths short */

@@ -35,6 +35,8 @@ static void run_usage(FILE *out) {
           "                p99 p100 of compute_s, comm_s and wait_s, and energy_j\n"
           "  trace.json    with --trace: Chrome trace format, one track per device\n"
           "                (open it in https://ui.perfetto.dev or chrome://tracing)\n"
+          "  learning.csv  with a scenario learning block: round,time_s,energy_j,samples,\n"
+          "                train_loss,test_loss,test_accuracy\n"
           "Without SCENARIO, the built-in default: %s\n"
           "\n"
           "options:\n"
@@ -174,8 +176,12 @@ int hs_cmd_run(int argc, char **argv) {
     printf("wait_fraction  %.4f\n", s.wait_fraction);
     if (!isnan(s.controller_overhead_fraction))
       printf("controller_overhead_fraction %.3g\n", s.controller_overhead_fraction);
-    printf("outputs        %s/{summary.json,rounds.csv,devices.csv%s}\n", out_dir,
-           o.trace ? ",trace.json" : "");
+    if (s.learning) /* learning in the loop: the target (NaN: not reached), the last evaluation */
+      printf("to_target      %.3f s, %.1f J, %.0f rounds; final test_loss %.4f, accuracy %.4f\n",
+             s.time_to_target_s, s.energy_to_target_j, s.rounds_to_target, s.final_test_loss,
+             s.final_test_accuracy);
+    printf("outputs        %s/{summary.json,rounds.csv,devices.csv%s%s}\n", out_dir,
+           o.trace ? ",trace.json" : "", s.learning ? ",learning.csv" : "");
   }
   if (*tmp_dir) {
     static const char *const files[] = {"summary.json", "rounds.csv", "devices.csv", "trace.json"};

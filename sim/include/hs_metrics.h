@@ -25,6 +25,7 @@
 #ifndef HS_METRICS_H
 #define HS_METRICS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -37,6 +38,12 @@ typedef enum hs_metric_type { HS_METRIC_F64, HS_METRIC_U32, HS_METRIC_U64 } hs_m
 
 /* Where a metric appears (bits of hs_metric.in). */
 enum { HS_METRIC_JSON = 1u, HS_METRIC_SWEEP = 2u, HS_METRIC_COMPARE = 4u };
+/* With HS_METRIC_LEARNING a metric appears only for runs that learn
+ * (hs_summary.learning): in summary.json of such a run, in the compare
+ * table when one of its runs learns, and as sweep columns of a sweep whose
+ * scenario learns (hs_metric_sweep_learning); outputs without learning keep
+ * their bytes. */
+enum { HS_METRIC_LEARNING = 8u };
 
 /* Statistics over the seeds of a sweep point (bits of hs_metric.stats),
  * printed in this order. */
@@ -115,6 +122,12 @@ void hs_metric_compare_table(FILE *out, const char *const *names, const hs_summa
  * newline after the closing bracket: the caller wraps it). */
 void hs_metric_compare_csv(FILE *out, const char *const *names, const hs_summary *s, size_t n);
 void hs_metric_compare_json(FILE *out, const char *const *names, const hs_summary *s, size_t n);
+
+/* Learning metrics (HS_METRIC_LEARNING) are sweep columns only in a sweep
+ * whose scenario learns: hs_sweep_create sets this for the process (one sweep
+ * at a time per process, as the CLI runs them), so RESULTS.csv of a sweep
+ * without learning keeps its columns and bytes. */
+void hs_metric_sweep_learning(bool on);
 
 /* TEST ONLY: append a metric to the table for the rest of the process, before
  * any run or sweep starts (the table is read without locks). The metric and

@@ -55,6 +55,11 @@ typedef struct hs_summary {
   double compute_cv;           /* mean over rounds of the CV of per-device compute time */
   double wait_fraction;        /* idle-wait seconds / (devices * makespan) */
   double controller_overhead_fraction; /* NAN unless measured */
+  /* Learning in the loop (issue 10): only when the scenario's learning mode is
+   * not off (learning true); NAN when not reached or not evaluated. */
+  bool learning;
+  double time_to_target_s, energy_to_target_j, rounds_to_target;
+  double final_test_loss, final_test_accuracy;
 } hs_summary;
 
 /* Runs sc. With opts->out_dir: refuses (HS_ESTATE) a folder whose

@@ -65,6 +65,28 @@ typedef struct hs_regime_spec {
   uint32_t steps_per_round; /* optimiser steps per round the policy plans for (0: none) */
 } hs_regime_spec;
 
+/* The "learning" block (scenario_learning.c; NULL in hs_scenario when mode is
+ * off, the default: a run without it writes what it wrote before). */
+typedef struct hs_learning_spec {
+  char *mode;              /* "real" | "curve" */
+  char *data;              /* real: data path (resolved), NULL = the task default */
+  char *partition;         /* "iid" | "dirichlet" | "counts" */
+  double alpha;            /* dirichlet: concentration > 0 */
+  size_t *counts;          /* counts: one size per expanded device */
+  char *optimizer;         /* "sgd" | "momentum" | "adam" */
+  double lr;               /* > 0; 0 = the task's default rate */
+  uint32_t eval_every;     /* evaluate every k rounds (and after the last) */
+  uint32_t eval_samples;   /* held-out samples per evaluation (0: all loaded) */
+  uint32_t max_samples;    /* training samples loaded (0: the task default) */
+  double target_loss;      /* NAN: none */
+  double target_accuracy;  /* NAN: none */
+  uint32_t threads;        /* learner threads; 0 = the machine's cores */
+  char *curve_profile;     /* curve: profile whose loss_curve is used (NULL: the
+                              first device entry whose profile has one) */
+  const double *curve_samples, *curve_loss; /* curve: resolved (owned by a profile) */
+  size_t curve_points;
+} hs_learning_spec;
+
 typedef struct hs_scenario {
   char *path;               /* file it was loaded from ("<default>" for built-ins) */
   char *dir;                /* its folder, for relative paths */
@@ -86,6 +108,7 @@ typedef struct hs_scenario {
   double telemetry_time_noise;   /* relative sd of reported time (0: exact) */
   double telemetry_energy_noise; /* relative sd of reported energy (0: exact) */
   bool switch_off_unselected;    /* oort: unselected devices switch off for the round */
+  hs_learning_spec *learning;    /* NULL: learning off */
 } hs_scenario;
 
 /* A --set key=value override: key is a dotted JSON path ("policy.w_e",

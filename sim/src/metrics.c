@@ -19,6 +19,7 @@
 #include "hs_metrics.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -37,6 +38,7 @@ const char *const hs_stat_names[HS_STAT_COUNT] = {"mean",   "median",  "min",   
 #define U32(field) offsetof(hs_summary, field), HS_METRIC_U32
 #define U64(field) offsetof(hs_summary, field), HS_METRIC_U64
 #define ALL (HS_METRIC_JSON | HS_METRIC_SWEEP | HS_METRIC_COMPARE)
+#define LEARN (HS_METRIC_JSON | HS_METRIC_SWEEP | HS_METRIC_COMPARE | HS_METRIC_LEARNING)
 
 /* name, unit, doc, source, where, stats over seeds, compare column */
 static const hs_metric table[] = {
@@ -61,6 +63,18 @@ static const hs_metric table[] = {
     {"rounds", "1", "rounds run", U32(rounds), HS_METRIC_JSON, 0, {0}},
     {"samples", "1", "samples trained in total", U64(samples), HS_METRIC_JSON, 0, {0}},
     {"devices", "1", "devices in the run (groups expanded)", U64(devices), HS_METRIC_JSON, 0, {0}},
+    /* Learning in the loop (issue 10): present only for runs that learn. */
+    {"time_to_target_s", "s",
+     "simulated time of the first evaluation that met the learning target; null: not reached",
+     F64(time_to_target_s), LEARN, HS_STAT_ALL, {"to_target_s", 11, 2, 1, NULL}},
+    {"energy_to_target_j", "J", "energy of every device from t = 0 to that evaluation",
+     F64(energy_to_target_j), LEARN, HS_STAT_ALL, {"to_target_kj", 12, 3, 1e3, NULL}},
+    {"rounds_to_target", "1", "rounds (fedasync: reporting windows) until the target was met",
+     F64(rounds_to_target), LEARN, HS_STAT_ALL, {"to_target_rounds", 16, 0, 1, NULL}},
+    {"final_test_loss", "1", "held-out loss at the last evaluation (curve mode: the curve's)",
+     F64(final_test_loss), LEARN, HS_STAT_ALL, {"test_loss", 10, 4, 1, NULL}},
+    {"final_test_accuracy", "1", "held-out accuracy at the last evaluation; null: regression or curve mode",
+     F64(final_test_accuracy), LEARN, HS_STAT_ALL, {"test_acc", 9, 4, 1, NULL}},
 };
 
 #define NTABLE (sizeof table / sizeof table[0])
@@ -103,10 +117,27 @@ double hs_metric_value(const hs_metric *m, const hs_summary *s) {
   }
 }
 
-size_t hs_metric_sweep_count(void) {
+/* Whether the sweep in this process learns (hs_metric_sweep_learning). */
+static bool sweep_learning;
+
+void hs_metric_sweep_learning(bool on) { sweep_learning = on; }
+
+/* A sweep column: a sweep metric, and a learning one only in a learning sweep. */
+static bool in_sweep(const hs_metric *m) {
+  return (m->in & HS_METRIC_SWEEP) && (!(m->in & HS_METRIC_LEARNING) || sweep_learning);
+}
+
+/* Every sweep metric, learning ones included: what a sweep row must hold. */
+static size_t sweep_all(void) {
   size_t n = 0;
   for (size_t i = 0; i < hs_metric_count(); i++) n += (hs_metric_at(i)->in & HS_METRIC_SWEEP) != 0;
-  HS_ASSERT(n <= HS_SWEEP_NMETRICS,
+  return n;
+}
+
+size_t hs_metric_sweep_count(void) {
+  size_t n = 0;
+  for (size_t i = 0; i < hs_metric_count(); i++) n += in_sweep(hs_metric_at(i));
+  HS_ASSERT(sweep_all() <= HS_SWEEP_NMETRICS,
             "the sweep metrics fit hs_sweep_result (raise HS_SWEEP_NMETRICS)");
   return n;
 }
@@ -114,7 +145,7 @@ size_t hs_metric_sweep_count(void) {
 const hs_metric *hs_metric_sweep_at(size_t k) {
   for (size_t i = 0; i < hs_metric_count(); i++) {
     const hs_metric *m = hs_metric_at(i);
-    if ((m->in & HS_METRIC_SWEEP) && k-- == 0) return m;
+    if (in_sweep(m) && k-- == 0) return m;
   }
   HS_ASSERT(0, "sweep metric index in range");
   return NULL;
@@ -124,7 +155,7 @@ size_t hs_metric_sweep_index(const char *name) {
   size_t k = 0;
   for (size_t i = 0; i < hs_metric_count(); i++) {
     const hs_metric *m = hs_metric_at(i);
-    if (!(m->in & HS_METRIC_SWEEP)) continue;
+    if (!in_sweep(m)) continue;
     if (!strcmp(m->name, name)) return k;
     k++;
   }
@@ -136,7 +167,8 @@ size_t hs_metric_json_fields(const hs_summary *s, hs_report_field *f, size_t cap
   size_t n = 0;
   for (size_t i = 0; i < hs_metric_count() && n < cap; i++) {
     const hs_metric *m = hs_metric_at(i);
-    if (m->in & HS_METRIC_JSON) f[n++] = (hs_report_field){m->name, hs_metric_value(m, s)};
+    if (!(m->in & HS_METRIC_JSON) || ((m->in & HS_METRIC_LEARNING) && !s->learning)) continue;
+    f[n++] = (hs_report_field){m->name, hs_metric_value(m, s)};
   }
   return n;
 }
@@ -194,13 +226,15 @@ static column column_of(const hs_metric *m) {
 
 static double pct(double x, double ref) { return ref != 0 ? 100.0 * (x - ref) / ref : 0; }
 
-/* One line: the header (row < 0) or run `row`. */
-static void compare_line(FILE *out, const char *const *names, const hs_summary *s, long row) {
+/* One line: the header (row < 0) or run `row`; learning metrics only when
+ * some run learned (`learned`). */
+static void compare_line(FILE *out, const char *const *names, const hs_summary *s, long row,
+                         bool learned) {
   if (row < 0) fprintf(out, "%-12s", "policy");
   else fprintf(out, "%-12s", names[row]);
   for (size_t i = 0; i < hs_metric_count(); i++) {
     const hs_metric *m = hs_metric_at(i);
-    if (!(m->in & HS_METRIC_COMPARE)) continue;
+    if (!(m->in & HS_METRIC_COMPARE) || ((m->in & HS_METRIC_LEARNING) && !learned)) continue;
     column c = column_of(m);
     if (row < 0) fprintf(out, " %*s", c.width, c.label);
     else fprintf(out, " %*.*f", c.width, c.decimals, hs_metric_value(m, &s[row]) / c.per);
@@ -220,9 +254,16 @@ static void compare_line(FILE *out, const char *const *names, const hs_summary *
   fputc('\n', out);
 }
 
+static bool any_learned(const hs_summary *s, size_t n) {
+  bool learned = false;
+  for (size_t k = 0; k < n; k++) learned = learned || s[k].learning;
+  return learned;
+}
+
 void hs_metric_compare_table(FILE *out, const char *const *names, const hs_summary *s, size_t n) {
-  compare_line(out, names, s, -1);
-  for (size_t k = 0; k < n; k++) compare_line(out, names, s, (long)k);
+  bool learned = any_learned(s, n);
+  compare_line(out, names, s, -1, learned);
+  for (size_t k = 0; k < n; k++) compare_line(out, names, s, (long)k, learned);
 }
 
 /* For tools: every HS_METRIC_COMPARE metric by its name and in its own unit
@@ -240,13 +281,14 @@ static void num_json(FILE *out, double v) {
   else fputs("null", out);
 }
 
-/* Calls put(name, value) for row k's compare metrics and vs_1st columns. */
-static void compare_values(const hs_summary *s, size_t k,
+/* Calls put(name, value) for row k's compare metrics and vs_1st columns
+ * (learning metrics when some run learned). */
+static void compare_values(const hs_summary *s, size_t k, bool learned,
                            void (*put)(FILE *, const char *, double, bool), FILE *out) {
   bool first = true;
   for (size_t i = 0; i < hs_metric_count(); i++) {
     const hs_metric *m = hs_metric_at(i);
-    if (!(m->in & HS_METRIC_COMPARE)) continue;
+    if (!(m->in & HS_METRIC_COMPARE) || ((m->in & HS_METRIC_LEARNING) && !learned)) continue;
     put(out, m->name, hs_metric_value(m, &s[k]), first);
     first = false;
     for (size_t j = 0; j < hs_metric_count(); j++) {
@@ -296,22 +338,24 @@ static void csv_name(FILE *out, const char *s) {
 }
 
 void hs_metric_compare_csv(FILE *out, const char *const *names, const hs_summary *s, size_t n) {
+  bool learned = any_learned(s, n);
   fputs("policy", out);
-  if (n) compare_values(s, 0, put_header, out);
+  if (n) compare_values(s, 0, learned, put_header, out);
   fputc('\n', out);
   for (size_t k = 0; k < n; k++) {
     csv_name(out, names[k]);
-    compare_values(s, k, put_csv, out);
+    compare_values(s, k, learned, put_csv, out);
     fputc('\n', out);
   }
 }
 
 void hs_metric_compare_json(FILE *out, const char *const *names, const hs_summary *s, size_t n) {
+  bool learned = any_learned(s, n);
   fputs("[\n", out);
   for (size_t k = 0; k < n; k++) {
     fputs("  {\"policy\": ", out);
     hs_json_fputs(out, names[k]);
-    compare_values(s, k, put_json, out);
+    compare_values(s, k, learned, put_json, out);
     fputs(k + 1 < n ? "},\n" : "}\n", out);
   }
   fputs("]", out);
@@ -323,7 +367,7 @@ hs_status hs_metric_register_test(const hs_metric *m, hs_error *err) {
   if (hs_metric_find(m->name))
     return hs_error_set(err, HS_EINVAL, "metric %s: already in the table", m->name);
   if (ntest == NTEST || hs_metric_count() == HS_METRIC_MAX ||
-      ((m->in & HS_METRIC_SWEEP) && hs_metric_sweep_count() == HS_SWEEP_NMETRICS))
+      ((m->in & HS_METRIC_SWEEP) && sweep_all() == HS_SWEEP_NMETRICS))
     return hs_error_set(err, HS_EINVAL, "metric %s: the table is full", m->name);
   HS_ASSERT(m->offset + (m->type == HS_METRIC_U32 ? 4 : 8) <= sizeof(hs_summary),
             "the metric's value lies inside hs_summary");

@@ -51,6 +51,7 @@
 #include "hs_collective.h"
 #include "jpath.h"
 #include "run_internal.h"
+#include "sim_learning.h"
 
 typedef struct ddp_silo {
   char *name;
@@ -146,6 +147,9 @@ static void on_allreduced(hs_engine *eng, void *subject, uint64_t gi) {
       return;
     }
   }
+  if (r->learn) /* learning: the step's all-reduced gradient, one optimiser step */
+    sim_learn_ddp_step(r->learn, gi, g->ranks, g->batch + g->step, g->steps, g->nranks,
+                       (uint64_t)r->round << 32 | g->step);
   if (++g->step < g->steps)
     step_start(r, g);
   else
@@ -213,6 +217,15 @@ static void round_done(sim_run *r) {
       }
   }
   r->round_cv = steps ? cv / steps : 0;
+  if (r->learn) { /* learning: silo models averaged, weighted by silo samples */
+    for (size_t gi = 0; gi < ds->ngroups; gi++) {
+      const ddp_group *g = &ds->groups[gi];
+      double n = 0;
+      for (size_t k = 0; k < g->nranks * g->steps; k++) n += (double)g->batch[k];
+      r->scratch[gi] = n;
+    }
+    sim_learn_groups_end(r->learn, r->scratch);
+  }
   sim_round_end(r);
 }
 
@@ -238,6 +251,7 @@ static void group_begin(sim_run *r, ddp_group *g) {
   g->step = 0;
   g->cv_sum = 0;
   g->cv_steps = 0;
+  if (r->learn) sim_learn_group_begin(r->learn, (size_t)(g - ds->groups));
   if (!ds->ema_batch) {
     /* The controller's n_i for this round, spread over S steps. */
     uint64_t *n = hs_malloc(g->nranks * sizeof *n);
@@ -363,6 +377,7 @@ static hs_status ddp_setup(sim_run *r, hs_error *err) {
     if (r->dev[i].access_latency_s > alpha) alpha = r->dev[i].access_latency_s;
     if (r->dev[i].access_bps < beta) beta = r->dev[i].access_bps;
   }
+  if (r->learn) sim_learn_groups(r->learn, 1); /* learning: one model for the group */
   return allreduce_time(r, g, collective_of(r->sc), alpha, beta,
                         hs_net_link_latency_s(r->net, r->server_link),
                         hs_net_link_bandwidth_bps(r->net, r->server_link), &g->allreduce_s, err);
@@ -414,6 +429,7 @@ static hs_status hfl_setup(sim_run *r, hs_error *err) {
     if (st != HS_OK) return st;
     g->bcast_s = g->nranks > 1 ? alpha + 8.0 * sc->model_bytes / beta : 0;
   }
+  if (r->learn) sim_learn_groups(r->learn, ds->ngroups); /* learning: a model per silo */
   return HS_OK;
 }
 

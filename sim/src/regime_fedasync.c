@@ -25,6 +25,7 @@
 
 #include "hs_alloc.h"
 #include "run_internal.h"
+#include "sim_learning.h"
 
 /* The options (hs_regime_spec.opts). */
 typedef struct fa_opts {
@@ -76,6 +77,7 @@ static void on_uploaded(hs_engine *eng, void *subject, uint64_t i) {
   fs->weight_sum += w;
   fs->updates++;
   fs->version++;
+  if (!sim_learn_arrival(r, i, d->inflight_samples, w)) return; /* learning: mix it in */
   d->window_samples += d->inflight_samples;
   d->window_s += d->inflight_s;
   d->window_j += d->inflight_s * r->dev[i].busy_w;
@@ -98,6 +100,7 @@ static void on_downloaded(hs_engine *eng, void *subject, uint64_t i) {
   fa_state *fs = r->rs;
   fa_dev *d = &fs->dev[i];
   d->version = fs->version;
+  if (r->learn) sim_learn_async_download(r->learn, i); /* learning: keep this version */
   d->inflight_samples = r->alloc[i];
   sim_dev_state(r, i, HS_POWER_BUSY);
   d->inflight_s = sim_dev_compute_s(r, i, d->inflight_samples, true, 0);

@@ -20,6 +20,7 @@ static void on_uploaded(hs_engine *eng, void *subject, uint64_t i) {
   pma_state *ps = r->rs;
   sim_dev_state(r, i, HS_POWER_IDLE);
   if (--ps->pending == 0) {
+    if (!sim_learn_round_fedavg(r)) return; /* learning: FedAvg of the participants */
     /* Unselected devices that were switched off come back for the next round. */
     for (size_t k = 0; k < r->ndev; k++)
       if (hs_ledger_state(r->ledger, k) == HS_POWER_OFF) sim_dev_state(r, k, HS_POWER_IDLE);

@@ -17,7 +17,11 @@
   X(sim_regime_pma)      \
   X(sim_regime_ddp)      \
   X(sim_regime_hfl_ddp)  \
-  X(sim_regime_fedasync)
+  X(sim_regime_fedasync) \
+  X(sim_regime_fsdp)     \
+  X(sim_regime_hsdp)     \
+  X(sim_regime_fl_fsdp)  \
+  X(sim_regime_fl_hsdp)
 
 #ifndef SIM_REGIMES_EXTRA
 #define SIM_REGIMES_EXTRA(X)

@@ -34,6 +34,7 @@
 #include "hs_util.h"
 #include "run_describe.h"
 #include "run_internal.h"
+#include "sim_learning.h"
 
 void sim_fail(sim_run *r, hs_status st, const char *msg) {
   if (r->status == HS_OK) {
@@ -226,7 +227,11 @@ static bool round_measure(sim_run *r, double now, round_totals *t) {
 static bool round_feed_controller(sim_run *r) {
   double t0 = r->measure_overhead ? wall_s() : 0;
   hs_error err = {0};
-  hs_status st = hs_controller_update(r->ctl, r->tele, r->ndev, &err);
+  hs_status st = HS_OK;
+  /* Learning: the participants' real losses (Oort's statistical utility). */
+  if (r->learn && sim_learn_utilities(r->learn, r->scratch, r->ndev))
+    st = hs_controller_set_utility(r->ctl, r->scratch, r->ndev, &err);
+  if (st == HS_OK) st = hs_controller_update(r->ctl, r->tele, r->ndev, &err);
   if (r->measure_overhead) r->controller_wall_s += wall_s() - t0;
   if (st == HS_OK) return true;
   char msg[HS_ERROR_MSG_MAX + 64];
@@ -264,8 +269,34 @@ void sim_round_end(sim_run *r) {
   round_totals t;
   if (!round_measure(r, now, &t) || !round_feed_controller(r)) return;
   round_report(r, now, &t);
+  r->energy_cum_j += t.energy_j;
+  if (r->learn)
+    sim_learn_round_end(r->learn, r->round, r->round + 1 >= r->sc->rounds, now, r->energy_cum_j,
+                        r->report);
   if (r->opts->on_round) r->opts->on_round(r->opts->userdata, r->round + 1, r->sc->rounds);
   round_next(r);
+}
+
+/* --- learning hooks (sim_learning.h does the work) --------------------------- */
+
+static bool learn_failed(sim_run *r, const hs_error *e) {
+  char msg[HS_ERROR_MSG_MAX + 32];
+  snprintf(msg, sizeof msg, "round %u: learning: %s", r->round, e->msg);
+  sim_fail(r, e->status, msg);
+  return false;
+}
+
+bool sim_learn_round_fedavg(sim_run *r) {
+  hs_error e = {0};
+  if (!r->learn || sim_learn_fedavg(r->learn, r->round, r->alloc, r->ndev, &e) == HS_OK)
+    return true;
+  return learn_failed(r, &e);
+}
+
+bool sim_learn_arrival(sim_run *r, size_t i, uint64_t n, double a) {
+  hs_error e = {0};
+  if (!r->learn || sim_learn_async_arrival(r->learn, i, n, a, &e) == HS_OK) return true;
+  return learn_failed(r, &e);
 }
 
 /* --- set-up ----------------------------------------------------------------- */
@@ -338,6 +369,7 @@ static void run_free(sim_run *r) {
   if (r->regime && r->regime->teardown) r->regime->teardown(r);
   hs_report_abort(r->report);
   sim_devagg_destroy(r->agg);
+  sim_learn_destroy(r->learn);
   hs_controller_destroy(r->ctl);
   hs_net_destroy(r->net);
   hs_ledger_destroy(r->ledger);
@@ -392,6 +424,8 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
   r->alloc = hs_calloc(r->ndev, sizeof *r->alloc);
   r->tele = hs_calloc(r->ndev, sizeof *r->tele);
   r->scratch = hs_calloc(r->ndev, sizeof *r->scratch);
+  /* The learner before the regime: its set-up declares the DDP groups. */
+  if (sc->learning && (st = sim_learn_create(sc, r->ndev, &r->learn, err)) != HS_OK) goto done;
   if (r->regime->setup && (st = r->regime->setup(r, err)) != HS_OK) goto done;
 
   /* The controller, with the regime's participant groups (hfl-ddp: silos). */
@@ -421,6 +455,7 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
       goto done;
     }
     if (profiles) r->agg = sim_devagg_create(r);
+    if (r->learn && (st = hs_report_learning_open(r->report, err)) != HS_OK) goto done;
     for (size_t i = 0; i < r->ndev && hs_report_tracing(r->report); i++)
       if (!r->dev[i].untraced) hs_report_track(r->report, (uint32_t)i, r->dev[i].name);
   }
@@ -467,12 +502,24 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
   sum.wait_fraction = end > 0 ? idle_s / ((double)r->ndev * end) : 0;
   sum.controller_overhead_fraction =
       r->measure_overhead && end > 0 ? r->controller_wall_s / end : NAN;
+  sum.time_to_target_s = sum.energy_to_target_j = sum.rounds_to_target = NAN;
+  sum.final_test_loss = sum.final_test_accuracy = NAN; /* no learning: none */
+  if (r->learn) {
+    sim_learn_result lr;
+    sim_learn_result_get(r->learn, &lr);
+    sum.learning = true;
+    sum.time_to_target_s = lr.time_to_target_s;
+    sum.energy_to_target_j = lr.energy_to_target_j;
+    sum.rounds_to_target = lr.rounds_to_target;
+    sum.final_test_loss = lr.final_test_loss;
+    sum.final_test_accuracy = lr.final_test_accuracy;
+  }
   if (out) *out = sum;
 
   if (r->report) {
     const char *keys[] = {"scenario", "policy", "regime"};
     const char *vals[] = {sc->name, sc->policy.kind, sc->regime.kind};
-    hs_report_field f[HS_METRIC_MAX + 4];
+    hs_report_field f[HS_METRIC_MAX + 16]; /* + a regime's own fields (fsdp: 14) */
     size_t nf = hs_metric_json_fields(&sum, f, HS_METRIC_MAX);
     if (r->regime->summary_fields)
       nf += r->regime->summary_fields(r, f + nf, sizeof f / sizeof f[0] - nf);

@@ -81,6 +81,8 @@ struct sim_run {
   hs_status status;        /* first error raised inside a handler */
   hs_error err;
   void *rs;                /* regime state */
+  struct sim_learn *learn; /* learning in the loop (sim_learning.h); NULL: off */
+  double energy_cum_j;     /* energy of every device from t = 0 to the last round end */
 };
 
 /* Switch a device's power state now (ledger + trace spans). */
@@ -105,6 +107,12 @@ double sim_dev_reported_s(sim_run *r, size_t i, double t_s);
 /* Close the round now: measure it (rows, telemetry), feed the controller,
  * report the round, then start the next round or end the run. */
 void sim_round_end(sim_run *r);
+/* Learning hooks for regimes (no-ops when r->learn is NULL): the FedAvg of
+ * the round's participants (r->alloc), and a FedAsync arrival of device i
+ * (n samples, mixing weight a). False when the learner failed (the run then
+ * fails with its message). */
+bool sim_learn_round_fedavg(sim_run *r);
+bool sim_learn_arrival(sim_run *r, size_t i, uint64_t n, double a);
 /* Record an error raised inside a handler and stop the engine. */
 void sim_fail(sim_run *r, hs_status st, const char *msg);
 /* device_profiles.csv (run_devagg.c): create after the devices are expanded;

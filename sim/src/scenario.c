@@ -147,7 +147,7 @@ static hs_status parse_root(ctx *c, const cJSON *root) {
   static const char *const keys[] = {
       "name",       "description", "seed",   "task",    "model_bytes", "rounds",
       "samples_per_round", "batch_size", "regime", "policy",  "devices",     "network",
-      "telemetry",  "switch_off_unselected", NULL};
+      "telemetry",  "switch_off_unselected", "learning", "topology", "model", NULL};
   if ((st = scn_check_keys(c, root, keys))) return st;
   double seed, rounds, spr, batch;
   if ((st = scn_get_str(c, root, "name", false, NULL, &sc->name))) return st;
@@ -180,6 +180,7 @@ static hs_status parse_root(ctx *c, const cJSON *root) {
   }
   sc->switch_off_unselected = sw && cJSON_IsTrue(sw);
   if ((st = scn_parse_network(c, root)) || (st = scn_parse_devices(c, root)) ||
+      (st = scn_parse_topology(c, root)) ||
       (st = scn_parse_regime(c, root)) || (st = parse_policy(c, root)) ||
       (st = parse_telemetry(c, root)))
     return st;
@@ -193,7 +194,8 @@ static hs_status parse_root(ctx *c, const cJSON *root) {
                 (unsigned long long)sc->samples_per_round, sc->total_devices,
                 (unsigned long long)min_samples, floor_total);
   }
-  return HS_OK;
+  /* Last: real mode reads the data set, so every cheaper check comes first. */
+  return scn_parse_learning(c, root);
 }
 /* --- load ---------------------------------------------------------------------- */
 
@@ -280,6 +282,7 @@ void hs_scenario_destroy(hs_scenario *sc) {
   }
   hs_free(sc->devices);
   scn_free_regime(s);
+  scn_free_learning(sc);
   hs_free(sc->regime.kind);
   for (size_t i = 0; i < sc->nlinks; i++) hs_free(sc->links[i].name);
   hs_free(sc->links);
@@ -298,6 +301,7 @@ void hs_scenario_destroy(hs_scenario *sc) {
   hs_free(s->name_arena);
   hs_free(s->ix);
   hs_free(s->description);
+  scn_free_topology(&s->pub);
   hs_free(s);
 }
 

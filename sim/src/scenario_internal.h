@@ -8,6 +8,7 @@
  *   scenario_regime.c   regime options, generically from the regime's table
  *   scenario_override.c --set overrides on the JSON tree
  *   scenario_json.c     the scenario printed back as JSON (hetsim validate)
+ *   scenario_learning.c the "learning" block (issue 10)
  *
  * The public struct is embedded first in a private one (sim_scn) that owns what
  * regimes never touch directly: loaded profiles (shared between entries that
@@ -24,6 +25,7 @@
 #include "hs_profile.h"
 #include "hs_scenario.h"
 #include "jpath.h"
+#include "sim_fsdp.h"
 #include "sim_regime.h"
 
 /* Limits that catch typos, not physics. */
@@ -50,6 +52,8 @@ typedef struct sim_scn {
   const sim_regime *regime; /* descriptor of regime.kind (owns regime.opts) */
   char *description;
   bool policy_seed_set; /* policy.seed written explicitly */
+  sim_topo topo;        /* "topology" (scenario_topology.c) */
+  sim_model model;      /* "model" */
 } sim_scn;
 
 typedef struct ovr_mark {
@@ -98,6 +102,11 @@ hs_status scn_parse_devices(ctx *c, const cJSON *root);
 hs_status scn_parse_regime(ctx *c, const cJSON *root);
 void scn_print_regime(const sim_scn *s, cJSON *regime); /* scenario_json.c */
 void scn_free_regime(sim_scn *s);
+
+/* scenario_learning.c: the "learning" block (sc->learning stays NULL when off) */
+hs_status scn_parse_learning(ctx *c, const cJSON *root);
+void scn_print_learning(const hs_scenario *sc, cJSON *root);
+void scn_free_learning(hs_scenario *sc);
 
 /* scenario_override.c */
 hs_status scn_apply_overrides(ctx *c, cJSON *root, const hs_override *ovr, size_t novr,

@@ -72,10 +72,12 @@ char *hs_scenario_to_json(const hs_scenario *sc) {
     add_num(o, "bandwidth_mbps", sc->links[i].bandwidth_mbps);
     add_num(o, "latency_ms", sc->links[i].latency_ms);
   }
+  scn_print_topology(sc, root);
   cJSON *tel = add_obj(root, "telemetry");
   add_num(tel, "time_noise", sc->telemetry_time_noise);
   add_num(tel, "energy_noise", sc->telemetry_energy_noise);
   if (!cJSON_AddBoolToObject(root, "switch_off_unselected", sc->switch_off_unselected)) abort();
+  scn_print_learning(sc, root);
   char *text = cJSON_Print(root);
   cJSON_Delete(root);
   if (!text) abort();

@@ -38,7 +38,7 @@ hs_status scn_apply_overrides(ctx *c, cJSON *root, const hs_override *ovr, size_
   }
   /* Optional sections exist implicitly, so "policy.w_e" works on a file that
    * relies on the default policy. */
-  static const char *const sections[] = {"regime", "policy", "network", "telemetry"};
+  static const char *const sections[] = {"regime", "policy", "network", "telemetry", "learning"};
   for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++)
     if (!scn_member(root, sections[i]))
       cJSON_AddItemToObject(root, sections[i], cJSON_CreateObject());

@@ -324,6 +324,7 @@ hs_sweep *hs_sweep_create(const hs_sweep_spec *spec, hs_error *err) {
   hs_sweep *sw = hs_calloc(1, sizeof *sw);
   char **files = NULL; /* what the points read besides the scenario */
   size_t nfiles = 0;
+  bool learns = false; /* some point learns: learning metrics become columns */
   hs_error e = {0};
   sw->text = hs_read_file(spec->scenario, NULL, &e);
   if (!sw->text) {
@@ -404,12 +405,14 @@ hs_sweep *hs_sweep_create(const hs_sweep_spec *spec, hs_error *err) {
       hs_scenario_destroy(sc);
       goto fail;
     }
+    learns = learns || sc->learning;
     collect_inputs(sc, &files, &nfiles);
     hs_scenario_destroy(sc);
   }
   if (inputs_hash(sw, files, nfiles, err) != HS_OK) goto fail;
   for (size_t i = 0; i < nfiles; i++) hs_free(files[i]);
   hs_free(files);
+  hs_metric_sweep_learning(learns);
   build_headers(sw);
   return sw;
 fail:

@@ -44,14 +44,14 @@ static void expect_error(const char *regime, const char *policy, const char *msg
 }
 
 Test(regime_testonly, registered_after_the_shipped_regimes) {
-  cr_assert_eq(sim_regime_count(), 5);
+  cr_assert_eq(sim_regime_count(), 9);
   cr_expect_str_eq(sim_regime_at(0)->name, "pma", "the first regime stays the default");
-  cr_expect_str_eq(sim_regime_at(4)->name, "testonly");
-  cr_expect_eq(sim_regime_find("testonly"), sim_regime_at(4));
+  cr_expect_str_eq(sim_regime_at(8)->name, "testonly");
+  cr_expect_eq(sim_regime_find("testonly"), sim_regime_at(8));
   cr_expect_null(sim_regime_find("nope"));
-  cr_expect(sim_regime_runs_policy(sim_regime_at(4), "time-only"));
-  cr_expect_not(sim_regime_runs_policy(sim_regime_at(4), "oort"), "refuses selection");
-  cr_expect_not(sim_regime_runs_policy(sim_regime_at(4), "ema-batch"), "refuses step-level");
+  cr_expect(sim_regime_runs_policy(sim_regime_at(8), "time-only"));
+  cr_expect_not(sim_regime_runs_policy(sim_regime_at(8), "oort"), "refuses selection");
+  cr_expect_not(sim_regime_runs_policy(sim_regime_at(8), "ema-batch"), "refuses step-level");
 }
 
 /* Every registered regime's table is well formed: keys unique within the
@@ -115,16 +115,18 @@ Test(regime_testonly, bad_options_name_the_path_and_the_reason) {
                "t.json: regime.label_weight: applies only to label \"y\"");
   expect_error("{\"kind\": \"testonly\", \"steps_per_round\": 2}", "{}",
                "t.json: regime.steps_per_round: does not apply to regime \"testonly\" (only to: "
-               "ddp, hfl-ddp)");
+               "ddp, hfl-ddp, fsdp, hsdp, fl-fsdp, fl-hsdp)");
   expect_error("{\"kind\": \"pma\", \"pause_s\": 2}", "{}",
                "t.json: regime.pause_s: does not apply to regime \"pma\" (only to: testonly)");
   expect_error("{\"kind\": \"testonly\", \"pause\": 2}", "{}",
                "t.json: regime.pause: unknown key (allowed here: kind, steps_per_round, "
-               "collective, silos, staleness, staleness_a, staleness_b, mixing_alpha, pause_s, "
-               "label, label_weight)");
+               "collective, silos, staleness, staleness_a, staleness_b, mixing_alpha, "
+               "forward_prefetch, backward_prefetch, phase_barriers, jitter, other_s, "
+               "micro_batch, steps_to_target, shard_size, replica_overlap, group_size, local_steps, "
+               "final_average, pause_s, label, label_weight)");
   expect_error("{\"kind\": \"lockstep\"}", "{}",
                "t.json: regime.kind: unknown value \"lockstep\" (one of: pma, ddp, hfl-ddp, "
-               "fedasync, testonly)");
+               "fedasync, fsdp, hsdp, fl-fsdp, fl-hsdp, testonly)");
   expect_error("{\"kind\": \"testonly\"}", "{\"kind\": \"oort\"}",
                "t.json: policy.kind: policy \"oort\" does not apply to regime testonly");
 }

@@ -9,6 +9,8 @@
  *                 (profile last, so readers by position of the older columns
  *                 keep working)
  *   trace.json    (on request) Chrome trace event format, one track per device
+ *   learning.csv  (when the run learns) round,time_s,energy_j,samples,train_loss,
+ *                 test_loss,test_accuracy: one row per evaluation
  *
  * Rows stream to temporary files as the run produces them (memory does not grow
  * with rounds x devices); hs_report_commit renames every file into place only
@@ -60,6 +62,16 @@ typedef struct hs_profile_row {
   double energy_j;
 } hs_profile_row;
 
+/* One evaluation of a run that learns (issue 10): time and energy since t = 0,
+ * samples trained so far, mean training loss since the previous row, held-out
+ * loss and accuracy (NaN: none, e.g. regression or curve mode). */
+typedef struct hs_learning_row {
+  uint32_t round;
+  double time_s, energy_j;
+  uint64_t samples;
+  double train_loss, test_loss, test_accuracy;
+} hs_learning_row;
+
 /* A named number for summary.json (key carries its unit, e.g. "makespan_s"). */
 typedef struct hs_report_field {
   const char *key;
@@ -81,6 +93,11 @@ void hs_report_track(hs_report *r, uint32_t track, const char *name);
 void hs_report_span(hs_report *r, uint32_t track, const char *name, double start_s,
                     double end_s);
 bool hs_report_tracing(const hs_report *r);
+/* Open learning.csv (with its header) beside the other files; committed and
+ * aborted with them. Without this call a learning.csv of an earlier run in
+ * the folder is removed on commit. */
+hs_status hs_report_learning_open(hs_report *r, hs_error *err);
+void hs_report_learning(hs_report *r, const hs_learning_row *row); /* no-op unless opened */
 /* Append a member to summary.json, after the fields: key and its value as
  * JSON text (one line; both copied). Members are written in the order added. */
 void hs_report_add_json(hs_report *r, const char *key, const char *json);

@@ -19,6 +19,7 @@
 struct hs_report {
   char *dir;
   hs_outfile *rounds, *devices, *trace;
+  hs_outfile *learning; /* learning.csv, when the run learns */
   bool first_event;
   bool profiles; /* r->devices is device_profiles.csv */
   char **xkey, **xjson; /* hs_report_add_json members */
@@ -52,6 +53,7 @@ void hs_report_abort(hs_report *r) {
   hs_outfile_abort(r->rounds);
   hs_outfile_abort(r->devices);
   hs_outfile_abort(r->trace);
+  hs_outfile_abort(r->learning);
   for (size_t i = 0; i < r->nx; i++) {
     hs_free(r->xkey[i]);
     hs_free(r->xjson[i]);
@@ -105,6 +107,30 @@ fail:
 static void num(FILE *f, double v) {
   char b[HS_FMT_DOUBLE_MAX];
   fwrite(b, 1, hs_fmt_double(b, v), f);
+}
+
+hs_status hs_report_learning_open(hs_report *r, hs_error *err) {
+  if (r->learning) return HS_OK;
+  if (!(r->learning = open_in(r->dir, "learning.csv", err))) return err ? err->status : HS_EIO;
+  fputs("round,time_s,energy_j,samples,train_loss,test_loss,test_accuracy\n",
+        hs_outfile_stream(r->learning));
+  return HS_OK;
+}
+
+void hs_report_learning(hs_report *r, const hs_learning_row *row) {
+  if (!r || !r->learning) return;
+  FILE *f = hs_outfile_stream(r->learning);
+  fprintf(f, "%u,", row->round);
+  num(f, row->time_s);
+  fputc(',', f);
+  num(f, row->energy_j);
+  fprintf(f, ",%llu,", (unsigned long long)row->samples);
+  num(f, row->train_loss);
+  fputc(',', f);
+  num(f, row->test_loss);
+  fputc(',', f);
+  num(f, row->test_accuracy);
+  fputc('\n', f);
 }
 
 void hs_report_round(hs_report *r, const hs_round_row *row) {
@@ -234,12 +260,12 @@ hs_status hs_report_commit(hs_report *r, const char *const *str_keys, const char
     fprintf(f, ": %s%s", r->xjson[i], i + 1 < r->nx ? ",\n" : "\n");
   }
   fputs("}\n", f);
-  bool traced = r->trace != NULL;
+  bool traced = r->trace != NULL, learned = r->learning != NULL;
   if (r->trace) fputs("\n]}\n", hs_outfile_stream(r->trace));
   /* Every file is written out before any is renamed into place: a write that
    * failed (a full disk) must not leave this run's rounds.csv beside an
    * earlier run's devices.csv. */
-  hs_outfile *all[] = {r->rounds, r->devices, r->trace, s};
+  hs_outfile *all[] = {r->rounds, r->devices, r->trace, r->learning, s};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
     if (!all[i]) continue;
     FILE *fp = hs_outfile_stream(all[i]);
@@ -261,6 +287,11 @@ hs_status hs_report_commit(hs_report *r, const char *const *str_keys, const char
     else hs_outfile_abort(r->trace);
     r->trace = NULL;
   }
+  if (r->learning) {
+    if (st == HS_OK) st = hs_outfile_commit(r->learning, err);
+    else hs_outfile_abort(r->learning);
+    r->learning = NULL;
+  }
   if (st == HS_OK) st = hs_outfile_commit(s, err);
   else hs_outfile_abort(s);
   if (st == HS_OK) {
@@ -273,6 +304,12 @@ hs_status hs_report_commit(hs_report *r, const char *const *str_keys, const char
     /* A trace.json left by an earlier run into the same folder would describe
      * another run than the files beside it. */
     char *old = join(r->dir, "trace.json");
+    unlink(old);
+    hs_free(old);
+  }
+  if (st == HS_OK && !learned) {
+    /* The same for a learning.csv of an earlier run with learning on. */
+    char *old = join(r->dir, "learning.csv");
     unlink(old);
     hs_free(old);
   }

@@ -1,0 +1,120 @@
+/* sim_fsdp.h: what the sharded regimes (regime_fsdp*.c) share with the
+ * scenario loader (scenario_topology.c) and the tests: the multi-tier GPU
+ * topology, the model description, and the cost model of FSDP / HSDP /
+ * FL+FSDP / FL+HSDP (fsdp_cost.c). Private to hetsim::sim.
+ *
+ * Tiers: 0 intra-node fabric (NVLink class), 1 inter-node rails inside a
+ * cell (one NIC rail per GPU, or GPUs sharing nics_per_node rails), 2 the
+ * tapered global tier between cells. A group of ranks uses the slowest tier
+ * it crosses (see fsdp_cost.c for the bus-bandwidth rule).
+ *
+ * Units: bytes, seconds, bit/s (as hs_net and hs_collective). The scenario
+ * writes Gbit/s and microseconds. */
+#ifndef SIM_FSDP_H
+#define SIM_FSDP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hs_scenario.h"
+
+typedef struct sim_topo {
+  bool present;
+  uint32_t gpus_per_node;          /* ranks per node */
+  uint32_t nics_per_node;          /* rails per node; local rank l uses rail l % nics */
+  uint32_t nodes_per_cell;         /* nodes per cell (global tier boundary) */
+  double intra_bps, intra_alpha_s; /* tier 0: ring bus bandwidth per GPU, latency per step */
+  double nic_bps, nic_alpha_s;     /* tier 1: one rail */
+  double taper, global_alpha_s;    /* tier 2: per-node inter-cell bw = taper * nics * nic_bps */
+  uint32_t first_node;             /* contiguous placement from this node id */
+  uint32_t *nodes;                 /* or an explicit node list (node slot -> node id) */
+  size_t nnodes;
+} sim_topo;
+
+typedef struct sim_model {
+  bool present;
+  char *name;
+  double params;                /* P, parameters */
+  double root_params;           /* of P, in the root FSDP unit (embeddings, head) */
+  uint32_t units;               /* wrapped layers (FSDP units besides the root) */
+  double bytes_per_param;       /* b: collective element size (bf16: 2) */
+  double state_bytes_per_param; /* persistent bytes per sharded param (params+grads+Adam) */
+  double seq_len;               /* tokens per sample */
+  double act_bytes_per_token;   /* activation bytes per token of the micro-batch */
+} sim_model;
+
+/* The scenario's topology and model (never NULL; .present false when the
+ * scenario has no such block). */
+const sim_topo *sim_scenario_topo(const hs_scenario *sc);
+const sim_model *sim_scenario_model(const hs_scenario *sc);
+
+/* --- placement --- */
+uint32_t sim_topo_node(const sim_topo *t, size_t rank); /* node id */
+uint32_t sim_topo_cell(const sim_topo *t, size_t rank);
+uint32_t sim_topo_rail(const sim_topo *t, size_t rank); /* rail on its node */
+
+/* A group: ranks first, first + stride, ..., count of them. */
+typedef struct sim_group {
+  size_t first, stride, count;
+} sim_group;
+
+/* How a group sits on the topology. */
+typedef struct sim_group_shape {
+  uint32_t tier;     /* slowest tier crossed: 0 one node, 1 one cell, 2 several cells */
+  uint32_t per_node; /* fewest ranks of the group on one of its nodes */
+  size_t nodes, cells;
+} sim_group_shape;
+
+void sim_group_shape_of(const sim_topo *t, const sim_group *g, sim_group_shape *out);
+
+/* Bus bandwidth (bit/s) and per-step latency of each group of a family of
+ * groups that run the same collective at the same time. Groups that cross
+ * nodes put one flow per rank on the fluid network (hs_net): its rail (a
+ * shared link only when rails are shared) and, when the group spans cells, its
+ * cell's global link (capacity taper * nics * nic_bps * the job's nodes in
+ * that cell); max-min rates come from hs_net. A group's bus bandwidth is
+ * min(intra_bps if it has > 1 rank per node, per_node * its slowest rank's
+ * rate). alpha is the latency of the slowest tier crossed. */
+void sim_family_rates(const sim_topo *t, const sim_group *groups, size_t ngroups, double *bus_bps,
+                      double *alpha_s);
+
+/* Ring collectives on p ranks, M = full buffer bytes:
+ *   AG, RS: (p-1) alpha + (p-1)/p * 8M/bus      AR: twice that. */
+double sim_ring_ag(uint32_t p, double bytes, double bus_bps, double alpha_s);
+double sim_ring_ar(uint32_t p, double bytes, double bus_bps, double alpha_s);
+
+/* --- a step's schedule --- */
+typedef enum sim_bwd_prefetch { SIM_BWD_NONE = 0, SIM_BWD_PRE = 1 } sim_bwd_prefetch;
+
+typedef struct sim_step_in {
+  size_t nunits;       /* root first, then the layers */
+  const double *fwd_s; /* per unit: forward compute (slowest rank) */
+  const double *bwd_s; /* per unit: backward compute */
+  const double *ag_s;  /* per unit: all-gather (forward and backward alike) */
+  const double *rs_s;  /* per unit: reduce-scatter of gradients */
+  const double *ar_s;  /* per unit: HSDP replica all-reduce (NULL: none) */
+  double opt_s;        /* optimiser on the local shard */
+  double agg_s;        /* FL aggregation this step (0: none) */
+  double other_s;
+  bool fwd_prefetch; /* AG(u+1) overlaps fwd(u) (implicit prefetch) */
+  sim_bwd_prefetch bwd_prefetch;
+  bool ar_overlap; /* replica AR on its own stream (else after each RS, in line) */
+  bool barriers;   /* cuda_sync at phase boundaries */
+} sim_step_in;
+
+typedef struct sim_step_out {
+  double fwd_s, bwd_s, opt_s, agg_s, other_s, total_s;
+  double compute_s; /* forward + backward + optimiser compute of the slowest rank */
+} sim_step_out;
+
+void sim_step_schedule(const sim_step_in *in, sim_step_out *out);
+
+/* --- parsing (scenario_topology.c, hooked into the scenario pipeline) --- */
+typedef struct sim_opt_ctx sim_opt_ctx;
+typedef struct cJSON cJSON;
+hs_status scn_parse_topology(sim_opt_ctx *c, const cJSON *root);
+void scn_print_topology(const hs_scenario *sc, cJSON *root);
+void scn_free_topology(hs_scenario *sc);
+
+#endif
