@@ -1,7 +1,6 @@
 # tests/regimes.cmake: whole runs (closed forms, invariants, determinism), the
 # run/compare CLI cases and the golden outputs of the shipped scenarios.
 hs_add_test(NAME run SOURCES unit/test_run.c LIBS hetsim::sim hetsim::traces TIMEOUT 300)
-hs_add_test(NAME run_outputs SOURCES unit/test_run_outputs.c LIBS hetsim::sim hetsim::traces TIMEOUT 120)
 
 add_test(NAME cli_run
   COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/cli/run_cli_tests.sh $<TARGET_FILE:hetsim>
