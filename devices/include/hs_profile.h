@@ -1,4 +1,5 @@
-/* hs_profile.h: device profiles: load, validate, look up, sample.
+/* [devices/include -> hetsim::devices; not installed]
+ * hs_profile.h: device profiles: load, validate, look up, sample.
  *
  * A profile describes one board type (format, field by field, in
  * devices/profiles/README.md): device-wide idle and communication power, and
@@ -45,6 +46,24 @@ typedef struct hs_task_profile {
 } hs_task_profile;
 typedef struct hs_profile hs_profile; /* opaque */
 
+/* Optional thermal block of a profile (open, read-only; owned by the profile).
+ * A first-order RC: dT/dt = (ambient_c + r_c_per_w * P - T) / (r_c_per_w *
+ * c_j_per_c), P the whole-device power being dissipated. Frequency levels
+ * 0..nlevels-1: level k runs at speed[k] (x the profile's speed; speed[0] = 1,
+ * non-increasing) drawing busy_factor[k] x the task's busy_w while training
+ * (busy_factor[0] = 1). From level k-1 the board steps down to level k when T
+ * reaches trip_c[k]; from level k it steps back up to k-1 when T falls to
+ * recover_c[k] (< trip_c[k]); trip_c and recover_c strictly ascend with k
+ * (index 0 unused, NAN). Idle and communication power do not depend on the
+ * level. */
+typedef struct hs_thermal_profile {
+  double ambient_c, r_c_per_w, c_j_per_c;
+  size_t nlevels;                     /* >= 1 */
+  const double *speed, *busy_factor, *trip_c, *recover_c;
+  size_t nsources;
+  const char *const *sources;         /* provenance of the figures, as written */
+} hs_thermal_profile;
+
 /* Read, parse and validate a profile file. NULL on error (err names the file,
  * the JSON path and the reason). The caller owns the result. */
 hs_profile *hs_profile_load(const char *path, hs_error *err);
@@ -73,6 +92,8 @@ size_t hs_profile_task_count(const hs_profile *p);
 /* Tasks in file order; i < hs_profile_task_count(p). */
 const hs_task_profile *hs_profile_task_at(const hs_profile *p, size_t i);
 const hs_task_profile *hs_profile_task(const hs_profile *p, const char *task); /* NULL when absent */
+/* The thermal block; NULL when the profile has none. */
+const hs_thermal_profile *hs_profile_thermal(const hs_profile *p);
 
 /* Resolve a scenario's "profile" value to a file path (heap string, hs_free).
  * A value containing '/' or ending in ".json" is a path; a relative one is taken
@@ -80,14 +101,14 @@ const hs_task_profile *hs_profile_task(const hs_profile *p, const char *task); /
  * and it must exist. Otherwise the value is a name ([a-z0-9._-]+, not starting
  * with '.', so it can never climb out of a folder) and "<name>.json" is searched
  * in: each folder of $HETSIM_PROFILE_PATH (colon-separated, left to right, empty
- * entries skipped), then the compiled-in HS_PROFILE_DIR (= <source>/devices/profiles).
+ * entries skipped), then the shipped profiles (<bin>/../share/hetsim/profiles, hs_share_path).
  * The first existing file wins. HS_ENOENT with a message listing where it looked
  * when not found; HS_EINVAL for a malformed name. The caller prefixes its file
  * and JSON path. */
 char *hs_profile_find(const char *name, const char *base_dir, hs_error *err);
 /* hs_profile_find, then hs_profile_load. */
 hs_profile *hs_profile_open(const char *name, const char *base_dir, hs_error *err);
-/* The compiled-in folder of shipped profiles (static string). */
+/* The folder of shipped profiles, beside the program (static string). */
 const char *hs_profile_builtin_dir(void);
 
 /* Compute time of one round of `samples` samples at speed factor 1:

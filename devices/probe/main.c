@@ -28,6 +28,10 @@ static const char USAGE[] =
     "  hetsim-probe sensors [--root DIR]        which power sensors and thermal data this board has\n"
     "  hetsim-probe synth era5 FILE.csv [--rows N]   synthetic data in the real ERA5 CSV layout\n"
     "  hetsim-probe synth imdb DIR [--docs N]        synthetic reviews in the real aclImdb layout\n"
+    "  hetsim-probe import --task NAME --times T.csv --threads N --out FILE.json [--power P.csv]\n"
+    "                       a profile from your own training log: T.csv one row per batch with\n"
+    "                       samples,time_s[,round][,start_s]; P.csv time_s,power_w on start_s's clock;\n"
+    "                       without P.csv give --busy-w/--idle-w W with --*-w-source TEXT\n"
     "\n"
     "calibrate trains the task for real (warm-up discarded, then --runs timed rounds), measures\n"
     "idle and busy power with --sensor, records the held-out loss curve, and writes (or merges\n"
@@ -54,6 +58,9 @@ static const char USAGE[] =
     "  --pmic-cmd CMD       pi5-pmic command (default: vcgencmd pmic_read_adc)\n"
     "  --meter-offset-s S   added to the meter log's Unix timestamps to align them to this board\n"
     "  --notes TEXT         appended to provenance.notes    --quiet\n"
+    "  --sustain-s S        first train S seconds from a cool board recording temperature (thermal\n"
+    "                       zones), cpufreq and throughput, and fit the profile's thermal block\n"
+    "                       (RC, throttle levels, trip/recover points) when throttling is seen\n"
     "\n"
     "sensors: RAPL needs root since Linux 5.10 (energy_uj is mode 0400); hwmon sensors are\n"
     "found by their name file (ina219, ina226, ina3221, ...), never by hwmonN; pi5-pmic needs\n"
@@ -84,6 +91,7 @@ typedef struct {
   const char *task, *data, *out, *name, *sensor, *root, *board, *cpu, *pmic_cmd, *notes;
   probe_estimate busy, idle, comm;
   double batch, threads, runs, samples, run_s, warmup, max_samples, idle_s, hz, seed, lr, meter_offset;
+  double sustain_s;
   bool quiet;
 } cli_opts;
 
@@ -128,7 +136,7 @@ static int cli_parse(int argc, char **argv, cli_opts *o) {
       bool integer;
     } nums[] = {{"--batch", &o->batch, 1, 1 << 20, true}, {"--threads", &o->threads, 1, PROBE_MAX_THREADS, true},
                 {"--runs", &o->runs, 1, 1000, true}, {"--samples", &o->samples, 1, 1e9, true},
-                {"--run-s", &o->run_s, 0.01, 3600, false}, {"--warmup", &o->warmup, 1, 1e9, true},
+                {"--run-s", &o->run_s, 0.01, 3600, false}, {"--sustain-s", &o->sustain_s, 1, 86400, false}, {"--warmup", &o->warmup, 1, 1e9, true},
                 {"--max-samples", &o->max_samples, 10, 1e9, true}, {"--idle-s", &o->idle_s, 0, 3600, false},
                 {"--hz", &o->hz, 0.1, 1000, false}, {"--seed", &o->seed, 0, 9007199254740992.0, true},
                 {"--lr", &o->lr, 1e-9, 100, false}, {"--meter-offset-s", &o->meter_offset, -1e9, 1e9, false},
@@ -225,6 +233,34 @@ static bool cli_est_ok(const char *opt, const probe_estimate *e) {
   return true;
 }
 
+/* --sustain-s: fit the thermal block from the sustained record and add it to
+ * the rendered profile; without throttling in the record, or when the record
+ * cannot be fitted, say so on stderr and keep the profile as it is. Frees
+ * the record. NULL with err when the block cannot be added. */
+static char *sustain_attach(char *text, probe_thermal_series *ts, double temp_idle, double idle, double busy,
+                            double sustain_s, hs_error *err) {
+  probe_thermal_out th;
+  size_t points = ts->n;
+  hs_status st = probe_thermal_fit(ts, temp_idle, idle, busy, &th, err);
+  probe_thermal_series_fini(ts);
+  if (st != HS_OK) { /* the calibration itself stands: write it, say why there is no block */
+    fprintf(stderr, "hetsim-probe: warning: no thermal block: %s\n", err->msg);
+    return text;
+  }
+  if (th.nlevels < 2) {
+    fprintf(stderr,
+            "hetsim-probe: sustained run: no throttling in %.0f s (heating towards %.1f C; R %.3g C/W, C %.3g J/C): "
+            "no thermal block written\n",
+            sustain_s, th.t_inf_c, th.r_c_per_w, th.c_j_per_c);
+    return text;
+  }
+  char what[96];
+  snprintf(what, sizeof what, "%.0f s of training, %zu points", sustain_s, points);
+  char *out = probe_thermal_attach(text, &th, what, err);
+  free(text);
+  return out;
+}
+
 static int cmd_calibrate(int argc, char **argv) {
   cli_opts o;
   int rc = cli_parse(argc, argv, &o);
@@ -299,7 +335,13 @@ static int cmd_calibrate(int argc, char **argv) {
                         (unsigned)o.threads, (size_t)o.batch, (size_t)o.samples, (size_t)o.warmup, o.run_s,
                         o.idle_s, o.hz, o.root, &sensor, o.quiet};
   probe_task_result res;
-  double idle_meas = NAN;
+  double idle_meas = NAN, temp_idle = NAN;
+  probe_thermal_series ts = {0};
+  if (o.sustain_s > 0 && probe_sustain(&cc, o.sustain_s, &ts, &temp_idle, &err) != HS_OK) {
+    probe_sensor_close(&sensor);
+    free(existing);
+    return die("%s", err.msg);
+  }
   hs_status st = probe_calibrate(&cc, &res, &idle_meas, &err);
   const char *sid = sensor.type ? sensor.type->id(sensor.state) : NULL;
   const char *cov = sensor.type ? sensor.type->covers(sensor.state) : NULL;
@@ -383,6 +425,7 @@ static int cmd_calibrate(int argc, char **argv) {
                          sid ? sid_copy : NULL, cov ? cov_copy : NULL, sid ? o.hz : 0, sources, notes, &res};
   char *text = probe_profile_render(&in, (const char *)existing, elen, &err);
   free(existing);
+  if (text && ts.n) text = sustain_attach(text, &ts, temp_idle, idle, busy, o.sustain_s, &err);
   if (!text) {
     probe_task_result_fini(&res);
     return die("%s: %s", o.out, err.msg);
@@ -410,5 +453,6 @@ int main(int argc, char **argv) {
   if (strcmp(argv[1], "calibrate") == 0) return cmd_calibrate(argc, argv);
   if (strcmp(argv[1], "sensors") == 0) return cmd_sensors(argc, argv);
   if (strcmp(argv[1], "synth") == 0) return cmd_synth(argc, argv);
-  return die("%s: unknown command (calibrate, sensors, synth; see hetsim-probe --help)", argv[1]);
+  if (strcmp(argv[1], "import") == 0) return probe_cmd_import(argc, argv);
+  return die("%s: unknown command (calibrate, sensors, synth, import; see hetsim-probe --help)", argv[1]);
 }

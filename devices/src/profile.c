@@ -10,7 +10,9 @@
  * Invariants of a loaded profile (asserted on use, enforced at load): every
  * number is finite and in its documented range, task names are unique, loss
  * curves have samples strictly ascending, and a task that claims
- * energy_measured has a provenance that is not "estimated".
+ * energy_measured has a provenance that is not "estimated". An optional
+ * thermal block (hs_thermal_profile) has 2..16 levels, level 0 at speed 1 and
+ * busy factor 1, trip and recover points ascending, recover < trip, sources.
  *
  * Validation walks each object twice: once over its members against the list of
  * allowed keys (unknown and duplicate keys are errors: cJSON keeps duplicates,
@@ -35,9 +37,10 @@
 #include <gsl/gsl_cdf.h>
 
 #include "hs_alloc.h"
+#include "hs_util.h"
 
-#ifndef HS_PROFILE_DIR
-#error "HS_PROFILE_DIR must be defined by the build (devices/src/CMakeLists.txt)"
+#ifndef HS_PROFILE_DIR /* the shipped profiles, beside the program (hs_util.h) */
+#define HS_PROFILE_DIR hs_share_path("profiles")
 #endif
 
 #define DEV_PATH_MAX 256            /* JSON paths in messages; longer ones are truncated */
@@ -66,6 +69,9 @@ struct hs_profile {
   hs_task_profile *tasks; /* public records; strings/arrays point into own[] */
   dev_task *own;
   size_t ntasks;
+  hs_thermal_profile thermal; /* nlevels == 0: no thermal block */
+  double *th_arrays;          /* speed, busy_factor, trip_c, recover_c: 4 x nlevels */
+  char **th_sources;
 };
 
 /* Validation context: the origin for messages and the error record. */
@@ -390,6 +396,103 @@ static unsigned char *task_repeats(const cJSON *tasks, size_t n) {
   return repeat;
 }
 
+#define DEV_TEMP_MIN -50.0  /* deg C: a board colder than this is a units error */
+#define DEV_TEMP_MAX 200.0  /* deg C: silicon is long dead above this */
+#define DEV_LEVELS_MAX 16
+
+/* A temperature in [DEV_TEMP_MIN, DEV_TEMP_MAX]. */
+static hs_status want_temp(const dev_ctx *c, const cJSON *v, const char *path, double *out) {
+  if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < DEV_TEMP_MIN ||
+      v->valuedouble > DEV_TEMP_MAX)
+    return fail(c, HS_ERANGE, path, "must be a temperature in [-50, 200] deg C");
+  *out = v->valuedouble;
+  return HS_OK;
+}
+
+/* One level of the thermal block (k > 0 carries its trip and recover points). */
+static hs_status check_level(const dev_ctx *c, const cJSON *v, const char *path, size_t k,
+                             hs_profile *p) {
+  static const char *const keys0[] = {"speed", "busy_factor", NULL};
+  static const char *const keys[] = {"speed", "busy_factor", "trip_c", "recover_c", NULL};
+  size_t n = p->thermal.nlevels;
+  double *speed = p->th_arrays, *busy = speed + n, *trip = busy + n, *rec = trip + n;
+  char sub[DEV_PATH_MAX];
+  const cJSON *m;
+  hs_status st;
+  if (!cJSON_IsObject(v)) return fail(c, HS_ETYPE, path, "must be an object");
+  if ((st = check_keys(c, v, path, k ? keys : keys0))) return st;
+  join(sub, path, "speed");
+  if ((st = get(c, v, path, "speed", true, &m)) ||
+      (st = want_number(c, m, sub, RANGE_GT0, 1.0, &speed[k])))
+    return st;
+  if (k == 0 && speed[0] != 1.0) return fail(c, HS_ERANGE, sub, "level 0 is the profile's speed: must be 1");
+  if (k > 0 && speed[k] > speed[k - 1])
+    return fail(c, HS_ERANGE, sub, "a throttled level is not faster than the level before it");
+  join(sub, path, "busy_factor");
+  if ((st = get(c, v, path, "busy_factor", true, &m)) ||
+      (st = want_number(c, m, sub, RANGE_GT0, 10.0, &busy[k])))
+    return st;
+  if (k == 0 && busy[0] != 1.0)
+    return fail(c, HS_ERANGE, sub, "level 0 draws the task's busy_w: must be 1");
+  trip[k] = rec[k] = NAN;
+  if (k == 0) return HS_OK;
+  join(sub, path, "trip_c");
+  if ((st = get(c, v, path, "trip_c", true, &m)) || (st = want_temp(c, m, sub, &trip[k]))) return st;
+  if (k > 1 && !(trip[k] > trip[k - 1]))
+    return fail(c, HS_ERANGE, sub, "must be above the trip point of the level before");
+  join(sub, path, "recover_c");
+  if ((st = get(c, v, path, "recover_c", true, &m)) || (st = want_temp(c, m, sub, &rec[k]))) return st;
+  if (!(rec[k] < trip[k])) return fail(c, HS_ERANGE, sub, "must be below this level's trip_c (hysteresis)");
+  if (k > 1 && !(rec[k] > rec[k - 1]))
+    return fail(c, HS_ERANGE, sub, "must be above the recover point of the level before");
+  return HS_OK;
+}
+
+/* The optional thermal block (hs_profile.h: hs_thermal_profile). */
+static hs_status check_thermal(const dev_ctx *c, const cJSON *v, hs_profile *p) {
+  static const char *const keys[] = {"ambient_c", "r_c_per_w", "c_j_per_c", "levels", "sources", NULL};
+  hs_thermal_profile *th = &p->thermal;
+  const cJSON *m;
+  hs_status st;
+  if (!cJSON_IsObject(v)) return fail(c, HS_ETYPE, "thermal", "must be an object");
+  if ((st = check_keys(c, v, "thermal", keys))) return st;
+  if ((st = get(c, v, "thermal", "ambient_c", true, &m)) ||
+      (st = want_temp(c, m, "thermal.ambient_c", &th->ambient_c)) ||
+      (st = get(c, v, "thermal", "r_c_per_w", true, &m)) ||
+      (st = want_number(c, m, "thermal.r_c_per_w", RANGE_GT0, 1000.0, &th->r_c_per_w)) ||
+      (st = get(c, v, "thermal", "c_j_per_c", true, &m)) ||
+      (st = want_number(c, m, "thermal.c_j_per_c", RANGE_GT0, 1e7, &th->c_j_per_c)) ||
+      (st = get(c, v, "thermal", "levels", true, &m)))
+    return st;
+  size_t n = cJSON_IsArray(m) ? (size_t)cJSON_GetArraySize(m) : 0;
+  if (n < 2 || n > DEV_LEVELS_MAX)
+    return fail(c, HS_EINVAL, "thermal.levels", "must be an array of 2 to 16 levels (level 0 unthrottled)");
+  th->nlevels = n;
+  p->th_arrays = hs_calloc(4 * n, sizeof *p->th_arrays);
+  size_t k = 0;
+  char sub[DEV_PATH_MAX];
+  for (const cJSON *l = m->child; l; l = l->next, k++) {
+    join_index(sub, "thermal.levels", k);
+    if ((st = check_level(c, l, sub, k, p))) return st;
+  }
+  th->speed = p->th_arrays;
+  th->busy_factor = p->th_arrays + n;
+  th->trip_c = p->th_arrays + 2 * n;
+  th->recover_c = p->th_arrays + 3 * n;
+  if ((st = get(c, v, "thermal", "sources", true, &m))) return st;
+  size_t ns = cJSON_IsArray(m) ? (size_t)cJSON_GetArraySize(m) : 0;
+  if (ns == 0) return fail(c, HS_EINVAL, "thermal.sources", "must be a non-empty array of strings (where each figure comes from)");
+  p->th_sources = hs_calloc(ns, sizeof *p->th_sources);
+  k = 0;
+  for (const cJSON *s = m->child; s; s = s->next, k++) {
+    join_index(sub, "thermal.sources", k);
+    if ((st = want_string(c, s, sub, &p->th_sources[k]))) return st;
+    th->nsources = k + 1;
+  }
+  th->sources = (const char *const *)p->th_sources;
+  return HS_OK;
+}
+
 /* Optional "gpu": {"hbm_bytes", "opt_s_per_param"} for the sharded regimes;
  * how the figures were derived goes in the provenance sources. */
 static hs_status check_gpu(const dev_ctx *c, const cJSON *root, hs_profile *p) {
@@ -408,8 +511,9 @@ static hs_status check_gpu(const dev_ctx *c, const cJSON *root, hs_profile *p) {
 }
 
 static hs_status check_profile(const dev_ctx *c, const cJSON *root, hs_profile *p) {
-  static const char *const keys[] = {"format", "name",   "board",      "arch", "cpu",
-                                     "idle_w", "comm_w", "provenance", "tasks", "gpu", NULL};
+  static const char *const keys[] = {"format", "name",   "board",      "arch",  "cpu",
+                                     "idle_w", "comm_w", "provenance", "tasks", "gpu",
+                                     "thermal", NULL};
   hs_status st;
   const cJSON *m;
   if (!cJSON_IsObject(root)) return fail(c, HS_ETYPE, "(top level)", "must be an object");
@@ -465,6 +569,10 @@ static hs_status check_profile(const dev_ctx *c, const cJSON *root, hs_profile *
     }
   }
   hs_free(repeat);
+  if (st == HS_OK && (m = member(root, "thermal")) != NULL) {
+    st = check_thermal(c, m, p);
+    if (st != HS_OK) p->thermal.nlevels = 0;
+  }
   return st;
 }
 
@@ -564,6 +672,9 @@ void hs_profile_destroy(hs_profile *p) {
   }
   hs_free(p->own);
   hs_free(p->tasks);
+  for (size_t i = 0; i < p->thermal.nsources; i++) hs_free(p->th_sources[i]);
+  hs_free(p->th_sources);
+  hs_free(p->th_arrays);
   hs_free(p->origin);
   hs_free(p->name);
   hs_free(p->board);
@@ -604,6 +715,10 @@ const char *hs_profile_task_provenance_kind(const hs_profile *p, const char *tas
 }
 
 /* --- lookup ---------------------------------------------------------------- */
+
+const hs_thermal_profile *hs_profile_thermal(const hs_profile *p) {
+  return p->thermal.nlevels ? &p->thermal : NULL;
+}
 
 const char *hs_profile_builtin_dir(void) { return HS_PROFILE_DIR; }
 

@@ -4,14 +4,14 @@
  * where mix is the splitmix64 output function of (x + golden gamma). The four
  * state words are then the next four splitmix64 outputs from h. Every stream is
  * a pure function of its key, which is what makes streams independent of the
- * order entities are created in. Rejected: one global generator advanced in
+ * order entities are created in. libc + libm only: the GSL adapter lives in
+ * rng_gsl.c (hetsim::rng_gsl), so the controller never links GSL. Rejected: one global generator advanced in
  * creation order (adding a device reshuffles everyone), and jump-ahead
  * partitioning (needs a global entity count up front). */
 #include "hs_rng.h"
 
 #include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
+#include <stdint.h>
 
 #define GOLDEN 0x9e3779b97f4a7c15ULL
 
@@ -47,45 +47,3 @@ uint64_t hs_rng_below(hs_rng *r, uint64_t n) {
 }
 
 double hs_rng_exponential(hs_rng *r, double mean) { return -mean * log(hs_rng_uniform_pos(r)); }
-
-/* --- GSL adapter ---------------------------------------------------------- */
-
-typedef struct gsl_state {
-  hs_rng *src; /* the stream draws come from */
-  hs_rng own;  /* used after gsl_rng_set() */
-} gsl_state;
-
-static void gsl_set(void *vstate, unsigned long seed) {
-  gsl_state *st = vstate;
-  hs_rng_init(&st->own, seed, 0, 0);
-  st->src = &st->own;
-}
-
-static unsigned long gsl_get(void *vstate) {
-  gsl_state *st = vstate;
-  return (unsigned long)(hs_rng_next(st->src) >> 32);
-}
-
-static double gsl_get_double(void *vstate) {
-  gsl_state *st = vstate;
-  return hs_rng_uniform(st->src);
-}
-
-static const gsl_rng_type adapter_type = {
-    "hetsim-xoshiro256**", 0xffffffffUL, 0, sizeof(gsl_state), gsl_set, gsl_get, gsl_get_double};
-
-const gsl_rng_type *hs_rng_gsl_type = &adapter_type;
-
-gsl_rng *hs_rng_gsl_create(hs_rng *r) {
-  gsl_rng *g = gsl_rng_alloc(hs_rng_gsl_type);
-  if (!g) {
-    fputs("hetsim: out of memory in gsl_rng_alloc\n", stderr);
-    abort();
-  }
-  ((gsl_state *)g->state)->src = r;
-  return g;
-}
-
-void hs_rng_gsl_destroy(gsl_rng *g) { gsl_rng_free(g); }
-
-void hs_rng_gsl_retarget(gsl_rng *g, hs_rng *r) { ((gsl_state *)g->state)->src = r; }

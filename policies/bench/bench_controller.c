@@ -17,8 +17,6 @@
 #include <string.h>
 #include <time.h>
 
-#include <gsl/gsl_errno.h>
-
 #include "hs_alloc.h"
 #include "hs_policy.h"
 #include "hs_rng.h"
@@ -51,7 +49,6 @@ static void usage(FILE *out) {
 }
 
 int main(int argc, char **argv) {
-  gsl_set_error_handler_off();
   const char *policy = "balanced";
   size_t maxn = 1000000;
   static const struct option longs[] = {

@@ -1,4 +1,5 @@
-/* hs_agc.h: the planner of approximate gradient coding with quantisation (AGC).
+/* [policies/include -> hetsim::policies; installed: include/hetsim/, -lhetsim-policies]
+ * hs_agc.h: the planner of approximate gradient coding with quantisation (AGC).
  *
  * A trainer links this as it links the controller: libc + libm only (plus the
  * status/allocation helpers of policies/base, which are libc only).
@@ -166,6 +167,13 @@ void hs_agc_plan_destroy(hs_agc_plan *plan);
  * bits[i] >= 0 and sum = z_res. */
 hs_agc_plan *hs_agc_plan_from_bits(const hs_agc_params *pr, const int64_t *bits, hs_error *err);
 
+/* The OSGC baseline (the predecessor scheme, which ignores quantisation):
+ * equal bits (z_i = b_i + offset), shares Y_i = n delta_i^-1 / sum delta^-1
+ * with delta_i^-1 = (1-p_i)/p_i over the active workers, both layouts from
+ * those shares, lane-1 weights 1/(1-p_i); predicted_error is its true error
+ * sum_i (p_i + omega_i)/(1-p_i) Y_i^2 (quantisation included). */
+hs_agc_plan *hs_agc_plan_osgc(const hs_agc_params *pr, hs_error *err);
+
 /* m_i = sum_j alpha_ij g_j for worker i: grads is n x dim (row j = g_j),
  * out has dim entries. */
 void hs_agc_encode(const hs_agc_layout *L, size_t i, const double *grads, size_t dim, double *out);
@@ -177,7 +185,8 @@ void hs_agc_decode(const hs_agc_plan *plan, const double *weight, const bool *ar
 /* --- the stochastic quantiser -------------------------------------------- */
 
 /* A small xoshiro256** stream seeded by splitmix64 from (seed, stream): libc
- * only (hs_rng pulls GSL). Open value type: embed it. */
+ * only (written when hs_rng pulled GSL; it no longer does, but the quantiser's
+ * known answers pin this stream). Open value type: embed it. */
 typedef struct hs_agc_rng {
   uint64_t s[4];
 } hs_agc_rng;

@@ -1,4 +1,5 @@
-/* hs_assert.h: invariant checks that stay on in every build type.
+/* [policies/include -> hetsim::status; installed: include/hetsim/, -lhetsim-policies]
+ * hs_assert.h: invariant checks that stay on in every build type.
  *
  * A broken invariant (an event scheduled in the past, time going backwards in
  * the ledger) is a bug in the caller, not bad input: it stops the program at

@@ -1,4 +1,5 @@
-/* hs_fmt.h: shortest round-trip formatting of doubles (libc only, hetsim::status).
+/* [policies/include -> hetsim::status; installed: include/hetsim/, -lhetsim-policies]
+ * hs_fmt.h: shortest round-trip formatting of doubles (libc only, hetsim::status).
  *
  * hs_fmt_double writes the shortest decimal that strtod reads back to the same
  * bits (among the shortest, the one closest to the value; ties to even digits).

@@ -1,6 +1,8 @@
-/* hs_policy.h: the controller library. Telemetry in, allocation out.
+/* [policies/include -> hetsim::policies; installed: include/hetsim/, -lhetsim-policies]
+ * hs_policy.h: the controller library. Telemetry in, allocation out.
  *
- * This is the code a training script on a real board links (libc + GSL only).
+ * This is the code a training script on a real board links (libc + libm only;
+ * installed as libhetsim-policies, `pkg-config hetsim-policies`).
  * The simulator drives it through exactly this API; `hetsim replay` and the
  * stdin/stdout bridge (policies/examples) drive it from recorded or live
  * telemetry.
@@ -235,8 +237,51 @@ bool hs_controller_reallocated(const hs_controller *c);
 
 size_t hs_controller_size(const hs_controller *c);       /* n */
 uint64_t hs_controller_budget(const hs_controller *c);   /* samples per round */
+/* Optional per-group rules (HFL-DDP silos), set after hs_controller_create and
+ * before the first update (HS_EINVAL after it). ngroups must be the number of
+ * distinct group ids; entries are in ascending group-id order.
+ * budgets (NULL: keep the split in proportion to group size): samples per
+ * group, summing to the budget, each covering its members x min_samples; the
+ * allocation restarts from the equal split inside each group.
+ * deadbands (NULL: one decision for all groups, as without this call): each
+ * group keeps or changes its own split by the deadband rule with its own band
+ * (a negative entry: the policy's deadband); reallocated() is true when any
+ * group changed. Policies without a deadband ignore deadbands. */
+hs_status hs_controller_set_group_rules(hs_controller *c, const uint64_t *budgets,
+                                        const double *deadbands, size_t ngroups, hs_error *err);
 const hs_policy_config *hs_controller_config(const hs_controller *c); /* its copy */
 uint64_t hs_controller_rounds(const hs_controller *c);   /* successful updates so far */
+
+/* --- saving and restoring the state -------------------------------------------- */
+
+/* A trainer that restarts keeps its estimates: save the controller's state
+ * after an update, and restore it into a controller created again with the
+ * same configuration, participants, groups and budget.
+ *
+ * hs_controller_save returns the state as JSON text (heap, free with hs_free;
+ * NULL with HS_EUNSUP for a policy whose state cannot be saved; every
+ * registered policy can). The format, version 1, one object:
+ *   "format": "hetsim-controller-state", "version": 1,
+ *   "kind", "participants", "budget", "groups" (group id per participant, or
+ *     null), "config" (every key of the kind with its value, as
+ *     hs_policy_config_foreach prints it),
+ *   "rounds", "reallocated", "allocation" (n counts),
+ *   "state": the policy's own fields by name (adaptive and presets: tau, eps
+ *     (smoothed s and J per sample), have (0/1: measured); static: the same
+ *     plus frozen; oort: the same plus explore, t_pref, pacer_step, round,
+ *     util, last, exploited, hist; ema-batch: thr, have, step, carry, s,
+ *     steps_seen). Reals are printed with %.17g, so a restore is exact.
+ *
+ * hs_controller_restore reads such text into c. Refused, with c unchanged:
+ * malformed text (HS_EPARSE, "state: byte N: ..."); another format or
+ * version; a kind, participant count, budget, group or config key that
+ * differs from c's (HS_EINVAL naming it: "state: config.w_e: saved 0.25, this
+ * controller 0.5"); a missing, extra or out-of-range field ("state.tau[2]:
+ * ..."); an allocation that does not sum to the (group) budget. After a
+ * successful restore, c behaves exactly as the saved controller did: the same
+ * telemetry gives the same allocations. */
+char *hs_controller_save(const hs_controller *c, hs_error *err);
+hs_status hs_controller_restore(hs_controller *c, const char *text, hs_error *err);
 
 /* --- DDP: per-step batches ---------------------------------------------------- */
 

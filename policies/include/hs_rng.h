@@ -1,4 +1,5 @@
-/* hs_rng.h: seeded random streams, one per (master seed, entity id, purpose).
+/* [policies/include -> hetsim::base; installed: include/hetsim/, -lhetsim-policies]
+ * hs_rng.h: seeded random streams, one per (master seed, entity id, purpose).
  *
  * A stream's draws depend only on those three numbers, never on creation order,
  * so adding a device does not change any other device's draws. The key is mixed
@@ -6,13 +7,13 @@
  * of xoshiro256** (Blackman & Vigna), which is the generator itself.
  *
  * hs_rng is a small open value type: embed it, initialise it with hs_rng_init.
- * GSL's gsl_ran_* distributions can draw from a stream through the adapter below. */
+ * libc + libm only. GSL's gsl_ran_* distributions draw from a stream through
+ * the adapter of hs_rng_gsl.h (policies/base, target hetsim::rng_gsl, not part
+ * of the installed controller library). */
 #ifndef HS_RNG_H
 #define HS_RNG_H
 
 #include <stdint.h>
-
-#include <gsl/gsl_rng.h>
 
 typedef struct hs_rng {
   uint64_t s[4];
@@ -62,14 +63,5 @@ static inline double hs_rng_uniform_pos(hs_rng *r) {
 }
 uint64_t hs_rng_below(hs_rng *r, uint64_t n); /* uniform in [0, n), unbiased; n > 0 */
 double hs_rng_exponential(hs_rng *r, double mean);
-
-/* A gsl_rng whose draws come from *r (r must outlive it). gsl_rng_set() on it
- * reseeds an internal stream (seed, 0, 0) instead. Free with hs_rng_gsl_destroy. */
-gsl_rng *hs_rng_gsl_create(hs_rng *r);
-void hs_rng_gsl_destroy(gsl_rng *g);
-/* Point an adapter at another stream (so one adapter serves many entities). */
-void hs_rng_gsl_retarget(gsl_rng *g, hs_rng *r);
-/* The gsl_rng_type behind the adapter ("hetsim-xoshiro256**"). */
-extern const gsl_rng_type *hs_rng_gsl_type;
 
 #endif

@@ -1,4 +1,5 @@
-/* hs_status.h: one status enum for all of hetsim, and an error record that
+/* [policies/include -> hetsim::status; installed: include/hetsim/, -lhetsim-policies]
+ * hs_status.h: one status enum for all of hetsim, and an error record that
  * carries a message naming the place (file, JSON path or CSV line) and the reason.
  *
  * Convention for messages:  "<file>: <where>: <reason>", e.g.

@@ -1,4 +1,5 @@
-/* hs_util.h: the small libc-only helpers every folder needs once: paths,
+/* [policies/include -> hetsim::status; installed: include/hetsim/, -lhetsim-policies]
+ * hs_util.h: the small libc-only helpers every folder needs once: paths,
  * FNV-1a hashing, reading a whole file, refusing text with NUL bytes.
  *
  * Lives in policies/base (target hetsim::status) because it is libc only: the
@@ -50,5 +51,18 @@ char *hs_read_file(const char *path, size_t *len_out, hs_error *err);
  * from 1). Text readers call it on what hs_read_file returned, so a file that
  * a crash left zero-filled is refused rather than silently cut short. O(len). */
 hs_status hs_text_check_nul(const char *text, size_t len, const char *origin, hs_error *err);
+
+/* --- shipped data ------------------------------------------------------------ */
+
+/* Where the shipped scenarios, profiles and plot scripts are: "<bin>/../share/
+ * hetsim/<rel>", <bin> being the folder of the running program
+ * (/proc/self/exe), made canonical with realpath when it exists. An install
+ * puts the programs in <prefix>/bin and the data in <prefix>/share/hetsim; the
+ * build tree mirrors that (build/share/hetsim/<x> are links to the source
+ * folders, made at configure time), so no path of the build machine is
+ * compiled into any program. Static string interned per rel (thread-safe,
+ * never freed); never NULL (without /proc, "../share/hetsim/<rel>" relative to
+ * the working folder). */
+const char *hs_share_path(const char *rel);
 
 #endif

@@ -70,6 +70,11 @@ static void adaptive_update(hs_controller *c, const hs_telemetry *t) {
   pol_costs_split(c, &a->costs, a->w_e, a->min_samples, c->next);
 }
 
+static size_t adaptive_state(const hs_controller *c, pol_state_field *f) {
+  adaptive *a = c->state;
+  return pol_costs_state(&a->costs, c->n, f);
+}
+
 #define ADAPTIVE_TYPE(sym, kind, text, table)                                              \
   const pol_type sym = {.name = kind,                                                      \
                         .summary = text,                                                   \
@@ -78,7 +83,8 @@ static void adaptive_update(hs_controller *c, const hs_telemetry *t) {
                         .nkeys = POL_NKEYS(table),                                         \
                         .create = adaptive_create,                                         \
                         .destroy = adaptive_destroy,                                       \
-                        .update = adaptive_update}
+                        .update = adaptive_update,                                 \
+                        .state = adaptive_state}
 
 ADAPTIVE_TYPE(pol_adaptive, "adaptive", "inverse-cost split with a free energy weight w_e",
               adaptive_keys);

@@ -185,6 +185,29 @@ hs_agc_plan *hs_agc_plan_create(const hs_agc_params *pr, hs_error *err) {
   return P;
 }
 
+/* OSGC: equal bits, shares from delta_i^-1 = (1-p_i)/p_i over the active
+ * workers (quantisation ignored; p_i = 0 is taken as 1e-12), layouts rebuilt
+ * from those shares; the predicted error is the true one, with omega. */
+hs_agc_plan *hs_agc_plan_osgc(const hs_agc_params *pr, hs_error *err) {
+  hs_agc_params q = *pr;
+  q.allocator = HS_AGC_EQUAL;
+  hs_agc_plan *P = hs_agc_plan_create(&q, err);
+  if (!P) return NULL;
+  double S = 0.0, nd = (double)P->n, R = 0.0;
+  for (size_t i = 0; i < P->k; i++)
+    if (P->c_inv[i] > 0.0) S += (1.0 - pr->p[i]) / fmax(pr->p[i], 1e-12);
+  for (size_t i = 0; i < P->k; i++) {
+    double y = P->c_inv[i] > 0.0 ? nd * (1.0 - pr->p[i]) / fmax(pr->p[i], 1e-12) / S : 0.0;
+    P->shares[i] = y;
+    if (y > 0.0) R += y * y / P->c_inv[i];
+  }
+  P->predicted_error = R;
+  layout_free(&P->shared);
+  layout_free(&P->stair);
+  build_layouts(P);
+  return P;
+}
+
 void hs_agc_plan_destroy(hs_agc_plan *P) {
   if (!P) return;
   hs_free(P->bits);

@@ -76,6 +76,7 @@ void hs_controller_destroy(hs_controller *c) {
   hs_free(c->order);
   hs_free(c->gstart);
   hs_free(c->gbudget);
+  hs_free(c->gdeadband);
   hs_free(c->w);
   hs_free(c->sd);
   hs_free(c->utility);
@@ -136,14 +137,76 @@ static bool within_deadband(const hs_controller *c, bool *changed) {
   return !inf && worst <= c->deadband;
 }
 
+hs_status hs_controller_set_group_rules(hs_controller *c, const uint64_t *budgets,
+                                        const double *deadbands, size_t ngroups, hs_error *err) {
+  if (c->rounds > 0)
+    return hs_error_set(err, HS_EINVAL, "group rules: set before the first update");
+  if (ngroups != c->ngroups)
+    return hs_error_set(err, HS_EINVAL, "group rules: %zu entries for %zu groups", ngroups,
+                        c->ngroups);
+  if (budgets) {
+    uint64_t sum = 0, floor = hs_policy_config_min_samples(&c->cfg);
+    for (size_t g = 0; g < ngroups; g++) {
+      size_t m = c->gstart[g + 1] - c->gstart[g];
+      if (budgets[g] / (floor ? floor : 1) < m)
+        return hs_error_set(err, HS_ERANGE,
+                            "group rules: group %zu gets %llu samples, below its %zu "
+                            "participants x min_samples %llu",
+                            g, (unsigned long long)budgets[g], m, (unsigned long long)floor);
+      sum += budgets[g];
+    }
+    if (sum != c->budget)
+      return hs_error_set(err, HS_EINVAL, "group rules: group budgets sum to %llu, not %llu",
+                          (unsigned long long)sum, (unsigned long long)c->budget);
+    memcpy(c->gbudget, budgets, ngroups * sizeof *budgets);
+    pol_equal_split(c, c->alloc);
+  }
+  if (deadbands) {
+    if (!c->gdeadband) c->gdeadband = hs_calloc(ngroups, sizeof *c->gdeadband);
+    for (size_t g = 0; g < ngroups; g++)
+      c->gdeadband[g] = deadbands[g] >= 0 ? deadbands[g] : c->deadband;
+  }
+  return HS_OK;
+}
+
+/* The deadband rule group by group: a group within its band keeps its split
+ * (copied back into next). True when any group changes. */
+static bool per_group_deadband(hs_controller *c) {
+  bool any = false;
+  for (size_t g = 0; g < c->ngroups; g++) {
+    size_t m;
+    const uint32_t *idx = pol_group(c, g, &m);
+    double worst = 0;
+    bool diff = false, inf = false;
+    for (size_t j = 0; j < m; j++) {
+      uint64_t o = c->alloc[idx[j]], v = c->next[idx[j]];
+      if (o == v) continue;
+      diff = true;
+      if (o == 0) inf = true;
+      else if ((double)(v > o ? v - o : o - v) / (double)o > worst)
+        worst = (double)(v > o ? v - o : o - v) / (double)o;
+    }
+    if (diff && (inf || worst > c->gdeadband[g])) {
+      any = true;
+      continue;
+    }
+    for (size_t j = 0; j < m; j++) c->next[idx[j]] = c->alloc[idx[j]];
+  }
+  return any;
+}
+
 hs_status hs_controller_update(hs_controller *c, const hs_telemetry *t, size_t n, hs_error *err) {
   hs_status st = check_telemetry(t, n, c->n, err);
   if (st != HS_OK) return st;
   c->type->update(c, t); /* writes every entry of next */
   c->utility_set = false;
   bool changed;
-  bool keep = within_deadband(c, &changed);
-  if (changed && c->deadband >= 0 && keep) changed = false;
+  if (c->gdeadband && c->deadband >= 0) {
+    changed = per_group_deadband(c);
+  } else {
+    bool keep = within_deadband(c, &changed);
+    if (changed && c->deadband >= 0 && keep) changed = false;
+  }
   if (changed) {
     uint64_t *tmp = c->alloc;
     c->alloc = c->next;

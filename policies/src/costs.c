@@ -9,6 +9,8 @@
  * controller.c formed a circle). */
 #include "pol_costs.h"
 
+#include <math.h>
+
 #include "hs_alloc.h"
 
 #define COST_MIN 1e-12
@@ -82,4 +84,14 @@ void pol_costs_split(hs_controller *c, const pol_costs *k, double w_e, uint64_t 
     inverse_cost_weights(c, k, idx, m, w_e);
     pol_apportion(idx, m, c->w, c->gbudget[g], min_samples, out, &c->scratch);
   }
+}
+
+size_t pol_costs_state(pol_costs *k, size_t n, pol_state_field *f) {
+  f[0] = (pol_state_field){.name = "tau", .type = POL_S_REAL, .ptr = k->tau, .count = n,
+                           .lo = 0, .hi = HUGE_VAL};
+  f[1] = (pol_state_field){.name = "eps", .type = POL_S_REAL, .ptr = k->eps, .count = n,
+                           .lo = 0, .hi = HUGE_VAL};
+  f[2] = (pol_state_field){.name = "have", .type = POL_S_FLAG, .ptr = k->have, .count = n,
+                           .lo = 0, .hi = 1};
+  return 3;
 }

@@ -181,6 +181,35 @@ static hs_status ebatch_step_update(hs_controller *c, const double *step_time_s,
   return HS_OK;
 }
 
+static size_t ebatch_state(const hs_controller *c, pol_state_field *f) {
+  ebatch *e = c->state;
+  size_t n = c->n;
+  double steps = (double)c->cfg.steps_per_round;
+  f[0] = (pol_state_field){"thr", POL_S_REAL, e->thr, n, NULL, 0, 0, HUGE_VAL};
+  f[1] = (pol_state_field){"have", POL_S_FLAG, e->have, n, NULL, 0, 0, 1};
+  f[2] = (pol_state_field){"step", POL_S_U64, e->step, n, NULL, 0, 0, (double)c->budget};
+  f[3] = (pol_state_field){"carry", POL_S_REAL, e->carry, n, NULL, 0, -HUGE_VAL, HUGE_VAL};
+  f[4] = (pol_state_field){"s", POL_S_U32, &e->s, 1, NULL, 0, 0, steps - 1};
+  f[5] = (pol_state_field){"steps_seen", POL_S_U32, &e->steps_seen, 1, NULL, 0, 0, steps};
+  return 6;
+}
+
+/* The next step's batches sum to each group's step budget (the ranges cannot
+ * say that). */
+static hs_status ebatch_state_check(const hs_controller *c, hs_error *err) {
+  const ebatch *e = c->state;
+  for (size_t g = 0; g < c->ngroups; g++) {
+    size_t m;
+    const uint32_t *idx = pol_group(c, g, &m);
+    uint64_t sum = 0, want = step_global(c->gbudget[g], c->cfg.steps_per_round, e->s);
+    for (size_t j = 0; j < m; j++) sum += e->step[idx[j]];
+    if (sum != want)
+      return hs_error_set(err, HS_EINVAL, "state.step: group %zu: batches sum to %llu, not %llu",
+                          g, (unsigned long long)sum, (unsigned long long)want);
+  }
+  return HS_OK;
+}
+
 const pol_type pol_ema_batch = {
     .name = "ema-batch",
     .summary = "DDP per-step batches in proportion to EMA throughput",
@@ -192,4 +221,6 @@ const pol_type pol_ema_batch = {
     .update = ebatch_update,
     .step_batches = ebatch_step_batches,
     .step_update = ebatch_step_update,
+    .state = ebatch_state,
+    .state_check = ebatch_state_check,
 };

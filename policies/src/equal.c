@@ -20,6 +20,11 @@ static void equal_update(hs_controller *c, const hs_telemetry *t) {
   memcpy(c->next, c->alloc, c->n * sizeof *c->next);
 }
 
+static size_t equal_state(const hs_controller *c, pol_state_field *f) {
+  (void)c, (void)f;
+  return 0; /* nothing but the allocation, which the controller saves */
+}
+
 const pol_type pol_equal = {
     .name = "equal",
     .summary = "the budget split as evenly as integers allow",
@@ -29,4 +34,5 @@ const pol_type pol_equal = {
     .create = equal_create,
     .destroy = equal_destroy,
     .update = equal_update,
+    .state = equal_state,
 };

@@ -304,6 +304,40 @@ static void oort_update(hs_controller *c, const hs_telemetry *t) {
   assert(j == k);
 }
 
+/* Saved: the measurements, the pacer, the utilities and the exploitation
+ * history; picked, score, cand and the uncertainty cache are scratch (the
+ * cache is a pure function of (round, j), so stale entries stay right). */
+static size_t oort_state_fields(const hs_controller *c, pol_state_field *f) {
+  oort_state *o = c->state;
+  size_t n = c->n, m = pol_costs_state(&o->costs, n, f);
+  f[m++] = (pol_state_field){"explore", POL_S_REAL, &o->explore, 1, NULL, 0, 0, 1};
+  f[m++] = (pol_state_field){"t_pref", POL_S_REAL, &o->t_pref, 1, NULL, 0, 0, HUGE_VAL};
+  f[m++] = (pol_state_field){"pacer_step", POL_S_REAL, &o->pacer_step, 1, NULL, 0, 0, HUGE_VAL};
+  f[m++] = (pol_state_field){"round", POL_S_U64, &o->round, 1, NULL, 0, 0, 0x1p63};
+  f[m++] = (pol_state_field){"util", POL_S_REAL, o->util, n, NULL, 0, 0, HUGE_VAL};
+  f[m++] = (pol_state_field){"last", POL_S_U64, o->last, n, NULL, 0, 0, 0x1p63};
+  f[m++] = (pol_state_field){"exploited", POL_S_FLAG, o->exploited, n, NULL, 0, 0, 1};
+  f[m++] = (pol_state_field){"hist", POL_S_REAL, &o->hist, (size_t)o->hist_cap, &o->hist_cap,
+                             2 * o->window, 0, HUGE_VAL};
+  return m;
+}
+
+/* The history ring must hold every round below 2W that was run; a round last
+ * run cannot be later than the round count. */
+static hs_status oort_state_check(const hs_controller *c, hs_error *err) {
+  const oort_state *o = c->state;
+  uint64_t need = o->round < 2 * o->window ? o->round : 2 * o->window;
+  if (o->hist_cap < need)
+    return hs_error_set(err, HS_EINVAL, "state.hist: %llu values for round %llu (need %llu)",
+                        (unsigned long long)o->hist_cap, (unsigned long long)o->round,
+                        (unsigned long long)need);
+  for (size_t i = 0; i < c->n; i++)
+    if (o->last[i] > o->round)
+      return hs_error_set(err, HS_EINVAL, "state.last[%zu]: round %llu is after round %llu", i,
+                          (unsigned long long)o->last[i], (unsigned long long)o->round);
+  return HS_OK;
+}
+
 const pol_type pol_oort = {
     .name = "oort",
     .summary = "Oort-style selection of K participants (FedScale)",
@@ -313,4 +347,6 @@ const pol_type pol_oort = {
     .create = oort_create,
     .destroy = oort_destroy,
     .update = oort_update,
+    .state = oort_state_fields,
+    .state_check = oort_state_check,
 };

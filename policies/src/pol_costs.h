@@ -29,4 +29,8 @@ void pol_costs_observe(pol_costs *k, const hs_telemetry *t, size_t n, double ema
 void pol_costs_split(hs_controller *c, const pol_costs *k, double w_e, uint64_t min_samples,
                      uint64_t *out);
 
+/* The saved state of k (hs_controller_save): tau, eps (finite, >= 0) and have
+ * (0/1), three fields written to f. Returns 3. */
+size_t pol_costs_state(pol_costs *k, size_t n, pol_state_field *f);
+
 #endif

@@ -22,6 +22,13 @@
  *                    the deadband (when c->deadband >= 0) and swaps.
  *   destroy(c)       frees c->state (also after a failed create; NULL-safe).
  *   step_batches / step_update: only with HS_POLICY_CAP_STEP_LEVEL.
+ *   state(c, f)      describes the policy's state between updates as fields
+ *                    (name, type, count, pointer into c->state, allowed range)
+ *                    for hs_controller_save/restore (state.c); returns the
+ *                    field count (<= POL_STATE_MAX). NULL: the state cannot be
+ *                    saved (HS_EUNSUP). A stateless policy returns 0.
+ *   state_check(c, err)  optional: after a restore wrote the fields of a fresh
+ *                    controller, refuse combinations the ranges cannot express.
  * A hook may use c->w, c->sd (n doubles each) and c->scratch as scratch; they
  * hold nothing between calls. */
 #ifndef POL_POLICY_H
@@ -58,6 +65,32 @@ typedef struct pol_key {
   const char *doc;   /* one line */
 } pol_key;
 
+/* --- saved state (state.c) ---------------------------------------------------- */
+
+typedef enum pol_state_type {
+  POL_S_REAL, /* double */
+  POL_S_U64,  /* uint64_t */
+  POL_S_U32,  /* uint32_t */
+  POL_S_FLAG  /* unsigned char, 0 or 1 */
+} pol_state_type;
+
+/* One field of a policy's state: count values at ptr. A field with grow set is
+ * a heap array of variable length: ptr is the address of the array pointer
+ * (void **), count its current length, and on restore the array is
+ * reallocated to the saved length, which is written to *grow (at most
+ * max_count). Values on restore must lie in [lo, hi] (reals also finite). */
+typedef struct pol_state_field {
+  const char *name;
+  pol_state_type type;
+  void *ptr;
+  size_t count;
+  uint64_t *grow;
+  uint64_t max_count;
+  double lo, hi;
+} pol_state_field;
+
+#define POL_STATE_MAX 16
+
 /* --- descriptor ------------------------------------------------------------- */
 
 typedef struct pol_type {
@@ -72,6 +105,8 @@ typedef struct pol_type {
   const uint64_t *(*step_batches)(const hs_controller *c);
   hs_status (*step_update)(hs_controller *c, const double *step_time_s, size_t n,
                            hs_error *err);
+  size_t (*state)(const hs_controller *c, pol_state_field *f);
+  hs_status (*state_check)(const hs_controller *c, hs_error *err);
 } pol_type;
 
 /* Number of keys in a static key table, checked against the store at build time. */
@@ -107,6 +142,7 @@ struct hs_controller {
   uint32_t *order;
   size_t *gstart;
   uint64_t *gbudget;
+  double *gdeadband; /* ngroups: the deadband rule per group (NULL: one rule for all) */
   double *w;  /* n: scratch (weights for apportionment) */
   double *sd; /* n: scratch (medians) */
   pol_scratch scratch;

@@ -54,6 +54,14 @@ static void static_update(hs_controller *c, const hs_telemetry *t) {
   s->frozen = true;
 }
 
+static size_t static_state(const hs_controller *c, pol_state_field *f) {
+  static_split *s = c->state;
+  size_t m = pol_costs_state(&s->costs, c->n, f);
+  f[m++] = (pol_state_field){.name = "frozen", .type = POL_S_FLAG, .ptr = &s->frozen,
+                             .count = 1, .lo = 0, .hi = 1};
+  return m;
+}
+
 const pol_type pol_static = {
     .name = "static",
     .summary = "measure one round, then the time-only split, frozen",
@@ -63,4 +71,5 @@ const pol_type pol_static = {
     .create = static_create,
     .destroy = static_destroy,
     .update = static_update,
+    .state = static_state,
 };

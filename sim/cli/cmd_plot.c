@@ -22,8 +22,8 @@
 #include "hs_sweep.h"
 #include "hs_util.h"
 
-#ifndef HS_PLOT_DIR
-#define HS_PLOT_DIR "traces/plot"
+#ifndef HS_PLOT_DIR /* the shipped figure scripts, beside the program (hs_util.h) */
+#define HS_PLOT_DIR hs_share_path("plot")
 #endif
 
 static void plot_usage(FILE *out) {

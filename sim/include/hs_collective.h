@@ -1,4 +1,5 @@
-/* hs_collective.h: alpha-beta cost models of collective operations, as
+/* [sim/include -> hetsim::sim; not installed]
+ * hs_collective.h: alpha-beta cost models of collective operations, as
  * descriptors in one registry looked up by the name a scenario uses.
  *
  * Symbols and units: alpha = per-message latency (s), beta = bandwidth (bit/s),

@@ -1,4 +1,5 @@
-/* hs_engine.h: the discrete-event engine.
+/* [sim/include -> hetsim::sim; not installed]
+ * hs_engine.h: the discrete-event engine.
  *
  * Total order of pending events (the contract every regime relies on):
  *   1. time ascending (simulated seconds, double),

@@ -1,4 +1,5 @@
-/* hs_ledger.h: the energy ledger.
+/* [sim/include -> hetsim::sim; not installed]
+ * hs_ledger.h: the energy ledger.
  *
  * Each device is in exactly one power state at a time; each state has a constant
  * power in watts for that device. Energy is integrated exactly at every state

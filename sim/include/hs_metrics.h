@@ -1,4 +1,5 @@
-/* hs_metrics.h: the summary metrics of a run, by name, in one table
+/* [sim/include -> hetsim::sim; not installed]
+ * hs_metrics.h: the summary metrics of a run, by name, in one table
  * (sim/src/metrics.c).
  *
  * A metric is one number of hs_summary (hs_run.h). Its table line says what it
@@ -44,6 +45,9 @@ enum { HS_METRIC_JSON = 1u, HS_METRIC_SWEEP = 2u, HS_METRIC_COMPARE = 4u };
  * scenario learns (hs_metric_sweep_learning); outputs without learning keep
  * their bytes. */
 enum { HS_METRIC_LEARNING = 8u };
+/* With HS_METRIC_JSON: left out of summary.json when NaN (a metric only some
+ * scenarios compute, so that the others' summaries stay as they were). */
+enum { HS_METRIC_JSON_IF_SET = 16u };
 
 /* Statistics over the seeds of a sweep point (bits of hs_metric.stats),
  * printed in this order. */
@@ -88,6 +92,10 @@ typedef struct hs_metric {
   unsigned in;       /* HS_METRIC_* bits */
   unsigned stats;    /* HS_STAT_* bits, for HS_METRIC_SWEEP metrics */
   hs_metric_column compare;
+  /* A metric derived from other summary figures: its value is derive(s) and
+   * offset/type are ignored. NULL: the value is the field at offset. So a
+   * derived metric is its function and its table line, both in metrics.c. */
+  double (*derive)(const hs_summary *s);
 } hs_metric;
 
 /* Room in fixed arrays (a sweep row keeps HS_SWEEP_NMETRICS sweep metrics,

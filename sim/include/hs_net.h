@@ -1,4 +1,5 @@
-/* hs_net.h: links and concurrent transfers on the event engine (fluid model,
+/* [sim/include -> hetsim::sim; not installed]
+ * hs_net.h: links and concurrent transfers on the event engine (fluid model,
  * max-min fair sharing).
  *
  * Units: bytes for sizes, bit/s for rates and bandwidths, seconds for time.

@@ -1,4 +1,5 @@
-/* hs_run.h: run one scenario to completion and (optionally) write its outputs.
+/* [sim/include -> hetsim::sim; not installed]
+ * hs_run.h: run one scenario to completion and (optionally) write its outputs.
  *
  * hs_run is re-entrant: no globals, so a sweep may run several scenarios at once
  * on different threads. Same scenario (incl. seed) => byte-identical outputs. */
@@ -55,6 +56,8 @@ typedef struct hs_summary {
   double compute_cv;           /* mean over rounds of the CV of per-device compute time */
   double wait_fraction;        /* idle-wait seconds / (devices * makespan) */
   double controller_overhead_fraction; /* NAN unless measured */
+  double compute_cv_adapted;   /* compute_cv of the rounds after the first (measured) one;
+                                  NAN without a "dynamics" block or with one round */
   /* Learning in the loop (issue 10): only when the scenario's learning mode is
    * not off (learning true); NAN when not reached or not evaluated. */
   bool learning;

@@ -1,4 +1,5 @@
-/* hs_scenario.h: a scenario, loaded and validated from JSON (see DESIGN.md,
+/* [sim/include -> hetsim::sim; not installed]
+ * hs_scenario.h: a scenario, loaded and validated from JSON (see DESIGN.md,
  * "Formats", and README.md, "Scenario format", for every key, unit and default),
  * with --set overrides applied to the JSON tree before validation.
  *
@@ -108,6 +109,7 @@ typedef struct hs_scenario {
   double telemetry_time_noise;   /* relative sd of reported time (0: exact) */
   double telemetry_energy_noise; /* relative sd of reported energy (0: exact) */
   bool switch_off_unselected;    /* oort: unselected devices switch off for the round */
+  struct hs_dynamics *dynamics;  /* the "dynamics" block (sim/src/dyn.h); NULL: none */
   hs_learning_spec *learning;    /* NULL: learning off */
 } hs_scenario;
 
@@ -141,8 +143,9 @@ hs_scenario *hs_scenario_parse(const char *json_text, const char *origin, const 
                                const hs_override *ovr, size_t novr, hs_error *err);
 void hs_scenario_destroy(hs_scenario *sc);
 
-/* The built-in default scenario: HS_SCENARIO_DIR "/testbed-mnist-pma.json"
- * (HS_SCENARIO_DIR is the source tree's scenarios/ folder). Static string. */
+/* The built-in default scenario: scenarios/testbed-mnist-pma.json under the
+ * shipped data beside the program (hs_share_path: <bin>/../share/hetsim, which
+ * the build tree links to the source folders). Static string. */
 const char *hs_scenario_default_path(void);
 
 /* Find a link by name; NULL when absent. */

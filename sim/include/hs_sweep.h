@@ -1,4 +1,5 @@
-/* hs_sweep.h: parameter sweeps: the Cartesian product of grids over scenario
+/* [sim/include -> hetsim::sim; not installed]
+ * hs_sweep.h: parameter sweeps: the Cartesian product of grids over scenario
  * keys, times a list of seeds, each (point, seed) one hs_run; the crash-safe
  * results file; per-point aggregates and the makespan-energy Pareto front.
  *

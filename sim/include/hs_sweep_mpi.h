@@ -1,4 +1,5 @@
-/* hs_sweep_mpi.h: a sweep spread across MPI ranks (target hetsim::sweep_mpi,
+/* [sim/include -> hetsim::sweep_mpi; not installed]
+ * hs_sweep_mpi.h: a sweep spread across MPI ranks (target hetsim::sweep_mpi,
  * built only when CMake finds MPI; used by the `hetsim-mpi` binary).
  *
  * Every rank builds the same hs_sweep from the same arguments; rank 0 alone

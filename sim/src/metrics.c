@@ -34,6 +34,10 @@
 const char *const hs_stat_names[HS_STAT_COUNT] = {"mean",   "median",  "min",    "max",
                                                   "sd",     "ci95_lo", "ci95_hi"};
 
+/* Table lines of stored metrics leave `derive` out (NULL): positional lines
+ * stay one per metric, so this file alone turns that warning off. */
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
 #define F64(field) offsetof(hs_summary, field), HS_METRIC_F64
 #define U32(field) offsetof(hs_summary, field), HS_METRIC_U32
 #define U64(field) offsetof(hs_summary, field), HS_METRIC_U64
@@ -63,6 +67,8 @@ static const hs_metric table[] = {
     {"rounds", "1", "rounds run", U32(rounds), HS_METRIC_JSON, 0, {0}},
     {"samples", "1", "samples trained in total", U64(samples), HS_METRIC_JSON, 0, {0}},
     {"devices", "1", "devices in the run (groups expanded)", U64(devices), HS_METRIC_JSON, 0, {0}},
+    {"compute_cv_adapted", "1", "compute_cv over the rounds after the first (with \"dynamics\")",
+     F64(compute_cv_adapted), HS_METRIC_JSON | HS_METRIC_JSON_IF_SET, 0, {0}},
     /* Learning in the loop (issue 10): present only for runs that learn. */
     {"time_to_target_s", "s",
      "simulated time of the first evaluation that met the learning target; null: not reached",
@@ -96,6 +102,7 @@ const hs_metric *hs_metric_find(const char *name) {
 }
 
 double hs_metric_value(const hs_metric *m, const hs_summary *s) {
+  if (m->derive) return m->derive(s);
   const char *p = (const char *)s + m->offset;
   switch (m->type) {
     case HS_METRIC_U32: {
@@ -168,7 +175,9 @@ size_t hs_metric_json_fields(const hs_summary *s, hs_report_field *f, size_t cap
   for (size_t i = 0; i < hs_metric_count() && n < cap; i++) {
     const hs_metric *m = hs_metric_at(i);
     if (!(m->in & HS_METRIC_JSON) || ((m->in & HS_METRIC_LEARNING) && !s->learning)) continue;
-    f[n++] = (hs_report_field){m->name, hs_metric_value(m, s)};
+    double v = hs_metric_value(m, s);
+    if ((m->in & HS_METRIC_JSON_IF_SET) && isnan(v)) continue;
+    f[n++] = (hs_report_field){m->name, v};
   }
   return n;
 }

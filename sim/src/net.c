@@ -36,7 +36,12 @@
  * O(1) (run) or O(log n) (heap); all admissions and completions at one time
  * share one filling. The rate of a class changes only at an event, where its
  * clock is first advanced with the old rate and its next completion
- * rescheduled. */
+ * rescheduled.
+ *
+ * Why one file of ~1000 lines: flows, classes, lanes and the two heaps share
+ * one invariant set (above) and are updated together at every event; split
+ * across files they would need a private header exposing every field, and
+ * each piece alone could not be read or tested against the invariants. */
 #include "hs_net.h"
 
 #include <math.h>

@@ -34,9 +34,19 @@
  *
  * Options (table below): steps_per_round, collective, and for hfl-ddp silos
  * (custom: each names its members by device or entry name and its fabric
- * link; every device in exactly one silo). The silos are the participant
- * groups of the controller. Per-device state (the round's forward-backward
+ * link; every device in exactly one silo; optional "samples", the silo's data
+ * budget per round (all silos or none, summing to samples_per_round), and
+ * "deadband", the silo's own keep-or-change decision, both handed to the
+ * controller with hs_controller_set_group_rules). The silos are the
+ * participant groups of the controller; without per-silo deadbands one
+ * decision covers all silos (the controller's default). Per-device state (the round's forward-backward
  * time and energy to report) lives in ddp_state, not in sim_dev.
+ * A rank that becomes unavailable (scenario "dynamics") pauses: its step's
+ * computation resumes when it returns and the all-reduce waits for it (a
+ * DDP job cannot drop a rank mid-step without restarting); an absence
+ * during an all-reduce only powers it off (the collective's time is not
+ * stretched: a simplification). Under throttling a rank reports the energy
+ * its steps drew at their levels.
  * Policies: no participant selection (a rank with no samples still all-reduces
  * every step, and oort has no meaning); a step-level policy (ema-batch) sizes
  * the steps; hfl-ddp needs a policy that takes groups. */
@@ -58,6 +68,8 @@ typedef struct ddp_silo {
   char **members; /* device names as written (expanded names or entry names) */
   size_t nmembers;
   char *fabric;   /* link of the intra-silo all-reduce (default: the members' link) */
+  double deadband;  /* this silo's own deadband decision (NAN: one decision for all) */
+  uint64_t samples; /* this silo's data budget per round (0: in proportion to its size) */
 } ddp_silo;
 
 /* The options of ddp and hfl-ddp (hs_regime_spec.opts). */
@@ -76,6 +88,7 @@ typedef struct ddp_group {
   uint32_t steps, step;
   uint64_t *batch;      /* nranks x steps, this round */
   double *fwd_s;        /* nranks: forward time of the current step */
+  double *fwd_j;        /* nranks: its energy (throttle levels included); NAN: fwd_s x busy_w */
   size_t pending;
   double allreduce_s;
   double bcast_s;       /* hfl-ddp: leader -> members over the fabric */
@@ -124,7 +137,7 @@ static void on_allreduced(hs_engine *eng, void *subject, uint64_t gi) {
     size_t i = g->ranks[k];
     sim_dev_state(r, i, HS_POWER_IDLE);
     ds->window_s[i] += g->fwd_s[k];
-    ds->window_j[i] += g->fwd_s[k] * r->dev[i].busy_w;
+    ds->window_j[i] += isnan(g->fwd_j[k]) ? g->fwd_s[k] * r->dev[i].busy_w : g->fwd_j[k];
   }
   double cv = group_cv(g);
   if (!isnan(cv)) {
@@ -186,8 +199,10 @@ static void step_start(sim_run *r, ddp_group *g) {
      * forward-backward from where the overhead ends. */
     double t = g->step == 0 ? sim_dev_stretch_s(r, i, r->dev[i].overhead_s, 0) : 0;
     g->fwd_s[k] = 0;
+    g->fwd_j[k] = NAN;
     if (b > 0) {
       g->fwd_s[k] = sim_dev_compute_s(r, i, b, false, t);
+      g->fwd_j[k] = sim_dev_last_compute_j(r, i);
       t += g->fwd_s[k];
     }
     if (t <= 0) continue;
@@ -327,6 +342,7 @@ static void group_alloc(ddp_group *g, size_t nranks, uint32_t steps) {
   g->steps = steps;
   g->batch = hs_calloc(nranks * steps, sizeof *g->batch);
   g->fwd_s = hs_calloc(nranks, sizeof *g->fwd_s);
+  g->fwd_j = hs_calloc(nranks, sizeof *g->fwd_j);
 }
 
 static void ddp_teardown(sim_run *r) {
@@ -336,6 +352,7 @@ static void ddp_teardown(sim_run *r) {
     hs_free(ds->groups[gi].ranks);
     hs_free(ds->groups[gi].batch);
     hs_free(ds->groups[gi].fwd_s);
+    hs_free(ds->groups[gi].fwd_j);
     if (ds->groups[gi].own_step_ctl) hs_controller_destroy(ds->groups[gi].step_ctl);
   }
   hs_free(ds->groups);
@@ -433,11 +450,38 @@ static hs_status hfl_setup(sim_run *r, hs_error *err) {
   return HS_OK;
 }
 
+/* Per-silo data budgets and deadband decisions (silos[].samples, .deadband):
+ * handed to the controller, whose groups are the silos in order. A silo
+ * without its own deadband takes the policy's; with none at all the one
+ * decision for all silos stays (the default). */
+static hs_status silo_rules(sim_run *r, hs_error *err) {
+  const ddp_opts *o = opts_of(r->sc);
+  bool budgets = false, bands = false;
+  for (size_t s = 0; s < o->nsilos; s++) {
+    budgets |= o->silos[s].samples > 0;
+    bands |= !isnan(o->silos[s].deadband);
+  }
+  if (!budgets && !bands) return HS_OK;
+  uint64_t *b = hs_calloc(o->nsilos, sizeof *b);
+  double *d = hs_calloc(o->nsilos, sizeof *d);
+  for (size_t s = 0; s < o->nsilos; s++) {
+    b[s] = o->silos[s].samples;
+    d[s] = isnan(o->silos[s].deadband) ? -1 : o->silos[s].deadband;
+  }
+  hs_status st = hs_controller_set_group_rules(r->ctl, budgets ? b : NULL, bands ? d : NULL,
+                                               o->nsilos, err);
+  if (st != HS_OK) hs_error_prefix(err, "%s: regime.silos", r->sc->path);
+  hs_free(b);
+  hs_free(d);
+  return st;
+}
+
 /* ema-batch in hfl-ddp: silos step independently, so each silo sizes its own
  * steps with its own step-level controller over its members and its budget. */
 static hs_status hfl_bind_controller(sim_run *r, hs_error *err) {
   ddp_state *ds = r->rs;
-  if (!ds->ema_batch) return HS_OK;
+  hs_status st = silo_rules(r, err);
+  if (st != HS_OK || !ds->ema_batch) return st;
   const uint64_t *alloc = hs_controller_allocation(r->ctl);
   for (size_t s = 0; s < ds->ngroups; s++) {
     ddp_group *g = &ds->groups[s];
@@ -486,14 +530,35 @@ static const char *ddp_prepare(const hs_scenario *sc, const void *opts, const si
   return NULL;
 }
 
+/* A silo's optional number: deadband (>= 0) or samples (an integer >= 1). */
+static hs_status silo_number(sim_opt_ctx *c, const cJSON *e, const char *key, bool integer,
+                             double *out) {
+  const cJSON *x = cJSON_GetObjectItemCaseSensitive(e, key);
+  if (!x) return HS_OK;
+  size_t mark = sim_opt_key(c, key);
+  double v = cJSON_IsNumber(x) ? x->valuedouble : NAN;
+  if (!isfinite(v) || v < (integer ? 1 : 0) || (integer && (v != floor(v) || v > 9007199254740992.0)))
+    return sim_opt_fail(c, HS_ERANGE, "expected %s",
+                        integer ? "a whole number of samples >= 1" : "a number >= 0");
+  *out = v;
+  sim_opt_pop(c, mark);
+  return HS_OK;
+}
+
 static hs_status parse_silo(sim_opt_ctx *c, const cJSON *e, ddp_opts *o, size_t si) {
   const hs_scenario *sc = sim_opt_scenario(c);
   const hs_device_ref *refs = hs_scenario_devices(sc);
   ddp_silo *silo = &o->silos[si];
-  static const char *const keys[] = {"name", "members", "fabric", NULL};
+  static const char *const keys[] = {"name", "members", "fabric", "deadband", "samples", NULL};
   hs_status st;
   if ((st = sim_opt_object(c, e, keys)) || (st = sim_opt_name(c, e, "name", true, &silo->name)))
     return st;
+  double samples = 0;
+  silo->deadband = NAN;
+  if ((st = silo_number(c, e, "deadband", false, &silo->deadband)) ||
+      (st = silo_number(c, e, "samples", true, &samples)))
+    return st;
+  silo->samples = (uint64_t)samples;
   for (size_t j = 0; j < si; j++)
     if (!strcmp(o->silos[j].name, silo->name)) {
       sim_opt_key(c, "name");
@@ -570,6 +635,18 @@ static hs_status silos_parse(sim_opt_ctx *c, const cJSON *silos, void *opts,
     if (st) return st;
     sim_opt_pop(c, m2);
   }
+  /* Data budgets: all silos or none, summing to samples_per_round. */
+  uint64_t with = 0, sum = 0;
+  for (size_t s = 0; s < o->nsilos; s++) {
+    with += o->silos[s].samples > 0;
+    sum += o->silos[s].samples;
+  }
+  if (with && (with != o->nsilos || sum != sc->samples_per_round))
+    return sim_opt_fail(c, HS_EINVAL,
+                        "\"samples\" must be given for every silo and sum to samples_per_round "
+                        "(%llu); %llu of %zu silos give %llu",
+                        (unsigned long long)sc->samples_per_round, (unsigned long long)with,
+                        o->nsilos, (unsigned long long)sum);
   const hs_device_ref *refs = hs_scenario_devices(sc);
   for (size_t k = 0; k < sc->total_devices; k++)
     if (o->silo_of[k] == UINT32_MAX)
@@ -597,6 +674,11 @@ static void silos_print(cJSON *reg, const void *opts, const sim_regime_opt *opt)
     for (size_t j = 0; j < o->silos[i].nmembers; j++)
       cJSON_AddItemToArray(m, cJSON_CreateString(o->silos[i].members[j]));
     add_str(s, "fabric", o->silos[i].fabric);
+    if (!isnan(o->silos[i].deadband) && !cJSON_AddNumberToObject(s, "deadband", o->silos[i].deadband))
+      abort();
+    if (o->silos[i].samples &&
+        !cJSON_AddNumberToObject(s, "samples", (double)o->silos[i].samples))
+      abort();
     cJSON_AddItemToArray(silos, s);
   }
 }
@@ -635,7 +717,8 @@ static const sim_regime_opt ddp_table[] = {DDP_OPTS};
 static const sim_regime_opt hfl_table[] = {
     DDP_OPTS,
     {"silos", SIM_OPT_CUSTOM, offsetof(ddp_opts, silos), 0, 0, 0, 0, NULL, NULL,
-     "[{name, members: device or entry names, fabric: link}]; every device in one silo"}};
+     "[{name, members: device or entry names, fabric: link, optional samples: its data "
+     "budget, deadband: its own decision}]; every device in one silo"}};
 
 const sim_regime sim_regime_ddp = {
     .name = "ddp",

@@ -21,6 +21,8 @@
  * all-reduce of the P/S_shard parameter shard across the F ranks holding the
  * same shard (the slowest of the G concurrent averaging groups).
  * A reporting round is steps_per_round steps; groups meet at its end.
+ * Learning in the loop (learn_mean below): a group step is a DDP step of its
+ * learner group; averages set the group parameters to their mean, moments stay.
  * Events per step: one per rank and three per group; O(units) arithmetic.
  * Memory: refused at set-up when a GPU's persistent state (state bytes x P/S)
  * + two unsharded units + activations of its micro-batch exceed its HBM.
@@ -38,6 +40,7 @@
 #include "hs_profile.h"
 #include "regime_fsdp.h"
 #include "run_internal.h"
+#include "sim_learning.h"
 
 typedef struct flg {
   size_t first, n;      /* ranks [first, first + n) */
@@ -48,6 +51,8 @@ typedef struct flg {
   double bytes[3];      /* per rank and local step, per tier */
   sim_step_out cur;
   double comp_end; /* this step: slowest compute + optimiser, from its start */
+  size_t *ranks;   /* learning: the group's ranks and this step's batches */
+  uint64_t *batch;
 } flg;
 
 typedef struct fsdp_state {
@@ -74,6 +79,22 @@ typedef struct fsdp_state {
 
 static void step_start(sim_run *r, size_t f);
 
+/* Learning in the loop (real or curve mode; r->learn NULL: none). One
+ * learner group per federated group; sharding does not change the maths, so a
+ * step is a DDP step of the group (the batch-weighted mean of its ranks' batch
+ * gradients, one optimiser step with the group's own state). An average sets
+ * every group's parameters to the equal-weight mean of the group models (the
+ * groups train equal batches) and leaves each group's optimiser state as it
+ * is: parameters are averaged, moments are not (specs/fsdp.md). At a round end
+ * the evaluated model is that mean; the groups keep their own parameters
+ * unless the round end is also an average. */
+static void learn_mean(sim_run *r, bool adopt) {
+  fsdp_state *st = r->rs;
+  for (size_t f = 0; f < st->ngroups; f++) r->scratch[f] = 1.0;
+  sim_learn_groups_end(r->learn, r->scratch);
+  for (size_t f = 0; adopt && f < st->ngroups; f++) sim_learn_group_begin(r->learn, f);
+}
+
 static void set_group(sim_run *r, const flg *g, hs_power_state s) {
   for (size_t k = 0; k < g->n; k++) sim_dev_state(r, g->first + k, s);
 }
@@ -93,6 +114,7 @@ static void after_step(sim_run *r, size_t f) {
   set_group(r, g, HS_POWER_IDLE);
   if (--st->pending == 0) {
     r->round_cv = NAN;
+    if (r->learn) learn_mean(r, false);
     sim_round_end(r);
   }
 }
@@ -118,6 +140,7 @@ static void on_step_end(hs_engine *eng, void *subject, uint64_t f) {
   st->sum_local += g->cur.total_s;
   st->group_steps++;
   for (int t = 0; t < 3; t++) st->bytes[t] += (double)g->n * g->bytes[t];
+  if (r->learn) sim_learn_ddp_step(r->learn, (size_t)f, g->ranks, g->batch, 1, g->n, g->gstep);
   g->step++;
   g->gstep++;
   bool fl = st->kind == FSDP_FL_FSDP || st->kind == FSDP_FL_HSDP;
@@ -125,6 +148,7 @@ static void on_step_end(hs_engine *eng, void *subject, uint64_t f) {
       (g->gstep % st->o->period == 0 || (st->o->final_average && g->gstep == st->total_steps))) {
     set_group(r, g, HS_POWER_IDLE);
     if (++st->waiting < st->ngroups) return;
+    if (r->learn) learn_mean(r, true);
     for (size_t k = 0; k < st->ngroups; k++) set_group(r, &st->g[k], HS_POWER_COMM);
     hs_engine_schedule_in(eng, st->agg_s, 1, on_agg_done, r, 0);
     return;
@@ -161,6 +185,7 @@ static void step_start(sim_run *r, size_t f) {
     uint64_t b = st->o->micro_batch ? st->o->micro_batch
                                     : r->alloc[i] / spr + (g->step < r->alloc[i] % spr ? 1 : 0);
     st->tokens += (double)b * st->seq_len;
+    g->batch[k] = b;
     c[k] = 0;
     if (b > 0) {
       hs_task_profile t = {.tau_s = d->tau_s, .tau_cv = d->tau_cv * st->o->jitter};
@@ -315,6 +340,9 @@ hs_status fsdp_setup(sim_run *r, hs_error *err) {
     flg *g = &st->g[f];
     g->first = f * G;
     g->n = G;
+    g->ranks = hs_calloc(G, sizeof *g->ranks);
+    g->batch = hs_calloc(G, sizeof *g->batch);
+    for (size_t k = 0; k < G; k++) g->ranks[k] = g->first + k;
     g->ag = hs_calloc(st->nunits, sizeof *g->ag);
     g->rs = hs_calloc(st->nunits, sizeof *g->rs);
     for (size_t u = 0; u < st->nunits; u++) {
@@ -350,6 +378,7 @@ hs_status fsdp_setup(sim_run *r, hs_error *err) {
     flg *g = &st->g[i / G];
     if (o > g->opt_s) g->opt_s = o;
   }
+  if (r->learn) sim_learn_groups(r->learn, st->ngroups);
   hs_free(grp);
   hs_free(sh_bus);
   hs_free(sh_a);
@@ -364,6 +393,8 @@ void fsdp_teardown(sim_run *r) {
     hs_free(st->g[f].ag);
     hs_free(st->g[f].rs);
     hs_free(st->g[f].ar);
+    hs_free(st->g[f].ranks);
+    hs_free(st->g[f].batch);
   }
   hs_free(st->g);
   hs_free(st->frac);
@@ -403,7 +434,11 @@ size_t fsdp_summary_fields(sim_run *r, hs_report_field *out, size_t cap) {
       {"bytes_per_gpu_step_inter", st->bytes[1] / per},
       {"bytes_per_gpu_step_global", st->bytes[2] / per},
       {"hbm_need_bytes", st->hbm_need},
-      {"time_to_target_s", st->o->steps_to_target > 0 ? st->o->steps_to_target * total : NAN},
+      /* From steps_to_target (an input). A run that learns reports the
+       * measured time_to_target_s itself: this one is renamed, not a
+       * duplicate key of summary.json. */
+      {r->learn ? "time_to_target_from_steps_s" : "time_to_target_s",
+       st->o->steps_to_target > 0 ? st->o->steps_to_target * total : NAN},
   };
   size_t n = sizeof f / sizeof f[0];
   if (n > cap) n = cap;

@@ -6,62 +6,160 @@
  * at the last arrival (averaging on the server is taken as instantaneous).
  * A participant with 0 samples (not selected by oort) takes no part: it stays
  * idle, or is off for the round when the scenario says switch_off_unselected.
- * Events per participant and round: download done, compute done, upload done. */
+ * Events per participant and round: download done, compute done, upload done.
+ *
+ * Deadline and absences (scenario "dynamics": deadline_s, availability): with a
+ * deadline the server closes the round deadline_s after it opened; a
+ * participant whose upload has not arrived is lost: its work is dropped, the
+ * energy it spent stays spent, and it reports nothing (0/0/0: the controller
+ * keeps its last estimates, as a real server would have no telemetry). A
+ * participant that becomes unavailable mid-round vanishes the same way (it is
+ * off until it returns), and the server stops waiting for it. A device that is
+ * unavailable when the round opens sits it out. Events of a lost participant
+ * still in flight carry the round's epoch and do nothing. */
+#include <math.h>
+
 #include "hs_alloc.h"
 #include "run_internal.h"
 
+#include "dyn.h"
+
 typedef struct pma_state {
   size_t pending;
+  uint32_t epoch;     /* bumps when a round opens */
+  unsigned char *in;  /* per device: 1 participating, 2 uploaded, 0 out or lost */
+  bool waiting;       /* no device available: the round opens when one returns */
 } pma_state;
 
-static void on_uploaded(hs_engine *eng, void *subject, uint64_t i) {
+#define ARG(r, i) ((uint64_t)((pma_state *)(r)->rs)->epoch << 32 | (uint64_t)(i))
+/* The device of an event of this round; SIZE_MAX for a stale one. */
+static size_t dev_of(sim_run *r, uint64_t arg) {
+  pma_state *ps = r->rs;
+  size_t i = (size_t)(arg & 0xffffffffu);
+  return (uint32_t)(arg >> 32) == ps->epoch && ps->in[i] == 1 ? i : SIZE_MAX;
+}
+
+static void round_close(sim_run *r) {
+  pma_state *ps = r->rs;
+  ps->epoch++; /* whatever is still in flight belongs to a closed round */
+  /* Lost, vanished and absent participants bring no update: the round's
+   * FedAvg (learning), rows and telemetry see 0 samples for them. */
+  for (size_t i = 0; i < r->ndev; i++)
+    if (ps->in[i] != 2) r->alloc[i] = 0;
+  if (!sim_learn_round_fedavg(r)) return; /* learning: FedAvg of the participants */
+  /* Unselected devices that were switched off come back for the next round. */
+  for (size_t k = 0; k < r->ndev; k++)
+    if (hs_ledger_state(r->ledger, k) == HS_POWER_OFF && sim_dev_available(r, k))
+      sim_dev_state(r, k, HS_POWER_IDLE);
+  sim_round_end(r);
+}
+
+static void on_uploaded(hs_engine *eng, void *subject, uint64_t arg) {
   (void)eng;
   sim_run *r = subject;
   pma_state *ps = r->rs;
+  size_t i = dev_of(r, arg);
+  if (i == SIZE_MAX) return;
+  ps->in[i] = 2;
   sim_dev_state(r, i, HS_POWER_IDLE);
-  if (--ps->pending == 0) {
-    if (!sim_learn_round_fedavg(r)) return; /* learning: FedAvg of the participants */
-    /* Unselected devices that were switched off come back for the next round. */
-    for (size_t k = 0; k < r->ndev; k++)
-      if (hs_ledger_state(r->ledger, k) == HS_POWER_OFF) sim_dev_state(r, k, HS_POWER_IDLE);
-    sim_round_end(r);
-  }
+  if (--ps->pending == 0) round_close(r);
 }
 
-static void on_computed(hs_engine *eng, void *subject, uint64_t i) {
+static void on_computed(hs_engine *eng, void *subject, uint64_t arg) {
   (void)eng;
   sim_run *r = subject;
-  sim_dev_model_transfer(r, i, on_uploaded, i);
+  size_t i = dev_of(r, arg);
+  if (i != SIZE_MAX) sim_dev_model_transfer(r, i, on_uploaded, arg);
 }
 
-static void on_downloaded(hs_engine *eng, void *subject, uint64_t i) {
+static void on_downloaded(hs_engine *eng, void *subject, uint64_t arg) {
   sim_run *r = subject;
+  size_t i = dev_of(r, arg);
+  if (i == SIZE_MAX) return;
   sim_dev_state(r, i, HS_POWER_BUSY);
   double t = sim_dev_compute_s(r, i, r->alloc[i], true, 0);
-  hs_engine_schedule_in(eng, t, 0, on_computed, r, i);
+  hs_engine_schedule_in(eng, t, 0, on_computed, r, arg);
+}
+
+/* The server closes the round: whoever has not uploaded is lost. */
+static void on_deadline(hs_engine *eng, void *subject, uint64_t epoch) {
+  (void)eng;
+  sim_run *r = subject;
+  pma_state *ps = r->rs;
+  if (epoch != ps->epoch) return;
+  for (size_t i = 0; i < r->ndev; i++)
+    if (ps->in[i] == 1) {
+      ps->in[i] = 0;
+      sim_dev_state(r, i, HS_POWER_IDLE);
+    }
+  ps->pending = 0;
+  round_close(r);
 }
 
 static void pma_start_round(sim_run *r) {
   pma_state *ps = r->rs;
+  double deadline = r->sc->dynamics ? r->sc->dynamics->deadline_s : 0;
   ps->pending = 0;
+  ps->waiting = false;
   for (size_t i = 0; i < r->ndev; i++) {
+    ps->in[i] = 0;
     if (r->alloc[i] == 0) {
       if (r->sc->switch_off_unselected) sim_dev_state(r, i, HS_POWER_OFF);
       continue;
     }
+    if (!sim_dev_available(r, i)) continue;
+    ps->in[i] = 1;
     ps->pending++;
-    sim_dev_model_transfer(r, i, on_downloaded, i);
   }
-  if (ps->pending == 0) sim_fail(r, HS_EINVAL, "the policy selected no participant");
+  if (ps->pending == 0) {
+    bool any = false;
+    for (size_t i = 0; i < r->ndev; i++) any |= r->alloc[i] > 0;
+    if (!any) sim_fail(r, HS_EINVAL, "the policy selected no participant");
+    ps->waiting = true; /* every participant is away: open when one returns */
+    return;
+  }
+  for (size_t i = 0; i < r->ndev; i++)
+    if (ps->in[i] == 1) sim_dev_model_transfer(r, i, on_downloaded, ARG(r, i));
+  if (deadline > 0) hs_engine_schedule_in(r->eng, deadline, 0, on_deadline, r, ps->epoch);
+}
+
+/* Absences: a participant still at work vanishes; the others pause (dyn.c). */
+static bool pma_on_avail(sim_run *r, size_t i, bool on) {
+  pma_state *ps = r->rs;
+  if (on && ps->waiting) {
+    sim_dev_state(r, i, HS_POWER_IDLE);
+    r->round_start_s = hs_engine_now(r->eng);
+    pma_start_round(r);
+    return true;
+  }
+  if (on || ps->in[i] != 1) return false;
+  ps->in[i] = 0;
+  sim_dev_state(r, i, HS_POWER_OFF);
+  if (--ps->pending == 0) round_close(r);
+  return true;
+}
+
+/* What the ledger saw (a lost participant's allocation is 0 by now, so it
+ * reports 0/0/0). */
+static void pma_telemetry(sim_run *r, size_t i, sim_meter *m) {
+  double now = hs_engine_now(r->eng);
+  m->train_j = hs_ledger_energy(r->ledger, i, HS_POWER_BUSY, now) - r->dev[i].busy0_j;
 }
 
 static hs_status pma_setup(sim_run *r, hs_error *err) {
   (void)err;
-  r->rs = hs_calloc(1, sizeof(pma_state));
+  pma_state *ps = hs_calloc(1, sizeof(pma_state));
+  ps->in = hs_calloc(r->ndev, 1);
+  r->rs = ps;
+  r->on_avail = pma_on_avail;
   return HS_OK;
 }
 
-static void pma_teardown(sim_run *r) { hs_free(r->rs); }
+static void pma_teardown(sim_run *r) {
+  pma_state *ps = r->rs;
+  if (ps) hs_free(ps->in);
+  hs_free(ps);
+}
 
 /* Every round-level policy, selection included; a step-level one (ema-batch)
  * sizes optimiser steps, which local training does not synchronise. */
@@ -72,4 +170,5 @@ const sim_regime sim_regime_pma = {
     .setup = pma_setup,
     .start_round = pma_start_round,
     .teardown = pma_teardown,
+    .telemetry = pma_telemetry,
 };

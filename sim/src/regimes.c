@@ -21,7 +21,8 @@
   X(sim_regime_fsdp)     \
   X(sim_regime_hsdp)     \
   X(sim_regime_fl_fsdp)  \
-  X(sim_regime_fl_hsdp)
+  X(sim_regime_fl_hsdp)  \
+  X(sim_regime_agc)
 
 #ifndef SIM_REGIMES_EXTRA
 #define SIM_REGIMES_EXTRA(X)

@@ -32,6 +32,7 @@
 #include "hs_collective.h"
 #include "hs_metrics.h"
 #include "hs_util.h"
+#include "dyn.h"
 #include "run_describe.h"
 #include "run_internal.h"
 #include "sim_learning.h"
@@ -56,6 +57,7 @@ static const char *span_name(hs_power_state st) {
 void sim_dev_state(sim_run *r, size_t i, hs_power_state st) {
   double now = hs_engine_now(r->eng);
   sim_dev *d = &r->dev[i];
+  if (d->dyn) sim_dyn_state(r, i, st);
   hs_ledger_switch(r->ledger, i, st, now);
   if (hs_report_tracing(r->report) && !d->untraced && d->span_state != st) {
     if (d->span_state != HS_POWER_OFF && now > d->span_start_s)
@@ -86,6 +88,7 @@ double sim_dev_stretch_s(sim_run *r, size_t i, double work_s, double after_s) {
   const sim_dev *d = &r->dev[i];
   double t0 = hs_engine_now(r->eng) + after_s;
   double end = d->trace && isfinite(t0) ? hs_speed_trace_finish(d->trace, t0, work_s) : t0 + work_s;
+  if (d->dyn) end = t0 + sim_dyn_finish(r, i, work_s, after_s);
   if (!isfinite(end)) {
     /* Fail, and give the caller a harmless 0: the engine stops before the
      * event it schedules. */
@@ -94,7 +97,7 @@ double sim_dev_stretch_s(sim_run *r, size_t i, double work_s, double after_s) {
     fail_time_overflow(r, what);
     return 0;
   }
-  return d->trace ? end - t0 : work_s;
+  return d->trace || d->dyn ? end - t0 : work_s;
 }
 
 double sim_dev_compute_s(sim_run *r, size_t i, uint64_t samples, bool with_overhead,
@@ -106,6 +109,10 @@ double sim_dev_compute_s(sim_run *r, size_t i, uint64_t samples, bool with_overh
   t.overhead_s = with_overhead ? d->overhead_s : 0;
   double work = hs_task_compute_time(&t, samples, &d->rng_compute);
   return sim_dev_stretch_s(r, i, work, after_s);
+}
+
+double sim_dev_last_compute_j(sim_run *r, size_t i) {
+  return r->dev[i].dyn ? sim_dyn_last_j(r, i) : NAN;
 }
 
 /* --- rounds --------------------------------------------------------------- */
@@ -218,6 +225,7 @@ static bool round_measure(sim_run *r, double now, round_totals *t) {
     cv = mean > 0 ? sqrt(var > 0 ? var : 0) / mean : 0;
   }
   r->cv_sum += cv;
+  if (r->cv_count > 0) r->cv_adapted_sum += cv;
   r->cv_count++;
   *t = (round_totals){energy, max_wait, cv};
   return true;
@@ -380,6 +388,7 @@ static void run_free(sim_run *r) {
   hs_free(r->alloc);
   hs_free(r->tele);
   hs_free(r->scratch);
+  sim_dyn_free(r);
 }
 
 hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out, hs_error *err) {
@@ -413,6 +422,7 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
                       sc->path, sc->total_devices, sc->total_devices * sizeof *r->dev);
     goto done;
   }
+  sim_dyn_setup(r);
   r->eng = hs_engine_create(2 * r->ndev + 16);
   r->ledger = hs_ledger_create(r->ndev);
   r->net = hs_net_create(r->eng);
@@ -427,6 +437,12 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
   /* The learner before the regime: its set-up declares the DDP groups. */
   if (sc->learning && (st = sim_learn_create(sc, r->ndev, &r->learn, err)) != HS_OK) goto done;
   if (r->regime->setup && (st = r->regime->setup(r, err)) != HS_OK) goto done;
+  if (sc->dynamics && sc->dynamics->deadline_s > 0 && !r->on_avail) {
+    st = hs_error_set(err, HS_EINVAL,
+                      "%s: dynamics.deadline_s: regime %s has no round deadline (pma has)",
+                      sc->path, sc->regime.kind);
+    goto done;
+  }
 
   /* The controller, with the regime's participant groups (hfl-ddp: silos). */
   hs_policy_config cfg = sc->policy;
@@ -466,6 +482,7 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
     hs_ledger_set_power(r->ledger, i, HS_POWER_IDLE, r->dev[i].idle_w, 0);
     sim_dev_state(r, i, HS_POWER_IDLE);
   }
+  sim_dyn_start(r);
   round_open(r);
   r->regime->start_round(r);
   if (r->status == HS_OK && !r->finished) hs_engine_run(r->eng);
@@ -497,6 +514,8 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
   sum.idle_j = hs_ledger_state_energy(r->ledger, HS_POWER_IDLE, end);
   sum.energy_j = sum.compute_j + sum.comm_j + sum.idle_j;
   sum.compute_cv = r->cv_count ? r->cv_sum / r->cv_count : 0;
+  sum.compute_cv_adapted =
+      sc->dynamics && r->cv_count > 1 ? r->cv_adapted_sum / (r->cv_count - 1) : NAN;
   double idle_s = 0;
   for (size_t i = 0; i < r->ndev; i++) idle_s += hs_ledger_time_in(r->ledger, i, HS_POWER_IDLE, end);
   sum.wait_fraction = end > 0 ? idle_s / ((double)r->ndev * end) : 0;

@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include <gsl/gsl_rng.h>
+#include "hs_rng_gsl.h"
 
 #include "hs_engine.h"
 #include "hs_ledger.h"
@@ -48,6 +48,7 @@ typedef struct sim_dev {
   hs_power_state span_state; /* trace bookkeeping: current span */
   bool untraced;             /* not among --trace-devices (no spans) */
   double span_start_s;
+  struct dyn_dev *dyn;       /* throttling, co-tenant, availability (dyn.c); NULL: none */
 } sim_dev;
 
 struct sim_run {
@@ -81,6 +82,12 @@ struct sim_run {
   hs_status status;        /* first error raised inside a handler */
   hs_error err;
   void *rs;                /* regime state */
+  struct dyn_dev *dyn;     /* dyn.c: one per device that changes (ndyn), or NULL */
+  size_t ndyn;
+  /* A regime that takes absences itself (PMA): called when device i leaves
+   * (on = false) or returns; false: the default (pause and power off). */
+  bool (*on_avail)(sim_run *r, size_t i, bool on);
+  double cv_adapted_sum;   /* compute_cv of the rounds after the first */
   struct sim_learn *learn; /* learning in the loop (sim_learning.h); NULL: off */
   double energy_cum_j;     /* energy of every device from t = 0 to the last round end */
 };
@@ -104,6 +111,23 @@ double sim_dev_stretch_s(sim_run *r, size_t i, double work_s, double after_s);
  * t_s times the telemetry.time_noise factor (one draw from the device's
  * telemetry stream when the noise is on; 0 stays 0). */
 double sim_dev_reported_s(sim_run *r, size_t i, double t_s);
+/* Energy of device i's last computation planned by sim_dev_compute_s (its
+ * busy power over its duration, throttle levels included). */
+double sim_dev_last_compute_j(sim_run *r, size_t i);
+/* False while device i is unavailable (dynamics.availability). */
+bool sim_dev_available(const sim_run *r, size_t i);
+
+/* dyn.c (a scenario's "dynamics" block): set-up after the devices are
+ * expanded; start once every device is idle at t = 0; the state hook
+ * sim_dev_state calls; a computation's end (seconds from now) through levels,
+ * co-tenant load, speed trace and absences; free. */
+void sim_dyn_setup(sim_run *r);
+void sim_dyn_start(sim_run *r);
+void sim_dyn_state(sim_run *r, size_t i, hs_power_state st);
+double sim_dyn_finish(sim_run *r, size_t i, double work_s, double after_s);
+double sim_dyn_last_j(const sim_run *r, size_t i);
+void sim_dyn_free(sim_run *r);
+
 /* Close the round now: measure it (rows, telemetry), feed the controller,
  * report the round, then start the next round or end the run. */
 void sim_round_end(sim_run *r);

@@ -30,7 +30,7 @@
 #include "hs_util.h"
 #include "scenario_internal.h"
 
-#ifndef HS_SCENARIO_DIR
+#ifndef HS_SCENARIO_DIR /* the shipped scenarios, beside the program (hs_util.h) */
 #define HS_SCENARIO_DIR "scenarios"
 #endif
 
@@ -148,7 +148,7 @@ static hs_status parse_root(ctx *c, const cJSON *root) {
   static const char *const keys[] = {
       "name",       "description", "seed",   "task",    "model_bytes", "rounds",
       "samples_per_round", "batch_size", "regime", "policy",  "devices",     "network",
-      "telemetry",  "switch_off_unselected", "learning", "topology", "model", NULL};
+      "telemetry",  "switch_off_unselected", "learning", "topology", "model", "dynamics", NULL};
   if ((st = scn_check_keys(c, root, keys))) return st;
   double seed, rounds, spr, batch;
   if ((st = scn_get_str(c, root, "name", false, NULL, &sc->name))) return st;
@@ -183,7 +183,7 @@ static hs_status parse_root(ctx *c, const cJSON *root) {
   if ((st = scn_parse_network(c, root)) || (st = scn_parse_devices(c, root)) ||
       (st = scn_parse_topology(c, root)) ||
       (st = scn_parse_regime(c, root)) || (st = parse_policy(c, root)) ||
-      (st = parse_telemetry(c, root)))
+      (st = parse_telemetry(c, root)) || (st = scn_parse_dynamics(c, root)))
     return st;
   /* Every participant gets at least min_samples, so the budget must cover them. */
   uint64_t min_samples = hs_policy_config_min_samples(&sc->policy);
@@ -285,6 +285,7 @@ void hs_scenario_destroy(hs_scenario *sc) {
     hs_free(d->owner);
   }
   hs_free(sc->devices);
+  scn_free_dynamics(sc);
   scn_free_regime(s);
   scn_free_learning(sc);
   hs_free(sc->regime.kind);
@@ -309,7 +310,9 @@ void hs_scenario_destroy(hs_scenario *sc) {
   hs_free(s);
 }
 
-const char *hs_scenario_default_path(void) { return HS_SCENARIO_DIR "/testbed-mnist-pma.json"; }
+const char *hs_scenario_default_path(void) {
+  return hs_share_path(HS_SCENARIO_DIR "/testbed-mnist-pma.json");
+}
 
 const hs_link_spec *hs_scenario_link(const hs_scenario *sc, const char *name) {
   for (size_t i = 0; i < sc->nlinks; i++)

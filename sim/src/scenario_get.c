@@ -68,6 +68,11 @@ cJSON *scn_member(const cJSON *obj, const char *key) {
 
 /* Unknown and duplicate keys of obj; allowed is NULL-terminated. */
 hs_status scn_check_keys(ctx *c, const cJSON *obj, const char *const *allowed) {
+  return scn_check_keys_as(c, obj, allowed, allowed);
+}
+
+hs_status scn_check_keys_as(ctx *c, const cJSON *obj, const char *const *allowed,
+                            const char *const *shown) {
   for (const cJSON *m = obj->child; m; m = m->next) {
     bool ok = false;
     for (size_t i = 0; allowed[i] && !ok; i++) ok = !strcmp(allowed[i], m->string);
@@ -77,8 +82,8 @@ hs_status scn_check_keys(ctx *c, const cJSON *obj, const char *const *allowed) {
       char list[400];
       size_t used = 0;
       list[0] = '\0';
-      for (size_t i = 0; allowed[i] && used < sizeof list; i++) {
-        int w = snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", allowed[i]);
+      for (size_t i = 0; shown[i] && used < sizeof list; i++) {
+        int w = snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", shown[i]);
         if (w < 0) break;
         used += (size_t)w;
       }

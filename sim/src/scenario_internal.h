@@ -81,6 +81,10 @@ hs_status scn_fail(ctx *c, hs_status st, const char *fmt, ...)
     ;
 cJSON *scn_member(const cJSON *obj, const char *key);
 hs_status scn_check_keys(ctx *c, const cJSON *obj, const char *const *allowed);
+/* The same, but an unknown key's message lists `shown` (e.g. the keys of the
+ * regime the block asks for) instead of every key allowed. */
+hs_status scn_check_keys_as(ctx *c, const cJSON *obj, const char *const *allowed,
+                            const char *const *shown);
 hs_status scn_need_object(ctx *c, const cJSON *n);
 hs_status scn_missing(ctx *c, const char *key);
 hs_status scn_get_uint(ctx *c, const cJSON *obj, const char *key, bool required, double def,
@@ -105,6 +109,10 @@ hs_status scn_parse_regime(ctx *c, const cJSON *root);
 void scn_print_regime(const sim_scn *s, cJSON *regime); /* scenario_json.c */
 void scn_free_regime(sim_scn *s);
 
+/* scenario_dynamics.c: the optional "dynamics" block (sim/src/dyn.h) */
+hs_status scn_parse_dynamics(ctx *c, const cJSON *root);
+void scn_print_dynamics(const hs_scenario *sc, cJSON *root);
+void scn_free_dynamics(hs_scenario *sc);
 /* scenario_learning.c: the "learning" block (sc->learning stays NULL when off) */
 hs_status scn_parse_learning(ctx *c, const cJSON *root);
 void scn_print_learning(const hs_scenario *sc, cJSON *root);

@@ -78,6 +78,7 @@ char *hs_scenario_to_json(const hs_scenario *sc) {
   add_num(tel, "energy_noise", sc->telemetry_energy_noise);
   if (!cJSON_AddBoolToObject(root, "switch_off_unselected", sc->switch_off_unselected)) abort();
   scn_print_learning(sc, root);
+  scn_print_dynamics(sc, root);
   char *text = cJSON_Print(root);
   cJSON_Delete(root);
   if (!text) abort();

@@ -39,6 +39,15 @@ static const char **regime_keys(void) {
   return keys;
 }
 
+/* The keys of one regime ("kind" first), to name in an unknown key's message:
+ * the union of every regime's keys outgrows one line. */
+static const char **keys_of(const sim_regime *rg) {
+  const char **keys = hs_calloc(rg->nopts + 2, sizeof *keys);
+  keys[0] = "kind";
+  for (size_t i = 0; i < rg->nopts; i++) keys[i + 1] = rg->opts[i].key;
+  return keys;
+}
+
 /* A key of another regime: say which regimes it applies to. */
 static hs_status foreign_key(ctx *c, const char *kind, const char *key) {
   char where[160] = "";
@@ -112,7 +121,14 @@ hs_status scn_parse_regime(ctx *c, const cJSON *root) {
   size_t nreg = sim_regime_count();
   const char **kinds = hs_calloc(nreg + 1, sizeof *kinds);
   for (size_t k = 0; k < nreg; k++) kinds[k] = sim_regime_at(k)->name;
-  st = scn_check_keys(c, reg, keys);
+  /* The regime the block asks for (the default when "kind" is absent). */
+  const cJSON *kj = scn_member(reg, "kind");
+  const sim_regime *asked = !kj                ? sim_regime_at(0)
+                            : cJSON_IsString(kj) ? sim_regime_find(kj->valuestring)
+                                                 : NULL;
+  const char **shown = asked ? keys_of(asked) : NULL;
+  st = scn_check_keys_as(c, reg, keys, shown ? shown : keys);
+  hs_free(shown);
   if (!st) st = scn_get_choice(c, reg, "kind", kinds[0], kinds, &r->kind);
   hs_free(kinds);
   const sim_regime *rg = st ? NULL : sim_regime_find(r->kind);

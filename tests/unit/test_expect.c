@@ -13,6 +13,7 @@
 #include "hs_run.h"
 #include "hs_scenario.h"
 #include "hs_util.h"
+#include "test_tmpdir.h"
 
 static int csv(const char *g, const char *o, double rtol, hs_expect_diff *d, hs_error *err) {
   return hs_expect_csv(g, strlen(g), "gold.csv", o, strlen(o), rtol, d, err);
@@ -140,7 +141,7 @@ static hs_scenario *load(const char *policy, const char *rounds) {
 
 static char *tmpdir(void) {
   char tmpl[] = "/tmp/hs-expect-XXXXXX";
-  cr_assert(mkdtemp(tmpl));
+  cr_assert(test_mkdtemp_at(tmpl));
   return hs_strdup(tmpl);
 }
 

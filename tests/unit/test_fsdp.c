@@ -18,6 +18,7 @@
 #include "hs_run.h"
 #include "hs_scenario.h"
 #include "sim_fsdp.h"
+#include "test_tmpdir.h"
 
 #define SCN HS_SOURCE_DIR "/scenarios/gpu512-llama8b-"
 #define REL 1e-9
@@ -174,7 +175,7 @@ static res run(const char *kind, const char *const *extra) {
   hs_scenario *sc = hs_scenario_load(path, ovr, n, &err);
   cr_assert_not_null(sc, "%s", err.msg);
   char dir[] = "/tmp/hs-test-fsdp-XXXXXX";
-  cr_assert_not_null(mkdtemp(dir));
+  cr_assert_not_null(test_mkdtemp_at(dir));
   hs_run_opts ro = {.out_dir = dir};
   hs_summary s;
   cr_assert_eq(hs_run(sc, &ro, &s, &err), HS_OK, "%s", err.msg);

@@ -36,6 +36,7 @@ static hs_summary sample(double scale) {
   s.compute_cv = 0.25;
   s.wait_fraction = 0.125;
   s.controller_overhead_fraction = NAN;
+  s.compute_cv_adapted = NAN; /* what hs_run reports without a "dynamics" block */
   return s;
 }
 
@@ -83,6 +84,18 @@ Test(metrics, table_lines_complete_and_units_in_names) {
     if (m->in & HS_METRIC_SWEEP) cr_expect_neq(m->stats, 0, "%s: no statistic", m->name);
     cr_expect(m->offset < sizeof(hs_summary), "%s", m->name);
   }
+}
+
+/* compute_cv_adapted: in summary.json (last) only when computed. */
+Test(metrics, optional_metric_only_when_set) {
+  hs_summary s = sample(1);
+  hs_report_field f[HS_METRIC_MAX];
+  size_t n = hs_metric_json_fields(&s, f, HS_METRIC_MAX);
+  for (size_t i = 0; i < n; i++) cr_expect_str_neq(f[i].key, "compute_cv_adapted");
+  s.compute_cv_adapted = 0.1;
+  cr_assert_eq(hs_metric_json_fields(&s, f, HS_METRIC_MAX), n + 1);
+  cr_expect_str_eq(f[n].key, "compute_cv_adapted");
+  cr_expect_eq(f[n].value, 0.1);
 }
 
 /* The order every golden summary.json has. */
@@ -136,7 +149,7 @@ static const hs_metric extra = {
     "test_makespan_copy_s", "s", "test only: the makespan again",
     offsetof(hs_summary, makespan_s), HS_METRIC_F64,
     HS_METRIC_JSON | HS_METRIC_SWEEP | HS_METRIC_COMPARE,
-    HS_STAT_MEAN | HS_STAT_MAX, {0}};
+    HS_STAT_MEAN | HS_STAT_MAX, {0}, NULL};
 
 static bool ends_with(const char *s, const char *tail) {
   size_t n = strlen(s), k = strlen(tail);
@@ -316,4 +329,29 @@ Test(metrics, compare_csv_and_json_for_tools) {
   cr_expect_eq(buf[0], '[');
   cr_expect_eq(buf[len - 1], ']');
   free(buf);
+}
+
+/* A derived metric is its function and its table line: the value comes from
+ * derive(), whatever offset says, and reaches summary.json like any other. */
+static double energy_per_sample(const hs_summary *s) {
+  return s->samples ? s->energy_j / (double)s->samples : 0;
+}
+
+Test(metrics, derived_metric_is_computed_by_its_function) {
+  static const hs_metric derived = {
+      "test_energy_per_sample_j", "J", "test only: energy per sample", 0, HS_METRIC_F64,
+      HS_METRIC_JSON | HS_METRIC_SWEEP, HS_STAT_MEAN, {0}, energy_per_sample};
+  hs_error err = {0};
+  cr_assert_eq(hs_metric_register_test(&derived, &err), HS_OK, "%s", err.msg);
+  hs_summary s = sample(1);
+  s.energy_j = 300;
+  s.samples = 120;
+  const hs_metric *m = hs_metric_find("test_energy_per_sample_j");
+  cr_assert(m);
+  cr_expect_eq(hs_metric_value(m, &s), 2.5);
+  hs_report_field f[HS_METRIC_MAX];
+  size_t n = hs_metric_json_fields(&s, f, HS_METRIC_MAX);
+  cr_assert_gt(n, 0);
+  cr_expect_str_eq(f[n - 1].key, "test_energy_per_sample_j");
+  cr_expect_eq(f[n - 1].value, 2.5);
 }

@@ -9,12 +9,12 @@
 
 #include "hs_alloc.h"
 #include "hs_outfile.h"
+#include "test_tmpdir.h"
 
 static char dir[256];
 
 static void setup(void) {
-  snprintf(dir, sizeof dir, "/tmp/hs-outfile-XXXXXX");
-  cr_assert_not_null(mkdtemp(dir));
+  cr_assert_not_null(test_mkdtemp(dir, "hs-outfile"));
 }
 
 static int count_entries(const char *d) {

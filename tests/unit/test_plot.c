@@ -17,6 +17,7 @@
 #include "hs_plot.h"
 #include "hs_util.h"
 #include "plot_core.h"
+#include "test_tmpdir.h"
 
 #define FIXTURE HS_SOURCE_DIR "/tests/data/sweep/fixture.points.csv"
 #define SCRIPTS HS_SOURCE_DIR "/traces/plot"
@@ -144,7 +145,7 @@ static char *capture_dir;
 static char *capture_gnuplot(void) {
   static char gp[256];
   char dir[] = "/tmp/hs-test-plot-cap-XXXXXX";
-  cr_assert(mkdtemp(dir));
+  cr_assert(test_mkdtemp_at(dir));
   capture_dir = hs_strdup(dir);
   setenv("HS_PLOT_CAPTURE", capture_dir, 1);
   snprintf(gp, sizeof gp, "%s.sh", capture_dir);

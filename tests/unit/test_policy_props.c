@@ -6,6 +6,7 @@
  * share (recomputed here independently, medians by sorting). */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

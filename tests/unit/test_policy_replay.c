@@ -17,6 +17,8 @@
 #include "hs_alloc.h"
 #include "hs_outfile.h"
 #include "hs_policy.h"
+#include "hs_util.h"
+#include "test_tmpdir.h"
 
 #define GOLDEN HS_SOURCE_DIR "/tests/golden/replay"
 
@@ -24,7 +26,7 @@ static char work[256];
 
 static void setup(void) {
   snprintf(work, sizeof work, "/tmp/hs-replay-XXXXXX");
-  cr_assert_not_null(mkdtemp(work));
+  cr_assert_not_null(test_mkdtemp_at(work));
 }
 
 static void teardown(void) {
@@ -308,16 +310,88 @@ Test(policy_bridge, answers_each_round_like_the_library) {
   hs_controller_destroy(ref);
 }
 
-Test(policy_bridge, bad_line_exits_2) {
+/* A bad line is answered with one "error:" line and changes nothing: the next
+ * good line gets the answer the library gives without the bad one; exit 2 at
+ * the end of input. */
+Test(policy_bridge, bad_line_is_one_error_line_and_keeps_the_state) {
   signal(SIGPIPE, SIG_IGN);
   char *argv[] = {"hs-policy-bridge", "--policy", "time-only", "--participants", "2",
-                  "--budget", "20", NULL};
+                  "--budget", "20", "--set", "deadband=0", NULL};
   child c = spawn_bridge(argv);
   uint64_t got[2];
   read_alloc(&c, got, 2);
   cr_expect(got[0] == 10 && got[1] == 10);
-  fputs("1.0 1 10 nan 1 10\n", c.to);
+  const char *bad_lines[] = {"1.0 1 10 nan 1 10\n", "1.0 1 10 2.0 1\n", "1.0 1 10 2.0 1 x\n",
+                             "1.0 1 10 -2.0 1 10\n"};
+  const char *why[] = {"line 1: participant 1: time_s: nan", "line 2: 5 numbers, expected 6",
+                       "line 3: participant 1: samples: \"x\" is not an integer",
+                       "line 4: participant 1: time_s: -2"};
+  char line[512];
+  for (size_t k = 0; k < 4; k++) {
+    fputs(bad_lines[k], c.to);
+    fflush(c.to);
+    cr_assert_not_null(fgets(line, sizeof line, c.from), "no answer to a bad line");
+    cr_expect(strncmp(line, "error: stdin: ", 14) == 0 && strstr(line, why[k]),
+              "answer \"%s\" lacks \"%s\"", line, why[k]);
+  }
+  fputs("1.0 1 10 3.0 1 10\n", c.to); /* tau 0.1 and 0.3: 15 and 5 */
   fflush(c.to);
+  read_alloc(&c, got, 2);
+  cr_expect(got[0] == 15 && got[1] == 5, "got %llu %llu after the bad lines",
+            (unsigned long long)got[0], (unsigned long long)got[1]);
+  fclose(c.to);
+  c.to = NULL;
+  cr_expect_null(fgets(line, sizeof line, c.from));
+  cr_expect_eq(reap(&c), 2);
+}
+
+/* --state: a bridge restarted on the same file answers as one that never
+ * stopped; a state for another configuration is refused (exit 2). */
+Test(policy_bridge, state_file_survives_a_restart, .init = setup, .fini = teardown) {
+  signal(SIGPIPE, SIG_IGN);
+  char state[300];
+  snprintf(state, sizeof state, "%s/bridge-state.json", work);
+  char *argv[] = {"hs-policy-bridge", "--policy", "balanced", "--participants", "3",
+                  "--budget", "300", "--state", state, NULL};
+  hs_policy_config cfg;
+  hs_error err = {0};
+  hs_policy_config_init(&cfg, "balanced", &err);
+  hs_controller *ref = hs_controller_create(&cfg, 3, NULL, 300, &err);
+  double tau[3] = {0.01, 0.03, 0.02}, pw[3] = {10, 4, 6};
+  uint64_t got[3];
+  for (int life = 0; life < 3; life++) {
+    child c = spawn_bridge(argv);
+    read_alloc(&c, got, 3); /* the first answer of a restarted bridge: the saved split */
+    cr_expect(memcmp(got, hs_controller_allocation(ref), sizeof got) == 0, "life %d", life);
+    for (int round = 0; round < 2; round++) {
+      const uint64_t *a = hs_controller_allocation(ref);
+      hs_telemetry t[3];
+      for (int i = 0; i < 3; i++) {
+        double time_s = (double)a[i] * tau[i] * (1.0 + 0.05 * (life + round) * i);
+        t[i] = (hs_telemetry){time_s, time_s * pw[i], (int64_t)a[i]};
+        fprintf(c.to, "%.17g %.17g %lld%s", t[i].time_s, t[i].energy_j, (long long)t[i].samples,
+                i < 2 ? " " : "\n");
+      }
+      fflush(c.to);
+      cr_assert_eq(hs_controller_update(ref, t, 3, &err), HS_OK);
+      read_alloc(&c, got, 3);
+      cr_expect(memcmp(got, hs_controller_allocation(ref), sizeof got) == 0, "life %d round %d",
+                life, round);
+    }
+    cr_expect_eq(reap(&c), 0);
+  }
+  char *text = hs_controller_save(ref, &err);
+  size_t len;
+  char *saved = hs_read_file(state, &len, &err);
+  cr_assert_not_null(saved, "%s", err.msg);
+  cr_expect_str_eq(saved, text, "the state file is not the reference controller's state");
+  hs_free(saved);
+  hs_free(text);
+  hs_controller_destroy(ref);
+
+  char *other[] = {"hs-policy-bridge", "--policy", "balanced", "--participants", "4",
+                   "--budget", "300", "--state", state, NULL};
+  child c = spawn_bridge(other);
   char line[64];
   cr_expect_null(fgets(line, sizeof line, c.from));
   cr_expect_eq(reap(&c), 2);

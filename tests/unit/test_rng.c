@@ -7,6 +7,7 @@
 #include <math.h>
 
 #include "hs_rng.h"
+#include "hs_rng_gsl.h"
 
 Test(rng, splitmix64_reference) {
   uint64_t x = 0;

@@ -18,6 +18,7 @@
 #include "hs_run.h"
 #include "hs_scenario.h"
 #include "hs_util.h"
+#include "test_tmpdir.h"
 
 #define DATA HS_SOURCE_DIR "/tests/data/run"
 
@@ -51,9 +52,9 @@ static hs_scenario *scenario(const char *regime, const char *policy, const char 
 }
 
 static char *tmpdir(void) {
-  char *d = hs_strdup("/tmp/hs-run-XXXXXX");
-  cr_assert_not_null(mkdtemp(d));
-  return d;
+  char buf[64];
+  cr_assert_not_null(test_mkdtemp(buf, "hs-run"));
+  return hs_strdup(buf);
 }
 
 static char *slurp(const char *dir, const char *name) {

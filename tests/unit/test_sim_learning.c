@@ -30,6 +30,7 @@
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-function"
 #include "test_learn_data.h"
+#include "test_tmpdir.h"
 #pragma GCC diagnostic pop
 
 #define DATA HS_SOURCE_DIR "/tests/data/run"
@@ -209,8 +210,8 @@ static char *slurp(const char *dir, const char *name) {
  * every regime shape; and learning.csv has a row per evaluation. */
 static void threads_case(const char *regime, unsigned ndev) {
   char out1[] = "/tmp/hs-sl-XXXXXX", out3[] = "/tmp/hs-sl-XXXXXX";
-  cr_assert_not_null(mkdtemp(out1));
-  cr_assert_not_null(mkdtemp(out3));
+  cr_assert_not_null(test_mkdtemp_at(out1));
+  cr_assert_not_null(test_mkdtemp_at(out3));
   char *files[2][2];
   for (int t = 0; t < 2; t++) {
     char extra[160];
@@ -368,8 +369,8 @@ Test(sim_learning, oort_utility_path) {
  * run without learning (PMA and DDP). */
 static void timeline_case(const char *regime) {
   char on[] = "/tmp/hs-sl-XXXXXX", off[] = "/tmp/hs-sl-XXXXXX";
-  cr_assert_not_null(mkdtemp(on));
-  cr_assert_not_null(mkdtemp(off));
+  cr_assert_not_null(test_mkdtemp_at(on));
+  cr_assert_not_null(test_mkdtemp_at(off));
   hs_error e = {0};
   hs_scenario *sc = scenario(3, regime, ", \"threads\": 2", &e);
   cr_assert_not_null(sc, "%s", e.msg);

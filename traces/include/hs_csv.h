@@ -1,4 +1,5 @@
-/* hs_csv.h: the one CSV reader behind every simulator-side CSV input
+/* [traces/include -> hetsim::traces; not installed]
+ * hs_csv.h: the one CSV reader behind every simulator-side CSV input
  * (telemetry replay, speed traces, sweep resume, plot inputs).
  *
  * Text is RFC 4180: records end with "\n" or "\r\n" (the last one may end at

@@ -1,4 +1,5 @@
-/* hs_expect.h: compare an output against a golden one and name the first
+/* [traces/include -> hetsim::traces; not installed]
+ * hs_expect.h: compare an output against a golden one and name the first
  * difference (`hetsim replay --expect`, `hetsim run --expect`).
  *
  * CSV: the golden and the output are read with hs_csv (RFC 4180), record by

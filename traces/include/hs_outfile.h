@@ -1,4 +1,5 @@
-/* hs_outfile.h: output files that are never seen half-written.
+/* [traces/include -> hetsim::traces; not installed]
+ * hs_outfile.h: output files that are never seen half-written.
  *
  * hs_outfile_open writes to a temporary name in the destination's folder
  * ("<path>.tmp.XXXXXX"); hs_outfile_commit flushes, closes and renames it over

@@ -1,4 +1,5 @@
-/* hs_report.h: the run outputs in one folder (DESIGN.md "Run outputs").
+/* [traces/include -> hetsim::traces; not installed]
+ * hs_report.h: the run outputs in one folder (DESIGN.md "Run outputs").
  *
  *   summary.json  one object: scenario, policy, regime, seed and the figures,
  *                 then the members added with hs_report_add_json (hetsim run:
@@ -98,6 +99,12 @@ bool hs_report_tracing(const hs_report *r);
  * the folder is removed on commit. */
 hs_status hs_report_learning_open(hs_report *r, hs_error *err);
 void hs_report_learning(hs_report *r, const hs_learning_row *row); /* no-op unless opened */
+/* An extra output file of the run (a regime's own table), `name` in the run
+ * folder: streamed to a temporary name like the others, renamed into place
+ * with them by hs_report_commit, removed by hs_report_abort. NULL with err set
+ * when it cannot be opened, or past HS_REPORT_EXTRA_MAX files. */
+#define HS_REPORT_EXTRA_MAX 4
+FILE *hs_report_extra(hs_report *r, const char *name, hs_error *err);
 /* Append a member to summary.json, after the fields: key and its value as
  * JSON text (one line; both copied). Members are written in the order added. */
 void hs_report_add_json(hs_report *r, const char *key, const char *json);

@@ -1,4 +1,5 @@
-/* hs_speed_trace.h: per-device speed traces: a piecewise-constant speed factor
+/* [traces/include -> hetsim::traces; not installed]
+ * hs_speed_trace.h: per-device speed traces: a piecewise-constant speed factor
  * over simulated time (thermal throttling, background load, DVFS caps).
  *
  * File format (CSV): a header line "time_s,speed", then one row per change,

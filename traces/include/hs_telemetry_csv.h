@@ -1,4 +1,5 @@
-/* hs_telemetry_csv.h: the telemetry replay input (DESIGN.md, "Formats").
+/* [traces/include -> hetsim::traces; not installed]
+ * hs_telemetry_csv.h: the telemetry replay input (DESIGN.md, "Formats").
  *
  *   round,device,time_s,energy_j,samples
  *   0,rpi4,12.5,40.1,100

@@ -1,4 +1,5 @@
-/* hs_plot.h: `hetsim plot`'s figures (PNG and SVG, drawn by gnuplot) of a
+/* [traces/plot -> hetsim::plot; not installed]
+ * hs_plot.h: `hetsim plot`'s figures (PNG and SVG, drawn by gnuplot) of a
  * sweep or of a run folder. The command (sim/cli/cmd_plot.c) parses options
  * into hs_plot_args; this module checks the inputs, draws every figure of the
  * source's kind (registry: traces/plot/figures.c) and reports one line.

@@ -20,6 +20,8 @@ struct hs_report {
   char *dir;
   hs_outfile *rounds, *devices, *trace;
   hs_outfile *learning; /* learning.csv, when the run learns */
+  hs_outfile *extra[HS_REPORT_EXTRA_MAX];
+  size_t nextra;
   bool first_event;
   bool profiles; /* r->devices is device_profiles.csv */
   char **xkey, **xjson; /* hs_report_add_json members */
@@ -54,6 +56,7 @@ void hs_report_abort(hs_report *r) {
   hs_outfile_abort(r->devices);
   hs_outfile_abort(r->trace);
   hs_outfile_abort(r->learning);
+  for (size_t i = 0; i < r->nextra; i++) hs_outfile_abort(r->extra[i]);
   for (size_t i = 0; i < r->nx; i++) {
     hs_free(r->xkey[i]);
     hs_free(r->xjson[i]);
@@ -100,6 +103,18 @@ hs_report *hs_report_open_as(const char *dir, bool trace, bool profiles, hs_erro
 fail:
   hs_report_abort(r);
   return NULL;
+}
+
+FILE *hs_report_extra(hs_report *r, const char *name, hs_error *err) {
+  if (r->nextra == HS_REPORT_EXTRA_MAX) {
+    hs_error_set(err, HS_ERANGE, "%s/%s: more than %d extra output files", r->dir, name,
+                 HS_REPORT_EXTRA_MAX);
+    return NULL;
+  }
+  hs_outfile *f = open_in(r->dir, name, err);
+  if (!f) return NULL;
+  r->extra[r->nextra++] = f;
+  return hs_outfile_stream(f);
 }
 
 /* The shortest text that reads back to the same double (hs_fmt.h); non-finite
@@ -265,8 +280,9 @@ hs_status hs_report_commit(hs_report *r, const char *const *str_keys, const char
   /* Every file is written out before any is renamed into place: a write that
    * failed (a full disk) must not leave this run's rounds.csv beside an
    * earlier run's devices.csv. */
-  hs_outfile *all[] = {r->rounds, r->devices, r->trace, r->learning, s};
-  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+  hs_outfile *all[5 + HS_REPORT_EXTRA_MAX] = {r->rounds, r->devices, r->trace, r->learning, s};
+  for (size_t i = 0; i < r->nextra; i++) all[5 + i] = r->extra[i];
+  for (size_t i = 0; i < 5 + r->nextra; i++) {
     if (!all[i]) continue;
     FILE *fp = hs_outfile_stream(all[i]);
     if (fflush(fp) != 0 || ferror(fp)) {
@@ -292,6 +308,11 @@ hs_status hs_report_commit(hs_report *r, const char *const *str_keys, const char
     else hs_outfile_abort(r->learning);
     r->learning = NULL;
   }
+  for (size_t i = 0; i < r->nextra; i++) {
+    if (st == HS_OK) st = hs_outfile_commit(r->extra[i], err);
+    else hs_outfile_abort(r->extra[i]);
+  }
+  r->nextra = 0;
   if (st == HS_OK) st = hs_outfile_commit(s, err);
   else hs_outfile_abort(s);
   if (st == HS_OK) {

@@ -1,4 +1,5 @@
-/* hs_learn.h: the learner interface of hetsim::learn (devices/learn), the
+/* [devices/learn/include -> hetsim::learn; not installed]
+ * hs_learn.h: the learner interface of hetsim::learn (devices/learn), the
  * board harness's trainers (hetsim-probe) made into a library the simulator
  * calls. It trains for real: the same MLP (Fashion-MNIST), regressor (ERA5 CSV
  * windows) and embedding bag (aclImdb) code the harness times on the boards.

@@ -1,4 +1,5 @@
-/* hs_learn_parts.h: the parts of the learner library (devices/learn,
+/* [devices/learn/include -> hetsim::learn; not installed]
+ * hs_learn_parts.h: the parts of the learner library (devices/learn,
  * hetsim::learn) that came from the board harness hetsim-probe: data readers
  * (gzip, IDX, ERA5 CSV, aclImdb text), the synthetic data writers, the thread
  * pool, the one-hidden-layer MLP and the trainer registry the harness times.

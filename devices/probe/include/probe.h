@@ -1,4 +1,5 @@
-/* probe.h: internal API of the board harness hetsim-probe (devices/probe).
+/* [devices/probe/include -> hetsim::probe_core; not installed]
+ * probe.h: internal API of the board harness hetsim-probe (devices/probe).
  *
  * The harness is copied to a board and must build there with libc, libm and
  * pthreads only: no GSL, no cJSON, not even hetsim::base. So it carries its own
@@ -216,6 +217,47 @@ char *probe_profile_render(const probe_profile_in *in, const char *existing, siz
  * profile the simulator rejects. */
 hs_status probe_profile_check(const probe_json *root, hs_error *err);
 
+/* ------------------------------------------------- import of a user's log */
+typedef struct probe_import_result {
+  double tau_s, tau_cv;
+  double busy_w, idle_w;   /* NAN when the power log does not give them */
+  size_t batches, rounds;  /* rounds 0: no round column (tau_cv from batches) */
+  size_t idle_readings;
+  unsigned batch;          /* mean samples per batch, rounded */
+} probe_import_result;
+/* The figures of a timing table (columns samples, time_s, optional round and
+ * start_s) and an optional power table (time_s, power_w); see import.c.
+ * Messages name the line ("line 7, column time_s: ..."). */
+hs_status probe_import_compute(const lrn_table *times, const lrn_table *power, probe_import_result *out,
+                               hs_error *err);
+/* hetsim-probe import: the command (argv[1] == "import"); returns the exit status. */
+int probe_cmd_import(int argc, char **argv);
+
+/* ------------------------------------------- sustained run: thermal fit */
+#define PROBE_THERMAL_LEVELS 16
+typedef struct probe_thermal_series {
+  size_t n;
+  double *t_s, *temp_c, *freq_khz, *rate; /* time from the start, max zone, cpu0 clock (NAN: none),
+                                             samples/s over the point's chunk */
+} probe_thermal_series;
+/* Frees the arrays probe_sustain allocated. */
+void probe_thermal_series_fini(probe_thermal_series *s);
+typedef struct probe_thermal_out {
+  double ambient_c, r_c_per_w, c_j_per_c, t_inf_c;
+  size_t nlevels; /* 1: no throttling seen (no block can be written) */
+  double speed[PROBE_THERMAL_LEVELS], busy_factor[PROBE_THERMAL_LEVELS];
+  double trip_c[PROBE_THERMAL_LEVELS], recover_c[PROBE_THERMAL_LEVELS];
+  bool recover_seen[PROBE_THERMAL_LEVELS];
+} probe_thermal_out;
+/* cpu0's current clock in kHz (cpufreq), NAN when absent. */
+double probe_cpufreq_khz(const char *root);
+/* Fit the thermal block (sustain.c). temp_idle_c: the board idle before the run. */
+hs_status probe_thermal_fit(const probe_thermal_series *s, double temp_idle_c, double idle_w, double busy_w,
+                            probe_thermal_out *out, hs_error *err);
+/* profile_text with the fitted block set (checked); `what` says how it was
+ * recorded. Heap text or NULL with err. */
+char *probe_thermal_attach(const char *profile_text, const probe_thermal_out *th, const char *what, hs_error *err);
+
 /* ------------------------------------------------------------ calibration */
 typedef struct probe_calib_cfg {
   const lrn_trainer_type *trainer;
@@ -234,5 +276,10 @@ typedef struct probe_calib_cfg {
  * goes to stderr). */
 hs_status probe_calibrate(const probe_calib_cfg *cfg, probe_task_result *res, double *idle_w, hs_error *err);
 void probe_task_result_fini(probe_task_result *r);
+
+/* sustain.c: train for sustain_s seconds from a cool board, recording one point per
+ * chunk of batches; the caller owns the arrays (free). *temp_idle_c: before. */
+hs_status probe_sustain(const probe_calib_cfg *cfg, double sustain_s, probe_thermal_series *s, double *temp_idle_c,
+                        hs_error *err);
 
 #endif

@@ -1,4 +1,5 @@
-/* probe_cases.h: the harness's test cases, shared by the plain-C self-test
+/* [devices/probe/include -> hetsim::probe_cases; not installed]
+ * probe_cases.h: the harness's test cases, shared by the plain-C self-test
  * (hetsim-probe-selftest, which runs under qemu for aarch64 and riscv64, where
  * Criterion is not packaged) and the native Criterion suites
  * (tests/unit/test_probe_*.c), so both exercise exactly the same checks.

@@ -144,9 +144,59 @@ static hs_status pc_task(const probe_json *t, const char *path, double idle_w, h
   return HS_OK;
 }
 
+/* The optional thermal block, by the loader's rules (hs_profile.h,
+ * hs_thermal_profile): 2..16 levels, level 0 at speed 1 and busy factor 1,
+ * speeds non-increasing, trip and recover ascending, recover < trip. */
+static hs_status pc_thermal(const probe_json *th, hs_error *err) {
+  static const char *const keys[] = {"ambient_c", "r_c_per_w", "c_j_per_c", "levels", "sources", NULL};
+  static const char *const lk[] = {"speed", "busy_factor", "trip_c", "recover_c", NULL};
+  if (th->type != PJ_OBJ) return hs_error_set(err, HS_ETYPE, "thermal: must be an object");
+  hs_status st = pc_keys(th, "thermal", keys, err);
+  if (!st) st = pc_num(th, "thermal", "ambient_c", true, -50, false, 200, false, err);
+  if (!st) st = pc_num(th, "thermal", "r_c_per_w", true, 0, true, 1000, false, err);
+  if (!st) st = pc_num(th, "thermal", "c_j_per_c", true, 0, true, 1e7, false, err);
+  if (st) return st;
+  const probe_json *lv = probe_json_get(th, "levels"), *src = probe_json_get(th, "sources");
+  if (!lv || lv->type != PJ_ARR || lv->n < 2 || lv->n > 16)
+    return hs_error_set(err, HS_EINVAL, "thermal.levels: must be an array of 2 to 16 levels");
+  if (!src || src->type != PJ_ARR || src->n == 0)
+    return hs_error_set(err, HS_EINVAL, "thermal.sources: must be a non-empty array of strings");
+  for (size_t k = 0; k < src->n; k++)
+    if (src->kids[k]->type != PJ_STR || !src->kids[k]->str[0])
+      return hs_error_set(err, HS_ETYPE, "thermal.sources[%zu]: must be a non-empty string", k);
+  double prev_speed = 1, prev_trip = -INFINITY, prev_rec = -INFINITY;
+  for (size_t k = 0; k < lv->n; k++) {
+    const probe_json *l = lv->kids[k];
+    char path[64];
+    snprintf(path, sizeof path, "thermal.levels[%zu]", k);
+    if (l->type != PJ_OBJ) return hs_error_set(err, HS_ETYPE, "%s: must be an object", path);
+    if ((st = pc_keys(l, path, lk, err)) || (st = pc_num(l, path, "speed", true, 0, true, 1, false, err)) ||
+        (st = pc_num(l, path, "busy_factor", true, 0, true, 10, false, err)))
+      return st;
+    double sp = probe_json_get(l, "speed")->num, bf = probe_json_get(l, "busy_factor")->num;
+    const probe_json *tr = probe_json_get(l, "trip_c"), *rc = probe_json_get(l, "recover_c");
+    if (k == 0) {
+      if (sp != 1 || bf != 1 || tr || rc)
+        return hs_error_set(err, HS_EINVAL, "%s: level 0 has speed 1, busy_factor 1 and no trip points", path);
+      continue;
+    }
+    if (sp > prev_speed) return hs_error_set(err, HS_ERANGE, "%s.speed: faster than the level before", path);
+    if ((st = pc_num(l, path, "trip_c", true, -50, false, 200, false, err)) ||
+        (st = pc_num(l, path, "recover_c", true, -50, false, 200, false, err)))
+      return st;
+    if (!(tr->num > prev_trip) || !(rc->num > prev_rec) || !(rc->num < tr->num))
+      return hs_error_set(err, HS_ERANGE, "%s: trip_c and recover_c must ascend with the level, recover_c < trip_c",
+                          path);
+    prev_speed = sp;
+    prev_trip = tr->num;
+    prev_rec = rc->num;
+  }
+  return HS_OK;
+}
+
 hs_status probe_profile_check(const probe_json *root, hs_error *err) {
   static const char *const keys[] = {"format", "name", "board", "arch", "cpu", "idle_w",
-                                     "comm_w", "provenance", "tasks", NULL};
+                                     "comm_w", "provenance", "tasks", "thermal", NULL};
   if (root->type != PJ_OBJ) return hs_error_set(err, HS_ETYPE, "(top): must be an object");
   hs_status st = pc_keys(root, "", keys, err);
   static const char *const strs[] = {"format", "name", "board", "arch", "cpu"};
@@ -177,6 +227,8 @@ hs_status probe_profile_check(const probe_json *root, hs_error *err) {
     if (!t->keys[k][0]) return hs_error_set(err, HS_EINVAL, "tasks.: a task name must not be empty");
     st = pc_task(t->kids[k], path, idle_w, err);
   }
+  const probe_json *th = probe_json_get(root, "thermal");
+  if (st == HS_OK && th) st = pc_thermal(th, err);
   return st;
 }
 

@@ -1,0 +1,323 @@
+/* import.c: `hetsim-probe import`: a profile from a user's own training log,
+ * for someone who trains with their own framework on a board and wants to
+ * calibrate without the bundled trainers.
+ *
+ * Input: a timing CSV, one row per batch, columns `samples` and `time_s`
+ * (other columns ignored), optional `round` (per-round totals give tau_cv)
+ * and `start_s` (when the batch started, on the power log's clock); and
+ * optionally a power CSV with `time_s` and `power_w` (an external meter or a
+ * sensor logger). Output: one task of a profile through probe_profile_render,
+ * the same writer and checks as calibrate, all or nothing.
+ *
+ * What is computed: tau_s = sum(time_s) / sum(samples); tau_cv = the CV of
+ * per-round per-sample time when `round` is given (the profile's definition),
+ * else the CV of per-batch per-sample time (an upper bound for independent
+ * batches, and said so in the notes); busy_w = the energy of the power log
+ * over the batches' windows (trapezoid, interpolated at the ends, as the meter
+ * sensor does) divided by their time; idle_w = the mean power logged before the
+ * first batch and after the last (at least two readings, else --idle-w).
+ * overhead_s is 0: a batch log has no per-round overhead.
+ * O(batches x log power rows). Rejected: guessing the clock offset between the
+ * two logs (a window outside the power log is an error naming both ranges). */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "probe.h"
+
+/* Energy of the power log over [t0, t1]; the log must cover it. */
+static hs_status window_j(const lrn_table *p, int ct, int cp, double t0, double t1, double *j,
+                          hs_error *err) {
+  size_t n = p->rows, c = p->cols;
+#define PT(i) (p->v[(i) * c + (size_t)ct])
+#define PP(i) (p->v[(i) * c + (size_t)cp])
+  if (n < 2 || PT(0) > t0 || PT(n - 1) < t1)
+    return hs_error_set(err, HS_ERANGE,
+                        "power log covers [%.3f, %.3f] s, a batch ran [%.3f, %.3f] s: the logs must "
+                        "share one clock",
+                        n ? PT(0) : 0.0, n ? PT(n - 1) : 0.0, t0, t1);
+  size_t lo = 0, hi = n - 1; /* last index with PT <= t0 */
+  while (hi - lo > 1) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (PT(mid) <= t0) lo = mid;
+    else hi = mid;
+  }
+  double e = 0;
+  for (size_t i = lo + 1; i < n && PT(i - 1) < t1; i++) {
+    double a = PT(i - 1), b = PT(i);
+    if (b <= t0) continue;
+    double l = a < t0 ? t0 : a, h = b > t1 ? t1 : b, pa = PP(i - 1), pb = PP(i);
+    e += 0.5 * (pa + (pb - pa) * (l - a) / (b - a) + pa + (pb - pa) * (h - a) / (b - a)) * (h - l);
+  }
+#undef PT
+#undef PP
+  *j = e;
+  return HS_OK;
+}
+
+hs_status probe_import_compute(const lrn_table *t, const lrn_table *p, probe_import_result *out,
+                               hs_error *err) {
+  memset(out, 0, sizeof *out);
+  out->busy_w = out->idle_w = NAN;
+  int cs = lrn_table_col(t, "samples"), ctm = lrn_table_col(t, "time_s");
+  int cr = lrn_table_col(t, "round"), cst = lrn_table_col(t, "start_s");
+  if (cs < 0 || ctm < 0)
+    return hs_error_set(err, HS_EMISSING, "line 1: the header needs columns samples and time_s");
+  if (t->rows == 0) return hs_error_set(err, HS_EMISSING, "no batches");
+  size_t n = t->rows, c = t->cols;
+  double *per = hs_calloc(n, sizeof *per);
+  double sum_t = 0, sum_n = 0;
+  hs_status st = HS_OK;
+  for (size_t i = 0; i < n && st == HS_OK; i++) {
+    double k = t->v[i * c + (size_t)cs], s = t->v[i * c + (size_t)ctm];
+    if (!(k >= 1) || k != floor(k) || !isfinite(k))
+      st = hs_error_set(err, HS_EINVAL, "line %zu, column samples: %g is not a whole number >= 1", i + 2, k);
+    else if (!(s > 0) || !isfinite(s))
+      st = hs_error_set(err, HS_EINVAL, "line %zu, column time_s: %g is not a number > 0", i + 2, s);
+    else if (cr >= 0 && i > 0 && t->v[i * c + (size_t)cr] < t->v[(i - 1) * c + (size_t)cr])
+      st = hs_error_set(err, HS_EINVAL, "line %zu, column round: rounds must not go back", i + 2);
+    per[i] = s / k;
+    sum_t += s;
+    sum_n += k;
+  }
+  if (st != HS_OK) goto done;
+  out->batches = n;
+  out->tau_s = sum_t / sum_n;
+  out->batch = (unsigned)llround(sum_n / (double)n);
+  if (cr >= 0) {
+    /* per round: its time over its samples */
+    size_t m = 0;
+    for (size_t i = 0; i < n;) {
+      double r = t->v[i * c + (size_t)cr], rt = 0, rn = 0;
+      for (; i < n && t->v[i * c + (size_t)cr] == r; i++) {
+        rt += t->v[i * c + (size_t)ctm];
+        rn += t->v[i * c + (size_t)cs];
+      }
+      per[m++] = rt / rn;
+    }
+    out->rounds = m;
+    out->tau_cv = probe_cv(per, m);
+  } else {
+    out->tau_cv = probe_cv(per, n);
+  }
+  if (out->tau_cv > 10) out->tau_cv = 10;
+  if (p) {
+    int pt = lrn_table_col(p, "time_s"), pp = lrn_table_col(p, "power_w");
+    if (pt < 0 || pp < 0) {
+      st = hs_error_set(err, HS_EMISSING, "power log: line 1: the header needs columns time_s and power_w");
+      goto done;
+    }
+    if (cst < 0) {
+      st = hs_error_set(err, HS_EMISSING,
+                        "line 1: with a power log the timing CSV needs a start_s column (on the log's clock)");
+      goto done;
+    }
+    for (size_t i = 1; i < p->rows; i++)
+      if (!(p->v[i * p->cols + (size_t)pt] > p->v[(i - 1) * p->cols + (size_t)pt])) {
+        st = hs_error_set(err, HS_EPARSE, "power log: line %zu, column time_s: time does not increase", i + 2);
+        goto done;
+      }
+    double e = 0, first = INFINITY, last = -INFINITY;
+    for (size_t i = 0; i < n && st == HS_OK; i++) {
+      double a = t->v[i * c + (size_t)cst], d = t->v[i * c + (size_t)ctm], j = 0;
+      st = window_j(p, pt, pp, a, a + d, &j, err);
+      if (st != HS_OK) hs_error_prefix(err, "line %zu", i + 2);
+      e += j;
+      if (a < first) first = a;
+      if (a + d > last) last = a + d;
+    }
+    if (st != HS_OK) goto done;
+    out->busy_w = e / sum_t;
+    double idle = 0;
+    size_t k = 0;
+    for (size_t i = 0; i < p->rows; i++) {
+      double x = p->v[i * p->cols + (size_t)pt];
+      if (x < first || x > last) {
+        idle += p->v[i * p->cols + (size_t)pp];
+        k++;
+      }
+    }
+    out->idle_readings = k;
+    if (k >= 2) out->idle_w = idle / (double)k;
+  }
+done:
+  free(per);
+  return st;
+}
+
+/* --- the command ------------------------------------------------------------ */
+
+static int fail(const char *fmt, ...) PROBE_PRINTF(1, 2);
+static int fail(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("hetsim-probe import: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  return HS_EXIT_BADINPUT;
+}
+
+typedef struct imp_opts {
+  const char *task, *times, *power, *out, *name, *board, *cpu, *arch, *notes;
+  probe_estimate busy, idle, comm;
+  double threads;
+} imp_opts;
+
+static bool est_ok(const char *opt, const probe_estimate *e) {
+  if (isnan(e->w) == (e->source == NULL)) return true;
+  fail("%s: give the watts and %s-source TEXT together (where the figure comes from)", opt, opt);
+  return false;
+}
+
+static int parse(int argc, char **argv, imp_opts *o) {
+  for (int i = 2; i < argc; i++) {
+    const char *a = argv[i];
+    if (i + 1 >= argc) return fail("%s: needs a value", a);
+    const char *v = argv[++i];
+    char *end;
+    double x = strtod(v, &end);
+    bool num = end != v && !*end && isfinite(x);
+    if (!strcmp(a, "--task")) o->task = v;
+    else if (!strcmp(a, "--times")) o->times = v;
+    else if (!strcmp(a, "--power")) o->power = v;
+    else if (!strcmp(a, "--out")) o->out = v;
+    else if (!strcmp(a, "--name")) o->name = v;
+    else if (!strcmp(a, "--board")) o->board = v;
+    else if (!strcmp(a, "--cpu")) o->cpu = v;
+    else if (!strcmp(a, "--arch")) o->arch = v;
+    else if (!strcmp(a, "--notes")) o->notes = v;
+    else if (!strcmp(a, "--busy-w-source")) o->busy.source = v;
+    else if (!strcmp(a, "--idle-w-source")) o->idle.source = v;
+    else if (!strcmp(a, "--comm-w-source")) o->comm.source = v;
+    else if (!strcmp(a, "--busy-w") || !strcmp(a, "--idle-w") || !strcmp(a, "--comm-w") ||
+             !strcmp(a, "--threads")) {
+      if (!num || !(x > 0) || (!strcmp(a, "--threads") && (x != floor(x) || x > 4096)))
+        return fail("%s: \"%s\" is not a %s", a, v, strcmp(a, "--threads") ? "number of watts > 0" : "thread count >= 1");
+      if (!strcmp(a, "--busy-w")) o->busy.w = x;
+      else if (!strcmp(a, "--idle-w")) o->idle.w = x;
+      else if (!strcmp(a, "--comm-w")) o->comm.w = x;
+      else o->threads = x;
+    } else {
+      return fail("%s: unknown option (see hetsim-probe --help)", a);
+    }
+  }
+  return 0;
+}
+
+static hs_status load(const char *path, lrn_table *t, hs_error *err) {
+  hs_status st = lrn_csv_load(path, t, err);
+  if (st != HS_OK) hs_error_prefix(err, "%s", path);
+  return st;
+}
+
+/* A file that cannot be read exits 1, a malformed one 2. */
+static int unreadable(const hs_error *err) {
+  int rc = fail("%s", err->msg);
+  return err->status == HS_ENOENT || err->status == HS_EIO ? 1 : rc;
+}
+
+int probe_cmd_import(int argc, char **argv) {
+  imp_opts o = {0};
+  o.busy.w = o.idle.w = o.comm.w = NAN;
+  int rc = parse(argc, argv, &o);
+  if (rc) return rc;
+  if (!o.task || !o.task[0] || strspn(o.task, "abcdefghijklmnopqrstuvwxyz0123456789_-") != strlen(o.task))
+    return fail("--task: missing or not a task name [a-z0-9_-]+");
+  if (!o.times) return fail("--times: missing (CSV with columns samples,time_s[,round][,start_s])");
+  if (!o.out) return fail("--out: missing (the profile file to write)");
+  if (!(o.threads >= 1)) return fail("--threads: missing (threads your trainer used; the profile records it)");
+  if (!est_ok("--busy-w", &o.busy) || !est_ok("--idle-w", &o.idle) || !est_ok("--comm-w", &o.comm))
+    return HS_EXIT_BADINPUT;
+  if (!o.power && isnan(o.busy.w))
+    return fail("--busy-w: no --power log, so busy power is not measured: give --busy-w W --busy-w-source TEXT");
+  if (probe_exists(o.out))
+    return fail("%s: exists (import writes a new profile; calibrate merges tasks)", o.out);
+  char name[128];
+  const char *b = strrchr(o.out, '/');
+  b = b ? b + 1 : o.out;
+  size_t l = strlen(b);
+  if (l > 5 && !strcmp(b + l - 5, ".json")) l -= 5;
+  snprintf(name, sizeof name, "%.*s", (int)(o.name ? strlen(o.name) : l), o.name ? o.name : b);
+  if (!name[0] || name[0] == '.' || strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789._-") != strlen(name))
+    return fail("--name: \"%s\" must match [a-z0-9._-]+ (default: the --out file's base name)", name);
+
+  hs_error err = {HS_OK, ""};
+  lrn_table tt, pt;
+  memset(&pt, 0, sizeof pt);
+  if (load(o.times, &tt, &err) != HS_OK) return unreadable(&err);
+  if (o.power && load(o.power, &pt, &err) != HS_OK) {
+    lrn_table_fini(&tt);
+    return unreadable(&err);
+  }
+  probe_import_result r;
+  hs_status st = probe_import_compute(&tt, o.power ? &pt : NULL, &r, &err);
+  lrn_table_fini(&tt);
+  lrn_table_fini(&pt);
+  if (st != HS_OK) return fail("%s: %s", o.times, err.msg);
+
+  char src[5][700];
+  const char *sources[6] = {NULL};
+  int ns = 0;
+  double busy = isnan(r.busy_w) ? o.busy.w : r.busy_w, idle = isnan(r.idle_w) ? o.idle.w : r.idle_w;
+  if (isnan(idle))
+    return fail("idle_w: the power log has fewer than two readings before the first batch or after the last, and "
+                "no --idle-w estimate was given: not writing a profile");
+  if (busy < idle) return fail("busy_w %g W is below idle_w %g W: not writing a profile the simulator refuses", busy, idle);
+  double comm = isnan(o.comm.w) ? idle : o.comm.w;
+  snprintf(src[ns++], sizeof src[0],
+           "tau_s, tau_cv: from the user's timing log %.300s (%zu batches%s); overhead_s 0: a batch log has no "
+           "per-round overhead",
+           o.times, r.batches, r.rounds ? ", per-round tau_cv" : ", tau_cv from batches: an upper bound");
+  if (isnan(r.busy_w)) snprintf(src[ns++], sizeof src[0], "busy_w %g W: estimate, %.500s", busy, o.busy.source);
+  else snprintf(src[ns++], sizeof src[0], "busy_w %.4g W: the power log %.300s over the batches' windows", busy, o.power);
+  if (isnan(r.idle_w)) snprintf(src[ns++], sizeof src[0], "idle_w %g W: estimate, %.500s", idle, o.idle.source);
+  else snprintf(src[ns++], sizeof src[0], "idle_w %.4g W: mean of %zu power-log readings outside the batches", idle, r.idle_readings);
+  if (isnan(o.comm.w))
+    snprintf(src[ns++], sizeof src[0], "comm_w = idle_w (%g W): assumption; the log does not cover communication", comm);
+  else snprintf(src[ns++], sizeof src[0], "comm_w %g W: estimate, %.500s", comm, o.comm.source);
+  for (int k = 0; k < ns; k++) sources[k] = src[k];
+
+  probe_sysinfo si;
+  probe_sysinfo_read("/", &si);
+  time_t now = time(NULL);
+  struct tm tmv;
+  gmtime_r(&now, &tmv);
+  char date[16];
+  strftime(date, sizeof date, "%Y-%m-%d", &tmv);
+  probe_task_result res;
+  memset(&res, 0, sizeof res);
+  res.task = o.task;
+  res.tau_s = r.tau_s;
+  res.tau_cv = r.tau_cv;
+  res.busy_w = busy;
+  res.batch = r.batch ? r.batch : 1;
+  res.threads = (unsigned)o.threads;
+  res.runs = res.runs_kept = (unsigned)(r.rounds ? r.rounds : 1);
+  res.energy_measured = !isnan(r.busy_w);
+  snprintf(res.notes, sizeof res.notes, "imported with hetsim-probe import from the user's own log%s%s",
+           o.notes ? "; " : "", o.notes ? o.notes : "");
+  char sensor[400];
+  snprintf(sensor, sizeof sensor, "user power log %.300s", o.power ? o.power : "");
+  probe_profile_in in = {name, o.board ? o.board : si.board, o.arch ? o.arch : si.arch,
+                         o.cpu ? o.cpu : si.cpu, "not recorded (imported from a log)", date, idle, comm,
+                         "mixed", /* timing from the log; energy measured or estimated */
+                         res.energy_measured ? sensor : NULL,
+                         res.energy_measured ? "whatever the user's logger measured (as stated by the user)" : NULL,
+                         0, sources, NULL, &res};
+  char *text = probe_profile_render(&in, NULL, 0, &err);
+  if (!text) return fail("%s: %s", o.out, err.msg);
+  st = probe_write_atomic(o.out, text, strlen(text), &err);
+  free(text);
+  if (st != HS_OK) {
+    fprintf(stderr, "hetsim-probe import: %s\n", err.msg);
+    return 1;
+  }
+  printf("wrote %s: task %s: tau_s %.4g s/sample (cv %.3f), busy_w %.3g W (%s), idle_w %.3g W (%s)\n", o.out,
+         o.task, r.tau_s, r.tau_cv, busy, isnan(r.busy_w) ? "estimate" : "from the log", idle,
+         isnan(r.idle_w) ? "estimate" : "from the log");
+  return 0;
+}

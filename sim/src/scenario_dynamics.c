@@ -1,0 +1,272 @@
+/* scenario_dynamics.c: the scenario's optional "dynamics" block: devices that
+ * change during a run (dyn.h). Without the block nothing changes anywhere.
+ *
+ *   "dynamics": {
+ *     "thermal": true,              every device whose profile has a thermal
+ *                                   block throttles (default false)
+ *     "start_c": 45,                initial temperature of every board
+ *                                   (default: its idle steady state)
+ *     "deadline_s": 600,            pma: the server closes each round this
+ *                                   long after it opens (default 0: none)
+ *     "availability_trace": "a.csv" on-intervals, CSV device,start_s,end_s
+ *                                   (FedScale-style; a device or entry named
+ *                                   there is on only inside its intervals;
+ *                                   others are always on)
+ *     "devices": {                  per device or entry name:
+ *       "x86-a": {"thermal": false,
+ *                 "cotenant": {"slowdown": 0.5, "mean_free_s": 600,
+ *                              "mean_loaded_s": 120},
+ *                 "availability": {"mean_on_s": 3600, "mean_off_s": 300}}}
+ *   }
+ *
+ * Structure: one dyn_dev_spec per expanded device, filled from the global
+ * keys, then the trace, then each device entry (an entry name applies to all
+ * its devices). The block is kept as written (a cJSON copy) for hetsim
+ * validate. O(devices + trace rows x log devices).
+ * Rejected: keys on each devices[] entry (a second place that every device
+ * reader would have to know; the block keeps the feature in one file). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dyn.h"
+#include "hs_alloc.h"
+#include "hs_csv.h"
+#include "hs_util.h"
+#include "scenario_internal.h"
+
+static hs_status parse_cotenant(ctx *c, const cJSON *o, dyn_dev_spec *t, size_t first, size_t n) {
+  static const char *const keys[] = {"slowdown", "mean_free_s", "mean_loaded_s", NULL};
+  hs_status st;
+  double slow, free_s, loaded_s;
+  size_t mark = sim_jpath_key(&c->path, "cotenant");
+  if ((st = scn_need_object(c, o)) || (st = scn_check_keys(c, o, keys)) ||
+      (st = scn_get_num(c, o, "slowdown", true, 0, 0, true, 1, true, &slow)) ||
+      (st = scn_get_num(c, o, "mean_free_s", true, 0, 0, true, 1e9, false, &free_s)) ||
+      (st = scn_get_num(c, o, "mean_loaded_s", true, 0, 0, true, 1e9, false, &loaded_s)))
+    return st;
+  sim_jpath_pop(&c->path, mark);
+  for (size_t k = first; k < first + n; k++) {
+    t[k].cot_slowdown = slow;
+    t[k].cot_free_s = free_s;
+    t[k].cot_loaded_s = loaded_s;
+  }
+  return HS_OK;
+}
+
+static hs_status parse_availability(ctx *c, const cJSON *o, dyn_dev_spec *t, size_t first,
+                                    size_t n) {
+  static const char *const keys[] = {"mean_on_s", "mean_off_s", NULL};
+  hs_status st;
+  double on_s, off_s;
+  size_t mark = sim_jpath_key(&c->path, "availability");
+  if ((st = scn_need_object(c, o)) || (st = scn_check_keys(c, o, keys)) ||
+      (st = scn_get_num(c, o, "mean_on_s", true, 0, 0, true, 1e9, false, &on_s)) ||
+      (st = scn_get_num(c, o, "mean_off_s", true, 0, 0, true, 1e9, false, &off_s)))
+    return st;
+  for (size_t k = first; k < first + n; k++) {
+    if (t[k].av_trace)
+      return scn_fail(c, HS_EINVAL, "device \"%s\" already has intervals in availability_trace",
+                      hs_scenario_devices(&c->s->pub)[k].name);
+    t[k].av_on_s = on_s;
+    t[k].av_off_s = off_s;
+  }
+  sim_jpath_pop(&c->path, mark);
+  return HS_OK;
+}
+
+/* The thermal block of device k's profile, or a failure naming it. */
+static hs_status thermal_of(ctx *c, size_t k, bool required, const hs_thermal_profile **out) {
+  const hs_scenario *sc = &c->s->pub;
+  const hs_device_spec *d = &sc->devices[hs_scenario_devices(sc)[k].spec];
+  *out = hs_profile_thermal(d->profile);
+  if (!*out && required)
+    return scn_fail(c, HS_EINVAL, "profile \"%s\" of device \"%s\" has no thermal block",
+                    d->profile_name, hs_scenario_devices(sc)[k].name);
+  return HS_OK;
+}
+
+static hs_status parse_device(ctx *c, const cJSON *o, struct hs_dynamics *dy) {
+  static const char *const keys[] = {"thermal", "cotenant", "availability", NULL};
+  const hs_scenario *sc = &c->s->pub;
+  size_t first, n;
+  size_t mark = sim_jpath_key(&c->path, o->string);
+  char b[80];
+  if (!hs_scenario_find_name(sc, o->string, &first, &n))
+    return scn_fail(c, HS_ENOENT, "no device or entry \"%s\"", scn_shown(o->string, b, sizeof b));
+  hs_status st;
+  if ((st = scn_need_object(c, o)) || (st = scn_check_keys(c, o, keys))) return st;
+  const cJSON *m;
+  if ((m = scn_member(o, "thermal"))) {
+    size_t m2 = sim_jpath_key(&c->path, "thermal");
+    if (!cJSON_IsBool(m)) return scn_fail(c, HS_ETYPE, "expected true or false, got %s", sim_json_type(m));
+    for (size_t k = first; k < first + n; k++) {
+      const hs_thermal_profile *th = NULL;
+      if (cJSON_IsTrue(m) && (st = thermal_of(c, k, true, &th))) return st;
+      dy->dev[k].thermal = th;
+    }
+    sim_jpath_pop(&c->path, m2);
+  }
+  if ((m = scn_member(o, "cotenant")) && (st = parse_cotenant(c, m, dy->dev, first, n))) return st;
+  if ((m = scn_member(o, "availability")) && (st = parse_availability(c, m, dy->dev, first, n)))
+    return st;
+  sim_jpath_pop(&c->path, mark);
+  return HS_OK;
+}
+
+static int cmp_iv(const void *a, const void *b) {
+  const double *x = a, *y = b;
+  return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+/* availability_trace: rows device,start_s,end_s; per device sorted and
+ * checked for overlaps (touching intervals merge). */
+static hs_status parse_trace(ctx *c, const char *name, struct hs_dynamics *dy) {
+  const hs_scenario *sc = &c->s->pub;
+  size_t mark = sim_jpath_key(&c->path, "availability_trace");
+  char *path = hs_path_join(c->dir, name);
+  hs_error e = {0};
+  size_t len = 0;
+  char *text = hs_read_file(path, &len, &e);
+  hs_status st = HS_OK;
+  hs_csv *r = NULL;
+  if (!text) {
+    st = scn_fail(c, e.status ? e.status : HS_EIO, "%s", e.msg);
+    goto done;
+  }
+  r = hs_csv_create(text, len, path, HS_CSV_SKIP_BLANK | HS_CSV_COMMENTS | HS_CSV_TRIM, &e);
+  static const char *const cols[] = {"device", "start_s", "end_s"};
+  size_t col[3];
+  if (!r || hs_csv_next(r, &e) != 1 || hs_csv_header(r, cols, 3, col, &e) != HS_OK) {
+    if (!e.msg[0]) hs_error_set(&e, HS_EPARSE, "%s: empty file (header device,start_s,end_s)", path);
+    st = scn_fail(c, e.status ? e.status : HS_EPARSE, "%s", e.msg);
+    goto done;
+  }
+  int k;
+  size_t line = 1;
+  while ((k = hs_csv_next(r, &e)) > 0) {
+    line++;
+    size_t first, n;
+    const char *dev = hs_csv_field(r, col[0]);
+    char *end1, *end2;
+    double a = strtod(hs_csv_field(r, col[1]), &end1), z = strtod(hs_csv_field(r, col[2]), &end2);
+    char b[80];
+    if (!hs_scenario_find_name(sc, dev, &first, &n)) {
+      st = scn_fail(c, HS_ENOENT, "%s: row %zu: no device or entry \"%s\"", path, line - 1,
+                    scn_shown(dev, b, sizeof b));
+      goto done;
+    }
+    if (*end1 || *end2 || end1 == hs_csv_field(r, col[1]) || !isfinite(a) || !isfinite(z) ||
+        a < 0 || !(z > a)) {
+      st = scn_fail(c, HS_EINVAL, "%s: row %zu: need finite 0 <= start_s < end_s", path, line - 1);
+      goto done;
+    }
+    for (size_t d = first; d < first + n; d++) {
+      dyn_dev_spec *t = &dy->dev[d];
+      t->av_trace = true;
+      t->av_iv = hs_realloc(t->av_iv, 2 * (t->av_n + 1) * sizeof *t->av_iv);
+      t->av_iv[2 * t->av_n] = a;
+      t->av_iv[2 * t->av_n + 1] = z;
+      t->av_n++;
+    }
+  }
+  if (k < 0) {
+    st = scn_fail(c, e.status ? e.status : HS_EPARSE, "%s", e.msg);
+    goto done;
+  }
+  for (size_t d = 0; d < dy->ndev; d++) {
+    dyn_dev_spec *t = &dy->dev[d];
+    if (!t->av_n) continue;
+    qsort(t->av_iv, t->av_n, 2 * sizeof *t->av_iv, cmp_iv);
+    size_t w = 0;
+    for (size_t j = 1; j < t->av_n; j++) {
+      if (t->av_iv[2 * j] < t->av_iv[2 * w + 1]) {
+        st = scn_fail(c, HS_EINVAL, "%s: device \"%s\": intervals overlap at %g s", path,
+                      hs_scenario_devices(sc)[d].name, t->av_iv[2 * j]);
+        goto done;
+      }
+      if (t->av_iv[2 * j] == t->av_iv[2 * w + 1]) {
+        t->av_iv[2 * w + 1] = t->av_iv[2 * j + 1];
+      } else {
+        w++;
+        t->av_iv[2 * w] = t->av_iv[2 * j];
+        t->av_iv[2 * w + 1] = t->av_iv[2 * j + 1];
+      }
+    }
+    t->av_n = w + 1;
+  }
+  sim_jpath_pop(&c->path, mark);
+done:
+  hs_csv_destroy(r);
+  hs_free(text);
+  hs_free(path);
+  return st;
+}
+
+hs_status scn_parse_dynamics(ctx *c, const cJSON *root) {
+  const cJSON *o = scn_member(root, "dynamics");
+  if (!o) return HS_OK;
+  static const char *const keys[] = {"thermal", "start_c", "deadline_s", "availability_trace",
+                                     "devices", NULL};
+  hs_scenario *sc = &c->s->pub;
+  size_t mark = sim_jpath_key(&c->path, "dynamics");
+  hs_status st;
+  if ((st = scn_need_object(c, o)) || (st = scn_check_keys(c, o, keys))) return st;
+  struct hs_dynamics *dy = hs_calloc(1, sizeof *dy);
+  sc->dynamics = dy;
+  dy->ndev = sc->total_devices;
+  dy->dev = hs_calloc(dy->ndev, sizeof *dy->dev);
+  dy->json = cJSON_Duplicate(o, 1);
+  if (!dy->json) abort();
+  const cJSON *m;
+  if ((m = scn_member(o, "thermal"))) {
+    size_t m2 = sim_jpath_key(&c->path, "thermal");
+    if (!cJSON_IsBool(m)) return scn_fail(c, HS_ETYPE, "expected true or false, got %s", sim_json_type(m));
+    for (size_t k = 0; k < dy->ndev && cJSON_IsTrue(m); k++) thermal_of(c, k, false, &dy->dev[k].thermal);
+    sim_jpath_pop(&c->path, m2);
+  }
+  dy->start_c = NAN;
+  if (scn_member(o, "start_c") &&
+      (st = scn_get_num(c, o, "start_c", true, 0, -50, false, 200, false, &dy->start_c)))
+    return st;
+  if ((st = scn_get_num(c, o, "deadline_s", false, 0, 0, false, 1e12, false, &dy->deadline_s)))
+    return st;
+  char *trace = NULL;
+  if ((st = scn_get_str(c, o, "availability_trace", false, NULL, &trace))) return st;
+  if (trace) {
+    st = parse_trace(c, trace, dy);
+    hs_free(trace);
+    if (st) return st;
+  }
+  if ((m = scn_member(o, "devices"))) {
+    size_t m2 = sim_jpath_key(&c->path, "devices");
+    if ((st = scn_need_object(c, m))) return st;
+    for (const cJSON *d = m->child; d; d = d->next) {
+      for (const cJSON *e = m->child; e != d; e = e->next)
+        if (!strcmp(e->string, d->string)) {
+          sim_jpath_key(&c->path, d->string);
+          return scn_fail(c, HS_EKEY, "duplicate key");
+        }
+      if ((st = parse_device(c, d, dy))) return st;
+    }
+    sim_jpath_pop(&c->path, m2);
+  }
+  sim_jpath_pop(&c->path, mark);
+  return HS_OK;
+}
+
+void scn_print_dynamics(const hs_scenario *sc, cJSON *root) {
+  if (!sc->dynamics) return;
+  cJSON *copy = cJSON_Duplicate(sc->dynamics->json, 1);
+  if (!copy || !cJSON_AddItemToObject(root, "dynamics", copy)) abort();
+}
+
+void scn_free_dynamics(hs_scenario *sc) {
+  struct hs_dynamics *dy = sc->dynamics;
+  if (!dy) return;
+  for (size_t k = 0; k < dy->ndev; k++) hs_free(dy->dev[k].av_iv);
+  hs_free(dy->dev);
+  cJSON_Delete(dy->json);
+  hs_free(dy);
+  sc->dynamics = NULL;
+}
