@@ -69,9 +69,15 @@ static int bench(unsigned long devices, unsigned rounds) {
   double dt = clock_s(CLOCK_MONOTONIC) - t0, dc = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
   double dr = (double)devices * rounds;
   /* Per CPU second too: the steadier figure when the machine is shared. */
+  /* bytes_per_device: the process's peak RSS over the devices (an upper
+   * bound: it includes the binary, the scenario and the libraries; measure
+   * each size in its own process), beside the estimate run_memory.c refuses
+   * runs by. */
+  double rss = (double)peak_rss_kb() * 1024.0;
   printf("pma  devices=%-7lu rounds=%-3u wall_s=%.3f  device_rounds_per_s=%.0f  per_cpu_s=%.0f  "
-         "peak_rss_mib=%.1f  sim_makespan_s=%.1f\n",
-         devices, rounds, dt, dr / dt, dr / dc, (double)peak_rss_kb() / 1024.0, s.makespan_s);
+         "peak_rss_mib=%.1f  bytes_per_device=%.0f  sim_makespan_s=%.1f\n",
+         devices, rounds, dt, dr / dt, dr / dc, rss / 1048576.0, rss / (double)devices,
+         s.makespan_s);
   hs_scenario_destroy(sc);
   return 0;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "hs_alloc.h"
+#include "hs_run.h"
 #include "hs_status.h"
 
 int cli_bad_input(const char *cmd, const char *msg) {
@@ -97,7 +98,8 @@ int cli_next(cli_parser *p) {
 
 enum {
   OPT_SET = 256, OPT_SEED, OPT_POLICY, OPT_POLICIES, OPT_OUT, OPT_TRACE, OPT_OVERHEAD,
-  OPT_FORCE, OPT_EXPECT, OPT_RTOL, OPT_FORMAT, OPT_PROGRESS, OPT_SCENARIOS
+  OPT_FORCE, OPT_EXPECT, OPT_RTOL, OPT_FORMAT, OPT_PROGRESS, OPT_SCENARIOS, OPT_DEVICES,
+  OPT_DEVICES_THRESHOLD, OPT_TRACE_DEVICES
 };
 
 static const struct option run_longopts[] = {
@@ -107,7 +109,10 @@ static const struct option run_longopts[] = {
     {"measure-overhead", no_argument, NULL, OPT_OVERHEAD},
     {"quiet", no_argument, NULL, 'q'},           {"force", no_argument, NULL, OPT_FORCE},
     {"expect", required_argument, NULL, OPT_EXPECT}, {"rtol", required_argument, NULL, OPT_RTOL},
-    {"progress", required_argument, NULL, OPT_PROGRESS}, {NULL, 0, NULL, 0}};
+    {"progress", required_argument, NULL, OPT_PROGRESS},
+    {"devices", required_argument, NULL, OPT_DEVICES},
+    {"devices-threshold", required_argument, NULL, OPT_DEVICES_THRESHOLD},
+    {"trace-devices", required_argument, NULL, OPT_TRACE_DEVICES}, {NULL, 0, NULL, 0}};
 
 /* compare: --policies besides --policy; no options of a single run. */
 static const struct option compare_longopts[] = {
@@ -187,6 +192,34 @@ int cli_opts_parse(cli_opts *o, const char *cmd, int argc, char **argv, bool mul
       break;
     case OPT_FORCE:
       o->force = true;
+      break;
+    case OPT_DEVICES:
+      if (v && !strcmp(v, "full")) o->devices = HS_DEVICES_FULL;
+      else if (v && !strcmp(v, "profiles")) o->devices = HS_DEVICES_PROFILES;
+      else if (v && !strcmp(v, "auto")) o->devices = HS_DEVICES_AUTO;
+      else {
+        snprintf(msg, sizeof msg, "--devices: expected full, profiles or auto (got \"%.60s\")",
+                 v ? v : "");
+        return cli_bad_input(cmd, msg);
+      }
+      break;
+    case OPT_DEVICES_THRESHOLD: {
+      char *end = NULL;
+      errno = 0;
+      unsigned long long n = v && *v && v[0] != '-' ? strtoull(v, &end, 10) : 0;
+      if (!v || !*v || v[0] == '-' || errno || *end || n < 1 || n > 10000000) {
+        snprintf(msg, sizeof msg,
+                 "--devices-threshold: expected a whole number of devices in 1..10000000 "
+                 "(got \"%.60s\")",
+                 v ? v : "");
+        return cli_bad_input(cmd, msg);
+      }
+      o->devices_threshold = (size_t)n;
+      break;
+    }
+    case OPT_TRACE_DEVICES:
+      if (!v || !*v) return cli_bad_input(cmd, "--trace-devices: expected device names a,b,...");
+      o->trace_devices = v;
       break;
     case OPT_EXPECT:
       if (!v || !*v) return cli_bad_input(cmd, "--expect: expected a golden run folder");

@@ -30,6 +30,9 @@ typedef struct cli_opts {
   double rtol;            /* run --rtol X (>= 0; 0: exact) */
   const char *format;     /* compare --format table|csv|json (NULL: table) */
   double progress_s;      /* run --progress SECONDS (< 0: the default; 0: off) */
+  int devices;            /* run --devices full|profiles|auto (HS_DEVICES_*) */
+  size_t devices_threshold; /* run --devices-threshold N (0: the default) */
+  const char *trace_devices; /* run --trace-devices a,b */
 } cli_opts;
 
 /* Parse argv[1..]; `multi` (compare) allows --policies and refuses the options

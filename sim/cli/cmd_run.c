@@ -22,12 +22,17 @@ static void run_usage(FILE *out) {
           "usage: hetsim run [SCENARIO] [--policy NAME] [--set key=value ...] [--seed N]\n"
           "                  [--out DIR] [--trace] [--measure-overhead] [--quiet] [--force]\n"
           "                  [--expect DIR [--rtol X]] [--progress SECONDS]\n"
+          "                  [--devices full|profiles|auto] [--devices-threshold N]\n"
+          "                  [--trace-devices NAME,NAME...]\n"
           "\n"
           "Simulate one scenario with one policy and write, in DIR:\n"
           "  summary.json  makespan_s, energy_j (+ compute/comm/idle split), compute_cv,\n"
           "                wait_fraction, controller_overhead_fraction, ...\n"
           "  rounds.csv    round,start_s,end_s,duration_s,energy_j,compute_cv,max_wait_s,reallocated\n"
           "  devices.csv   round,device,samples,compute_s,comm_s,wait_s,energy_j,profile\n"
+          "  device_profiles.csv  instead of devices.csv above %d devices (see\n"
+          "                --devices): per round and profile, count, samples, the p0 p50 p90\n"
+          "                p99 p100 of compute_s, comm_s and wait_s, and energy_j\n"
           "  trace.json    with --trace: Chrome trace format, one track per device\n"
           "                (open it in https://ui.perfetto.dev or chrome://tracing)\n"
           "  learning.csv  with a scenario learning block: round,time_s,energy_j,samples,\n"
@@ -56,6 +61,11 @@ static void run_usage(FILE *out) {
           "  --rtol X             with --expect: numbers equal within relative tolerance X\n"
           "  --progress SECONDS   a progress line on stderr every SECONDS when stderr is\n"
           "                       not a terminal (default %g; 0: off)\n"
+          "  --devices MODE       full: devices.csv whatever the size; profiles:\n"
+          "                       device_profiles.csv; auto (default): devices.csv up to\n"
+          "                       the threshold, device_profiles.csv above it\n"
+          "  --devices-threshold N  the auto threshold in devices (default %d)\n"
+          "  --trace-devices A,B  trace only these devices (implies --trace)\n"
           "\n"
           "summary.json also records hetsim_version, run_identity, the --set list, the\n"
           "policy's full configuration, fnv1a64 hashes of every input file and the\n"
@@ -71,7 +81,8 @@ static void run_usage(FILE *out) {
           "      --out out/tonly --trace\n"
           "  hetsim run scenarios/testbed-mnist-pma.json --policy time-only \\\n"
           "      --expect tests/golden/mnist-pma-time-only\n",
-          hs_scenario_default_path(), CLI_PROGRESS_DEFAULT_S);
+          HS_DEVICES_THRESHOLD, hs_scenario_default_path(), CLI_PROGRESS_DEFAULT_S,
+          HS_DEVICES_THRESHOLD);
 }
 
 static void safe_name(char *dst, size_t cap, const char *src) {
@@ -144,7 +155,10 @@ int hs_cmd_run(int argc, char **argv) {
                     .nsets = o.nsets,
                     .force = o.force || *tmp_dir,
                     .on_round = prog.out ? on_round : NULL,
-                    .userdata = &prog};
+                    .userdata = &prog,
+                    .devices = o.devices,
+                    .devices_threshold = o.devices_threshold,
+                    .trace_devices = o.trace_devices};
   hs_summary s;
   hs_error err = {0};
   if (hs_run(sc, &ro, &s, &err) != HS_OK) {

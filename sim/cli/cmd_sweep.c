@@ -289,7 +289,8 @@ static int sweep_main(int argc, char **argv) {
     hs_sweep_spec spec = {o.scenario, o.set, o.nset, o.policies, o.grids, o.ngrids, o.seeds};
     sw = hs_sweep_create(&spec, &err);
     if (!sw) {
-      rc = HS_EXIT_BADINPUT;
+      /* 1 for a point too large for memory (issue 16 defect 4), else bad input */
+      rc = err.status == HS_ENOMEM ? cli_exit_code(err.status) : HS_EXIT_BADINPUT;
       snprintf(why, sizeof why, "%s", err.msg);
     }
   }

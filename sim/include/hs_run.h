@@ -23,7 +23,19 @@ typedef struct hs_run_opts {
    * e.g. for progress lines; NULL: none. Never changes any output. */
   void (*on_round)(void *userdata, uint32_t done, uint32_t total);
   void *userdata;
+  /* Per-device output: HS_DEVICES_AUTO writes devices.csv (one row per device
+   * and round) up to devices_threshold devices (0: HS_DEVICES_THRESHOLD, 10^4)
+   * and device_profiles.csv (per round and profile: count, samples, energy,
+   * compute/comm/wait percentiles; hs_report.h) above it; FULL and PROFILES
+   * choose one whatever the size. */
+  int devices;
+  size_t devices_threshold;
+  /* Comma-separated device names: trace only these (implies trace); NULL: all. */
+  const char *trace_devices;
 } hs_run_opts;
+
+enum { HS_DEVICES_AUTO = 0, HS_DEVICES_FULL = 1, HS_DEVICES_PROFILES = 2 };
+#define HS_DEVICES_THRESHOLD 10000
 
 /* The version of this build: "X.Y.Z" (CMake project VERSION), followed by
  * " (git describe)" when configured from a git checkout. Static string. */
@@ -57,5 +69,11 @@ typedef struct hs_summary {
  * summary.json records another run_identity, or that holds run files without
  * a summary.json, unless opts->force; the same run again overwrites. */
 hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out, hs_error *err);
+
+/* HS_ENOMEM, with one line naming the device count and the estimated bytes,
+ * when sc's run would not fit in the memory available to the process (the
+ * address-space limit, else MemAvailable); HS_OK otherwise or when unknown.
+ * hs_run calls it before its first per-device allocation (run_memory.c). */
+hs_status hs_run_check_memory(const hs_scenario *sc, hs_error *err);
 
 #endif

@@ -28,6 +28,7 @@
 #include <gsl/gsl_cdf.h>
 
 #include "hs_assert.h"
+#include "hs_fmt.h"
 #include "hs_sweep.h"
 
 const char *const hs_stat_names[HS_STAT_COUNT] = {"mean",   "median",  "min",    "max",
@@ -275,15 +276,17 @@ void hs_metric_compare_table(FILE *out, const char *const *names, const hs_summa
 }
 
 /* For tools: every HS_METRIC_COMPARE metric by its name and in its own unit
- * (J, not kJ), %.10g as RESULTS.csv; each "vs_1st" column as
+ * (J, not kJ), exact as RESULTS.csv (hs_fmt_double); each "vs_1st" column as
  * <name>_vs_first_pct. Non-finite values: "nan"/"inf" in CSV, null in JSON. */
 static void num_csv(FILE *out, double v) {
-  if (isfinite(v)) fprintf(out, ",%.10g", v);
-  else fprintf(out, ",%s", isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
+  char b[HS_FMT_DOUBLE_MAX];
+  fputc(',', out);
+  fwrite(b, 1, hs_fmt_double(b, v), out); /* nan, inf, -inf as they are */
 }
 
 static void num_json(FILE *out, double v) {
-  if (isfinite(v)) fprintf(out, "%.10g", v);
+  char b[HS_FMT_DOUBLE_MAX];
+  if (isfinite(v)) fwrite(b, 1, hs_fmt_double(b, v), out);
   else fputs("null", out);
 }
 

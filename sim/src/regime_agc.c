@@ -45,6 +45,7 @@
 #include <string.h>
 
 #include "hs_alloc.h"
+#include "hs_fmt.h"
 #include "jpath.h"
 #include "run_internal.h"
 
@@ -221,7 +222,8 @@ static void agc_start_round(sim_run *r) {
 }
 
 static void csv_num(FILE *f, double v, bool last) {
-  if (isfinite(v)) fprintf(f, "%.10g", v);
+  char b[HS_FMT_DOUBLE_MAX]; /* exact, as every CSV of a run (hs_fmt.h) */
+  if (isfinite(v)) fwrite(b, 1, hs_fmt_double(b, v), f);
   fputc(last ? '\n' : ',', f);
 }
 

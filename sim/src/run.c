@@ -21,6 +21,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -58,7 +59,7 @@ void sim_dev_state(sim_run *r, size_t i, hs_power_state st) {
   sim_dev *d = &r->dev[i];
   if (d->dyn) sim_dyn_state(r, i, st);
   hs_ledger_switch(r->ledger, i, st, now);
-  if (hs_report_tracing(r->report) && d->span_state != st) {
+  if (hs_report_tracing(r->report) && !d->untraced && d->span_state != st) {
     if (d->span_state != HS_POWER_OFF && now > d->span_start_s)
       hs_report_span(r->report, (uint32_t)i, span_name(d->span_state), d->span_start_s, now);
     d->span_state = st;
@@ -208,12 +209,15 @@ static bool round_measure(sim_run *r, double now, round_totals *t) {
     r->tele[i].samples = (int64_t)n;
     r->tele[i].time_s = n ? noisy(r, i, m.train_s, sc->telemetry_time_noise) : 0.0;
     r->tele[i].energy_j = n ? noisy(r, i, m.train_j, sc->telemetry_energy_noise) : 0.0;
-    if (r->report) {
+    if (r->agg) {
+      sim_devagg_add(r->agg, i, n, busy, comm, wait, e);
+    } else if (r->report) {
       hs_device_row row = {r->round, d->name, n, busy, comm, wait, e,
                            hs_profile_name(sc->devices[d->spec].profile)};
       hs_report_device(r->report, &row);
     }
   }
+  if (r->agg) sim_devagg_flush(r->agg, r->round, r->report);
   double cv = r->round_cv;
   if (isnan(cv)) {
     double mean = active ? sum / (double)active : 0;
@@ -305,11 +309,13 @@ bool sim_learn_arrival(sim_run *r, size_t i, uint64_t n, double a) {
 
 /* --- set-up ----------------------------------------------------------------- */
 
-static void expand_devices(sim_run *r) {
+static bool expand_devices(sim_run *r) {
   const hs_scenario *sc = r->sc;
   const hs_device_ref *refs = hs_scenario_devices(sc);
   r->ndev = sc->total_devices;
-  r->dev_raw = hs_calloc(r->ndev + 1, sizeof *r->dev + 64);
+  /* 64 bytes once for the alignment (not per device: issue 16 finding 6). */
+  r->dev_raw = calloc(1, r->ndev * sizeof *r->dev + 64);
+  if (!r->dev_raw) return false;
   r->dev = (sim_dev *)(((uintptr_t)r->dev_raw + 63) & ~(uintptr_t)63);
   for (size_t k = 0; k < r->ndev; k++) {
     const hs_device_spec *ds = &sc->devices[refs[k].spec];
@@ -344,6 +350,7 @@ static void expand_devices(sim_run *r) {
     hs_rng_init(&d->rng_telemetry, sc->seed, d->key, HS_RNG_TELEMETRY);
     d->span_state = HS_POWER_OFF;
   }
+  return true;
 }
 
 /* Every link a model crosses must carry it in a finite time: 8 x model_bytes
@@ -369,6 +376,7 @@ static hs_status check_model_fits(const hs_scenario *sc, hs_error *err) {
 static void run_free(sim_run *r) {
   if (r->regime && r->regime->teardown) r->regime->teardown(r);
   hs_report_abort(r->report);
+  sim_devagg_destroy(r->agg);
   sim_learn_destroy(r->learn);
   hs_controller_destroy(r->ctl);
   hs_net_destroy(r->net);
@@ -376,7 +384,7 @@ static void run_free(sim_run *r) {
   hs_engine_destroy(r->eng);
   if (r->gsl) hs_rng_gsl_destroy(r->gsl);
   for (size_t i = 0; r->dev && i < r->ndev; i++) hs_free(r->dev[i].name);
-  hs_free(r->dev_raw);
+  free(r->dev_raw);
   hs_free(r->alloc);
   hs_free(r->tele);
   hs_free(r->scratch);
@@ -404,11 +412,16 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
     goto done;
   }
   if ((st = check_model_fits(sc, err)) != HS_OK) goto done;
+  if ((st = hs_run_check_memory(sc, err)) != HS_OK) goto done;
   r->measure_overhead = opts->measure_overhead;
   hs_rng dummy;
   hs_rng_init(&dummy, sc->seed, 0, 0);
   r->gsl = hs_rng_gsl_create(&dummy);
-  expand_devices(r);
+  if (!expand_devices(r)) {
+    st = hs_error_set(err, HS_ENOMEM, "%s: devices: not enough memory for %zu devices (%zu bytes)",
+                      sc->path, sc->total_devices, sc->total_devices * sizeof *r->dev);
+    goto done;
+  }
   sim_dyn_setup(r);
   r->eng = hs_engine_create(2 * r->ndev + 16);
   r->ledger = hs_ledger_create(r->ndev);
@@ -448,14 +461,19 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
     sim_run_describe(sc, opts, &desc);
     if (!opts->force && (st = sim_run_check_folder(opts->out_dir, desc.identity, err)) != HS_OK)
       goto done;
-    r->report = hs_report_open(opts->out_dir, opts->trace, err);
+    size_t limit = opts->devices_threshold ? opts->devices_threshold : HS_DEVICES_THRESHOLD;
+    bool profiles = opts->devices == HS_DEVICES_PROFILES ||
+                    (opts->devices == HS_DEVICES_AUTO && r->ndev > limit);
+    if ((st = sim_run_trace_select(r, opts->trace_devices, err)) != HS_OK) goto done;
+    r->report = hs_report_open_as(opts->out_dir, opts->trace || opts->trace_devices, profiles, err);
     if (!r->report) {
       st = err ? err->status : HS_EIO;
       goto done;
     }
+    if (profiles) r->agg = sim_devagg_create(r);
     if (r->learn && (st = hs_report_learning_open(r->report, err)) != HS_OK) goto done;
     for (size_t i = 0; i < r->ndev && hs_report_tracing(r->report); i++)
-      hs_report_track(r->report, (uint32_t)i, r->dev[i].name);
+      if (!r->dev[i].untraced) hs_report_track(r->report, (uint32_t)i, r->dev[i].name);
   }
 
   for (size_t i = 0; i < r->ndev; i++) {

@@ -166,7 +166,8 @@ hs_status sim_run_check_folder(const char *dir, uint64_t identity, hs_error *err
   char id[17];
   hex(id, identity);
   if (!text) {
-    if (exists_in(dir, "rounds.csv") || exists_in(dir, "devices.csv"))
+    if (exists_in(dir, "rounds.csv") || exists_in(dir, "devices.csv") ||
+        exists_in(dir, "device_profiles.csv"))
       st = hs_error_set(err, HS_ESTATE,
                         "%s: holds run outputs without a summary.json (another run, unknown): "
                         "choose another --out, or --force to replace them",

@@ -29,6 +29,8 @@
 /* One expanded device. The fields an event touches come first, so that at
  * 10^5 devices (beyond the caches) an event costs as few cache misses as
  * possible; the array is 64-byte aligned. */
+typedef struct sim_devagg sim_devagg;
+
 typedef struct sim_dev {
   /* hot: compute and transfer */
   double tau_s, tau_cv, overhead_s; /* the scenario task, tau scaled by the speed factor */
@@ -44,6 +46,7 @@ typedef struct sim_dev {
   hs_rng rng_telemetry;
   double e0_j, busy0_s, comm0_s, idle0_s, busy0_j; /* ledger at the round start */
   hs_power_state span_state; /* trace bookkeeping: current span */
+  bool untraced;             /* not among --trace-devices (no spans) */
   double span_start_s;
   struct dyn_dev *dyn;       /* throttling, co-tenant, availability (dyn.c); NULL: none */
 } sim_dev;
@@ -65,6 +68,7 @@ struct sim_run {
   bool finished;
   double round_cv;         /* set by the regime before sim_round_end; NAN: computed here */
   hs_report *report;       /* NULL: no outputs */
+  sim_devagg *agg;         /* device_profiles.csv instead of devices.csv; else NULL */
   const hs_run_opts *opts; /* never NULL while running */
   gsl_rng *gsl;            /* adapter, retargeted to a device's stream when drawing */
   hs_telemetry *tele;      /* scratch, ndev */
@@ -135,5 +139,17 @@ bool sim_learn_round_fedavg(sim_run *r);
 bool sim_learn_arrival(sim_run *r, size_t i, uint64_t n, double a);
 /* Record an error raised inside a handler and stop the engine. */
 void sim_fail(sim_run *r, hs_status st, const char *msg);
+/* device_profiles.csv (run_devagg.c): create after the devices are expanded;
+ * add each device's round figures in device order, then flush the round. */
+sim_devagg *sim_devagg_create(const sim_run *r);
+void sim_devagg_add(sim_devagg *a, size_t i, uint64_t samples, double compute_s, double comm_s,
+                    double wait_s, double energy_j);
+void sim_devagg_flush(sim_devagg *a, uint32_t round, hs_report *rep);
+void sim_devagg_destroy(sim_devagg *a);
+/* Marks every device but those named in list (comma-separated) untraced;
+ * NULL list: all traced. HS_EINVAL for a name that is no device. */
+hs_status sim_run_trace_select(sim_run *r, const char *list, hs_error *err);
+/* Estimated bytes per device of a run of sc (run_memory.c). */
+size_t sim_run_bytes_per_device(const hs_scenario *sc);
 
 #endif

@@ -21,6 +21,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "hs_alloc.h"
@@ -194,6 +195,9 @@ static hs_status parse_root(ctx *c, const cJSON *root) {
                 (unsigned long long)sc->samples_per_round, sc->total_devices,
                 (unsigned long long)min_samples, floor_total);
   }
+  /* Names unique; the first step that expands 10^7 devices (every count and
+   * budget check above refuses without it). */
+  if ((st = scn_devices_check(c))) return st;
   /* Last: real mode reads the data set, so every cheaper check comes first. */
   return scn_parse_learning(c, root);
 }
@@ -341,11 +345,16 @@ const hs_link_spec *hs_scenario_link(const hs_scenario *sc, const char *name) {
   return NULL;
 }
 
+/* The expansion is lazy (scn_devices_build), so these build it on first use:
+ * not thread-safe on one scenario shared before that, which no caller does
+ * (every run and sweep row loads its own). */
 const hs_device_ref *hs_scenario_devices(const hs_scenario *sc) {
+  scn_devices_build((sim_scn *)(uintptr_t)sc); /* lazy: see above */
   return ((const sim_scn *)sc)->refs;
 }
 
 static const name_ix *find_name(const sim_scn *s, const char *name) {
+  scn_devices_build((sim_scn *)(uintptr_t)s);
   size_t lo = 0, hi = s->nix;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;

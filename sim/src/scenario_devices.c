@@ -167,9 +167,12 @@ static size_t ndigits(uint32_t v) {
   return n;
 }
 
-/* Expand counts into the device table and the sorted name index. */
-static hs_status expand_devices(ctx *c) {
-  sim_scn *s = c->s;
+/* Expand counts into the device table and the sorted name index, once: on the
+ * first call of hs_scenario_devices or a name lookup, or by scn_devices_check
+ * at the end of parsing, whichever comes first. A budget or count refused
+ * before then never expands (10^7 devices: ~1 GB and seconds of sorting). */
+void scn_devices_build(sim_scn *s) {
+  if (s->refs) return;
   hs_scenario *sc = &s->pub;
   size_t arena = 0, nix = 0;
   for (size_t i = 0; i < sc->ndevices; i++) {
@@ -186,7 +189,6 @@ static hs_status expand_devices(ctx *c) {
   size_t pos = 0, at = 0;
   for (size_t i = 0; i < sc->ndevices; i++) {
     hs_device_spec *d = &sc->devices[i];
-    d->first = pos;
     if (d->count > 1) s->ix[s->nix++] = (name_ix){d->name, pos, d->count, i};
     for (uint32_t k = 0; k < d->count; k++, pos++) {
       const char *name = d->name;
@@ -201,6 +203,13 @@ static hs_status expand_devices(ctx *c) {
     }
   }
   qsort(s->ix, s->nix, sizeof *s->ix, ix_cmp);
+}
+
+/* Every name (entries and expanded names) unique: expands the devices. */
+hs_status scn_devices_check(ctx *c) {
+  sim_scn *s = c->s;
+  hs_scenario *sc = &s->pub;
+  scn_devices_build(s);
   for (size_t j = 1; j < s->nix; j++) {
     const name_ix *a = &s->ix[j - 1], *b = &s->ix[j];
     if (strcmp(a->name, b->name)) continue;
@@ -250,6 +259,11 @@ hs_status scn_parse_devices(ctx *c, const cJSON *root) {
     sim_jpath_pop(&c->path, m1);
   }
   sc->total_devices = (size_t)total;
+  size_t pos = 0;
+  for (size_t k = 0; k < n; k++) {
+    sc->devices[k].first = pos;
+    pos += sc->devices[k].count;
+  }
   sim_jpath_pop(&c->path, m0);
-  return expand_devices(c);
+  return HS_OK; /* expanded and names checked by scn_devices_check, after the budget */
 }

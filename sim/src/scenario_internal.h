@@ -101,6 +101,8 @@ hs_status scn_get_choice(ctx *c, const cJSON *obj, const char *key, const char *
 /* scenario_devices.c */
 hs_status scn_parse_network(ctx *c, const cJSON *root);
 hs_status scn_parse_devices(ctx *c, const cJSON *root);
+void scn_devices_build(sim_scn *s);
+hs_status scn_devices_check(ctx *c);
 
 /* scenario_regime.c */
 hs_status scn_parse_regime(ctx *c, const cJSON *root);

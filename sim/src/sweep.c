@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "hs_alloc.h"
+#include "hs_fmt.h"
 #include "hs_assert.h"
 #include "hs_metrics.h"
 #include "hs_outfile.h"
@@ -400,6 +401,11 @@ hs_sweep *hs_sweep_create(const hs_sweep_spec *spec, hs_error *err) {
     }
     /* No axis is "seed", so every point has the scenario's seed. */
     if (!sw->seeds_given) sw->seeds[0] = sc->seed;
+    /* A point too large for memory is refused before RESULTS is written. */
+    if (hs_run_check_memory(sc, err) != HS_OK) {
+      hs_scenario_destroy(sc);
+      goto fail;
+    }
     learns = learns || sc->learning;
     collect_inputs(sc, &files, &nfiles);
     hs_scenario_destroy(sc);
@@ -516,7 +522,11 @@ size_t hs_sweep_format_row(const hs_sweep *sw, const hs_sweep_result *r, char *b
   PUT("%zu", point);
   for (size_t a = 0; a < sw->naxes; a++) PUT(",%s", hs_sweep_value(sw, point, a));
   PUT(",%llu", (unsigned long long)sw->seeds[s]);
-  for (size_t m = 0; m < hs_metric_sweep_count(); m++) PUT(",%.10g", r->m[m]);
+  for (size_t m = 0; m < hs_metric_sweep_count(); m++) {
+    char b[HS_FMT_DOUBLE_MAX];
+    hs_fmt_double(b, r->m[m]); /* exact; nan, inf, -inf as they are */
+    PUT(",%s", b);
+  }
   PUT("\n");
 #undef PUT
   return pos;

@@ -16,8 +16,9 @@
  * the grid (the point's values and the seed must be what this sweep would
  * write), so rows from another sweep can never be mixed in. Seeds are found
  * by binary search over a sorted copy. Aggregates are computed from the
- * numbers as printed (%.10g) in the file, not from the in-memory doubles, so
- * an interrupted and resumed sweep aggregates exactly the same numbers. */
+ * numbers as printed in the file (hs_fmt_double: the shortest text that
+ * reads back to the same double, so the same numbers as in memory), so an
+ * interrupted and resumed sweep aggregates exactly the same numbers. */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -28,6 +29,7 @@
 #include <unistd.h>
 
 #include "hs_alloc.h"
+#include "hs_fmt.h"
 #include "hs_assert.h"
 #include "hs_csv.h"
 #include "hs_metrics.h"
@@ -71,7 +73,7 @@ static bool parse_u64(const char *s, uint64_t *out) {
   return *s == '\0';
 }
 
-/* A whole field as a number, as %.10g printed it (no spaces around it). */
+/* A whole field as a number, as hs_fmt_double printed it (no spaces around it). */
 static bool parse_metric(const char *s, double *out) {
   if (!*s || *s == ' ' || *s == '\t') return false;
   char *e;
@@ -351,7 +353,11 @@ static hs_status write_points(const hs_sweep *sw, const char *path, hs_sweep_poi
                                        s->sd,   s->ci95_lo, s->ci95_hi};
       unsigned stats = hs_metric_sweep_at(m)->stats;
       for (size_t k = 0; k < HS_STAT_COUNT; k++)
-        if (stats & (1u << k)) fprintf(fp, ",%.10g", v[k]);
+        if (stats & (1u << k)) {
+          char b[HS_FMT_DOUBLE_MAX];
+          hs_fmt_double(b, v[k]);
+          fprintf(fp, ",%s", b);
+        }
     }
     fprintf(fp, ",%d\n", pt[p].pareto ? 1 : 0);
   }

@@ -14,6 +14,7 @@
 
 #include <criterion/criterion.h>
 
+#include "hs_fmt.h"
 #include "hs_alloc.h"
 #include "hs_metrics.h"
 #include "hs_outfile.h"
@@ -236,9 +237,10 @@ Test(metrics, registered_metric_reaches_sweep_and_compare) {
   char *pp = hs_sweep_points_path(csv);
   char *text = hs_read_file(pp, NULL, &err);
   cr_assert(text, "%s", err.msg);
-  char want[128];
-  snprintf(want, sizeof want, ",%.10g,%.10g,%d\n", pt[0].m[mk].mean, pt[0].m[mk].max,
-           pt[0].pareto);
+  char want[128], f1[HS_FMT_DOUBLE_MAX], f2[HS_FMT_DOUBLE_MAX];
+  hs_fmt_double(f1, pt[0].m[mk].mean); /* exact, as the points file prints them */
+  hs_fmt_double(f2, pt[0].m[mk].max);
+  snprintf(want, sizeof want, ",%s,%s,%d\n", f1, f2, pt[0].pareto);
   cr_expect(strstr(text, want) != NULL, "%s in %s", want, text);
   hs_free(text);
   unlink(pp);
@@ -298,7 +300,7 @@ Test(metrics, every_sweep_metric_has_spread_columns) {
   }
 }
 
-/* compare --format csv and json: own units, %.10g, the vs_1st percentages. */
+/* compare --format csv and json: own units, exact numbers (hs_fmt_double), the vs_1st percentages. */
 Test(metrics, compare_csv_and_json_for_tools) {
   const char *names[] = {"equal", "a,b"};
   hs_summary s[2] = {sample(1), sample(0.5)};

@@ -10,6 +10,7 @@
 #include <criterion/criterion.h>
 #include <math.h>
 
+#include "hs_fmt.h"
 #include "hs_alloc.h"
 #include "hs_outfile.h"
 #include "hs_rng.h"
@@ -432,9 +433,11 @@ Test(sweep_file, torn_line_resume_and_final_sort) {
   cr_assert(ptext, "%s", err.msg);
   cr_expect(strstr(ptext, ",makespan_s_max,makespan_s_sd,makespan_s_ci95_lo,makespan_s_ci95_hi,"),
             "%s", ptext);
-  char cell[96];
-  snprintf(cell, sizeof cell, ",%.10g,%.10g,%.10g,", pt[0].m[0].sd, pt[0].m[0].ci95_lo,
-           pt[0].m[0].ci95_hi);
+  char cell[96], f1[HS_FMT_DOUBLE_MAX], f2[HS_FMT_DOUBLE_MAX], f3[HS_FMT_DOUBLE_MAX];
+  hs_fmt_double(f1, pt[0].m[0].sd); /* exact, as the points file prints them */
+  hs_fmt_double(f2, pt[0].m[0].ci95_lo);
+  hs_fmt_double(f3, pt[0].m[0].ci95_hi);
+  snprintf(cell, sizeof cell, ",%s,%s,%s,", f1, f2, f3);
   cr_expect(strstr(ptext, cell), "%s in %s", cell, ptext);
   hs_free(ptext);
   cr_expect(access(pp, F_OK) == 0, "%s written", pp);

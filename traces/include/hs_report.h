@@ -17,8 +17,9 @@
  * with rounds x devices); hs_report_commit renames every file into place only
  * at the end, hs_report_abort removes them: a failed run leaves no half-written
  * file. A trace.json from an earlier run in the same folder is removed when
- * this run writes none. Numbers are printed with %.10g: enough for closed-form checks, and the
- * same bytes for the same run. */
+ * this run writes none. Numbers are printed with hs_fmt_double (hs_fmt.h): the
+ * shortest text that reads back to the same double, so every figure
+ * round-trips exactly, and the same bytes for the same run. */
 #ifndef HS_REPORT_H
 #define HS_REPORT_H
 
@@ -48,6 +49,20 @@ typedef struct hs_device_row {
   const char *profile; /* the device's profile name (hs_profile_name) */
 } hs_device_row;
 
+/* Per round and profile, what devices.csv would say of its devices, for runs
+ * too large for one row per device (device_profiles.csv): the device count,
+ * the samples and energy summed in device order, and the percentiles
+ * p0, p50, p90, p99, p100 (nearest rank: the value at sorted index
+ * ceil(q n) - 1, p0 the minimum) of compute, comm and wait seconds. */
+#define HS_REPORT_NPCT 5
+typedef struct hs_profile_row {
+  uint32_t round;
+  const char *profile;
+  uint64_t count, samples;
+  double compute_s[HS_REPORT_NPCT], comm_s[HS_REPORT_NPCT], wait_s[HS_REPORT_NPCT];
+  double energy_j;
+} hs_profile_row;
+
 /* One evaluation of a run that learns (issue 10): time and energy since t = 0,
  * samples trained so far, mean training loss since the previous row, held-out
  * loss and accuracy (NaN: none, e.g. regression or curve mode). */
@@ -67,6 +82,11 @@ typedef struct hs_report_field {
 /* Creates `dir` (mkdir -p) and opens the files. The caller owns the report
  * until hs_report_commit or hs_report_abort. */
 hs_report *hs_report_open(const char *dir, bool trace, hs_error *err);
+/* As hs_report_open; with `profiles`, device_profiles.csv (hs_report_profile
+ * rows) instead of devices.csv. Committing removes the other of the two files
+ * left by an earlier run into the same folder. */
+hs_report *hs_report_open_as(const char *dir, bool trace, bool profiles, hs_error *err);
+void hs_report_profile(hs_report *r, const hs_profile_row *row);
 void hs_report_round(hs_report *r, const hs_round_row *row);
 void hs_report_device(hs_report *r, const hs_device_row *row);
 /* Trace: name a track once, then add complete spans ("X" events) on it. */

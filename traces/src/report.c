@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "hs_alloc.h"
+#include "hs_fmt.h"
 #include "hs_outfile.h"
 
 struct hs_report {
@@ -29,6 +30,7 @@ struct hs_report {
   char *xname[HS_REPORT_EXTRA_MAX]; /* the extras' names in the folder */
   size_t nextra;
   bool first_event;
+  bool profiles; /* r->devices is device_profiles.csv */
   char **xkey, **xjson; /* hs_report_add_json members */
   size_t nx;
 };
@@ -103,6 +105,14 @@ void hs_report_abort(hs_report *r) {
 }
 
 hs_report *hs_report_open(const char *dir, bool trace, hs_error *err) {
+  return hs_report_open_as(dir, trace, false, err);
+}
+
+static const char *devices_file(bool profiles) {
+  return profiles ? "device_profiles.csv" : "devices.csv";
+}
+
+hs_report *hs_report_open_as(const char *dir, bool trace, bool profiles, hs_error *err) {
   /* The topmost missing folder of dir's chain, found before mkdir -p makes it. */
   char *made = NULL, *p = hs_strdup(dir);
   struct stat sb;
@@ -120,13 +130,24 @@ hs_report *hs_report_open(const char *dir, bool trace, hs_error *err) {
   hs_report *r = hs_calloc(1, sizeof *r);
   r->dir = hs_strdup(dir);
   r->made = made;
+  r->profiles = profiles;
   if (!(r->rounds = open_in(dir, "rounds.csv", err))) goto fail;
-  if (!(r->devices = open_in(dir, "devices.csv", err))) goto fail;
+  if (!(r->devices = open_in(dir, devices_file(profiles), err))) goto fail;
   if (trace && !(r->trace = open_in(dir, "trace.json", err))) goto fail;
   fputs("round,start_s,end_s,duration_s,energy_j,compute_cv,max_wait_s,reallocated\n",
         hs_outfile_stream(r->rounds));
-  fputs("round,device,samples,compute_s,comm_s,wait_s,energy_j,profile\n",
-        hs_outfile_stream(r->devices));
+  if (profiles) {
+    FILE *f = hs_outfile_stream(r->devices);
+    fputs("round,profile,count,samples", f);
+    static const char *const what[] = {"compute_s", "comm_s", "wait_s"};
+    static const char *const pct[HS_REPORT_NPCT] = {"p0", "p50", "p90", "p99", "p100"};
+    for (size_t w = 0; w < 3; w++)
+      for (size_t k = 0; k < HS_REPORT_NPCT; k++) fprintf(f, ",%s_%s", what[w], pct[k]);
+    fputs(",energy_j\n", f);
+  } else {
+    fputs("round,device,samples,compute_s,comm_s,wait_s,energy_j,profile\n",
+          hs_outfile_stream(r->devices));
+  }
   if (r->trace) fputs("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[", hs_outfile_stream(r->trace));
   r->first_event = true;
   return r;
@@ -148,11 +169,11 @@ FILE *hs_report_extra(hs_report *r, const char *name, hs_error *err) {
   return hs_outfile_stream(f);
 }
 
+/* The shortest text that reads back to the same double (hs_fmt.h); non-finite
+ * values as nan, inf, -inf. */
 static void num(FILE *f, double v) {
-  if (isfinite(v))
-    fprintf(f, "%.10g", v);
-  else
-    fputs(isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf"), f);
+  char b[HS_FMT_DOUBLE_MAX];
+  fwrite(b, 1, hs_fmt_double(b, v), f);
 }
 
 hs_status hs_report_learning_open(hs_report *r, hs_error *err) {
@@ -206,6 +227,21 @@ void hs_report_device(hs_report *r, const hs_device_row *row) {
   fputc(',', f);
   num(f, row->energy_j);
   fprintf(f, ",%s\n", row->profile ? row->profile : "");
+}
+
+void hs_report_profile(hs_report *r, const hs_profile_row *row) {
+  FILE *f = hs_outfile_stream(r->devices);
+  fprintf(f, "%u,%s,%llu,%llu", row->round, row->profile, (unsigned long long)row->count,
+          (unsigned long long)row->samples);
+  const double *v[3] = {row->compute_s, row->comm_s, row->wait_s};
+  for (size_t w = 0; w < 3; w++)
+    for (size_t k = 0; k < HS_REPORT_NPCT; k++) {
+      fputc(',', f);
+      num(f, v[w][k]);
+    }
+  fputc(',', f);
+  num(f, row->energy_j);
+  fputc('\n', f);
 }
 
 void hs_json_fputs(FILE *out, const char *s) {
@@ -278,10 +314,8 @@ hs_status hs_report_commit(hs_report *r, const char *const *str_keys, const char
     hs_json_fputs(f, fields[i].key);
     fputs(": ", f);
     double v = fields[i].value;
-    if (isfinite(v) && v == floor(v) && fabs(v) <= 9007199254740992.0)
-      fprintf(f, "%.0f", v); /* counts and seeds up to 2^53: exact, never in exponent form */
-    else if (isfinite(v))
-      fprintf(f, "%.10g", v);
+    if (isfinite(v))
+      num(f, v); /* exact; counts and seeds up to 2^53 in full, never in exponent form */
     else
       fputs("null", f);
     fputs(i + 1 < nfields || r->nx ? ",\n" : "\n", f);
@@ -331,6 +365,12 @@ hs_status hs_report_commit(hs_report *r, const char *const *str_keys, const char
   r->learning = NULL;
   if (st == HS_OK) st = hs_outfile_commit(s, err);
   else hs_outfile_abort(s);
+  if (st == HS_OK) {
+    /* The per-device file of the other kind, left by an earlier run. */
+    char *old = join(r->dir, devices_file(!r->profiles));
+    unlink(old);
+    hs_free(old);
+  }
   if (st == HS_OK && !traced) {
     /* A trace.json left by an earlier run into the same folder would describe
      * another run than the files beside it. */
