@@ -9,7 +9,7 @@
  * framework (splitting it would only spread the list). */
 #include "probe.h"
 #include "probe_cases.h"
-#include "hs_learn.h"
+#include "learn/hs_learn.h"
 
 #include <dirent.h>
 #include <errno.h>

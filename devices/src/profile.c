@@ -23,7 +23,7 @@
  * hand-edited comment would shift every line number in parse errors).
  *
  * devices/ must not depend on traces/, so the file is read here with stdio. */
-#include "hs_profile.h"
+#include "devices/hs_profile.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -36,8 +36,8 @@
 #include <cjson/cJSON.h>
 #include <gsl/gsl_cdf.h>
 
-#include "hs_alloc.h"
-#include "hs_util.h"
+#include "base/hs_alloc.h"
+#include "base/hs_util.h"
 
 #ifndef HS_PROFILE_DIR /* the shipped profiles, beside the program (hs_util.h) */
 #define HS_PROFILE_DIR hs_share_path("profiles")

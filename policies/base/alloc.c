@@ -1,7 +1,7 @@
 /* alloc.c: allocation that aborts on out-of-memory (Redis zmalloc style).
  * Zero-size requests return a unique pointer (malloc(1)) so callers never see
  * NULL from a successful call. */
-#include "hs_alloc.h"
+#include "base/hs_alloc.h"
 
 #include <stdint.h>
 #include <stdio.h>

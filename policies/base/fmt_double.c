@@ -28,7 +28,7 @@
  * would pull a C++ runtime into the libc-only status target the board probe
  * links); trying %.15g/%.16g/%.17g with strtod (correct but slower than
  * %.17g alone). */
-#include "hs_fmt.h"
+#include "base/hs_fmt.h"
 
 #include <stdint.h>
 #include <string.h>

@@ -10,7 +10,7 @@
 
 #include <gsl/gsl_rng.h>
 
-#include "hs_rng.h"
+#include "base/hs_rng.h"
 
 /* A gsl_rng whose draws come from *r (r must outlive it). gsl_rng_set() on it
  * reseeds an internal stream (seed, 0, 0) instead. Free with hs_rng_gsl_destroy. */

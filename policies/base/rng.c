@@ -8,7 +8,7 @@
  * rng_gsl.c (hetsim::rng_gsl), so the controller never links GSL. Rejected: one global generator advanced in
  * creation order (adding a device reshuffles everyone), and jump-ahead
  * partitioning (needs a global entity count up front). */
-#include "hs_rng.h"
+#include "base/hs_rng.h"
 
 #include <math.h>
 #include <stdint.h>

@@ -15,8 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "hs_alloc.h"
-#include "hs_util.h"
+#include "base/hs_alloc.h"
+#include "base/hs_util.h"
 
 typedef struct share_entry {
   struct share_entry *next;

@@ -2,7 +2,7 @@
  * error record helpers, and hs_quote. Messages are truncated, never
  * overflowed, and one line (control bytes escaped): the CLI prints each as its
  * one stderr line. O(message length) per call. */
-#include "hs_status.h"
+#include "base/hs_status.h"
 
 #include <stdarg.h>
 #include <stdio.h>

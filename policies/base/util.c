@@ -5,14 +5,14 @@
  * twice the file in memory while growing), not fstat's size: a pipe, a /proc
  * file or a file growing while read has no reliable size. Rejected: mmap (no
  * NUL after the text, and a file truncated under us raises SIGBUS). */
-#include "hs_util.h"
+#include "base/hs_util.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#include "hs_alloc.h"
+#include "base/hs_alloc.h"
 
 char *hs_path_join(const char *dir, const char *rel) {
   if (rel[0] == '/' || !dir || !dir[0] || !strcmp(dir, ".")) return hs_strdup(rel);

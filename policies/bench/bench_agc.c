@@ -16,8 +16,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "hs_agc.h"
-#include "hs_alloc.h"
+#include "policies/hs_agc.h"
+#include "base/hs_alloc.h"
 
 static double now_s(void) {
   struct timespec ts;

@@ -17,9 +17,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "hs_alloc.h"
-#include "hs_policy.h"
-#include "hs_rng.h"
+#include "base/hs_alloc.h"
+#include "policies/hs_policy.h"
+#include "base/hs_rng.h"
 
 static clockid_t bench_clock = CLOCK_MONOTONIC;
 

@@ -40,16 +40,20 @@ if(NOT HS_PROBE_ONLY)
     LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
     INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/hetsim)
   # The headers the library implements (hs_rng_gsl.h is not one: policies/base).
+  # Installed as <prefix>/include/hetsim/{policies,base}/, the same relative
+  # paths as in the tree: a trainer writes #include "policies/hs_policy.h".
   install(FILES
-    ${PROJECT_SOURCE_DIR}/policies/include/hs_policy.h
-    ${PROJECT_SOURCE_DIR}/policies/include/hs_agc.h
-    ${PROJECT_SOURCE_DIR}/policies/include/hs_status.h
-    ${PROJECT_SOURCE_DIR}/policies/include/hs_alloc.h
-    ${PROJECT_SOURCE_DIR}/policies/include/hs_assert.h
-    ${PROJECT_SOURCE_DIR}/policies/include/hs_rng.h
-    ${PROJECT_SOURCE_DIR}/policies/include/hs_util.h
-    ${PROJECT_SOURCE_DIR}/policies/include/hs_fmt.h
-    DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/hetsim)
+    ${PROJECT_SOURCE_DIR}/policies/include/policies/hs_policy.h
+    ${PROJECT_SOURCE_DIR}/policies/include/policies/hs_agc.h
+    DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/hetsim/policies)
+  install(FILES
+    ${PROJECT_SOURCE_DIR}/policies/include/base/hs_status.h
+    ${PROJECT_SOURCE_DIR}/policies/include/base/hs_alloc.h
+    ${PROJECT_SOURCE_DIR}/policies/include/base/hs_assert.h
+    ${PROJECT_SOURCE_DIR}/policies/include/base/hs_rng.h
+    ${PROJECT_SOURCE_DIR}/policies/include/base/hs_util.h
+    ${PROJECT_SOURCE_DIR}/policies/include/base/hs_fmt.h
+    DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/hetsim/base)
   install(EXPORT hetsimTargets NAMESPACE hetsim:: DESTINATION ${HS_INSTALL_CMAKEDIR})
   configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/hetsimConfig.cmake.in
     ${PROJECT_BINARY_DIR}/hetsimConfig.cmake INSTALL_DESTINATION ${HS_INSTALL_CMAKEDIR})

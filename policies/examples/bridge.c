@@ -34,10 +34,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hs_alloc.h"
-#include "hs_policy.h"
-#include "hs_status.h"
-#include "hs_util.h"
+#include "base/hs_alloc.h"
+#include "policies/hs_policy.h"
+#include "base/hs_status.h"
+#include "base/hs_util.h"
 
 /* What cannot be read or written (COMMON rule: exit 1). */
 #define BRIDGE_EXIT_IO 1

@@ -12,7 +12,7 @@
  * the kind, and the published results are reported per preset). */
 #include <math.h>
 
-#include "hs_alloc.h"
+#include "base/hs_alloc.h"
 #include "pol_costs.h"
 
 /* Slots in the key table (and in hs_policy_config.value). */

@@ -26,8 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hs_agc.h"
-#include "hs_alloc.h"
+#include "policies/hs_agc.h"
+#include "base/hs_alloc.h"
 
 #define LN2 0.69314718055994530942 /* M_LN2 is not in strict C11/POSIX */
 #define DP_MAX_ENTRIES ((size_t)1 << 26)

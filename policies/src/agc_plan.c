@@ -20,8 +20,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "hs_agc.h"
-#include "hs_alloc.h"
+#include "policies/hs_agc.h"
+#include "base/hs_alloc.h"
 
 #define PARTITIONS_MAX ((size_t)1 << 31)
 

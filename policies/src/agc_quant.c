@@ -16,8 +16,8 @@
  * M is that of z = 1024 (the level grid is finer than a double already). */
 #include <math.h>
 
-#include "hs_agc.h"
-#include "hs_rng.h"
+#include "policies/hs_agc.h"
+#include "base/hs_rng.h"
 
 #define GOLDEN 0x9e3779b97f4a7c15ULL
 

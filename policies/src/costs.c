@@ -11,7 +11,7 @@
 
 #include <math.h>
 
-#include "hs_alloc.h"
+#include "base/hs_alloc.h"
 
 #define COST_MIN 1e-12
 

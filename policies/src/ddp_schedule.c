@@ -10,7 +10,7 @@
  * gradient over its batch; those weights are what hs_ddp_grad_weights returns. */
 #include <assert.h>
 
-#include "hs_policy.h"
+#include "policies/hs_policy.h"
 
 void hs_ddp_schedule(const uint64_t *n, size_t ranks, uint32_t steps, uint64_t *b) {
   assert(steps >= 1);

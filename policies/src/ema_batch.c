@@ -16,7 +16,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "hs_alloc.h"
+#include "base/hs_alloc.h"
 #include "pol_policy.h"
 
 /* --- ema-batch ---------------------------------------------------------------- */

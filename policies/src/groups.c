@@ -11,7 +11,7 @@
  * policy would then filter n entries per group: O(n * groups)). */
 #include <stdlib.h>
 
-#include "hs_alloc.h"
+#include "base/hs_alloc.h"
 #include "pol_policy.h"
 
 typedef struct gkey {

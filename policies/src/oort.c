@@ -34,8 +34,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "hs_alloc.h"
-#include "hs_rng.h"
+#include "base/hs_alloc.h"
+#include "base/hs_rng.h"
 #include "pol_costs.h"
 
 /* Slots in the key table (and in hs_policy_config.value). */

@@ -38,8 +38,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hs_policy.h"
-#include "hs_status.h"
+#include "policies/hs_policy.h"
+#include "base/hs_status.h"
 #include "pol_select.h"
 
 /* --- keys ------------------------------------------------------------------- */

@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "hs_alloc.h"
+#include "base/hs_alloc.h"
 #include "pol_select.h"
 
 void pol_scratch_init(pol_scratch *s, size_t n) {

@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hs_alloc.h"
+#include "base/hs_alloc.h"
 #include "pol_policy.h"
 
 #define STATE_FORMAT "hetsim-controller-state"

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "hs_alloc.h"
+#include "base/hs_alloc.h"
 #include "pol_costs.h"
 
 enum { K_MIN_SAMPLES };

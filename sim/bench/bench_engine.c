@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "hs_engine.h"
-#include "hs_rng.h"
+#include "sim/hs_engine.h"
+#include "base/hs_rng.h"
 
 typedef struct hold {
   hs_rng rng;

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "hs_fmt.h"
+#include "base/hs_fmt.h"
 
 static double now_s(void) {
   struct timespec ts;

@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "hs_engine.h"
-#include "hs_net.h"
-#include "hs_rng.h"
+#include "sim/hs_engine.h"
+#include "sim/hs_net.h"
+#include "base/hs_rng.h"
 
 typedef struct access_type {
   const char *name;

@@ -15,8 +15,8 @@
 
 #include <gsl/gsl_errno.h>
 
-#include "hs_run.h"
-#include "hs_scenario.h"
+#include "sim/hs_run.h"
+#include "sim/hs_scenario.h"
 
 static double clock_s(clockid_t id) {
   struct timespec ts;

@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hs_alloc.h"
-#include "hs_run.h"
-#include "hs_status.h"
+#include "base/hs_alloc.h"
+#include "sim/hs_run.h"
+#include "base/hs_status.h"
 
 int cli_bad_input(const char *cmd, const char *msg) {
   fprintf(stderr, "hetsim %s: ", cmd);

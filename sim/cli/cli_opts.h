@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "hs_scenario.h"
+#include "sim/hs_scenario.h"
 
 typedef struct cli_opts {
   const char *cmd;        /* "run" or "compare", for messages */

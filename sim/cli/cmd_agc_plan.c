@@ -16,9 +16,9 @@
 
 #include "cli_opts.h"
 #include "commands.h"
-#include "hs_agc.h"
-#include "hs_alloc.h"
-#include "hs_status.h"
+#include "policies/hs_agc.h"
+#include "base/hs_alloc.h"
+#include "base/hs_status.h"
 
 #define CMD "agc-plan"
 

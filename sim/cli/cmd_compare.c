@@ -9,9 +9,9 @@
 
 #include "cli_opts.h"
 #include "commands.h"
-#include "hs_alloc.h"
-#include "hs_metrics.h"
-#include "hs_run.h"
+#include "base/hs_alloc.h"
+#include "sim/hs_metrics.h"
+#include "sim/hs_run.h"
 
 #define DEFAULT_POLICIES "equal,static,time-only,low-energy,balanced,energy-only"
 #define MAX_POLICIES 32

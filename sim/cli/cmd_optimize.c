@@ -33,12 +33,12 @@
 
 #include "cli_opts.h"
 #include "commands.h"
-#include "hs_alloc.h"
-#include "hs_assert.h"
-#include "hs_metrics.h"
-#include "hs_optimize.h"
-#include "hs_outfile.h"
-#include "hs_sweep.h"
+#include "base/hs_alloc.h"
+#include "base/hs_assert.h"
+#include "sim/hs_metrics.h"
+#include "sim/hs_optimize.h"
+#include "traces/hs_outfile.h"
+#include "sim/hs_sweep.h"
 
 #define CMD "optimize"
 

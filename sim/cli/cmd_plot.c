@@ -17,10 +17,10 @@
 
 #include "cli_opts.h"
 #include "commands.h"
-#include "hs_alloc.h"
+#include "base/hs_alloc.h"
 #include "hs_plot.h"
-#include "hs_sweep.h"
-#include "hs_util.h"
+#include "sim/hs_sweep.h"
+#include "base/hs_util.h"
 
 #ifndef HS_PLOT_DIR /* the shipped figure scripts, beside the program (hs_util.h) */
 #define HS_PLOT_DIR hs_share_path("plot")

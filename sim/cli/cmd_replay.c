@@ -21,13 +21,13 @@
 
 #include "cli_opts.h"
 #include "commands.h"
-#include "hs_alloc.h"
-#include "hs_csv.h"
-#include "hs_util.h"
-#include "hs_outfile.h"
-#include "hs_policy.h"
-#include "hs_status.h"
-#include "hs_telemetry_csv.h"
+#include "base/hs_alloc.h"
+#include "traces/hs_csv.h"
+#include "base/hs_util.h"
+#include "traces/hs_outfile.h"
+#include "policies/hs_policy.h"
+#include "base/hs_status.h"
+#include "traces/hs_telemetry_csv.h"
 
 static void usage(FILE *out) {
   fputs("usage: hetsim replay TELEMETRY.csv --policy NAME [--set KEY=VALUE ...] [-o OUT.csv]\n"

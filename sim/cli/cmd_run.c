@@ -11,9 +11,9 @@
 
 #include "cli_opts.h"
 #include "commands.h"
-#include "hs_alloc.h"
-#include "hs_run.h"
-#include "hs_util.h"
+#include "base/hs_alloc.h"
+#include "sim/hs_run.h"
+#include "base/hs_util.h"
 #include "progress.h"
 #include "run_expect.h"
 

@@ -20,13 +20,13 @@
 
 #include "cli_opts.h"
 #include "commands.h"
-#include "hs_alloc.h"
-#include "hs_metrics.h"
-#include "hs_outfile.h"
-#include "hs_sweep.h"
+#include "base/hs_alloc.h"
+#include "sim/hs_metrics.h"
+#include "traces/hs_outfile.h"
+#include "sim/hs_sweep.h"
 #include "progress.h"
 #ifdef HS_SWEEP_MPI
-#include "hs_sweep_mpi.h"
+#include "sim/hs_sweep_mpi.h"
 #define CMD "hetsim-mpi sweep"
 int hs_cmd_sweep_mpi(int argc, char **argv); /* called by mpi_main.c */
 #else

@@ -10,9 +10,9 @@
 
 #include "cli_opts.h"
 #include "commands.h"
-#include "hs_alloc.h"
-#include "hs_scenario.h"
-#include "hs_status.h"
+#include "base/hs_alloc.h"
+#include "sim/hs_scenario.h"
+#include "base/hs_status.h"
 
 static void validate_usage(FILE *out) {
   fprintf(out,

@@ -7,7 +7,7 @@
 #include <gsl/gsl_errno.h>
 
 #include "commands.h"
-#include "hs_status.h"
+#include "base/hs_status.h"
 
 #ifndef HS_VERSION
 #define HS_VERSION "0.1.0"

@@ -5,7 +5,7 @@
 
 #include <gsl/gsl_errno.h>
 
-#include "hs_sweep_mpi.h"
+#include "sim/hs_sweep_mpi.h"
 
 int hs_cmd_sweep_mpi(int argc, char **argv);
 

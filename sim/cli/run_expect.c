@@ -15,10 +15,10 @@
 #include <sys/stat.h>
 
 #include "cli_opts.h"
-#include "hs_alloc.h"
-#include "hs_expect.h"
-#include "hs_status.h"
-#include "hs_util.h"
+#include "base/hs_alloc.h"
+#include "traces/hs_expect.h"
+#include "base/hs_status.h"
+#include "base/hs_util.h"
 
 static const char *const required[] = {"summary.json", "rounds.csv", "devices.csv"};
 

@@ -7,12 +7,12 @@
  * heterogeneity rule (slowest bandwidth, largest latency) are documented in
  * hs_collective.h; each has a closed-form test in tests/unit/test_collective.c.
  * Bits = 8 * bytes everywhere: beta is in bit/s, n in bytes. */
-#include "hs_collective.h"
+#include "sim/hs_collective.h"
 
 #include <math.h>
 #include <string.h>
 
-#include "hs_assert.h"
+#include "base/hs_assert.h"
 
 /* ceil(log2 p) for p >= 1, by integer shifts so no rounding can bite. */
 static double ceil_log2(uint32_t p) {

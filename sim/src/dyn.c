@@ -23,8 +23,8 @@
 #include <string.h>
 
 #include "dyn.h"
-#include "hs_alloc.h"
-#include "hs_assert.h"
+#include "base/hs_alloc.h"
+#include "base/hs_assert.h"
 #include "run_internal.h"
 
 #define DYN_MAX_LEVELS 16

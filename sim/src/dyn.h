@@ -21,9 +21,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hs_profile.h"
-#include "hs_rng.h"
-#include "hs_status.h"
+#include "devices/hs_profile.h"
+#include "base/hs_rng.h"
+#include "base/hs_status.h"
 
 /* --- thermal closed forms (dyn_thermal.c) ---------------------------------- */
 

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "dyn.h"
-#include "hs_alloc.h"
+#include "base/hs_alloc.h"
 
 static void push(dyn_pw *p, double t, double v) {
   if (p->n == p->cap) {

@@ -21,13 +21,13 @@
  * Invariants: a slot is pending iff live_seq != NONE; the clock never goes
  * backwards (scheduling in the past asserts); ties are resolved only by
  * (time, priority, seq), never by addresses. */
-#include "hs_engine.h"
+#include "sim/hs_engine.h"
 
 #include <math.h>
 
 #include "evq.h"
-#include "hs_alloc.h"
-#include "hs_assert.h"
+#include "base/hs_alloc.h"
+#include "base/hs_assert.h"
 
 #define NONE UINT64_MAX
 #define NO_SLOT UINT32_MAX

@@ -55,7 +55,7 @@
 #include <assert.h>
 #include <math.h>
 
-#include "hs_alloc.h"
+#include "base/hs_alloc.h"
 
 #define SIM_EVQ_NIL UINT32_MAX
 #define CHUNK_N 16    /* entries per chunk */

@@ -39,11 +39,11 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "hs_alloc.h"
-#include "hs_assert.h"
-#include "hs_collective.h"
-#include "hs_engine.h"
-#include "hs_net.h"
+#include "base/hs_alloc.h"
+#include "base/hs_assert.h"
+#include "sim/hs_collective.h"
+#include "sim/hs_engine.h"
+#include "sim/hs_net.h"
 #include "sim_fsdp.h"
 
 uint32_t sim_topo_node(const sim_topo *t, size_t rank) {

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hs_alloc.h"
+#include "base/hs_alloc.h"
 
 void sim_jpath_init(sim_jpath *p) {
   p->s[0] = '\0';

@@ -9,7 +9,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "hs_status.h"
+#include "base/hs_status.h"
 
 #define SIM_JPATH_MAX 256
 

@@ -31,8 +31,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "hs_alloc.h"
-#include "hs_policy.h"
+#include "base/hs_alloc.h"
+#include "policies/hs_policy.h"
 #include "sim_learning.h"
 
 struct sim_learn {

@@ -22,15 +22,15 @@
  * events; the regimes only need totals and per-round differences, which callers
  * get by reading twice); the state packed into the hot record (it needs 33
  * bytes then, one line per device again). */
-#include "hs_ledger.h"
+#include "sim/hs_ledger.h"
 
 #include <math.h>
 #include <stdalign.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "hs_alloc.h"
-#include "hs_assert.h"
+#include "base/hs_alloc.h"
+#include "base/hs_assert.h"
 
 #define NON (HS_POWER_NSTATES - 1) /* states that draw power: busy, comm, idle */
 

@@ -16,7 +16,7 @@
  *
  * The test-only hook appends to a small second array: tests prove that a
  * metric added here reaches every output without a second edit. */
-#include "hs_metrics.h"
+#include "sim/hs_metrics.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -27,9 +27,9 @@
 
 #include <gsl/gsl_cdf.h>
 
-#include "hs_assert.h"
-#include "hs_fmt.h"
-#include "hs_sweep.h"
+#include "base/hs_assert.h"
+#include "base/hs_fmt.h"
+#include "sim/hs_sweep.h"
 
 const char *const hs_stat_names[HS_STAT_COUNT] = {"mean",   "median",  "min",    "max",
                                                   "sd",     "ci95_lo", "ci95_hi"};

@@ -42,15 +42,15 @@
  * one invariant set (above) and are updated together at every event; split
  * across files they would need a private header exposing every field, and
  * each piece alone could not be read or tested against the invariants. */
-#include "hs_net.h"
+#include "sim/hs_net.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "hs_alloc.h"
-#include "hs_assert.h"
-#include "hs_status.h"
+#include "base/hs_alloc.h"
+#include "base/hs_assert.h"
+#include "base/hs_status.h"
 
 #define SIM_NONE UINT32_MAX
 

@@ -25,8 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hs_alloc.h"
-#include "hs_optimize.h"
+#include "base/hs_alloc.h"
+#include "sim/hs_optimize.h"
 
 /* --- variables -------------------------------------------------------------- */
 

@@ -44,8 +44,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hs_alloc.h"
-#include "hs_fmt.h"
+#include "base/hs_alloc.h"
+#include "base/hs_fmt.h"
 #include "jpath.h"
 #include "run_internal.h"
 

@@ -18,8 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hs_agc.h"
-#include "hs_status.h"
+#include "policies/hs_agc.h"
+#include "base/hs_status.h"
 
 typedef struct sim_run sim_run;
 

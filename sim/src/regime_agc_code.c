@@ -40,7 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hs_alloc.h"
+#include "base/hs_alloc.h"
 #include "regime_agc.h"
 #include "run_internal.h"
 

@@ -25,8 +25,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "hs_alloc.h"
-#include "hs_learn.h"
+#include "base/hs_alloc.h"
+#include "learn/hs_learn.h"
 #include "regime_agc.h"
 
 struct agc_learn {

@@ -56,9 +56,9 @@
 
 #include <cjson/cJSON.h>
 
-#include "hs_alloc.h"
-#include "hs_assert.h"
-#include "hs_collective.h"
+#include "base/hs_alloc.h"
+#include "base/hs_assert.h"
+#include "sim/hs_collective.h"
 #include "jpath.h"
 #include "run_internal.h"
 #include "sim_learning.h"

@@ -34,8 +34,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "hs_alloc.h"
-#include "hs_collective.h"
+#include "base/hs_alloc.h"
+#include "sim/hs_collective.h"
 #include "regime_fl.h"
 #include "dyn.h"
 #include "run_internal.h"

@@ -8,8 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hs_report.h"
-#include "hs_status.h"
+#include "traces/hs_report.h"
+#include "base/hs_status.h"
 #include "sim_regime.h"
 
 #define FL_MAX_LEVELS 8

@@ -28,7 +28,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "hs_alloc.h"
+#include "base/hs_alloc.h"
 #include "jpath.h"
 #include "regime_fl.h"
 #include "run_internal.h"

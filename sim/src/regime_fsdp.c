@@ -36,8 +36,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "hs_alloc.h"
-#include "hs_profile.h"
+#include "base/hs_alloc.h"
+#include "devices/hs_profile.h"
 #include "regime_fsdp.h"
 #include "run_internal.h"
 #include "sim_learning.h"

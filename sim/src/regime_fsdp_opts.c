@@ -27,7 +27,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "hs_alloc.h"
+#include "base/hs_alloc.h"
 #include "regime_fsdp.h"
 
 /* An integer option written as a number in [lo, hi]. */

@@ -19,7 +19,7 @@
  * still in flight carry the round's epoch and do nothing. */
 #include <math.h>
 
-#include "hs_alloc.h"
+#include "base/hs_alloc.h"
 #include "run_internal.h"
 
 #include "dyn.h"

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "hs_policy.h"
+#include "policies/hs_policy.h"
 #include "sim_regime.h"
 
 #define SIM_REGIMES(X)   \

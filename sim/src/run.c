@@ -27,11 +27,11 @@
 
 #include <gsl/gsl_randist.h>
 
-#include "hs_alloc.h"
-#include "hs_assert.h"
-#include "hs_collective.h"
-#include "hs_metrics.h"
-#include "hs_util.h"
+#include "base/hs_alloc.h"
+#include "base/hs_assert.h"
+#include "sim/hs_collective.h"
+#include "sim/hs_metrics.h"
+#include "base/hs_util.h"
 #include "dyn.h"
 #include "run_describe.h"
 #include "run_internal.h"

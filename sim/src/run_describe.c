@@ -34,11 +34,11 @@
 
 #include <cjson/cJSON.h>
 
-#include "hs_alloc.h"
-#include "hs_util.h"
-#include "hs_assert.h"
-#include "hs_profile.h"
-#include "hs_policy.h"
+#include "base/hs_alloc.h"
+#include "base/hs_util.h"
+#include "base/hs_assert.h"
+#include "devices/hs_profile.h"
+#include "policies/hs_policy.h"
 #include "run_describe.h"
 
 #ifndef HS_VERSION

@@ -6,9 +6,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hs_run.h"
-#include "hs_scenario.h"
-#include "hs_status.h"
+#include "sim/hs_run.h"
+#include "sim/hs_scenario.h"
+#include "base/hs_status.h"
 
 #define SIM_DESC_MAX 8
 

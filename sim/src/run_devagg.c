@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "hs_alloc.h"
+#include "base/hs_alloc.h"
 #include "run_internal.h"
 
 struct sim_devagg {

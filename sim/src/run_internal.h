@@ -14,16 +14,16 @@
 
 #include "hs_rng_gsl.h"
 
-#include "hs_engine.h"
-#include "hs_ledger.h"
-#include "hs_net.h"
-#include "hs_policy.h"
-#include "hs_profile.h"
-#include "hs_report.h"
-#include "hs_rng.h"
-#include "hs_run.h"
-#include "hs_scenario.h"
-#include "hs_speed_trace.h"
+#include "sim/hs_engine.h"
+#include "sim/hs_ledger.h"
+#include "sim/hs_net.h"
+#include "policies/hs_policy.h"
+#include "devices/hs_profile.h"
+#include "traces/hs_report.h"
+#include "base/hs_rng.h"
+#include "sim/hs_run.h"
+#include "sim/hs_scenario.h"
+#include "traces/hs_speed_trace.h"
 #include "sim_regime.h"
 
 /* One expanded device. The fields an event touches come first, so that at

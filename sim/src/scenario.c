@@ -16,7 +16,7 @@
  *
  * Which policy a regime runs comes from the regime's capabilities
  * (sim_regime_runs_policy); this file knows no regime and nothing of a run. */
-#include "hs_scenario.h"
+#include "sim/hs_scenario.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -24,10 +24,10 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "hs_alloc.h"
-#include "hs_outfile.h"
-#include "hs_speed_trace.h"
-#include "hs_util.h"
+#include "base/hs_alloc.h"
+#include "traces/hs_outfile.h"
+#include "traces/hs_speed_trace.h"
+#include "base/hs_util.h"
 #include "scenario_internal.h"
 
 #ifndef HS_SCENARIO_DIR /* the shipped scenarios, beside the program (hs_util.h) */

@@ -17,9 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hs_alloc.h"
-#include "hs_speed_trace.h"
-#include "hs_util.h"
+#include "base/hs_alloc.h"
+#include "traces/hs_speed_trace.h"
+#include "base/hs_util.h"
 #include "scenario_internal.h"
 
 hs_status scn_parse_network(ctx *c, const cJSON *root) {

@@ -30,9 +30,9 @@
 #include <string.h>
 
 #include "dyn.h"
-#include "hs_alloc.h"
-#include "hs_csv.h"
-#include "hs_util.h"
+#include "base/hs_alloc.h"
+#include "traces/hs_csv.h"
+#include "base/hs_util.h"
 #include "scenario_internal.h"
 
 static hs_status parse_cotenant(ctx *c, const cJSON *o, dyn_dev_spec *t, size_t first, size_t n) {

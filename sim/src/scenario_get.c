@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "hs_alloc.h"
+#include "base/hs_alloc.h"
 #include "scenario_internal.h"
 
 /* --- errors ------------------------------------------------------------------ */

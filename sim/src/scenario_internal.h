@@ -22,8 +22,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "hs_profile.h"
-#include "hs_scenario.h"
+#include "devices/hs_profile.h"
+#include "sim/hs_scenario.h"
 #include "jpath.h"
 #include "sim_fsdp.h"
 #include "sim_regime.h"

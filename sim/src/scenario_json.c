@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hs_alloc.h"
+#include "base/hs_alloc.h"
 #include "scenario_internal.h"
 
 static void add_num(cJSON *o, const char *key, double v) {

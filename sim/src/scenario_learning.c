@@ -32,9 +32,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "hs_alloc.h"
-#include "hs_learn.h"
-#include "hs_util.h"
+#include "base/hs_alloc.h"
+#include "learn/hs_learn.h"
+#include "base/hs_util.h"
 #include "scenario_internal.h"
 #include "sim_learning.h"
 

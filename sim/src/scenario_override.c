@@ -8,7 +8,7 @@
  * names the --set key. O(overrides x path length); overrides are few. */
 #include <string.h>
 
-#include "hs_alloc.h"
+#include "base/hs_alloc.h"
 #include "scenario_internal.h"
 
 static hs_status apply_one(ctx *c, cJSON *root, const hs_override *o, ovr_mark *mark) {

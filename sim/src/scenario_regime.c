@@ -18,7 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "hs_alloc.h"
+#include "base/hs_alloc.h"
 #include "scenario_internal.h"
 
 /* "kind" and every registered option key once, NULL-terminated (heap). */

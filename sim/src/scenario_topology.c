@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hs_alloc.h"
+#include "base/hs_alloc.h"
 #include "scenario_internal.h"
 
 #define GBPS 1e9

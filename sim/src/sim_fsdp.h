@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hs_scenario.h"
+#include "sim/hs_scenario.h"
 
 typedef struct sim_topo {
   bool present;

@@ -20,10 +20,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hs_learn.h"
-#include "hs_report.h"
-#include "hs_scenario.h"
-#include "hs_status.h"
+#include "learn/hs_learn.h"
+#include "traces/hs_report.h"
+#include "sim/hs_scenario.h"
+#include "base/hs_status.h"
 
 typedef struct sim_learn sim_learn;
 

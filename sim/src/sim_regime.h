@@ -34,9 +34,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hs_report.h"
-#include "hs_scenario.h"
-#include "hs_status.h"
+#include "traces/hs_report.h"
+#include "sim/hs_scenario.h"
+#include "base/hs_status.h"
 
 typedef struct cJSON cJSON;
 typedef struct sim_run sim_run;         /* run_internal.h */

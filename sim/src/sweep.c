@@ -22,15 +22,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hs_alloc.h"
-#include "hs_fmt.h"
-#include "hs_assert.h"
-#include "hs_metrics.h"
-#include "hs_outfile.h"
-#include "hs_profile.h"
-#include "hs_run.h"
-#include "hs_sweep.h"
-#include "hs_util.h"
+#include "base/hs_alloc.h"
+#include "base/hs_fmt.h"
+#include "base/hs_assert.h"
+#include "sim/hs_metrics.h"
+#include "traces/hs_outfile.h"
+#include "devices/hs_profile.h"
+#include "sim/hs_run.h"
+#include "sim/hs_sweep.h"
+#include "base/hs_util.h"
 
 #define SPEC_SHOWN 80 /* bytes of a spec that messages quote (as sweep_grid.c) */
 

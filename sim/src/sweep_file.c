@@ -28,13 +28,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "hs_alloc.h"
-#include "hs_fmt.h"
-#include "hs_assert.h"
-#include "hs_csv.h"
-#include "hs_metrics.h"
-#include "hs_outfile.h"
-#include "hs_sweep.h"
+#include "base/hs_alloc.h"
+#include "base/hs_fmt.h"
+#include "base/hs_assert.h"
+#include "traces/hs_csv.h"
+#include "sim/hs_metrics.h"
+#include "traces/hs_outfile.h"
+#include "sim/hs_sweep.h"
 
 struct hs_sweep_file {
   int fd;

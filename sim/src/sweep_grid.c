@@ -22,8 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hs_alloc.h"
-#include "hs_sweep.h"
+#include "base/hs_alloc.h"
+#include "sim/hs_sweep.h"
 
 #define MAX_VALUES 1000000u
 #define MAX_SEED 9007199254740992ULL /* 2^53, the scenario's own bound; also the

@@ -19,9 +19,9 @@
 #include <mpi.h>
 #include <string.h>
 
-#include "hs_alloc.h"
-#include "hs_assert.h"
-#include "hs_sweep_mpi.h"
+#include "base/hs_alloc.h"
+#include "base/hs_assert.h"
+#include "sim/hs_sweep_mpi.h"
 
 #define REC (2 + HS_SWEEP_NMETRICS) /* row, ok, metrics */
 

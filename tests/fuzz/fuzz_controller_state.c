@@ -1,5 +1,5 @@
 /* fuzz_controller_state.c: libFuzzer harness for the controller state reader
- * (hs_controller_restore, policies/include/hs_policy.h; policies/src/state.c).
+ * (hs_controller_restore, policies/include/policies/hs_policy.h; policies/src/state.c).
  *
  * Input: the state text, offered to four controllers (balanced, static, oort,
  * ema-batch with 4 steps), each already fed two rounds. Contract checked: a
@@ -9,8 +9,8 @@
  * budget, and the restored controller takes a valid update.
  * Seeds: seeds/controller_state/ (states saved by these four controllers). */
 #include "fuzz_common.h"
-#include "hs_alloc.h"
-#include "hs_policy.h"
+#include "base/hs_alloc.h"
+#include "policies/hs_policy.h"
 
 typedef struct spec {
   const char *kind, *key, *value;

@@ -1,5 +1,5 @@
 /* fuzz_grid.c: libFuzzer harness for the sweep --grid spec reader
- * (hs_sweep_axis_parse, sim/include/hs_sweep.h).
+ * (hs_sweep_axis_parse, sim/include/sim/hs_sweep.h).
  *
  * Input: the spec text (as after --grid). Contract checked: an error comes with
  * a message (one line: strict mode) starting "--grid "; an accepted axis has a non-empty key,
@@ -12,7 +12,7 @@
 #include <math.h>
 
 #include "fuzz_common.h"
-#include "hs_sweep.h"
+#include "sim/hs_sweep.h"
 
 /* Values a "key=start:stop:step" range would expand to (0 when the spec is not
  * such a range). Only to keep the smoke run fast. */

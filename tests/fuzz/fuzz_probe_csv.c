@@ -11,7 +11,7 @@
 
 #include "fuzz_common.h"
 #include "probe.h"
-#include "hs_learn_parts.h"
+#include "learn/hs_learn_parts.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char *text = fuzz_cstr(data, size);

@@ -11,7 +11,7 @@
  * -max_len=8192: the 26 MB archives as seeds slow it to a few runs a second). */
 #include "fuzz_common.h"
 #include "probe.h"
-#include "hs_learn_parts.h"
+#include "learn/hs_learn_parts.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   hs_error err = {HS_OK, ""};

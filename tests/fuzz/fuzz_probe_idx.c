@@ -10,7 +10,7 @@
  * add a decompressed Fashion-MNIST label file as a seed folder). */
 #include "fuzz_common.h"
 #include "probe.h"
-#include "hs_learn_parts.h"
+#include "learn/hs_learn_parts.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static const size_t caps[] = {0, 1, 7};

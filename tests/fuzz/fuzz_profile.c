@@ -1,5 +1,5 @@
 /* fuzz_profile.c: libFuzzer harness for the device profile reader
- * (hs_profile_parse, devices/include/hs_profile.h).
+ * (hs_profile_parse, devices/include/devices/hs_profile.h).
  *
  * Input: profile JSON text. Contract checked: NULL comes with a one-line
  * message; an accepted profile has idle_w, comm_w > 0, at least one task, and
@@ -9,7 +9,7 @@
 #include <math.h>
 
 #include "fuzz_common.h"
-#include "hs_profile.h"
+#include "devices/hs_profile.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char *text = fuzz_cstr(data, size);

@@ -1,5 +1,5 @@
 /* fuzz_resume.c: libFuzzer harness for the sweep resume reader
- * (hs_sweep_file_open with resume, sim/include/hs_sweep.h).
+ * (hs_sweep_file_open with resume, sim/include/sim/hs_sweep.h).
  *
  * The sweep is fixed: tests/data/sweep/tiny.json with --grid
  * policy.w_e=0,0.5,1 --grid policy.deadband=0,0.1 --seeds 1,2 (12 rows), the
@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "fuzz_common.h"
-#include "hs_sweep.h"
+#include "sim/hs_sweep.h"
 
 static hs_sweep *sweep;
 static char path[64];

@@ -1,5 +1,5 @@
 /* fuzz_scenario.c: libFuzzer harness for the scenario reader with --set
- * overrides (hs_scenario_parse + hs_override_parse, sim/include/hs_scenario.h).
+ * overrides (hs_scenario_parse + hs_override_parse, sim/include/sim/hs_scenario.h).
  *
  * Input: scenario JSON, optionally followed by a line "#set" and then one
  * "key=value" override per line (at most 16), exactly what `hetsim run
@@ -15,7 +15,7 @@
  * per execution under the fuzzer's instrumentation); the data readers have
  * their own harnesses (fuzz_probe_idx, fuzz_probe_gzip, fuzz_probe_csv). */
 #include "fuzz_common.h"
-#include "hs_scenario.h"
+#include "sim/hs_scenario.h"
 
 #define MAX_OVR 16
 

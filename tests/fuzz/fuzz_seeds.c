@@ -1,12 +1,12 @@
 /* fuzz_seeds.c: libFuzzer harness for the sweep --seeds spec reader
- * (hs_sweep_seeds_parse, sim/include/hs_sweep.h).
+ * (hs_sweep_seeds_parse, sim/include/sim/hs_sweep.h).
  *
  * Input: the spec text. Contract checked: an error comes with a one-line
  * message starting "--seeds "; accepted seeds number 1..1,000,000, each
  * <= 2^53, none repeated (checked with a sort: O(n log n)). Seeds: seeds/seeds/. */
 #include "fuzz_common.h"
-#include "hs_alloc.h"
-#include "hs_sweep.h"
+#include "base/hs_alloc.h"
+#include "sim/hs_sweep.h"
 
 static int cmp_u64(const void *a, const void *b) {
   uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;

@@ -1,5 +1,5 @@
 /* fuzz_speed_trace.c: libFuzzer harness for the speed-trace reader
- * (hs_speed_trace_parse, traces/include/hs_speed_trace.h).
+ * (hs_speed_trace_parse, traces/include/traces/hs_speed_trace.h).
  *
  * Input: the CSV text. Contract checked: NULL comes with a message (one line: strict mode); an
  * accepted trace has >= 1 row, a finite speed > 0 at several times, and
@@ -9,7 +9,7 @@
 #include <math.h>
 
 #include "fuzz_common.h"
-#include "hs_speed_trace.h"
+#include "traces/hs_speed_trace.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char *text = fuzz_cstr(data, size);

@@ -1,5 +1,5 @@
 /* fuzz_telemetry.c: libFuzzer harness for the telemetry replay CSV reader
- * (hs_telemetry_csv_parse, traces/include/hs_telemetry_csv.h).
+ * (hs_telemetry_csv_parse, traces/include/traces/hs_telemetry_csv.h).
  *
  * Input: the CSV text. Contract checked: NULL comes with a message (one line: strict mode); an
  * accepted table has >= 1 device and round, strictly increasing round numbers,
@@ -9,7 +9,7 @@
 #include <math.h>
 
 #include "fuzz_common.h"
-#include "hs_telemetry_csv.h"
+#include "traces/hs_telemetry_csv.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char *text = fuzz_cstr(data, size);

@@ -28,7 +28,7 @@ install)
   rm -rf "$prefix"
   cmake --install "$build" --prefix "$prefix" >/dev/null || die "cmake --install failed"
   for f in bin/hetsim bin/hs-policy-bridge bin/hetsim-probe "$libdir/libhetsim-policies.so" \
-           "$libdir/libhetsim-policies.a" include/hetsim/hs_policy.h include/hetsim/hs_agc.h \
+           "$libdir/libhetsim-policies.a" include/hetsim/policies/hs_policy.h include/hetsim/policies/hs_agc.h \
            "$libdir/pkgconfig/hetsim-policies.pc" "$libdir/cmake/hetsim/hetsimConfig.cmake" \
            share/hetsim/scenarios/testbed-mnist-pma.json share/hetsim/profiles/rpi4.json \
            share/hetsim/plot/run_allocation.gp; do

@@ -14,8 +14,8 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "hs_agc.h"
-#include "hs_policy.h"
+#include "policies/hs_agc.h"
+#include "policies/hs_policy.h"
 
 static int fail(const char *what) {
   fprintf(stderr, "trainer: %s\n", what);

@@ -12,7 +12,7 @@
  * State: the stride and the update count. O(n) per update. */
 #include <string.h>
 
-#include "hs_alloc.h"
+#include "base/hs_alloc.h"
 #include "pol_policy.h"
 
 enum { K_STRIDE, K_TILT };

@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "hs_alloc.h"
+#include "base/hs_alloc.h"
 #include "run_internal.h"
 
 typedef struct testonly_opts {

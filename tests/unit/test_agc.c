@@ -6,7 +6,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "hs_agc.h"
+#include "policies/hs_agc.h"
 
 static const double P4[4] = {0.1, 0.2, 0.3, 0.4};
 #define DA 1.20125 /* case A: the public code's tuned D for this p and Z = 16 */

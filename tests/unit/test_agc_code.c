@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hs_agc.h"
+#include "policies/hs_agc.h"
 
 /* p_i = 0 (a worker that never straggles) is allowed when pmin = 0; the exact
  * enumeration keeps p_i >= pmin > 0 because with p_i = 0 and many bits the

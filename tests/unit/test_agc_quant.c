@@ -6,7 +6,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "hs_agc.h"
+#include "policies/hs_agc.h"
 
 Test(agc_quant, spec_example) {
   const double x[2] = {3.0, 4.0};

@@ -4,9 +4,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "hs_collective.h"
-#include "hs_engine.h"
-#include "hs_net.h"
+#include "sim/hs_collective.h"
+#include "sim/hs_engine.h"
+#include "sim/hs_net.h"
 
 static bool near(double got, double want) {
   return fabs(got - want) <= 1e-12 * fmax(1.0, fabs(want));

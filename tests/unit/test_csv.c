@@ -4,7 +4,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "hs_csv.h"
+#include "traces/hs_csv.h"
 
 static hs_csv *open_text(const char *text, unsigned flags) {
   hs_error err = {0};

@@ -10,11 +10,11 @@
 #include <unistd.h>
 
 #include "dyn.h"
-#include "hs_alloc.h"
-#include "hs_profile.h"
-#include "hs_run.h"
-#include "hs_scenario.h"
-#include "hs_util.h"
+#include "base/hs_alloc.h"
+#include "devices/hs_profile.h"
+#include "sim/hs_run.h"
+#include "sim/hs_scenario.h"
+#include "base/hs_util.h"
 #include "test_tmpdir.h"
 
 #define DATA HS_SOURCE_DIR "/tests/data/dyn"
@@ -331,7 +331,7 @@ Test(dynamics, thermal_profile_block) {
 
 /* --- HFL-DDP silos: their own deadband decision and data budget ------------ */
 
-#include "hs_policy.h"
+#include "policies/hs_policy.h"
 
 /* Two silos {0,1} and {2,3}, time-only, deadband 0.05, 1000 samples each.
  * Silo A's times call for 1500/500 (a 50 % change); silo B's for 1029/971

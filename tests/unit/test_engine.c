@@ -6,8 +6,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "hs_engine.h"
-#include "hs_rng.h"
+#include "sim/hs_engine.h"
+#include "base/hs_rng.h"
 
 typedef struct rec {
   uint64_t order[64];

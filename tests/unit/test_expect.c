@@ -8,11 +8,11 @@
 
 #include <criterion/criterion.h>
 
-#include "hs_alloc.h"
-#include "hs_expect.h"
-#include "hs_run.h"
-#include "hs_scenario.h"
-#include "hs_util.h"
+#include "base/hs_alloc.h"
+#include "traces/hs_expect.h"
+#include "sim/hs_run.h"
+#include "sim/hs_scenario.h"
+#include "base/hs_util.h"
 #include "test_tmpdir.h"
 
 static int csv(const char *g, const char *o, double rtol, hs_expect_diff *d, hs_error *err) {

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hs_fmt.h"
+#include "base/hs_fmt.h"
 
 static double from_bits(uint64_t b) {
   double v;

@@ -13,10 +13,10 @@
 
 #include <cjson/cJSON.h>
 
-#include "hs_alloc.h"
-#include "hs_profile.h"
-#include "hs_run.h"
-#include "hs_scenario.h"
+#include "base/hs_alloc.h"
+#include "devices/hs_profile.h"
+#include "sim/hs_run.h"
+#include "sim/hs_scenario.h"
 #include "sim_fsdp.h"
 #include "test_tmpdir.h"
 

@@ -27,12 +27,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "hs_alloc.h"
-#include "hs_learn.h"
-#include "hs_policy.h"
-#include "hs_run.h"
-#include "hs_scenario.h"
-#include "hs_util.h"
+#include "base/hs_alloc.h"
+#include "learn/hs_learn.h"
+#include "policies/hs_policy.h"
+#include "sim/hs_run.h"
+#include "sim/hs_scenario.h"
+#include "base/hs_util.h"
 #include "sim_learning.h"
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-function"

@@ -12,8 +12,8 @@
 #include <criterion/criterion.h>
 #include <math.h>
 
-#include "hs_learn.h"
-#include "hs_learn_parts.h"
+#include "learn/hs_learn.h"
+#include "learn/hs_learn_parts.h"
 #include "test_learn_data.h"
 
 static float *model(const hs_learner *l) { return calloc(hs_learn_nparams(l), sizeof(float)); }

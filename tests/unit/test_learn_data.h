@@ -13,8 +13,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "hs_learn.h"
-#include "hs_learn_parts.h"
+#include "learn/hs_learn.h"
+#include "learn/hs_learn_parts.h"
 
 static void tl_be32(unsigned char *p, uint32_t v) {
   p[0] = (unsigned char)(v >> 24);

@@ -5,7 +5,7 @@
 #include <criterion/criterion.h>
 #include <math.h>
 
-#include "hs_learn.h"
+#include "learn/hs_learn.h"
 #include "learn_internal.h"
 
 static void quad_grad(const float *p, double *g) {

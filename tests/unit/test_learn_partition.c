@@ -5,8 +5,8 @@
 #include <criterion/criterion.h>
 #include <math.h>
 
-#include "hs_learn.h"
-#include "hs_learn_parts.h"
+#include "learn/hs_learn.h"
+#include "learn/hs_learn_parts.h"
 #include "test_learn_data.h"
 
 static char *dir;

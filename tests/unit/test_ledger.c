@@ -4,7 +4,7 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "hs_ledger.h"
+#include "sim/hs_ledger.h"
 
 #define EPS 1e-9
 

@@ -14,11 +14,11 @@
 
 #include <criterion/criterion.h>
 
-#include "hs_fmt.h"
-#include "hs_alloc.h"
-#include "hs_metrics.h"
-#include "hs_outfile.h"
-#include "hs_sweep.h"
+#include "base/hs_fmt.h"
+#include "base/hs_alloc.h"
+#include "sim/hs_metrics.h"
+#include "traces/hs_outfile.h"
+#include "sim/hs_sweep.h"
 
 #define TINY HS_SOURCE_DIR "/tests/data/sweep/tiny.json"
 

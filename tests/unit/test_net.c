@@ -4,10 +4,10 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "hs_engine.h"
-#include "hs_net.h"
-#include "hs_rng.h"
-#include "hs_status.h"
+#include "sim/hs_engine.h"
+#include "sim/hs_net.h"
+#include "base/hs_rng.h"
+#include "base/hs_status.h"
 
 #define MB 1e6 /* bytes */
 

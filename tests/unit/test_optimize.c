@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hs_alloc.h"
-#include "hs_optimize.h"
-#include "hs_sweep.h"
+#include "base/hs_alloc.h"
+#include "sim/hs_optimize.h"
+#include "sim/hs_sweep.h"
 
 static hs_opt_var var(const char *spec) {
   hs_opt_var v;

@@ -7,8 +7,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "hs_alloc.h"
-#include "hs_outfile.h"
+#include "base/hs_alloc.h"
+#include "traces/hs_outfile.h"
 #include "test_tmpdir.h"
 
 static char dir[256];

@@ -13,9 +13,9 @@
 
 #include <criterion/criterion.h>
 
-#include "hs_alloc.h"
+#include "base/hs_alloc.h"
 #include "hs_plot.h"
-#include "hs_util.h"
+#include "base/hs_util.h"
 #include "plot_core.h"
 #include "test_tmpdir.h"
 

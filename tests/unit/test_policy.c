@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "hs_policy.h"
+#include "policies/hs_policy.h"
 #include "test_policy_helpers.h"
 
 /* per-sample time (1, 2, 4) x 10 ms and energy (5, 6, 9) x 10 mJ at 100 samples */

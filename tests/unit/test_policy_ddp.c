@@ -5,9 +5,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "hs_alloc.h"
-#include "hs_policy.h"
-#include "hs_rng.h"
+#include "base/hs_alloc.h"
+#include "policies/hs_policy.h"
+#include "base/hs_rng.h"
 
 Test(policy_ddp, schedule_known_answer) {
   uint64_t n[3] = {10, 3, 0}, b[12];

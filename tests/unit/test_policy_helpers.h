@@ -7,7 +7,7 @@
 #include <criterion/criterion.h>
 #include <math.h>
 
-#include "hs_policy.h"
+#include "policies/hs_policy.h"
 
 static inline hs_policy_config cfg_of(const char *kind) {
   hs_policy_config c;

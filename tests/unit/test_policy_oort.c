@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "hs_alloc.h"
-#include "hs_policy.h"
+#include "base/hs_alloc.h"
+#include "policies/hs_policy.h"
 
 static hs_controller *make_oort(size_t n, uint64_t budget, const char *k, const char *seed,
                                 hs_error *err) {

@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hs_alloc.h"
-#include "hs_policy.h"
-#include "hs_rng.h"
+#include "base/hs_alloc.h"
+#include "policies/hs_policy.h"
+#include "base/hs_rng.h"
 
 #define TRIALS 1500
 #define ROUNDS 6

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "hs_policy.h"
+#include "policies/hs_policy.h"
 #include "pol_policy.h"
 #include "test_policy_helpers.h"
 

@@ -14,10 +14,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "hs_alloc.h"
-#include "hs_outfile.h"
-#include "hs_policy.h"
-#include "hs_util.h"
+#include "base/hs_alloc.h"
+#include "traces/hs_outfile.h"
+#include "policies/hs_policy.h"
+#include "base/hs_util.h"
 #include "test_tmpdir.h"
 
 #define GOLDEN HS_SOURCE_DIR "/tests/golden/replay"

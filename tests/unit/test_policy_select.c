@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hs_alloc.h"
-#include "hs_rng.h"
+#include "base/hs_alloc.h"
+#include "base/hs_rng.h"
 #include "pol_select.h"
 
 static int cmp_d(const void *a, const void *b) {

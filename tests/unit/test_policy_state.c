@@ -10,9 +10,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "hs_alloc.h"
-#include "hs_policy.h"
-#include "hs_rng.h"
+#include "base/hs_alloc.h"
+#include "policies/hs_policy.h"
+#include "base/hs_rng.h"
 
 static hs_controller *make(const char *kind, size_t n, const uint32_t *groups, uint64_t budget) {
   hs_error err = {0};

@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "hs_profile.h"
+#include "devices/hs_profile.h"
 #include "probe.h"
 #include "probe_cases.h"
 

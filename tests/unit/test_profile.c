@@ -13,8 +13,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "hs_alloc.h"
-#include "hs_profile.h"
+#include "base/hs_alloc.h"
+#include "devices/hs_profile.h"
 
 static const char *const shipped[] = {"rpi4",       "rpi5",       "odroid-n2plus", "jetson-orin-nano-cpu",
                                       "visionfive2", "licheepi4a", "intel-n100",    "ryzen-5800u"};

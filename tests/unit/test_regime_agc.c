@@ -17,10 +17,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "hs_alloc.h"
-#include "hs_run.h"
-#include "hs_scenario.h"
-#include "hs_util.h"
+#include "base/hs_alloc.h"
+#include "sim/hs_run.h"
+#include "sim/hs_scenario.h"
+#include "base/hs_util.h"
 #include "regime_agc.h"
 #include "test_tmpdir.h"
 

@@ -14,10 +14,10 @@
 
 #include <cjson/cJSON.h>
 
-#include "hs_alloc.h"
-#include "hs_outfile.h"
-#include "hs_run.h"
-#include "hs_scenario.h"
+#include "base/hs_alloc.h"
+#include "traces/hs_outfile.h"
+#include "sim/hs_run.h"
+#include "sim/hs_scenario.h"
 #include "sim_regime.h"
 #include "test_tmpdir.h"
 

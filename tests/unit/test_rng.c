@@ -6,7 +6,7 @@
 #include <gsl/gsl_randist.h>
 #include <math.h>
 
-#include "hs_rng.h"
+#include "base/hs_rng.h"
 #include "hs_rng_gsl.h"
 
 Test(rng, splitmix64_reference) {

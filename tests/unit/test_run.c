@@ -13,11 +13,11 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "hs_alloc.h"
-#include "hs_outfile.h"
-#include "hs_run.h"
-#include "hs_scenario.h"
-#include "hs_util.h"
+#include "base/hs_alloc.h"
+#include "traces/hs_outfile.h"
+#include "sim/hs_run.h"
+#include "sim/hs_scenario.h"
+#include "base/hs_util.h"
 #include "test_tmpdir.h"
 
 #define DATA HS_SOURCE_DIR "/tests/data/run"

@@ -9,9 +9,9 @@
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>
 
-#include "hs_alloc.h"
-#include "hs_profile.h"
-#include "hs_scenario.h"
+#include "base/hs_alloc.h"
+#include "devices/hs_profile.h"
+#include "sim/hs_scenario.h"
 
 #define DATA HS_SOURCE_DIR "/tests/data/scenario"
 

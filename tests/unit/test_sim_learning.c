@@ -18,13 +18,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "hs_alloc.h"
-#include "hs_learn.h"
-#include "hs_metrics.h"
-#include "hs_policy.h"
-#include "hs_run.h"
-#include "hs_scenario.h"
-#include "hs_util.h"
+#include "base/hs_alloc.h"
+#include "learn/hs_learn.h"
+#include "sim/hs_metrics.h"
+#include "policies/hs_policy.h"
+#include "sim/hs_run.h"
+#include "sim/hs_scenario.h"
+#include "base/hs_util.h"
 #include "sim_learning.h"
 /* The shared data header's learner helpers are not called here. */
 #pragma GCC diagnostic push

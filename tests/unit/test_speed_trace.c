@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "hs_speed_trace.h"
+#include "traces/hs_speed_trace.h"
 
 static hs_speed_trace *parse_ok(const char *csv) {
   hs_error err = {0};

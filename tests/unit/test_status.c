@@ -4,8 +4,8 @@
 #include <signal.h>
 #include <string.h>
 
-#include "hs_alloc.h"
-#include "hs_status.h"
+#include "base/hs_alloc.h"
+#include "base/hs_status.h"
 
 Test(status, strings_come_from_the_table) {
   cr_assert_str_eq(hs_status_str(HS_OK), "ok");

@@ -10,11 +10,11 @@
 #include <criterion/criterion.h>
 #include <math.h>
 
-#include "hs_fmt.h"
-#include "hs_alloc.h"
-#include "hs_outfile.h"
-#include "hs_rng.h"
-#include "hs_sweep.h"
+#include "base/hs_fmt.h"
+#include "base/hs_alloc.h"
+#include "traces/hs_outfile.h"
+#include "base/hs_rng.h"
+#include "sim/hs_sweep.h"
 
 #define TINY HS_SOURCE_DIR "/tests/data/sweep/tiny.json"
 

@@ -9,8 +9,8 @@
 
 #include <criterion/criterion.h>
 
-#include "hs_alloc.h"
-#include "hs_sweep.h"
+#include "base/hs_alloc.h"
+#include "sim/hs_sweep.h"
 
 #define TINY HS_SOURCE_DIR "/tests/data/sweep/tiny.json"
 #define BIG 100000

@@ -3,7 +3,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "hs_telemetry_csv.h"
+#include "traces/hs_telemetry_csv.h"
 
 static hs_telemetry_csv *parse(const char *text, hs_error *err) {
   return hs_telemetry_csv_parse(text, strlen(text), "t.csv", err);

@@ -6,8 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "hs_alloc.h"
-#include "hs_util.h"
+#include "base/hs_alloc.h"
+#include "base/hs_util.h"
 
 static void expect_join(const char *dir, const char *rel, const char *want) {
   char *got = hs_path_join(dir, rel);

@@ -13,8 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "hs_alloc.h"
-#include "hs_util.h"
+#include "base/hs_alloc.h"
+#include "base/hs_util.h"
 #include "plot_core.h"
 
 #define MAX_DEV_LEGEND 24

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hs_alloc.h"
+#include "base/hs_alloc.h"
 #include "plot_core.h"
 
 typedef struct pareto_state {

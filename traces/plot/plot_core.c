@@ -28,11 +28,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "hs_alloc.h"
-#include "hs_assert.h"
-#include "hs_csv.h"
-#include "hs_outfile.h"
-#include "hs_util.h"
+#include "base/hs_alloc.h"
+#include "base/hs_assert.h"
+#include "traces/hs_csv.h"
+#include "traces/hs_outfile.h"
+#include "base/hs_util.h"
 
 extern char **environ;
 

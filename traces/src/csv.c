@@ -17,13 +17,13 @@
  * old readers did this: it cannot unquote "" in place without shifting, and
  * every reader carried its own splitter); a callback-per-field API (the
  * readers check fields by column, which wants the whole record at once). */
-#include "hs_csv.h"
+#include "traces/hs_csv.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "hs_alloc.h"
-#include "hs_util.h"
+#include "base/hs_alloc.h"
+#include "base/hs_util.h"
 
 struct hs_csv {
   const char *text, *p, *end;

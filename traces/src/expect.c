@@ -9,7 +9,7 @@
  * nor loosen a tolerance, and it says nothing about which value moved.
  * JSON goes through cJSON (already a dependency of this library) and a
  * recursive walk; summary.json trees are small. */
-#include "hs_expect.h"
+#include "traces/hs_expect.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -19,8 +19,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "hs_alloc.h"
-#include "hs_csv.h"
+#include "base/hs_alloc.h"
+#include "traces/hs_csv.h"
 
 static bool number(const char *s, double *v) {
   if (!*s) return false;

@@ -1,7 +1,7 @@
 /* outfile.c: write-to-temporary-then-rename output files and mkdir -p. The
  * temporary lives in the destination's folder so the rename never crosses file
  * systems. (Whole-file reads moved to policies/base/util.c, hs_util.h.) */
-#include "hs_outfile.h"
+#include "traces/hs_outfile.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "hs_alloc.h"
+#include "base/hs_alloc.h"
 
 struct hs_outfile {
   FILE *fp;

@@ -8,7 +8,7 @@
  * learning.csv is an extra file like a regime's agc.csv; the extra files a
  * run may write (optional_files) are removed on commit when this run did not
  * write them, so a reused folder never mixes two runs' tables. */
-#include "hs_report.h"
+#include "traces/hs_report.h"
 
 #include <errno.h>
 #include <math.h>
@@ -17,9 +17,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "hs_alloc.h"
-#include "hs_fmt.h"
-#include "hs_outfile.h"
+#include "base/hs_alloc.h"
+#include "base/hs_fmt.h"
+#include "traces/hs_outfile.h"
 
 struct hs_report {
   char *dir;

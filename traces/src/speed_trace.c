@@ -16,7 +16,7 @@
  * is t0 + w / S[k] directly, without the subtraction of two large prefix sums;
  * across segments the error is a few ulps of W(end), i.e. relative 1e-16 of the
  * simulated time. */
-#include "hs_speed_trace.h"
+#include "traces/hs_speed_trace.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -25,9 +25,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hs_alloc.h"
-#include "hs_csv.h"
-#include "hs_util.h"
+#include "base/hs_alloc.h"
+#include "traces/hs_csv.h"
+#include "base/hs_util.h"
 
 struct hs_speed_trace {
   size_t n;  /* rows, >= 1 */

@@ -11,7 +11,7 @@
  * why the format requires the first round's order. Rejected: a hash map that
  * would allow any order per round (more code, and replay output follows the
  * first round's order anyway). */
-#include "hs_telemetry_csv.h"
+#include "traces/hs_telemetry_csv.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -20,9 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hs_alloc.h"
-#include "hs_csv.h"
-#include "hs_util.h"
+#include "base/hs_alloc.h"
+#include "traces/hs_csv.h"
+#include "base/hs_util.h"
 
 #define HEADER "round,device,time_s,energy_j,samples"
 

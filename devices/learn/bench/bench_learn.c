@@ -7,8 +7,8 @@
  *   hs-bench-learn [--task mnist|era5|imdb] [--data PATH] [--samples N]
  *                  [--batch B] [--reps R] [--participants P] [--threads T]
  * Exit 2 on bad arguments, 1 when the data cannot be loaded. */
-#include "hs_learn.h"
-#include "hs_learn_parts.h"
+#include "learn/hs_learn.h"
+#include "learn/hs_learn_parts.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -8,7 +8,7 @@
  * values never need it), CRLF accepted, a final newline optional.
  * Data structure: one row-major double matrix, grown geometrically.
  * Errors name the line, the column and the byte offset. */
-#include "hs_learn_parts.h"
+#include "learn/hs_learn_parts.h"
 
 #include <errno.h>
 #include <math.h>

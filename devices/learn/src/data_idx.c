@@ -7,7 +7,7 @@
  * holds exactly what the header promises (or at least max_items items when
  * the caller asked for fewer). Every check names the byte offset.
  * Complexity: O(bytes). Rejected: mmap (gzip files must be inflated anyway). */
-#include "hs_learn_parts.h"
+#include "learn/hs_learn_parts.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -7,7 +7,7 @@
  * taken in name order and pos/neg alternate so a prefix (max_docs) is balanced.
  * Complexity: O(total bytes). Rejected: a real vocabulary with a hash map
  * (more code, more memory on a 1 GB board, no gain for timing). */
-#include "hs_learn_parts.h"
+#include "learn/hs_learn_parts.h"
 
 #include <dirent.h>
 #include <stdlib.h>

@@ -12,7 +12,7 @@
  * Complexity: O(output * code length) time. Rejected: table-driven fast
  * decoding (zlib's inffast) - five times the code for a one-off 30 MB read that
  * takes about a second; and linking zlib, which a bare board may not have. */
-#include "hs_learn_parts.h"
+#include "learn/hs_learn_parts.h"
 
 #include <setjmp.h>
 #include <stdlib.h>

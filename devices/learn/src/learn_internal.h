@@ -3,8 +3,8 @@
 #ifndef LEARN_INTERNAL_H
 #define LEARN_INTERNAL_H
 
-#include "hs_learn.h"
-#include "hs_learn_parts.h"
+#include "learn/hs_learn.h"
+#include "learn/hs_learn_parts.h"
 
 /* ------------------------------------------------------------ rng (rng.c) */
 /* xoshiro256** seeded from a key through splitmix64. */

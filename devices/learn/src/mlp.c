@@ -10,8 +10,8 @@
  * backward (lrn_mlp_sample_d): same per-sample terms, summed in double. Rejected: a BLAS - the sizes are tiny and the
  * harness must build on a board with nothing installed. float, not double:
  * what real trainers on these boards use, and half the memory traffic. */
-#include "hs_rng.h"
-#include "hs_learn_parts.h"
+#include "base/hs_rng.h"
+#include "learn/hs_learn_parts.h"
 
 #include <math.h>
 #include <stdlib.h>

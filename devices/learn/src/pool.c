@@ -7,7 +7,7 @@
  * milliseconds, so a few microseconds of wake-up do not matter.
  * Rejected: pthread_barrier (optional in POSIX), spinning (steals the core a
  * measurement is timing), one thread per batch (creation cost per batch). */
-#include "hs_learn_parts.h"
+#include "learn/hs_learn_parts.h"
 
 #include <assert.h>
 #include <pthread.h>

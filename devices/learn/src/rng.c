@@ -14,7 +14,7 @@
 
 #include <math.h>
 
-#include "hs_rng.h"
+#include "base/hs_rng.h"
 
 static uint64_t rng_fin(uint64_t z) { return hs_mix64(z); }
 

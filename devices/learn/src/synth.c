@@ -9,8 +9,8 @@
  *   imdb: reviews of 60-300 words from a small lexicon with sentiment-bearing
  *         words, "<br /><br />" breaks, files <id>_<rating>.txt with ratings
  *         7-10 in pos/ and 1-4 in neg/, as in aclImdb. */
-#include "hs_rng.h"
-#include "hs_learn_parts.h"
+#include "base/hs_rng.h"
+#include "learn/hs_learn_parts.h"
 
 #include <errno.h>
 #include <stdarg.h>

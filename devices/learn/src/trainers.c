@@ -18,7 +18,7 @@
  * expanded once per batch (imdb_finish). Over 600 lines because each task's
  * loader, harness path and learner hooks read best side by side.
  * Adding a task is adding its functions and a registry line. */
-#include "hs_learn_parts.h"
+#include "learn/hs_learn_parts.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -5,7 +5,7 @@
  * the monotonic clock the harness and the benchmark time with.
  * Rejected: stdio for reads (a sysfs file read in two pieces can mix two
  * values; the harness reads sysfs through lrn_read_file too). */
-#include "hs_learn_parts.h"
+#include "learn/hs_learn_parts.h"
 
 #include <errno.h>
 #include <fcntl.h>

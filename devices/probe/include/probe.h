@@ -21,11 +21,11 @@
 /* Status codes, error messages ("<file>: <where>: <reason>") and aborting
  * allocation are hetsim's own (hetsim::status: libc only, so it builds on a
  * bare board too): one table for the harness and the simulator. */
-#include "hs_alloc.h"
-#include "hs_status.h"
+#include "base/hs_alloc.h"
+#include "base/hs_status.h"
 /* The data readers, the pool, the MLP and the trainers live in the learner
  * library (devices/learn, hetsim::learn); the harness links it. */
-#include "hs_learn_parts.h"
+#include "learn/hs_learn_parts.h"
 
 #if defined(__GNUC__)
 #define PROBE_PRINTF(a, b) __attribute__((format(printf, a, b)))

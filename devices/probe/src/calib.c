@@ -12,7 +12,7 @@
  * coefficient of variation; median and MAD go in the notes. Runs during which
  * a throttle counter moved are flagged and left out (unless all were).
  * busy_w is the median over runs of energy / training time. */
-#include "hs_rng.h"
+#include "base/hs_rng.h"
 #include "probe.h"
 
 #include <math.h>

@@ -2,7 +2,7 @@
 # Regenerate the replay golden files, on purpose only (a changed golden is a
 # changed controller: say why in the commit). The adaptive cases were checked,
 # when first written, against an independent Python re-implementation of the
-# rules in policies/include/hs_policy.h.
+# rules in policies/include/policies/hs_policy.h.
 #   sh tests/golden/replay/regen.sh build/bin/hetsim
 set -eu
 hetsim=${1:?usage: regen.sh PATH/TO/hetsim}

@@ -1,4 +1,4 @@
-/* [sim/include -> hetsim::sim; not installed]
+/* [sim/include/sim -> hetsim::sim; not installed]
  * hs_sweep.h: parameter sweeps: the Cartesian product of grids over scenario
  * keys, times a list of seeds, each (point, seed) one hs_run; the crash-safe
  * results file; per-point aggregates and the makespan-energy Pareto front.
@@ -43,8 +43,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hs_scenario.h"
-#include "hs_status.h"
+#include "sim/hs_scenario.h"
+#include "base/hs_status.h"
 
 /* Room for the metrics of a row: the HS_METRIC_SWEEP metrics of the table
  * (hs_metrics.h), hs_metric_sweep_count() of them, in column order; the rest

@@ -1,4 +1,4 @@
-/* [sim/include -> hetsim::sweep_mpi; not installed]
+/* [sim/include/sim -> hetsim::sweep_mpi; not installed]
  * hs_sweep_mpi.h: a sweep spread across MPI ranks (target hetsim::sweep_mpi,
  * built only when CMake finds MPI; used by the `hetsim-mpi` binary).
  *
@@ -11,7 +11,7 @@
 #ifndef HS_SWEEP_MPI_H
 #define HS_SWEEP_MPI_H
 
-#include "hs_sweep.h"
+#include "sim/hs_sweep.h"
 
 /* MPI_Init / MPI_Finalize (call once each, from main). */
 void hs_sweep_mpi_init(int *argc, char ***argv);

@@ -1,4 +1,4 @@
-/* [policies/include -> hetsim::status; installed: include/hetsim/, -lhetsim-policies]
+/* [policies/include/base -> hetsim::status; installed: include/hetsim/base/, -lhetsim-policies]
  * hs_util.h: the small libc-only helpers every folder needs once: paths,
  * FNV-1a hashing, reading a whole file, refusing text with NUL bytes.
  *
@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hs_status.h"
+#include "base/hs_status.h"
 
 /* --- paths ----------------------------------------------------------------- */
 

@@ -1,4 +1,4 @@
-/* [traces/include -> hetsim::traces; not installed]
+/* [traces/include/traces -> hetsim::traces; not installed]
  * hs_csv.h: the one CSV reader behind every simulator-side CSV input
  * (telemetry replay, speed traces, sweep resume, plot inputs).
  *
@@ -34,7 +34,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "hs_status.h"
+#include "base/hs_status.h"
 
 enum {
   HS_CSV_SKIP_BLANK = 1u << 0,

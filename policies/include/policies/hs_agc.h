@@ -1,4 +1,4 @@
-/* [policies/include -> hetsim::policies; installed: include/hetsim/, -lhetsim-policies]
+/* [policies/include/policies -> hetsim::policies; installed: include/hetsim/policies/, -lhetsim-policies]
  * hs_agc.h: the planner of approximate gradient coding with quantisation (AGC).
  *
  * A trainer links this as it links the controller: libc + libm only (plus the
@@ -54,7 +54,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hs_status.h"
+#include "base/hs_status.h"
 
 /* --- allocators --------------------------------------------------------- */
 

@@ -1,4 +1,4 @@
-/* [policies/include -> hetsim::base; installed: include/hetsim/, -lhetsim-policies]
+/* [policies/include/base -> hetsim::base; installed: include/hetsim/base/, -lhetsim-policies]
  * hs_rng.h: seeded random streams, one per (master seed, entity id, purpose).
  *
  * A stream's draws depend only on those three numbers, never on creation order,

@@ -1,4 +1,4 @@
-/* [devices/learn/include -> hetsim::learn; not installed]
+/* [devices/learn/include/learn -> hetsim::learn; not installed]
  * hs_learn.h: the learner interface of hetsim::learn (devices/learn), the
  * board harness's trainers (hetsim-probe) made into a library the simulator
  * calls. It trains for real: the same MLP (Fashion-MNIST), regressor (ERA5 CSV
@@ -48,7 +48,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hs_status.h"
+#include "base/hs_status.h"
 
 typedef struct hs_learner hs_learner;
 typedef struct hs_learn_grad hs_learn_grad;

@@ -1,4 +1,4 @@
-/* [devices/learn/include -> hetsim::learn; not installed]
+/* [devices/learn/include/learn -> hetsim::learn; not installed]
  * hs_learn_parts.h: the parts of the learner library (devices/learn,
  * hetsim::learn) that came from the board harness hetsim-probe: data readers
  * (gzip, IDX, ERA5 CSV, aclImdb text), the synthetic data writers, the thread
@@ -15,8 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hs_alloc.h"
-#include "hs_status.h"
+#include "base/hs_alloc.h"
+#include "base/hs_status.h"
 
 #if defined(__GNUC__)
 #define LRN_PRINTF(a, b) __attribute__((format(printf, a, b)))

@@ -1,4 +1,4 @@
-/* [sim/include -> hetsim::sim; not installed]
+/* [sim/include/sim -> hetsim::sim; not installed]
  * hs_engine.h: the discrete-event engine.
  *
  * Total order of pending events (the contract every regime relies on):

@@ -1,4 +1,4 @@
-/* [traces/include -> hetsim::traces; not installed]
+/* [traces/include/traces -> hetsim::traces; not installed]
  * hs_expect.h: compare an output against a golden one and name the first
  * difference (`hetsim replay --expect`, `hetsim run --expect`).
  *
@@ -23,7 +23,7 @@
 
 #include <stddef.h>
 
-#include "hs_status.h"
+#include "base/hs_status.h"
 
 enum { HS_EXPECT_SAME = 0, HS_EXPECT_DIFF = 1, HS_EXPECT_BAD = -1 };
 

@@ -1,4 +1,4 @@
-/* [policies/include -> hetsim::policies; installed: include/hetsim/, -lhetsim-policies]
+/* [policies/include/policies -> hetsim::policies; installed: include/hetsim/policies/, -lhetsim-policies]
  * hs_policy.h: the controller library. Telemetry in, allocation out.
  *
  * This is the code a training script on a real board links (libc + libm only;
@@ -73,7 +73,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hs_status.h"
+#include "base/hs_status.h"
 
 #define HS_POLICY_NAME_MAX 32
 

@@ -1,4 +1,4 @@
-/* [sim/include -> hetsim::sim; not installed]
+/* [sim/include/sim -> hetsim::sim; not installed]
  * hs_ledger.h: the energy ledger.
  *
  * Each device is in exactly one power state at a time; each state has a constant

@@ -1,4 +1,4 @@
-/* [sim/include -> hetsim::sim; not installed]
+/* [sim/include/sim -> hetsim::sim; not installed]
  * hs_metrics.h: the summary metrics of a run, by name, in one table
  * (sim/src/metrics.c).
  *
@@ -30,9 +30,9 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "hs_report.h"
-#include "hs_run.h"
-#include "hs_status.h"
+#include "traces/hs_report.h"
+#include "sim/hs_run.h"
+#include "base/hs_status.h"
 
 /* The C type of the hs_summary field. */
 typedef enum hs_metric_type { HS_METRIC_F64, HS_METRIC_U32, HS_METRIC_U64 } hs_metric_type;

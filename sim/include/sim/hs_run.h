@@ -1,4 +1,4 @@
-/* [sim/include -> hetsim::sim; not installed]
+/* [sim/include/sim -> hetsim::sim; not installed]
  * hs_run.h: run one scenario to completion and (optionally) write its outputs.
  *
  * hs_run is re-entrant: no globals, so a sweep may run several scenarios at once
@@ -9,8 +9,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "hs_scenario.h"
-#include "hs_status.h"
+#include "sim/hs_scenario.h"
+#include "base/hs_status.h"
 
 typedef struct hs_run_opts {
   const char *out_dir;   /* NULL: write nothing; else summary.json, rounds.csv, devices.csv */

@@ -1,4 +1,4 @@
-/* [policies/include -> hetsim::status; installed: include/hetsim/, -lhetsim-policies]
+/* [policies/include/base -> hetsim::status; installed: include/hetsim/base/, -lhetsim-policies]
  * hs_status.h: one status enum for all of hetsim, and an error record that
  * carries a message naming the place (file, JSON path or CSV line) and the reason.
  *

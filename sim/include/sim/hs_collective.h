@@ -1,4 +1,4 @@
-/* [sim/include -> hetsim::sim; not installed]
+/* [sim/include/sim -> hetsim::sim; not installed]
  * hs_collective.h: alpha-beta cost models of collective operations, as
  * descriptors in one registry looked up by the name a scenario uses.
  *
@@ -43,7 +43,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hs_status.h"
+#include "base/hs_status.h"
 
 typedef struct hs_coll_params {
   double bytes;            /* n >= 0, bytes */

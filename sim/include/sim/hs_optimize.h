@@ -36,7 +36,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "hs_status.h"
+#include "base/hs_status.h"
 
 typedef enum hs_opt_kind { HS_OPT_REAL, HS_OPT_LATTICE, HS_OPT_SET } hs_opt_kind;
 

@@ -1,4 +1,4 @@
-/* [traces/include -> hetsim::traces; not installed]
+/* [traces/include/traces -> hetsim::traces; not installed]
  * hs_report.h: the run outputs in one folder (DESIGN.md "Run outputs").
  *
  *   summary.json  one object: scenario, policy, regime, seed and the figures,
@@ -28,7 +28,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "hs_status.h"
+#include "base/hs_status.h"
 
 typedef struct hs_report hs_report;
 

@@ -1,4 +1,4 @@
-/* [policies/include -> hetsim::status; installed: include/hetsim/, -lhetsim-policies]
+/* [policies/include/base -> hetsim::status; installed: include/hetsim/base/, -lhetsim-policies]
  * hs_assert.h: invariant checks that stay on in every build type.
  *
  * A broken invariant (an event scheduled in the past, time going backwards in

@@ -1,4 +1,4 @@
-/* [policies/include -> hetsim::status; installed: include/hetsim/, -lhetsim-policies]
+/* [policies/include/base -> hetsim::status; installed: include/hetsim/base/, -lhetsim-policies]
  * hs_fmt.h: shortest round-trip formatting of doubles (libc only, hetsim::status).
  *
  * hs_fmt_double writes the shortest decimal that strtod reads back to the same

@@ -1,4 +1,4 @@
-/* [sim/include -> hetsim::sim; not installed]
+/* [sim/include/sim -> hetsim::sim; not installed]
  * hs_net.h: links and concurrent transfers on the event engine (fluid model,
  * max-min fair sharing).
  *
@@ -60,7 +60,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hs_engine.h"
+#include "sim/hs_engine.h"
 
 #define HS_NET_BPS_PER_MBPS 1e6 /* scenario bandwidth_mbps -> bit/s */
 #define HS_NET_S_PER_MS 1e-3    /* scenario latency_ms -> s */

@@ -1,4 +1,4 @@
-/* [traces/include -> hetsim::traces; not installed]
+/* [traces/include/traces -> hetsim::traces; not installed]
  * hs_speed_trace.h: per-device speed traces: a piecewise-constant speed factor
  * over simulated time (thermal throttling, background load, DVFS caps).
  *
@@ -26,7 +26,7 @@
 
 #include <stddef.h>
 
-#include "hs_status.h"
+#include "base/hs_status.h"
 
 typedef struct hs_speed_trace hs_speed_trace;  /* piecewise-constant speed factor over simulated time */
 hs_speed_trace *hs_speed_trace_load(const char *path, hs_error *err); /* CSV header "time_s,speed", time ascending from 0, speed > 0 */

@@ -1,4 +1,4 @@
-/* [devices/include -> hetsim::devices; not installed]
+/* [devices/include/devices -> hetsim::devices; not installed]
  * hs_profile.h: device profiles: load, validate, look up, sample.
  *
  * A profile describes one board type (format, field by field, in
@@ -23,8 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hs_rng.h"
-#include "hs_status.h"
+#include "base/hs_rng.h"
+#include "base/hs_status.h"
 
 /* The "format" string this loader reads. */
 #define HS_PROFILE_FORMAT "hetsim-profile/1"

@@ -1,4 +1,4 @@
-/* [policies/include -> hetsim::status; installed: include/hetsim/, -lhetsim-policies]
+/* [policies/include/base -> hetsim::status; installed: include/hetsim/base/, -lhetsim-policies]
  * hs_alloc.h: the one allocation wrapper. Out-of-memory is not an input error
  * hetsim can recover from: these abort with a message, so call sites stay clean.
  * Memory from these is released with hs_free (or free). */

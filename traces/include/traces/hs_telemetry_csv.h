@@ -1,4 +1,4 @@
-/* [traces/include -> hetsim::traces; not installed]
+/* [traces/include/traces -> hetsim::traces; not installed]
  * hs_telemetry_csv.h: the telemetry replay input (DESIGN.md, "Formats").
  *
  *   round,device,time_s,energy_j,samples
@@ -24,7 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hs_status.h"
+#include "base/hs_status.h"
 
 typedef struct hs_telemetry_csv {
   size_t ndevices;

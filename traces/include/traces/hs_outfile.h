@@ -1,4 +1,4 @@
-/* [traces/include -> hetsim::traces; not installed]
+/* [traces/include/traces -> hetsim::traces; not installed]
  * hs_outfile.h: output files that are never seen half-written.
  *
  * hs_outfile_open writes to a temporary name in the destination's folder
@@ -10,8 +10,8 @@
 
 #include <stdio.h>
 
-#include "hs_status.h"
-#include "hs_util.h" /* hs_read_file, for the readers that include this header */
+#include "base/hs_status.h"
+#include "base/hs_util.h" /* hs_read_file, for the readers that include this header */
 
 typedef struct hs_outfile hs_outfile;
 

@@ -1,4 +1,4 @@
-/* [sim/include -> hetsim::sim; not installed]
+/* [sim/include/sim -> hetsim::sim; not installed]
  * hs_scenario.h: a scenario, loaded and validated from JSON (see DESIGN.md,
  * "Formats", and README.md, "Scenario format", for every key, unit and default),
  * with --set overrides applied to the JSON tree before validation.
@@ -28,8 +28,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hs_policy.h"
-#include "hs_status.h"
+#include "policies/hs_policy.h"
+#include "base/hs_status.h"
 
 typedef struct hs_profile hs_profile;         /* devices/hs_profile.h */
 typedef struct hs_speed_trace hs_speed_trace; /* traces/hs_speed_trace.h */
