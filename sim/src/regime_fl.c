@@ -343,7 +343,7 @@ static const sim_regime_opt fl_table[] = {
     {"server", SIM_OPT_CUSTOM, offsetof(fl_opts, srv_idle_w), 0, 0, 0, 0, NULL, NULL,
      "the server host: {idle_w, busy_w, s_per_update, s_per_mb} (default all 0)"},
     {"network", SIM_OPT_CUSTOM, offsetof(fl_opts, j_per_byte), 0, 0, 0, 0, NULL, NULL,
-     "network energy: {j_per_byte per link crossed, port_w per endpoint} (default 0)"},
+     "network energy: {j_per_byte per link crossed (default 1e-6: a Wi-Fi estimate), port_w per endpoint (default 0)}"},
     {"dvfs", SIM_OPT_CUSTOM, offsetof(fl_opts, dvfs), 0, 0, 0, 0, NULL, NULL,
      "star, threshold: {levels: [{speed, power}] fastest first, governor: performance, "
      "powersave or slack} (default: none)"},

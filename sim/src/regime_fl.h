@@ -14,6 +14,22 @@
 
 #define FL_MAX_LEVELS 8
 
+/* Default regime.network.j_per_byte: energy per model byte per link crossed
+ * (a hop crosses two). An ESTIMATE from public figures, not a measurement:
+ *  - "1 to 17 joules per MByte of data transferred for conventional
+ *    high-power Wi-Fi equipment" (Macnica, "Hi-Q news" application note,
+ *    https://www.macnica.eu/knowledge-base/hi-q-news);
+ *  - an 802.11b card at 11 Mb/s spent 485-1267 x 0.86 nJ per bit sent, i.e.
+ *    3.3-8.7 uJ per byte (Barr and Asanovic, "Energy Aware Lossless Data
+ *    Compression", MobiSys 2003, https://www.usenix.org/legacy/publications/
+ *    library/proceedings/mobisys03/tech/barr/barr_html/node7.html).
+ * 1 uJ per byte per link makes a hop 2 J/MB: inside the first range, below
+ * the 2003 card (newer radios move more bits per joule). Ethernet and
+ * datacenter links cost far less per byte: a scenario on them states its own.
+ * No default for port_w or the server's power: no public figure found that
+ * fits a generic endpoint or server host, so they stay 0 (off). */
+#define FL_DEFAULT_J_PER_BYTE 1e-6
+
 typedef struct fl_level {
   uint32_t fanout;
   char *link;

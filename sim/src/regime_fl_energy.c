@@ -10,9 +10,10 @@
  *                each link it crosses (two per hop: the sender's access or
  *                uplink, and the shared link it enters), and every endpoint's
  *                port (devices, aggregators, the server) draws port_w for
- *                the makespan. Defaults 0 (off): the figures of real NICs
- *                and switch ports vary by an order of magnitude with the
- *                hardware, so a scenario states its own (see the notes).
+ *                the makespan. Default j_per_byte = FL_DEFAULT_J_PER_BYTE,
+ *                an ESTIMATE from public figures for Wi-Fi radios, not a
+ *                measurement (regime_fl.h says where it comes from); default
+ *                port_w 0: no port figure found that fits every endpoint.
  * Summary fields (fl only): energy_server_j, energy_network_j, and
  * energy_system_j = energy_j (devices) + server + aggregators + network, the
  * identity the tests check.
@@ -33,9 +34,10 @@
 #include "regime_fl.h"
 #include "run_internal.h"
 
-static hs_status num(sim_opt_ctx *c, const cJSON *obj, const char *key, double *out) {
+/* obj.key into *out, or `dflt` when the key is absent. */
+static hs_status num(sim_opt_ctx *c, const cJSON *obj, const char *key, double *out, double dflt) {
   const cJSON *n = cJSON_GetObjectItemCaseSensitive(obj, key);
-  *out = 0;
+  *out = dflt;
   if (!n) return HS_OK;
   size_t m = sim_opt_key(c, key);
   if (!cJSON_IsNumber(n) || !isfinite(n->valuedouble) || n->valuedouble < 0)
@@ -46,20 +48,23 @@ static hs_status num(sim_opt_ctx *c, const cJSON *obj, const char *key, double *
 }
 
 hs_status fl_energy_parse(sim_opt_ctx *c, const cJSON *node, fl_opts *o, const char *key) {
-  if (!node) return HS_OK; /* every field 0 */
+  if (!node) { /* server: every field 0; network: the sourced defaults */
+    if (strcmp(key, "server")) o->j_per_byte = FL_DEFAULT_J_PER_BYTE, o->port_w = 0;
+    return HS_OK;
+  }
   size_t m = sim_opt_key(c, key);
   hs_status st;
   if (!strcmp(key, "server")) {
     static const char *const keys[] = {"idle_w", "busy_w", "s_per_update", "s_per_mb", NULL};
-    if ((st = sim_opt_object(c, node, keys)) || (st = num(c, node, "idle_w", &o->srv_idle_w)) ||
-        (st = num(c, node, "busy_w", &o->srv_busy_w)) ||
-        (st = num(c, node, "s_per_update", &o->srv_s_per_update)) ||
-        (st = num(c, node, "s_per_mb", &o->srv_s_per_mb)))
+    if ((st = sim_opt_object(c, node, keys)) || (st = num(c, node, "idle_w", &o->srv_idle_w, 0)) ||
+        (st = num(c, node, "busy_w", &o->srv_busy_w, 0)) ||
+        (st = num(c, node, "s_per_update", &o->srv_s_per_update, 0)) ||
+        (st = num(c, node, "s_per_mb", &o->srv_s_per_mb, 0)))
       return st;
   } else {
     static const char *const keys[] = {"j_per_byte", "port_w", NULL};
-    if ((st = sim_opt_object(c, node, keys)) || (st = num(c, node, "j_per_byte", &o->j_per_byte)) ||
-        (st = num(c, node, "port_w", &o->port_w)))
+    if ((st = sim_opt_object(c, node, keys)) || (st = num(c, node, "j_per_byte", &o->j_per_byte, FL_DEFAULT_J_PER_BYTE)) ||
+        (st = num(c, node, "port_w", &o->port_w, 0)))
       return st;
   }
   sim_opt_pop(c, m);

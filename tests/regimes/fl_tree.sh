@@ -65,6 +65,19 @@ near "$(awk -v B=$B -v m="$ms" 'BEGIN { printf "%.10f", 1e-8 * 2 * B * 2 * 4 * 3
 near "$(awk -v a="$dev" -v b="$srv" -v c="$net" 'BEGIN { printf "%.10f", a + b + c }')" "$tot" ||
   fail "system energy $tot is not devices + server + network"
 echo "ok   server, network and system energy identities"
+# The sourced default (FL_DEFAULT_J_PER_BYTE = 1e-6, a Wi-Fi estimate): no
+# regime.network, or one that names port_w only, charges 1e-6 J per byte per
+# link crossed; no port or server power by default.
+"$bin" run "$scn" --set regime.kind=fl --out dflt -q || fail "fl with default energy"
+"$bin" run "$scn" --set regime.kind=fl --set 'regime.network={"port_w":0.5}' --out dport -q ||
+  fail "fl with port_w only"
+ms=$(field dflt makespan_s)
+near "$(awk -v B=$B 'BEGIN { printf "%.10f", 1e-6 * 2 * B * 2 * 4 * 3 }')" "$(field dflt energy_network_j)" ||
+  fail "default network energy $(field dflt energy_network_j)"
+near 0 "$(field dflt energy_server_j)" || fail "default server energy is not 0"
+near "$(awk -v B=$B -v m="$ms" 'BEGIN { printf "%.10f", 1e-6 * 2 * B * 2 * 4 * 3 + 0.5 * 5 * m }')" \
+  "$(field dport energy_network_j)" || fail "port_w alone dropped the default j_per_byte"
+echo "ok   default j_per_byte 1e-6 J per byte per link; port and server 0"
 # Hierarchical: system = devices + server + aggregators + network (ports: 4 + 2 + 1).
 "$bin" run "$scn" --set regime.kind=fl --set regime.topology=hierarchical \
   --set 'regime.levels=[{"fanout":2,"link":"gbe","aggregator":{"s_per_update":0.01,"idle_w":5,"busy_w":20}}]' \
