@@ -73,9 +73,8 @@ void fl_energy_print(cJSON *reg, const fl_opts *o, const char *key);
 /* Seconds the server takes to aggregate `updates` updates. */
 double fl_server_agg_s(const sim_run *r, size_t updates);
 /* energy_server_j, energy_network_j, energy_system_j. */
-size_t fl_energy_summary(const sim_run *r, const fl_energy_acc *a, double makespan_s,
-                         double device_j, double aggregators_j, hs_report_field *out,
-                         size_t cap);
+void fl_energy_summary(const sim_run *r, const fl_energy_acc *a, double makespan_s,
+                       double aggregators_j, hs_summary *s);
 /* The run's accumulator (regime_fl.c owns it); the server's aggregation of
  * `updates` updates, then the end of the round (both topologies). */
 fl_energy_acc *fl_state_energy(sim_run *r);

@@ -14,15 +14,15 @@
  *                an ESTIMATE from public figures for Wi-Fi radios, not a
  *                measurement (regime_fl.h says where it comes from); default
  *                port_w 0: no port figure found that fits every endpoint.
- * Summary fields (fl only): energy_server_j, energy_network_j, and
- * energy_system_j = energy_j (devices) + server + aggregators + network, the
- * identity the tests check.
+ * Metrics (fl only, HS_METRIC_SYSTEM in metrics.c): energy_server_j,
+ * energy_network_j, energy_aggregators_j and energy_system_j = energy_j
+ * (devices) + server + aggregators + network, the identity the tests check.
  *
  * Invariants: bytes_hops grows by 2 x model_bytes per hop, once, when the hop
  * starts (every hop of a finished round has completed). O(1) per event.
- * Rejected: metric lines in metrics.c for these (every summary.json and sweep
- * golden would change for runs that have no server or network model); they
- * are regime summary fields until the lead decides. */
+ * Rejected: always-present metric lines (every summary.json and sweep golden
+ * would change); they appear only for regimes that report them, as the
+ * learning metrics only for runs that learn. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,15 +95,13 @@ double fl_server_agg_s(const sim_run *r, size_t updates) {
          (o->srv_s_per_update + o->srv_s_per_mb * (double)r->sc->model_bytes / 1e6);
 }
 
-size_t fl_energy_summary(const sim_run *r, const fl_energy_acc *a, double makespan_s,
-                         double device_j, double aggregators_j, hs_report_field *out,
-                         size_t cap) {
+void fl_energy_summary(const sim_run *r, const fl_energy_acc *a, double makespan_s,
+                       double aggregators_j, hs_summary *s) {
   const fl_opts *o = r->sc->regime.opts;
-  if (cap < 3) return 0;
   double server = o->srv_busy_w * a->server_busy_s + o->srv_idle_w * (makespan_s - a->server_busy_s);
   double net = o->j_per_byte * a->bytes_hops + o->port_w * (double)a->ports * makespan_s;
-  out[0] = (hs_report_field){"energy_server_j", server};
-  out[1] = (hs_report_field){"energy_network_j", net};
-  out[2] = (hs_report_field){"energy_system_j", device_j + server + aggregators_j + net};
-  return 3;
+  s->energy_server_j = server;
+  s->energy_network_j = net;
+  s->energy_aggregators_j = aggregators_j;
+  s->energy_system_j = s->energy_j + server + aggregators_j + net;
 }

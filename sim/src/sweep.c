@@ -30,6 +30,7 @@
 #include "hs_run.h"
 #include "hs_sweep.h"
 #include "hs_util.h"
+#include "sim_regime.h"
 
 #define SPEC_SHOWN 80 /* bytes of a spec that messages quote (as sweep_grid.c) */
 
@@ -324,6 +325,7 @@ hs_sweep *hs_sweep_create(const hs_sweep_spec *spec, hs_error *err) {
   char **files = NULL; /* what the points read besides the scenario */
   size_t nfiles = 0;
   bool learns = false; /* some point learns: learning metrics become columns */
+  bool system = false; /* some point's regime reports whole-system energy */
   hs_error e = {0};
   sw->text = hs_read_file(spec->scenario, NULL, &e);
   if (!sw->text) {
@@ -400,6 +402,8 @@ hs_sweep *hs_sweep_create(const hs_sweep_spec *spec, hs_error *err) {
     /* No axis is "seed", so every point has the scenario's seed. */
     if (!sw->seeds_given) sw->seeds[0] = sc->seed;
     learns = learns || sc->learning;
+    const sim_regime *rg = sim_regime_find(sc->regime.kind);
+    system = system || (rg && rg->system_energy);
     collect_inputs(sc, &files, &nfiles);
     hs_scenario_destroy(sc);
   }
@@ -407,6 +411,7 @@ hs_sweep *hs_sweep_create(const hs_sweep_spec *spec, hs_error *err) {
   for (size_t i = 0; i < nfiles; i++) hs_free(files[i]);
   hs_free(files);
   hs_metric_sweep_learning(learns);
+  hs_metric_sweep_system(system);
   build_headers(sw);
   return sw;
 fail:
