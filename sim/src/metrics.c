@@ -43,6 +43,7 @@ const char *const hs_stat_names[HS_STAT_COUNT] = {"mean",   "median",  "min",   
 #define U64(field) offsetof(hs_summary, field), HS_METRIC_U64
 #define ALL (HS_METRIC_JSON | HS_METRIC_SWEEP | HS_METRIC_COMPARE)
 #define LEARN (HS_METRIC_JSON | HS_METRIC_SWEEP | HS_METRIC_COMPARE | HS_METRIC_LEARNING)
+#define SYS (HS_METRIC_JSON | HS_METRIC_SWEEP | HS_METRIC_SYSTEM)
 
 /* name, unit, doc, source, where, stats over seeds, compare column */
 static const hs_metric table[] = {
@@ -81,6 +82,16 @@ static const hs_metric table[] = {
      F64(final_test_loss), LEARN, HS_STAT_ALL, {"test_loss", 10, 4, 1, NULL}},
     {"final_test_accuracy", "1", "held-out accuracy at the last evaluation; null: regression or curve mode",
      F64(final_test_accuracy), LEARN, HS_STAT_ALL, {"test_acc", 9, 4, 1, NULL}},
+    /* Whole-system energy (issue 17): present only when the regime reports it
+     * (fl); not compare columns (the compare table keeps its width). */
+    {"energy_server_j", "J", "the server host: busy_w x aggregating + idle_w x the rest",
+     F64(energy_server_j), SYS, HS_STAT_ALL, {0}},
+    {"energy_network_j", "J", "links: j_per_byte x bytes x links crossed + port_w x ports x makespan",
+     F64(energy_network_j), SYS, HS_STAT_ALL, {0}},
+    {"energy_aggregators_j", "J", "the hierarchy's aggregator hosts (0 without one)",
+     F64(energy_aggregators_j), SYS, HS_STAT_ALL, {0}},
+    {"energy_system_j", "J", "energy_j + server + aggregators + network",
+     F64(energy_system_j), SYS, HS_STAT_ALL, {0}},
 };
 
 #define NTABLE (sizeof table / sizeof table[0])
@@ -129,9 +140,16 @@ static bool sweep_learning;
 
 void hs_metric_sweep_learning(bool on) { sweep_learning = on; }
 
-/* A sweep column: a sweep metric, and a learning one only in a learning sweep. */
+/* Whether some point of the sweep reports whole-system energy. */
+static bool sweep_system;
+
+void hs_metric_sweep_system(bool on) { sweep_system = on; }
+
+/* A sweep column: a sweep metric, a learning one only in a learning sweep, a
+ * system-energy one only in a sweep whose regime reports it. */
 static bool in_sweep(const hs_metric *m) {
-  return (m->in & HS_METRIC_SWEEP) && (!(m->in & HS_METRIC_LEARNING) || sweep_learning);
+  return (m->in & HS_METRIC_SWEEP) && (!(m->in & HS_METRIC_LEARNING) || sweep_learning) &&
+         (!(m->in & HS_METRIC_SYSTEM) || sweep_system);
 }
 
 /* Every sweep metric, learning ones included: what a sweep row must hold. */
@@ -174,7 +192,9 @@ size_t hs_metric_json_fields(const hs_summary *s, hs_report_field *f, size_t cap
   size_t n = 0;
   for (size_t i = 0; i < hs_metric_count() && n < cap; i++) {
     const hs_metric *m = hs_metric_at(i);
-    if (!(m->in & HS_METRIC_JSON) || ((m->in & HS_METRIC_LEARNING) && !s->learning)) continue;
+    if (!(m->in & HS_METRIC_JSON) || ((m->in & HS_METRIC_LEARNING) && !s->learning) ||
+        ((m->in & HS_METRIC_SYSTEM) && !s->system_energy))
+      continue;
     double v = hs_metric_value(m, s);
     if ((m->in & HS_METRIC_JSON_IF_SET) && isnan(v)) continue;
     f[n++] = (hs_report_field){m->name, v};

@@ -254,18 +254,22 @@ static void fl_teardown(sim_run *r) {
 
 static size_t fl_summary(sim_run *r, hs_report_field *out, size_t cap) {
   const fl_state *fs = r->rs;
-  double ms = hs_engine_now(r->eng), agg_j = 0, dev_j = 0;
-  /* as hs_run's energy_j: compute + comm + idle of every device */
-  dev_j = hs_ledger_state_energy(r->ledger, HS_POWER_BUSY, ms) +
-          hs_ledger_state_energy(r->ledger, HS_POWER_COMM, ms) +
-          hs_ledger_state_energy(r->ledger, HS_POWER_IDLE, ms);
+  double agg_j = 0;
   size_t k = 0;
-  if (fs->tree) k = fl_tree_summary(r, ms, out, cap, &agg_j);
+  if (fs->tree) k = fl_tree_summary(r, hs_engine_now(r->eng), out, cap, &agg_j);
   if (fs->threshold && cap >= k + 2) {
     out[k++] = (hs_report_field){"late_updates", (double)fs->late_updates};
     out[k++] = (hs_report_field){"folded_updates", (double)fs->folded_updates};
   }
-  return k + fl_energy_summary(r, &fs->energy, ms, dev_j, agg_j, out + k, cap - k);
+  return k;
+}
+
+/* The energy metrics (s->energy_j, the devices', is set already). */
+static void fl_system_energy(sim_run *r, hs_summary *s) {
+  const fl_state *fs = r->rs;
+  double ms = hs_engine_now(r->eng), agg_j = 0;
+  if (fs->tree) fl_tree_summary(r, ms, NULL, 0, &agg_j);
+  fl_energy_summary(r, &fs->energy, ms, agg_j, s);
 }
 
 /* --- options ---------------------------------------------------------------- */
@@ -343,7 +347,7 @@ static const sim_regime_opt fl_table[] = {
     {"server", SIM_OPT_CUSTOM, offsetof(fl_opts, srv_idle_w), 0, 0, 0, 0, NULL, NULL,
      "the server host: {idle_w, busy_w, s_per_update, s_per_mb} (default all 0)"},
     {"network", SIM_OPT_CUSTOM, offsetof(fl_opts, j_per_byte), 0, 0, 0, 0, NULL, NULL,
-     "network energy: {j_per_byte per link crossed, port_w per endpoint} (default 0)"},
+     "network energy: {j_per_byte per link crossed (default 1e-6: a Wi-Fi estimate), port_w per endpoint (default 0)}"},
     {"dvfs", SIM_OPT_CUSTOM, offsetof(fl_opts, dvfs), 0, 0, 0, 0, NULL, NULL,
      "star, threshold: {levels: [{speed, power}] fastest first, governor: performance, "
      "powersave or slack} (default: none)"},
@@ -365,4 +369,5 @@ const sim_regime sim_regime_fl = {
     .start_round = fl_start_round,
     .teardown = fl_teardown,
     .summary_fields = fl_summary,
+    .system_energy = fl_system_energy,
 };

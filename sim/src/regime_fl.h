@@ -14,6 +14,22 @@
 
 #define FL_MAX_LEVELS 8
 
+/* Default regime.network.j_per_byte: energy per model byte per link crossed
+ * (a hop crosses two). An ESTIMATE from public figures, not a measurement:
+ *  - "1 to 17 joules per MByte of data transferred for conventional
+ *    high-power Wi-Fi equipment" (Macnica, "Hi-Q news" application note,
+ *    https://www.macnica.eu/knowledge-base/hi-q-news);
+ *  - an 802.11b card at 11 Mb/s spent 485-1267 x 0.86 nJ per bit sent, i.e.
+ *    3.3-8.7 uJ per byte (Barr and Asanovic, "Energy Aware Lossless Data
+ *    Compression", MobiSys 2003, https://www.usenix.org/legacy/publications/
+ *    library/proceedings/mobisys03/tech/barr/barr_html/node7.html).
+ * 1 uJ per byte per link makes a hop 2 J/MB: inside the first range, below
+ * the 2003 card (newer radios move more bits per joule). Ethernet and
+ * datacenter links cost far less per byte: a scenario on them states its own.
+ * No default for port_w or the server's power: no public figure found that
+ * fits a generic endpoint or server host, so they stay 0 (off). */
+#define FL_DEFAULT_J_PER_BYTE 1e-6
+
 typedef struct fl_level {
   uint32_t fanout;
   char *link;
@@ -57,9 +73,8 @@ void fl_energy_print(cJSON *reg, const fl_opts *o, const char *key);
 /* Seconds the server takes to aggregate `updates` updates. */
 double fl_server_agg_s(const sim_run *r, size_t updates);
 /* energy_server_j, energy_network_j, energy_system_j. */
-size_t fl_energy_summary(const sim_run *r, const fl_energy_acc *a, double makespan_s,
-                         double device_j, double aggregators_j, hs_report_field *out,
-                         size_t cap);
+void fl_energy_summary(const sim_run *r, const fl_energy_acc *a, double makespan_s,
+                       double aggregators_j, hs_summary *s);
 /* The run's accumulator (regime_fl.c owns it); the server's aggregation of
  * `updates` updates, then the end of the round (both topologies). */
 fl_energy_acc *fl_state_energy(sim_run *r);

@@ -10,18 +10,19 @@
  *                each link it crosses (two per hop: the sender's access or
  *                uplink, and the shared link it enters), and every endpoint's
  *                port (devices, aggregators, the server) draws port_w for
- *                the makespan. Defaults 0 (off): the figures of real NICs
- *                and switch ports vary by an order of magnitude with the
- *                hardware, so a scenario states its own (see the notes).
- * Summary fields (fl only): energy_server_j, energy_network_j, and
- * energy_system_j = energy_j (devices) + server + aggregators + network, the
- * identity the tests check.
+ *                the makespan. Default j_per_byte = FL_DEFAULT_J_PER_BYTE,
+ *                an ESTIMATE from public figures for Wi-Fi radios, not a
+ *                measurement (regime_fl.h says where it comes from); default
+ *                port_w 0: no port figure found that fits every endpoint.
+ * Metrics (fl only, HS_METRIC_SYSTEM in metrics.c): energy_server_j,
+ * energy_network_j, energy_aggregators_j and energy_system_j = energy_j
+ * (devices) + server + aggregators + network, the identity the tests check.
  *
  * Invariants: bytes_hops grows by 2 x model_bytes per hop, once, when the hop
  * starts (every hop of a finished round has completed). O(1) per event.
- * Rejected: metric lines in metrics.c for these (every summary.json and sweep
- * golden would change for runs that have no server or network model); they
- * are regime summary fields until the lead decides. */
+ * Rejected: always-present metric lines (every summary.json and sweep golden
+ * would change); they appear only for regimes that report them, as the
+ * learning metrics only for runs that learn. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,9 +34,10 @@
 #include "regime_fl.h"
 #include "run_internal.h"
 
-static hs_status num(sim_opt_ctx *c, const cJSON *obj, const char *key, double *out) {
+/* obj.key into *out, or `dflt` when the key is absent. */
+static hs_status num(sim_opt_ctx *c, const cJSON *obj, const char *key, double *out, double dflt) {
   const cJSON *n = cJSON_GetObjectItemCaseSensitive(obj, key);
-  *out = 0;
+  *out = dflt;
   if (!n) return HS_OK;
   size_t m = sim_opt_key(c, key);
   if (!cJSON_IsNumber(n) || !isfinite(n->valuedouble) || n->valuedouble < 0)
@@ -46,20 +48,23 @@ static hs_status num(sim_opt_ctx *c, const cJSON *obj, const char *key, double *
 }
 
 hs_status fl_energy_parse(sim_opt_ctx *c, const cJSON *node, fl_opts *o, const char *key) {
-  if (!node) return HS_OK; /* every field 0 */
+  if (!node) { /* server: every field 0; network: the sourced defaults */
+    if (strcmp(key, "server")) o->j_per_byte = FL_DEFAULT_J_PER_BYTE, o->port_w = 0;
+    return HS_OK;
+  }
   size_t m = sim_opt_key(c, key);
   hs_status st;
   if (!strcmp(key, "server")) {
     static const char *const keys[] = {"idle_w", "busy_w", "s_per_update", "s_per_mb", NULL};
-    if ((st = sim_opt_object(c, node, keys)) || (st = num(c, node, "idle_w", &o->srv_idle_w)) ||
-        (st = num(c, node, "busy_w", &o->srv_busy_w)) ||
-        (st = num(c, node, "s_per_update", &o->srv_s_per_update)) ||
-        (st = num(c, node, "s_per_mb", &o->srv_s_per_mb)))
+    if ((st = sim_opt_object(c, node, keys)) || (st = num(c, node, "idle_w", &o->srv_idle_w, 0)) ||
+        (st = num(c, node, "busy_w", &o->srv_busy_w, 0)) ||
+        (st = num(c, node, "s_per_update", &o->srv_s_per_update, 0)) ||
+        (st = num(c, node, "s_per_mb", &o->srv_s_per_mb, 0)))
       return st;
   } else {
     static const char *const keys[] = {"j_per_byte", "port_w", NULL};
-    if ((st = sim_opt_object(c, node, keys)) || (st = num(c, node, "j_per_byte", &o->j_per_byte)) ||
-        (st = num(c, node, "port_w", &o->port_w)))
+    if ((st = sim_opt_object(c, node, keys)) || (st = num(c, node, "j_per_byte", &o->j_per_byte, FL_DEFAULT_J_PER_BYTE)) ||
+        (st = num(c, node, "port_w", &o->port_w, 0)))
       return st;
   }
   sim_opt_pop(c, m);
@@ -90,15 +95,13 @@ double fl_server_agg_s(const sim_run *r, size_t updates) {
          (o->srv_s_per_update + o->srv_s_per_mb * (double)r->sc->model_bytes / 1e6);
 }
 
-size_t fl_energy_summary(const sim_run *r, const fl_energy_acc *a, double makespan_s,
-                         double device_j, double aggregators_j, hs_report_field *out,
-                         size_t cap) {
+void fl_energy_summary(const sim_run *r, const fl_energy_acc *a, double makespan_s,
+                       double aggregators_j, hs_summary *s) {
   const fl_opts *o = r->sc->regime.opts;
-  if (cap < 3) return 0;
   double server = o->srv_busy_w * a->server_busy_s + o->srv_idle_w * (makespan_s - a->server_busy_s);
   double net = o->j_per_byte * a->bytes_hops + o->port_w * (double)a->ports * makespan_s;
-  out[0] = (hs_report_field){"energy_server_j", server};
-  out[1] = (hs_report_field){"energy_network_j", net};
-  out[2] = (hs_report_field){"energy_system_j", device_j + server + aggregators_j + net};
-  return 3;
+  s->energy_server_j = server;
+  s->energy_network_j = net;
+  s->energy_aggregators_j = aggregators_j;
+  s->energy_system_j = s->energy_j + server + aggregators_j + net;
 }

@@ -315,9 +315,9 @@ void fl_tree_free(fl_tree *t) {
   hs_free(t);
 }
 
-/* level<l>_bytes for l = 1..L+1 (L+1: the server link), then
- * energy_aggregators_j: busy_w x aggregation time + idle_w x the rest of the
- * makespan, over every aggregator. */
+/* level<l>_bytes for l = 1..L+1 (L+1: the server link); *aggregators_j:
+ * busy_w x aggregation time + idle_w x the rest of the makespan, over every
+ * aggregator (the metric energy_aggregators_j). out may be NULL (cap 0). */
 size_t fl_tree_nodes(sim_run *r) {
   fl_tree *t = tree_of(r);
   size_t n = 0;
@@ -340,7 +340,6 @@ size_t fl_tree_summary(sim_run *r, double makespan_s, hs_report_field *out, size
     e += lv->busy_w * t->agg_busy_s[l] +
          lv->idle_w * ((double)t->n[l] * makespan_s - t->agg_busy_s[l]);
   }
-  if (k < cap) out[k++] = (hs_report_field){"energy_aggregators_j", e};
   *aggregators_j = e;
   return k;
 }

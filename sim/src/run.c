@@ -533,6 +533,11 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
     sum.final_test_loss = lr.final_test_loss;
     sum.final_test_accuracy = lr.final_test_accuracy;
   }
+  sum.energy_server_j = sum.energy_network_j = sum.energy_aggregators_j = sum.energy_system_j = NAN;
+  if (r->regime->system_energy) {
+    sum.system_energy = true;
+    r->regime->system_energy(r, &sum);
+  }
   if (out) *out = sum;
 
   if (r->report) {

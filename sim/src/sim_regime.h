@@ -30,6 +30,7 @@
 #ifndef SIM_REGIME_H
 #define SIM_REGIME_H
 
+#include "sim/hs_run.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -119,6 +120,10 @@ typedef struct sim_regime {
   /* Extra summary.json fields: writes up to cap into out, returns how many.
    * Called once, after the last round (may be NULL). */
   size_t (*summary_fields)(sim_run *r, hs_report_field *out, size_t cap);
+  /* Whole-system energy: fills s->energy_{server,network,aggregators,system}_j
+   * after the last round (NULL: the regime has no such model; the metrics
+   * stay out of its outputs). */
+  void (*system_energy)(sim_run *r, hs_summary *s);
 } sim_regime;
 
 /* The registered regime with this name, or NULL. */

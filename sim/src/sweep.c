@@ -31,6 +31,7 @@
 #include "sim/hs_run.h"
 #include "sim/hs_sweep.h"
 #include "base/hs_util.h"
+#include "sim_regime.h"
 
 #define SPEC_SHOWN 80 /* bytes of a spec that messages quote (as sweep_grid.c) */
 
@@ -325,6 +326,7 @@ hs_sweep *hs_sweep_create(const hs_sweep_spec *spec, hs_error *err) {
   char **files = NULL; /* what the points read besides the scenario */
   size_t nfiles = 0;
   bool learns = false; /* some point learns: learning metrics become columns */
+  bool system = false; /* some point's regime reports whole-system energy */
   hs_error e = {0};
   size_t text_len = 0;
   sw->text = hs_read_file(spec->scenario, &text_len, &e);
@@ -407,6 +409,8 @@ hs_sweep *hs_sweep_create(const hs_sweep_spec *spec, hs_error *err) {
       goto fail;
     }
     learns = learns || sc->learning;
+    const sim_regime *rg = sim_regime_find(sc->regime.kind);
+    system = system || (rg && rg->system_energy);
     collect_inputs(sc, &files, &nfiles);
     hs_scenario_destroy(sc);
   }
@@ -414,6 +418,7 @@ hs_sweep *hs_sweep_create(const hs_sweep_spec *spec, hs_error *err) {
   for (size_t i = 0; i < nfiles; i++) hs_free(files[i]);
   hs_free(files);
   hs_metric_sweep_learning(learns);
+  hs_metric_sweep_system(system);
   build_headers(sw);
   return sw;
 fail:

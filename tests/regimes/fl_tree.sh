@@ -65,6 +65,33 @@ near "$(awk -v B=$B -v m="$ms" 'BEGIN { printf "%.10f", 1e-8 * 2 * B * 2 * 4 * 3
 near "$(awk -v a="$dev" -v b="$srv" -v c="$net" 'BEGIN { printf "%.10f", a + b + c }')" "$tot" ||
   fail "system energy $tot is not devices + server + network"
 echo "ok   server, network and system energy identities"
+# The sourced default (FL_DEFAULT_J_PER_BYTE = 1e-6, a Wi-Fi estimate): no
+# regime.network, or one that names port_w only, charges 1e-6 J per byte per
+# link crossed; no port or server power by default.
+"$bin" run "$scn" --set regime.kind=fl --out dflt -q || fail "fl with default energy"
+"$bin" run "$scn" --set regime.kind=fl --set 'regime.network={"port_w":0.5}' --out dport -q ||
+  fail "fl with port_w only"
+ms=$(field dflt makespan_s)
+near "$(awk -v B=$B 'BEGIN { printf "%.10f", 1e-6 * 2 * B * 2 * 4 * 3 }')" "$(field dflt energy_network_j)" ||
+  fail "default network energy $(field dflt energy_network_j)"
+near 0 "$(field dflt energy_server_j)" || fail "default server energy is not 0"
+near "$(awk -v B=$B -v m="$ms" 'BEGIN { printf "%.10f", 1e-6 * 2 * B * 2 * 4 * 3 + 0.5 * 5 * m }')" \
+  "$(field dport energy_network_j)" || fail "port_w alone dropped the default j_per_byte"
+echo "ok   default j_per_byte 1e-6 J per byte per link; port and server 0"
+# The energy metrics appear only for a regime that reports them (pma: none),
+# and optimize can minimise energy_system_j: its front is the least of every
+# evaluation's energy_system_j column.
+"$bin" run "$scn" --set regime.kind=pma --out pmasum -q || fail "pma"
+! grep -q energy_system_j pmasum/summary.json || fail "pma summary.json has energy_system_j"
+grep -q '"energy_aggregators_j": 0' dflt/summary.json || fail "fl star: energy_aggregators_j is not 0"
+"$bin" optimize "$scn" --set regime.kind=fl --vary policy.w_e=0:1 --objective energy_system \
+  --budget 6 --out opt.csv -q || fail "optimize --objective energy_system"
+col=$(sed -n 2p opt.csv | tr , '\n' | grep -n '^energy_system_j$' | cut -d: -f1)
+[ -n "$col" ] || fail "opt.csv has no energy_system_j column"
+min=$(awk -F, -v c="$col" 'NR > 2 { if (m == "" || $c < m) m = $c } END { print m }' opt.csv)
+best=$(awk -F, -v c="$col" 'NR == 3 { print $c }' opt.front.csv)
+[ -n "$min" ] && [ "$min" = "$best" ] || fail "front energy_system_j $best is not the least evaluated, $min"
+echo "ok   energy metrics only where reported; optimize minimises energy_system_j ($best J)"
 # Hierarchical: system = devices + server + aggregators + network (ports: 4 + 2 + 1).
 "$bin" run "$scn" --set regime.kind=fl --set regime.topology=hierarchical \
   --set 'regime.levels=[{"fanout":2,"link":"gbe","aggregator":{"s_per_update":0.01,"idle_w":5,"busy_w":20}}]' \

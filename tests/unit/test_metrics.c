@@ -127,6 +127,33 @@ Test(metrics, sweep_order) {
   cr_expect_eq(hs_metric_sweep_index("wait_fraction"), 6);
 }
 
+/* Whole-system energy (issue 17): in summary.json and the sweep columns only
+ * when the regime reports it, after the other metrics, with their values;
+ * never a compare column. */
+Test(metrics, system_energy_only_when_reported) {
+  hs_summary s = sample(1);
+  hs_report_field f[HS_METRIC_MAX];
+  size_t n = hs_metric_json_fields(&s, f, HS_METRIC_MAX);
+  s.system_energy = true;
+  s.energy_server_j = 10, s.energy_network_j = 2, s.energy_aggregators_j = 3;
+  s.energy_system_j = s.energy_j + 15;
+  cr_assert_eq(hs_metric_json_fields(&s, f, HS_METRIC_MAX), n + 4);
+  static const char *const names[] = {"energy_server_j", "energy_network_j",
+                                      "energy_aggregators_j", "energy_system_j"};
+  static const double want[] = {10, 2, 3, 1515};
+  for (size_t i = 0; i < 4; i++) {
+    cr_expect_str_eq(f[n + i].key, names[i]);
+    cr_expect_eq(f[n + i].value, want[i]);
+    cr_expect(!(hs_metric_find(names[i])->in & HS_METRIC_COMPARE));
+  }
+  cr_assert_eq(hs_metric_sweep_count(), 7);
+  hs_metric_sweep_system(true);
+  cr_assert_eq(hs_metric_sweep_count(), 11);
+  cr_expect_eq(hs_metric_sweep_index("energy_system_j"), 10);
+  hs_metric_sweep_system(false);
+  cr_expect_eq(hs_metric_sweep_count(), 7);
+}
+
 /* Known answer: the layout `hetsim compare` printed before the table existed. */
 Test(metrics, compare_table_known_answer) {
   const char *names[] = {"equal", "time-only"};

@@ -48,6 +48,11 @@ enum { HS_METRIC_LEARNING = 8u };
 /* With HS_METRIC_JSON: left out of summary.json when NaN (a metric only some
  * scenarios compute, so that the others' summaries stay as they were). */
 enum { HS_METRIC_JSON_IF_SET = 16u };
+/* With HS_METRIC_SYSTEM a metric appears only for runs whose regime reports
+ * whole-system energy (hs_summary.system_energy), and is a sweep column only
+ * when some point's regime does (hs_metric_sweep_system): the same rule as
+ * HS_METRIC_LEARNING, so other runs keep their bytes. */
+enum { HS_METRIC_SYSTEM = 32u };
 
 /* Statistics over the seeds of a sweep point (bits of hs_metric.stats),
  * printed in this order. */
@@ -100,7 +105,7 @@ typedef struct hs_metric {
 
 /* Room in fixed arrays (a sweep row keeps HS_SWEEP_NMETRICS sweep metrics,
  * see hs_sweep.h); the table may not outgrow either (asserted). */
-#define HS_METRIC_MAX 24
+#define HS_METRIC_MAX 28
 
 size_t hs_metric_count(void);
 const hs_metric *hs_metric_at(size_t i);
@@ -136,6 +141,9 @@ void hs_metric_compare_json(FILE *out, const char *const *names, const hs_summar
  * at a time per process, as the CLI runs them), so RESULTS.csv of a sweep
  * without learning keeps its columns and bytes. */
 void hs_metric_sweep_learning(bool on);
+/* Whether the sweep in this process has a point whose regime reports
+ * whole-system energy: the HS_METRIC_SYSTEM columns appear only then. */
+void hs_metric_sweep_system(bool on);
 
 /* TEST ONLY: append a metric to the table for the rest of the process, before
  * any run or sweep starts (the table is read without locks). The metric and

@@ -63,6 +63,11 @@ typedef struct hs_summary {
   bool learning;
   double time_to_target_s, energy_to_target_j, rounds_to_target;
   double final_test_loss, final_test_accuracy;
+  /* Whole-system energy (issue 17): only when the regime reports it (regime
+   * "fl": system_energy true); NAN otherwise. system = energy_j + server +
+   * aggregators + network. */
+  bool system_energy;
+  double energy_server_j, energy_network_j, energy_aggregators_j, energy_system_j;
 } hs_summary;
 
 /* Runs sc. With opts->out_dir: refuses (HS_ESTATE) a folder whose

@@ -49,7 +49,7 @@
 /* Room for the metrics of a row: the HS_METRIC_SWEEP metrics of the table
  * (hs_metrics.h), hs_metric_sweep_count() of them, in column order; the rest
  * of m[] is zero. Raise it when the table outgrows it (asserted). */
-#define HS_SWEEP_NMETRICS 16
+#define HS_SWEEP_NMETRICS 20
 
 /* One grid axis. Owned strings; release with hs_sweep_axis_fini. */
 typedef struct hs_sweep_axis {
