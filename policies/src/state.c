@@ -373,7 +373,7 @@ static hs_status read_field(const jnode *v, const pol_state_field *f, hs_error *
     dst = *slot;
   }
   for (size_t i = 0; i < count; i++, item = item->next) {
-    double x;
+    double x = 0; /* set by num_real before any use; GCC -O2 cannot see it */
     uint64_t u = 0;
     hs_status st;
     if (f->type == POL_S_REAL) {
