@@ -37,6 +37,7 @@
 #include <gsl/gsl_cdf.h>
 
 #include "base/hs_alloc.h"
+#include "base/hs_json_get.h"
 #include "base/hs_util.h"
 
 #ifndef HS_PROFILE_DIR /* the shipped profiles, beside the program (hs_util.h) */
@@ -74,15 +75,24 @@ struct hs_profile {
   char **th_sources;
 };
 
-/* Validation context: the origin for messages and the error record. */
-typedef struct dev_ctx {
-  const char *origin;
-  hs_error *err;
-} dev_ctx;
+/* The profile's wording of the shared getters' failures (hs_json_get.h). */
+static const hs_json_words dev_words = {
+    .top_level = NULL,
+    .unknown_key = "unknown key (expected one of",
+    .duplicate = "duplicate key",
+    .missing = "missing required field",
+    .not_string = "must be a string",
+    .not_string_got = false,
+    .empty_string = "must not be empty",
+    .show_keys = false,
+    .mark_cut = true,
+};
+
+/* Validation context: the origin for messages, the error record, the wording. */
+typedef hs_json_ctx dev_ctx;
 
 static hs_status fail(const dev_ctx *c, hs_status st, const char *path, const char *reason) {
-  if (path && path[0]) return hs_error_set(c->err, st, "%s: %s: %s", c->origin, path, reason);
-  return hs_error_set(c->err, st, "%s: %s", c->origin, reason);
+  return hs_json_fail(c, st, path ? path : "", "%s", reason);
 }
 
 /* JSON paths longer than DEV_PATH_MAX are cut (and marked with "...") rather
@@ -104,49 +114,21 @@ static void join_index(char *out, const char *parent, size_t i) {
 /* Members of obj must be in allowed (NULL-terminated) and appear once. */
 static hs_status check_keys(const dev_ctx *c, const cJSON *obj, const char *path,
                             const char *const *allowed) {
-  char sub[DEV_PATH_MAX];
-  for (const cJSON *m = obj->child; m; m = m->next) {
-    bool ok = false;
-    for (const char *const *a = allowed; *a; a++)
-      if (strcmp(m->string, *a) == 0) ok = true;
-    join(sub, path, m->string);
-    if (!ok) {
-      char reason[DEV_PATH_MAX + 32];
-      size_t len = (size_t)snprintf(reason, sizeof reason, "unknown key (expected one of");
-      for (const char *const *a = allowed; *a && len < sizeof reason; a++)
-        len += (size_t)snprintf(reason + len, sizeof reason - len, "%s %s", a == allowed ? "" : ",", *a);
-      if (len < sizeof reason) snprintf(reason + len, sizeof reason - len, ")");
-      return fail(c, HS_EKEY, sub, reason);
-    }
-    for (const cJSON *n = obj->child; n != m; n = n->next)
-      if (strcmp(n->string, m->string) == 0) return fail(c, HS_EKEY, sub, "duplicate key");
-  }
-  return HS_OK;
+  return hs_json_check_keys(c, obj, path, allowed, NULL);
 }
 
-static const cJSON *member(const cJSON *obj, const char *key) {
-  for (const cJSON *m = obj->child; m; m = m->next)
-    if (strcmp(m->string, key) == 0) return m;
-  return NULL;
-}
+static const cJSON *member(const cJSON *obj, const char *key) { return hs_json_member(obj, key); }
 
 /* A required (or optional, when *out may stay untouched) member of a type. */
 static hs_status get(const dev_ctx *c, const cJSON *obj, const char *path, const char *key,
                      bool required, const cJSON **out) {
   *out = member(obj, key);
-  if (!*out && required) {
-    char sub[DEV_PATH_MAX];
-    join(sub, path, key);
-    return fail(c, HS_EMISSING, sub, "missing required field");
-  }
+  if (!*out && required) return hs_json_missing(c, path, key);
   return HS_OK;
 }
 
 static hs_status want_string(const dev_ctx *c, const cJSON *v, const char *path, char **out) {
-  if (!cJSON_IsString(v)) return fail(c, HS_ETYPE, path, "must be a string");
-  if (!v->valuestring[0]) return fail(c, HS_EINVAL, path, "must not be empty");
-  *out = hs_strdup(v->valuestring);
-  return HS_OK;
+  return hs_json_string(c, v, path, out);
 }
 
 enum { RANGE_GT0, RANGE_GE0, RANGE_CV };
@@ -592,7 +574,7 @@ static void line_col(const char *text, const char *at, size_t *line, size_t *col
 
 hs_profile *hs_profile_parse(const char *json_text, const char *origin, hs_error *err) {
   assert(json_text && origin);
-  dev_ctx c = {origin, err};
+  dev_ctx c = {origin, err, &dev_words, NULL, NULL};
   const char *end = NULL;
   cJSON *root = cJSON_ParseWithOpts(json_text, &end, 1);
   if (!root) {

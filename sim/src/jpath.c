@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "base/hs_alloc.h"
+#include "base/hs_json_get.h"
 
 void sim_jpath_init(sim_jpath *p) {
   p->s[0] = '\0';
@@ -153,15 +154,7 @@ cJSON *sim_json_at(cJSON *root, const sim_jseg *segs, size_t nsegs) {
   return node;
 }
 
-const char *sim_json_type(const cJSON *node) {
-  if (cJSON_IsString(node)) return "a string";
-  if (cJSON_IsNumber(node)) return "a number";
-  if (cJSON_IsObject(node)) return "an object";
-  if (cJSON_IsArray(node)) return "an array";
-  if (cJSON_IsBool(node)) return "a boolean";
-  if (cJSON_IsNull(node)) return "null";
-  return "an invalid value";
-}
+const char *sim_json_type(const cJSON *node) { return hs_json_type(node); }
 
 hs_status sim_json_set(cJSON *root, const char *path, const char *value, hs_error *err) {
   sim_jseg *segs;

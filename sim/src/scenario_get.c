@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "base/hs_alloc.h"
+#include "base/hs_json_get.h"
 #include "scenario_internal.h"
 
 /* --- errors ------------------------------------------------------------------ */
@@ -22,28 +23,40 @@
 /* Text from the input goes into one-line messages: cut it and replace control
  * characters so a message never spans lines. */
 const char *scn_shown(const char *text, char *buf, size_t cap) {
-  size_t i = 0;
-  for (; text[i] && i + 4 < cap; i++)
-    buf[i] = (unsigned char)text[i] < 0x20 || text[i] == 0x7f ? '?' : text[i];
-  if (text[i]) {
-    /* Cut before a UTF-8 character, not inside one. */
-    while (i > 0 && ((unsigned char)text[i] & 0xc0) == 0x80) i--;
-    memcpy(buf + i, "...", 4);
-  } else {
-    buf[i] = '\0';
-  }
-  return buf;
+  return hs_json_shown(text, buf, cap);
 }
 
-static const char *override_of(const ctx *c) {
-  const char *p = sim_jpath_str(&c->path);
+/* The scenario's wording of the shared getters' failures (hs_json_get.h). */
+static const hs_json_words scn_words = {
+    .top_level = "(top level)",
+    .unknown_key = "unknown key (allowed here:",
+    .duplicate = "key appears twice",
+    .missing = "required key is missing",
+    .not_string = "expected a string",
+    .not_string_got = true,
+    .empty_string = "empty string",
+    .show_keys = true,
+    .mark_cut = false,
+};
+
+/* " (from --set KEY)" when path lies under a key an override wrote. */
+static const char *override_suffix(const hs_json_ctx *jc, const char *p, char *buf, size_t cap) {
+  const ctx *c = jc->user;
   const char *key = NULL;
   for (size_t i = 0; i < c->nmarks; i++) {
     size_t n = strlen(c->marks[i].path);
     if (!strncmp(p, c->marks[i].path, n) && (p[n] == '\0' || p[n] == '.' || p[n] == '['))
       key = c->marks[i].key;
   }
-  return key;
+  if (!key) return NULL;
+  char k[96];
+  snprintf(buf, cap, " (from --set %s)", scn_shown(key, k, sizeof k));
+  return buf;
+}
+
+static hs_json_ctx json_ctx(ctx *c) {
+  hs_json_ctx jc = {c->origin, c->err, &scn_words, override_suffix, c};
+  return jc;
 }
 
 hs_status scn_fail(ctx *c, hs_status st, const char *fmt, ...) {
@@ -52,19 +65,13 @@ hs_status scn_fail(ctx *c, hs_status st, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(reason, sizeof reason, fmt, ap);
   va_end(ap);
-  const char *p = sim_jpath_str(&c->path);
-  const char *key = override_of(c);
-  char k[96];
-  hs_error_set(c->err, st, "%s: %s: %s%s%s%s", c->origin, p[0] ? p : "(top level)", reason,
-               key ? " (from --set " : "", key ? scn_shown(key, k, sizeof k) : "", key ? ")" : "");
-  return st;
+  hs_json_ctx jc = json_ctx(c);
+  return hs_json_fail(&jc, st, sim_jpath_str(&c->path), "%s", reason);
 }
 
 /* --- typed getters ------------------------------------------------------------ */
 
-cJSON *scn_member(const cJSON *obj, const char *key) {
-  return obj ? cJSON_GetObjectItemCaseSensitive(obj, key) : NULL;
-}
+cJSON *scn_member(const cJSON *obj, const char *key) { return hs_json_member(obj, key); }
 
 /* Unknown and duplicate keys of obj; allowed is NULL-terminated. */
 hs_status scn_check_keys(ctx *c, const cJSON *obj, const char *const *allowed) {
@@ -73,27 +80,8 @@ hs_status scn_check_keys(ctx *c, const cJSON *obj, const char *const *allowed) {
 
 hs_status scn_check_keys_as(ctx *c, const cJSON *obj, const char *const *allowed,
                             const char *const *shown) {
-  for (const cJSON *m = obj->child; m; m = m->next) {
-    bool ok = false;
-    for (size_t i = 0; allowed[i] && !ok; i++) ok = !strcmp(allowed[i], m->string);
-    char shownkey[80];
-    size_t mark = sim_jpath_key(&c->path, scn_shown(m->string, shownkey, sizeof shownkey));
-    if (!ok) {
-      char list[400];
-      size_t used = 0;
-      list[0] = '\0';
-      for (size_t i = 0; shown[i] && used < sizeof list; i++) {
-        int w = snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", shown[i]);
-        if (w < 0) break;
-        used += (size_t)w;
-      }
-      return scn_fail(c, HS_EKEY, "unknown key (allowed here: %s)", list);
-    }
-    for (const cJSON *d = obj->child; d != m; d = d->next)
-      if (!strcmp(d->string, m->string)) return scn_fail(c, HS_EKEY, "key appears twice");
-    sim_jpath_pop(&c->path, mark);
-  }
-  return HS_OK;
+  hs_json_ctx jc = json_ctx(c);
+  return hs_json_check_keys(&jc, obj, sim_jpath_str(&c->path), allowed, shown);
 }
 
 hs_status scn_need_object(ctx *c, const cJSON *n) {
@@ -102,10 +90,8 @@ hs_status scn_need_object(ctx *c, const cJSON *n) {
 }
 
 hs_status scn_missing(ctx *c, const char *key) {
-  size_t mark = sim_jpath_key(&c->path, key);
-  hs_status st = scn_fail(c, HS_EMISSING, "required key is missing");
-  sim_jpath_pop(&c->path, mark);
-  return st;
+  hs_json_ctx jc = json_ctx(c);
+  return hs_json_missing(&jc, sim_jpath_str(&c->path), key);
 }
 
 /* An integer in [lo, hi]; absent: def, or an error when required. */
@@ -170,13 +156,8 @@ hs_status scn_get_str(ctx *c, const cJSON *obj, const char *key, bool required,
     return HS_OK;
   }
   size_t mark = sim_jpath_key(&c->path, key);
-  hs_status st = HS_OK;
-  if (!cJSON_IsString(n))
-    st = scn_fail(c, HS_ETYPE, "expected a string, got %s", sim_json_type(n));
-  else if (!n->valuestring[0])
-    st = scn_fail(c, HS_EINVAL, "empty string");
-  else
-    *out = hs_strdup(n->valuestring);
+  hs_json_ctx jc = json_ctx(c);
+  hs_status st = hs_json_string(&jc, n, sim_jpath_str(&c->path), out);
   sim_jpath_pop(&c->path, mark);
   return st;
 }
