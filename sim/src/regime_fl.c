@@ -109,12 +109,19 @@ static void on_computed(hs_engine *eng, void *subject, uint64_t i) {
   transfer(r, i, on_uploaded);
 }
 
-static void on_downloaded(hs_engine *eng, void *subject, uint64_t i) {
-  sim_run *r = subject;
+/* Device i's local training of this round, at its DVFS level (every
+ * topology): its nominal time joins the round's pace, the governor's level
+ * sets its busy power; returns the time at that level. */
+double fl_train_s(sim_run *r, size_t i) {
   fl_state *fs = r->rs;
   double t = sim_dev_compute_s(r, i, r->alloc[i], true, 0);
   if (t > fs->pace_now) fs->pace_now = t;
-  t = fl_dvfs_train(r, i, t, fs->pace_prev); /* sets the level's power first */
+  return fl_dvfs_train(r, i, t, fs->pace_prev);
+}
+
+static void on_downloaded(hs_engine *eng, void *subject, uint64_t i) {
+  sim_run *r = subject;
+  double t = fl_train_s(r, i); /* sets the level's power before BUSY */
   sim_dev_state(r, i, HS_POWER_BUSY);
   hs_engine_schedule_in(eng, t, 0, on_computed, r, i);
 }
@@ -177,15 +184,17 @@ static void ring_start_round(sim_run *r) {
   }
   for (size_t i = 0; i < r->ndev; i++) {
     if (!r->alloc[i]) continue;
+    double t = fl_train_s(r, i); /* sets the level's power before BUSY */
     sim_dev_state(r, i, HS_POWER_BUSY);
-    hs_engine_schedule_in(r->eng, sim_dev_compute_s(r, i, r->alloc[i], true, 0), 0,
-                          on_ring_computed, r, i);
+    hs_engine_schedule_in(r->eng, t, 0, on_ring_computed, r, i);
   }
 }
 
 static void fl_start_round(sim_run *r) {
   fl_state *fs = r->rs;
   const fl_opts *o = r->sc->regime.opts;
+  fs->pace_prev = fs->pace_now; /* the slack governor's target: the last round's pace */
+  fs->pace_now = 0;
   if (fs->tree) {
     fl_tree_start_round(r);
     return;
@@ -196,8 +205,6 @@ static void fl_start_round(sim_run *r) {
   }
   fs->arrived = 0;
   fs->participants = 0;
-  fs->pace_prev = fs->pace_now;
-  fs->pace_now = 0;
   for (size_t i = 0; i < r->ndev; i++) {
     fs->want[i] = 0;
     if (r->alloc[i] == 0) {
@@ -283,9 +290,6 @@ static const char *fl_prepare(const hs_scenario *sc, const void *opts, const sim
     return "applies to topology \"threshold\" only";
   if (!strcmp(o->key, "levels") && (!fo->topology || strcmp(fo->topology, "hierarchical")))
     return "applies to topology \"hierarchical\" only";
-  if (!strcmp(o->key, "dvfs") && fo->topology &&
-      (!strcmp(fo->topology, "ring") || !strcmp(fo->topology, "hierarchical")))
-    return "applies to topologies \"star\" and \"threshold\" only";
   if (!strcmp(o->key, "server") && fo->topology && !strcmp(fo->topology, "ring"))
     return "does not apply to topology \"ring\" (no server: the devices average among themselves)";
   return NULL;
@@ -326,6 +330,7 @@ static void fl_print(cJSON *reg, const void *opts, const sim_regime_opt *opt) {
 
 static void fl_opts_free(void *opts) {
   fl_levels_free(opts);
+  fl_host_free(&((fl_opts *)opts)->srv);
   hs_free(((fl_opts *)opts)->dvfs);
 }
 
@@ -344,13 +349,15 @@ static const sim_regime_opt fl_table[] = {
     {"levels", SIM_OPT_CUSTOM, offsetof(fl_opts, levels), 0, 0, 0, 0, NULL, NULL,
      "hierarchical: [{fanout, link, aggregator: {s_per_update, s_per_mb, idle_w, busy_w}}], "
      "leaves first"},
-    {"server", SIM_OPT_CUSTOM, offsetof(fl_opts, srv_idle_w), 0, 0, 0, 0, NULL, NULL,
-     "the server host: {idle_w, busy_w, s_per_update, s_per_mb} (default all 0)"},
+    {"server", SIM_OPT_CUSTOM, offsetof(fl_opts, srv), 0, 0, 0, 0, NULL, NULL,
+     "the server host: a profile name, or {profile, idle_w, busy_w, s_per_update, s_per_mb} "
+     "overriding it (default profile " FL_DEFAULT_SERVER ": an estimate)"},
     {"network", SIM_OPT_CUSTOM, offsetof(fl_opts, j_per_byte), 0, 0, 0, 0, NULL, NULL,
-     "network energy: {j_per_byte per link crossed (default 1e-6: a Wi-Fi estimate), port_w per endpoint (default 0)}"},
+     "network energy: {j_per_byte per link crossed (default 1e-6: a Wi-Fi estimate), port_w per "
+     "endpoint (default 1: a switch-port estimate)}"},
     {"dvfs", SIM_OPT_CUSTOM, offsetof(fl_opts, dvfs), 0, 0, 0, 0, NULL, NULL,
-     "star, threshold: {levels: [{speed, power}] fastest first, governor: performance, "
-     "powersave or slack} (default: none)"},
+     "device DVFS, every topology: {levels: [{speed, power}] fastest first or \"profile\", "
+     "governor: performance, powersave or slack} (default: none)"},
 };
 
 const sim_regime sim_regime_fl = {

@@ -25,15 +25,38 @@
  *    library/proceedings/mobisys03/tech/barr/barr_html/node7.html).
  * 1 uJ per byte per link makes a hop 2 J/MB: inside the first range, below
  * the 2003 card (newer radios move more bits per joule). Ethernet and
- * datacenter links cost far less per byte: a scenario on them states its own.
- * No default for port_w or the server's power: no public figure found that
- * fits a generic endpoint or server host, so they stay 0 (off). */
+ * datacenter links cost far less per byte: a scenario on them states its own. */
 #define FL_DEFAULT_J_PER_BYTE 1e-6
+/* Default regime.network.port_w: the switch port (or access-point share)
+ * each endpoint occupies, drawn for the whole makespan. An ESTIMATE from
+ * measured whole-switch wall power divided by user ports, idle, one port
+ * linked at 1000BASE-T (adlerweb/SwitchPower, https://github.com/adlerweb/
+ * SwitchPower, README table): HP 2510G-24 (J9279A) 27 W / 24 ports = 1.13 W;
+ * HP 2930F-48G-PoE+ (JL256A) 37 W / 48 = 0.77 W; Ubiquiti US-48-500W 39 W /
+ * 48 = 0.81 W. Mean 0.90 W, rounded to 1 W per port. Cross-check: a Gigabit
+ * PHY alone draws 0.45 to over 1 W (Texas Instruments, G. Yamasaki, "Why is
+ * Ethernet so power-hungry?", https://training-dev.ti.com/document-viewer/
+ * lit/html/ssztam3). The endpoint's own NIC is inside its profile's wall
+ * power (device profiles measure or estimate the whole board), so only the
+ * switch side is counted here. */
+#define FL_DEFAULT_PORT_W 1.0
+/* The server (and aggregator) host profile used when a scenario names none:
+ * devices/profiles/<FL_DEFAULT_SERVER>.json, format hetsim-server/1 (its
+ * provenance says where each figure comes from). */
+#define FL_DEFAULT_SERVER "server-r740"
+
+/* A server or aggregator host: the profile it was read from (NULL: none
+ * named, FL_DEFAULT_SERVER) and its figures after any inline override. */
+typedef struct fl_host {
+  char *profile;
+  double idle_w, busy_w;          /* wall power, W */
+  double s_per_update, s_per_mb;  /* aggregation cost: per update, per model MB */
+} fl_host;
 
 typedef struct fl_level {
   uint32_t fanout;
   char *link;
-  double s_per_update, s_per_mb, idle_w, busy_w; /* the aggregator host */
+  fl_host agg; /* the aggregator host of this level */
 } fl_level;
 
 typedef struct fl_opts {
@@ -43,8 +66,8 @@ typedef struct fl_opts {
   fl_level *levels; /* hierarchical, leaves first */
   size_t nlevels;
   uint32_t *group_of; /* hierarchical: level-1 aggregator of each device */
-  double srv_idle_w, srv_busy_w, srv_s_per_update, srv_s_per_mb; /* regime.server */
-  double j_per_byte, port_w;                                       /* regime.network */
+  fl_host srv;               /* regime.server */
+  double j_per_byte, port_w; /* regime.network */
   struct fl_dvfs_level *dvfs; /* regime.dvfs levels, fastest first (NULL: none) */
   size_t ndvfs;
   int governor; /* 0 performance, 1 powersave, 2 slack */
@@ -60,6 +83,9 @@ void fl_dvfs_print(cJSON *reg, const fl_opts *o);
 /* Training of nominal t s on device i at the governor's level (sets its busy
  * power); returns the time at that level. */
 double fl_dvfs_train(sim_run *r, size_t i, double t, double pace_s);
+/* Device i's training this round (regime_fl.c, every topology): nominal
+ * time from its profile, then its DVFS level; returns the time. */
+double fl_train_s(sim_run *r, size_t i);
 
 /* What the run accumulates for whole-system energy (regime_fl_energy.c). */
 typedef struct fl_energy_acc {
@@ -70,6 +96,12 @@ typedef struct fl_energy_acc {
 
 hs_status fl_energy_parse(sim_opt_ctx *c, const cJSON *node, fl_opts *o, const char *key);
 void fl_energy_print(cJSON *reg, const fl_opts *o, const char *key);
+/* A host block at the current path (node NULL: absent): a profile name or
+ * path (string), or {profile?, idle_w?, busy_w?, s_per_update?, s_per_mb?}
+ * overriding that profile (default FL_DEFAULT_SERVER). */
+hs_status fl_host_parse(sim_opt_ctx *c, const cJSON *node, fl_host *h);
+void fl_host_print(cJSON *obj, const char *key, const fl_host *h);
+void fl_host_free(fl_host *h);
 /* Seconds the server takes to aggregate `updates` updates. */
 double fl_server_agg_s(const sim_run *r, size_t updates);
 /* energy_server_j, energy_network_j, energy_system_j. */

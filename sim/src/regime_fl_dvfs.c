@@ -17,8 +17,10 @@
  *                with no slack run levels[0]. Race-to-idle vs slow-down:
  *                with idle power > 0 slowing down into the slack saves
  *                (busy_w - power x busy_w) x t - idle_w x (t/speed - t).
- * Applies to topologies star and threshold (the per-device training path of
- * regime_fl.c). Invariant: every training sets its level's busy power
+ * Applies to every topology: the devices train through fl_train_s
+ * (regime_fl.c) in star and threshold, at the leaves of hierarchical
+ * (aggregators keep their host profile: no levels), and before the ring's
+ * all-reduce. Invariant: every training sets its level's busy power
  * before the device switches to BUSY, so no power is ever left from an
  * earlier level. O(levels) per training. Rejected: per-step frequency changes (a round's
  * training is one event here). */

@@ -7,7 +7,9 @@
  *               so n_l = ceil(n_{l-1} / fanout), n_0 = devices;
  *   link        a name in network.links: EACH aggregator of the level gets its
  *               own instance, shared by the flows to and from its children;
- *   aggregator  {s_per_update, s_per_mb, idle_w, busy_w}: aggregation time
+ *   aggregator  a host profile (regime_fl_energy.c: a name, or {profile?,
+ *               s_per_update?, s_per_mb?, idle_w?, busy_w?} overriding it;
+ *               {} is the default host FL_DEFAULT_SERVER): aggregation time
  *               s_per_update x children + s_per_mb x model MB x children, and
  *               the host's power (reported as aggregator energy).
  * A hop child -> parent (either way) is one flow of model_bytes over the
@@ -42,28 +44,8 @@
 
 /* --- options ------------------------------------------------------------------ */
 
-static hs_status get_num(sim_opt_ctx *c, const cJSON *obj, const char *key, double def, double lo,
-                         bool lo_open, double *out) {
-  const cJSON *n = cJSON_GetObjectItemCaseSensitive(obj, key);
-  if (!n) {
-    *out = def;
-    return HS_OK;
-  }
-  size_t m = sim_opt_key(c, key);
-  if (!cJSON_IsNumber(n) || !isfinite(n->valuedouble))
-    return sim_opt_fail(c, HS_ETYPE, "expected a number, got %s", sim_json_type(n));
-  double v = n->valuedouble;
-  if (lo_open ? !(v > lo) : !(v >= lo))
-    return sim_opt_fail(c, HS_ERANGE, "expected a number %s %g, got %g", lo_open ? ">" : ">=", lo,
-                        v);
-  *out = v;
-  sim_opt_pop(c, m);
-  return HS_OK;
-}
-
 static hs_status parse_level(sim_opt_ctx *c, const cJSON *e, fl_level *lv) {
   static const char *const keys[] = {"fanout", "link", "aggregator", NULL};
-  static const char *const akeys[] = {"s_per_update", "s_per_mb", "idle_w", "busy_w", NULL};
   const hs_scenario *sc = sim_opt_scenario(c);
   hs_status st;
   if ((st = sim_opt_object(c, e, keys))) return st;
@@ -84,15 +66,11 @@ static hs_status parse_level(sim_opt_ctx *c, const cJSON *e, fl_level *lv) {
   if (!a || cJSON_IsNull(a)) {
     sim_opt_key(c, "aggregator");
     return sim_opt_fail(c, HS_EMISSING,
-                        "a level needs an aggregator: {s_per_update, s_per_mb, idle_w, busy_w}");
+                        "a level needs an aggregator: a host profile name, or {profile?, "
+                        "s_per_update?, s_per_mb?, idle_w?, busy_w?}");
   }
   size_t ma = sim_opt_key(c, "aggregator");
-  if ((st = sim_opt_object(c, a, akeys)) ||
-      (st = get_num(c, a, "s_per_update", 0, 0, false, &lv->s_per_update)) ||
-      (st = get_num(c, a, "s_per_mb", 0, 0, false, &lv->s_per_mb)) ||
-      (st = get_num(c, a, "idle_w", 0, 0, false, &lv->idle_w)) ||
-      (st = get_num(c, a, "busy_w", 0, 0, false, &lv->busy_w)))
-    return st;
+  if ((st = fl_host_parse(c, a, &lv->agg))) return st;
   sim_opt_pop(c, ma);
   return HS_OK;
 }
@@ -127,21 +105,20 @@ void fl_levels_print(cJSON *reg, const fl_opts *o) {
   if (!arr) abort();
   for (size_t l = 0; l < o->nlevels; l++) {
     const fl_level *lv = &o->levels[l];
-    cJSON *e = cJSON_CreateObject(), *a = cJSON_CreateObject();
-    if (!e || !a || !cJSON_AddNumberToObject(e, "fanout", lv->fanout) ||
-        !cJSON_AddStringToObject(e, "link", lv->link) ||
-        !cJSON_AddNumberToObject(a, "s_per_update", lv->s_per_update) ||
-        !cJSON_AddNumberToObject(a, "s_per_mb", lv->s_per_mb) ||
-        !cJSON_AddNumberToObject(a, "idle_w", lv->idle_w) ||
-        !cJSON_AddNumberToObject(a, "busy_w", lv->busy_w))
+    cJSON *e = cJSON_CreateObject();
+    if (!e || !cJSON_AddNumberToObject(e, "fanout", lv->fanout) ||
+        !cJSON_AddStringToObject(e, "link", lv->link))
       abort();
-    cJSON_AddItemToObject(e, "aggregator", a);
+    fl_host_print(e, "aggregator", &lv->agg);
     cJSON_AddItemToArray(arr, e);
   }
 }
 
 void fl_levels_free(fl_opts *o) {
-  for (size_t l = 0; l < o->nlevels; l++) hs_free(o->levels[l].link);
+  for (size_t l = 0; l < o->nlevels; l++) {
+    hs_free(o->levels[l].link);
+    fl_host_free(&o->levels[l].agg);
+  }
   hs_free(o->levels);
   hs_free(o->group_of);
   o->levels = NULL;
@@ -222,9 +199,9 @@ static void on_agg_done(hs_engine *eng, void *subject, uint64_t a) {
 /* Node (l, j) received the model: a device trains, an aggregator forwards. */
 static void node_has_model(sim_run *r, size_t l, size_t j) {
   fl_tree *t = tree_of(r);
-  if (l == 0) {
+  if (l == 0) { /* a leaf trains at its DVFS level (aggregators have none) */
+    double s = fl_train_s(r, j); /* sets the level's busy power first */
     sim_dev_state(r, j, HS_POWER_BUSY);
-    double s = sim_dev_compute_s(r, j, r->alloc[j], true, 0);
     hs_engine_schedule_in(r->eng, s, 0, on_dev_computed, r, j);
     return;
   }
@@ -248,7 +225,7 @@ static void child_arrived(sim_run *r, size_t l, size_t j) {
   }
   const fl_level *lv = &opts_of(r)->levels[pl - 1];
   double kids = t->part[pl][pj];
-  double s = lv->s_per_update * kids + lv->s_per_mb * (double)r->sc->model_bytes / 1e6 * kids;
+  double s = lv->agg.s_per_update * kids + lv->agg.s_per_mb * (double)r->sc->model_bytes / 1e6 * kids;
   t->agg_busy_s[pl] += s;
   hs_engine_schedule_in(r->eng, s, 0, on_agg_done, r, ARG(pl, pj));
 }
@@ -337,8 +314,8 @@ size_t fl_tree_summary(sim_run *r, double makespan_s, hs_report_field *out, size
   double e = 0;
   for (size_t l = 1; l <= t->L; l++) {
     const fl_level *lv = &o->levels[l - 1];
-    e += lv->busy_w * t->agg_busy_s[l] +
-         lv->idle_w * ((double)t->n[l] * makespan_s - t->agg_busy_s[l]);
+    e += lv->agg.busy_w * t->agg_busy_s[l] +
+         lv->agg.idle_w * ((double)t->n[l] * makespan_s - t->agg_busy_s[l]);
   }
   *aggregators_j = e;
   return k;

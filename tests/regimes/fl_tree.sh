@@ -65,19 +65,31 @@ near "$(awk -v B=$B -v m="$ms" 'BEGIN { printf "%.10f", 1e-8 * 2 * B * 2 * 4 * 3
 near "$(awk -v a="$dev" -v b="$srv" -v c="$net" 'BEGIN { printf "%.10f", a + b + c }')" "$tot" ||
   fail "system energy $tot is not devices + server + network"
 echo "ok   server, network and system energy identities"
-# The sourced default (FL_DEFAULT_J_PER_BYTE = 1e-6, a Wi-Fi estimate): no
-# regime.network, or one that names port_w only, charges 1e-6 J per byte per
-# link crossed; no port or server power by default.
+# The sourced defaults (ESTIMATES, regime_fl.h): 1e-6 J per byte per link
+# crossed (Wi-Fi), 1 W per endpoint port (switch ports) and the server host
+# devices/profiles/server-r740.json (52.3 W idle, 457 W busy, aggregation 0 s:
+# rounds stay pma's). port_w alone keeps the default j_per_byte; an inline
+# server block overrides its profile field by field.
 "$bin" run "$scn" --set regime.kind=fl --out dflt -q || fail "fl with default energy"
 "$bin" run "$scn" --set regime.kind=fl --set 'regime.network={"port_w":0.5}' --out dport -q ||
   fail "fl with port_w only"
 ms=$(field dflt makespan_s)
-near "$(awk -v B=$B 'BEGIN { printf "%.10f", 1e-6 * 2 * B * 2 * 4 * 3 }')" "$(field dflt energy_network_j)" ||
-  fail "default network energy $(field dflt energy_network_j)"
-near 0 "$(field dflt energy_server_j)" || fail "default server energy is not 0"
+near "$(awk -v B=$B -v m="$ms" 'BEGIN { printf "%.10f", 1e-6 * 2 * B * 2 * 4 * 3 + 1 * 5 * m }')" \
+  "$(field dflt energy_network_j)" || fail "default network energy $(field dflt energy_network_j)"
+near "$(awk -v m="$ms" 'BEGIN { printf "%.10f", 52.3 * m }')" "$(field dflt energy_server_j)" ||
+  fail "default server energy $(field dflt energy_server_j) is not 52.3 W x makespan"
 near "$(awk -v B=$B -v m="$ms" 'BEGIN { printf "%.10f", 1e-6 * 2 * B * 2 * 4 * 3 + 0.5 * 5 * m }')" \
   "$(field dport energy_network_j)" || fail "port_w alone dropped the default j_per_byte"
-echo "ok   default j_per_byte 1e-6 J per byte per link; port and server 0"
+cmp pma/rounds.csv dflt/rounds.csv || fail "the default server changed the rounds (aggregation is 0 s)"
+"$bin" validate "$scn" --set regime.kind=fl > dflt.json || fail "validate fl"
+grep -q '"profile":[[:space:]]*"server-r740"' dflt.json && grep -q '"port_w":[[:space:]]*1$' dflt.json ||
+  fail "validate does not show the default server profile and port power"
+"$bin" run "$scn" --set regime.kind=fl --set 'regime.server={"busy_w":100,"s_per_update":0.05}' \
+  --out over -q || fail "server override"
+ms=$(field over makespan_s) agg=$(awk 'BEGIN { printf "%.12f", 3 * 4 * 0.05 }')
+near "$(awk -v a="$agg" -v m="$ms" 'BEGIN { printf "%.10f", 100 * a + 52.3 * (m - a) }')" \
+  "$(field over energy_server_j)" || fail "override: server energy $(field over energy_server_j)"
+echo "ok   defaults: 1e-6 J/B/link, 1 W/port, server-r740 (52.3 W idle); inline fields override it"
 # The energy metrics appear only for a regime that reports them (pma: none),
 # and optimize can minimise energy_system_j: its front is the least of every
 # evaluation's energy_system_j column.
