@@ -95,12 +95,13 @@ static hs_status host_read(const cJSON *obj, bool file, fl_host *h, host_err *e)
       if (cJSON_GetObjectItemCaseSensitive(obj, m->string) != m)
         return host_fail(e, m->string, HS_EKEY, "key appears twice");
     }
+    /* the format first: a device profile handed here is named as one */
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(obj, "format");
+    if (f && (!cJSON_IsString(f) || strcmp(f->valuestring, HOST_FORMAT)))
+      return host_fail(e, "format", HS_EUNSUP, "expected \"" HOST_FORMAT "\"");
     for (size_t k = 0; k < 8; k++)
       if (!cJSON_GetObjectItemCaseSensitive(obj, keys[k]))
         return host_fail(e, keys[k], HS_EMISSING, "required key is missing");
-    const cJSON *f = cJSON_GetObjectItemCaseSensitive(obj, "format");
-    if (!cJSON_IsString(f) || strcmp(f->valuestring, HOST_FORMAT))
-      return host_fail(e, "format", HS_EUNSUP, "expected \"" HOST_FORMAT "\"");
     static const char *const texts[] = {"name", "host"};
     for (size_t k = 0; k < 2; k++) {
       const cJSON *t = cJSON_GetObjectItemCaseSensitive(obj, texts[k]);

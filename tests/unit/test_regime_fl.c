@@ -1,0 +1,232 @@
+/* test_regime_fl.c: regime "fl" (issue 17) in closed form, for every
+ * topology: DVFS levels and whole-system energy.
+ *
+ * Three deterministic devices (tests/data/run/profiles: tau_cv 0, busy 10 W,
+ * comm 3 W, idle 2 W; mnist tau 1/2/4 ms, overhead 0.5/0.25/0 s), the equal
+ * policy (1000 samples each), a 1-byte model on an instant link: a device's
+ * nominal training is 1.5, 2.25 and 4.0 s, and transfers take ~0 s, so
+ *   a device at a fixed level (speed s, power p) trains work / s seconds
+ *   and spends p x 10 W x that time;
+ *   energy_system_j = devices + server + aggregators + network, each part
+ *   in closed form: server idle_w x makespan (aggregation 0 s), network
+ *   j_per_byte x bytes x links crossed + port_w x endpoints x makespan.
+ * Topologies: star, threshold (K = N), hierarchical (one aggregator for the
+ * three), ring (the all-reduce of 1 byte takes ~0 s). */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/hs_alloc.h"
+#include "base/hs_util.h"
+#include "sim/hs_run.h"
+#include "sim/hs_scenario.h"
+#include "test_tmpdir.h"
+
+#define DATA HS_SOURCE_DIR "/tests/data/run"
+#define ROUNDS 3
+
+static const char *const topo[] = {
+    "\"topology\": \"star\"",
+    "\"topology\": \"threshold\", \"k\": 3",
+    "\"topology\": \"hierarchical\", \"levels\": [{\"fanout\": 3, \"link\": \"lan\","
+    " \"aggregator\": {\"idle_w\": 4, \"busy_w\": 9}}]",
+    "\"topology\": \"ring\"",
+};
+enum { STAR, THRESHOLD, TREE, RING, NTOPO };
+
+/* nominal training of fast, mid, slow (s) */
+static const double nominal[3] = {1.5, 2.25, 4.0};
+
+/* The scenario of topology t with `extra` regime members ("" for none). */
+static hs_scenario *fl_scenario(int t, const char *extra) {
+  char text[4096];
+  snprintf(text, sizeof text,
+           "{\"name\": \"fl-closed-form\", \"seed\": 5, \"task\": \"mnist\", \"model_bytes\": 1,"
+           " \"rounds\": %d, \"samples_per_round\": 3000,"
+           " \"regime\": {\"kind\": \"fl\", %s%s}, \"policy\": {\"kind\": \"equal\"},"
+           " \"devices\": [{\"name\": \"fast\", \"profile\": \"profiles/det-fast.json\"},"
+           "  {\"name\": \"mid\", \"profile\": \"profiles/det-mid.json\"},"
+           "  {\"name\": \"slow\", \"profile\": \"profiles/det-slow.json\"}],"
+           " \"network\": {\"links\": {\"lan\": {\"bandwidth_mbps\": 1e9, \"latency_ms\": 0}}}}",
+           ROUNDS, topo[t], extra);
+  hs_error err = {0};
+  hs_scenario *sc = hs_scenario_parse(text, "fl-closed-form.json", DATA, NULL, 0, &err);
+  cr_assert_not_null(sc, "%s", err.msg);
+  return sc;
+}
+
+/* Every devices.csv row's compute_s is nominal / speed. */
+static void check_compute_rows(const char *dir, double speed, const char *what) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/devices.csv", dir);
+  hs_error err = {0};
+  char *t = hs_read_file(path, NULL, &err);
+  cr_assert_not_null(t, "%s", err.msg);
+  size_t rows = 0;
+  char *save = NULL;
+  for (char *line = strtok_r(t, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+    unsigned round;
+    char dev[32];
+    double compute_s;
+    if (sscanf(line, "%u,%31[^,],%*u,%lf", &round, dev, &compute_s) != 3) continue; /* header */
+    int k = !strcmp(dev, "fast") ? 0 : !strcmp(dev, "mid") ? 1 : 2;
+    cr_expect_float_eq(compute_s, nominal[k] / speed, 1e-9, "%s: round %u %s trains %.12g s", what,
+                       round, dev, compute_s);
+    rows++;
+  }
+  cr_assert_eq(rows, 3 * ROUNDS, "%s: %zu rows", what, rows);
+  hs_free(t);
+}
+
+/* One level (speed 0.5, power 0.4) forced by the powersave governor: time =
+ * work / speed and compute energy = power x busy_w x time, per topology. */
+Test(regime_fl, dvfs_fixed_level_is_work_over_speed_and_power_times_time) {
+  static const char *dv = ", \"dvfs\": {\"levels\": [{\"speed\": 1, \"power\": 1},"
+                          " {\"speed\": 0.5, \"power\": 0.4}], \"governor\": \"powersave\"}";
+  double sum = nominal[0] + nominal[1] + nominal[2];
+  for (int t = 0; t < NTOPO; t++) {
+    hs_scenario *sc = fl_scenario(t, dv);
+    char dir[64];
+    cr_assert_not_null(test_mkdtemp(dir, "hs-fl"));
+    hs_run_opts o = {.out_dir = dir};
+    hs_summary s;
+    hs_error err = {0};
+    cr_assert_eq(hs_run(sc, &o, &s, &err), HS_OK, "%s", err.msg);
+    check_compute_rows(dir, 0.5, topo[t]);
+    cr_expect_float_eq(s.compute_j, ROUNDS * 0.4 * 10.0 * sum / 0.5, 1e-6, "%s: compute %.12g J",
+                       topo[t], s.compute_j);
+    /* each round ends with the slow device: 4.0 / 0.5 s */
+    cr_expect_float_eq(s.makespan_s, ROUNDS * nominal[2] / 0.5, 1e-6, "%s: makespan %.12g s",
+                       topo[t], s.makespan_s);
+    hs_scenario_destroy(sc);
+  }
+}
+
+/* performance is levels[0] (here speed 0.8, power 0.7) for every training;
+ * with a nominal first level the run is the run without dvfs. */
+Test(regime_fl, dvfs_performance_runs_the_first_level) {
+  static const char *dv = ", \"dvfs\": {\"levels\": [{\"speed\": 0.8, \"power\": 0.7},"
+                          " {\"speed\": 0.5, \"power\": 0.4}]}";
+  double sum = nominal[0] + nominal[1] + nominal[2];
+  for (int t = 0; t < NTOPO; t++) {
+    hs_scenario *sc = fl_scenario(t, dv), *plain = fl_scenario(t, "");
+    hs_summary s, p;
+    hs_error err = {0};
+    cr_assert_eq(hs_run(sc, NULL, &s, &err), HS_OK, "%s", err.msg);
+    cr_assert_eq(hs_run(plain, NULL, &p, &err), HS_OK, "%s", err.msg);
+    cr_expect_float_eq(s.compute_j, ROUNDS * 0.7 * 10.0 * sum / 0.8, 1e-6, "%s", topo[t]);
+    cr_expect_float_eq(p.compute_j, ROUNDS * 10.0 * sum, 1e-6, "%s", topo[t]);
+    cr_expect_float_eq(s.makespan_s, ROUNDS * nominal[2] / 0.8, 1e-6, "%s", topo[t]);
+    hs_scenario_destroy(sc);
+    hs_scenario_destroy(plain);
+  }
+}
+
+/* slack: round 0 at full speed; from round 1 each device takes the
+ * lowest-power level whose time fits the last round's pace (4.0 s): fast
+ * 1.5 / 0.5 = 3.0 fits, mid 2.25 / 0.5 = 4.5 does not (0.8: 2.8125 fits),
+ * slow stays at speed 1. The makespan is unchanged. */
+Test(regime_fl, dvfs_slack_fills_the_pace_in_every_topology) {
+  static const char *dv = ", \"dvfs\": {\"levels\": [{\"speed\": 1, \"power\": 1},"
+                          " {\"speed\": 0.8, \"power\": 0.6}, {\"speed\": 0.5, \"power\": 0.3}],"
+                          " \"governor\": \"slack\"}";
+  double r0 = 10.0 * (nominal[0] + nominal[1] + nominal[2]);
+  double later = 10.0 * (0.3 * nominal[0] / 0.5 + 0.6 * nominal[1] / 0.8 + nominal[2]);
+  for (int t = 0; t < NTOPO; t++) {
+    hs_scenario *sc = fl_scenario(t, dv);
+    hs_summary s;
+    hs_error err = {0};
+    cr_assert_eq(hs_run(sc, NULL, &s, &err), HS_OK, "%s", err.msg);
+    cr_expect_float_eq(s.compute_j, r0 + (ROUNDS - 1) * later, 1e-6, "%s: %.12g J", topo[t],
+                       s.compute_j);
+    cr_expect_float_eq(s.makespan_s, ROUNDS * nominal[2], 1e-6, "%s", topo[t]);
+    hs_scenario_destroy(sc);
+  }
+}
+
+/* With the shipped defaults (server-r740: 52.3 W idle, aggregation 0 s; 1e-6
+ * J per byte per link; 1 W per port), every part in closed form and the sum. */
+Test(regime_fl, system_energy_parts_add_up_in_every_topology) {
+  /* bytes x links per round: a hop moves 1 byte over 2 links, both ways */
+  static const double hops[NTOPO] = {3 * 2, 3 * 2, 3 * 2 + 2, 0};
+  static const double ports[NTOPO] = {4, 4, 5, 3};
+  for (int t = 0; t < NTOPO; t++) {
+    hs_scenario *sc = fl_scenario(t, "");
+    hs_summary s;
+    hs_error err = {0};
+    cr_assert_eq(hs_run(sc, NULL, &s, &err), HS_OK, "%s", err.msg);
+    double ms = s.makespan_s;
+    double bytes_links = t == RING ? ROUNDS * 2.0 * 2.0 * (3 - 1) : ROUNDS * 2.0 * hops[t];
+    double server = t == RING ? 0 : 52.3 * ms;
+    double aggs = t == TREE ? 4.0 * ms : 0;
+    double net = 1e-6 * bytes_links + 1.0 * ports[t] * ms;
+    cr_expect_float_eq(s.energy_server_j, server, 1e-9 * server + 1e-12, "%s: server %.12g",
+                       topo[t], s.energy_server_j);
+    cr_expect_float_eq(s.energy_aggregators_j, aggs, 1e-9 * aggs + 1e-12, "%s", topo[t]);
+    cr_expect_float_eq(s.energy_network_j, net, 1e-9 * net, "%s: network %.12g", topo[t],
+                       s.energy_network_j);
+    double sum = s.energy_j + s.energy_server_j + s.energy_aggregators_j + s.energy_network_j;
+    cr_expect_float_eq(s.energy_system_j, sum, 1e-12 * sum, "%s: system %.17g vs parts %.17g",
+                       topo[t], s.energy_system_j, sum);
+    cr_expect_float_eq(s.energy_j, s.compute_j + s.comm_j + s.idle_j, 1e-9 * s.energy_j, "%s",
+                       topo[t]);
+    hs_scenario_destroy(sc);
+  }
+}
+
+/* A host block: a profile name, an override of the default, and the errors
+ * a profile file can hold (one line naming the file and the field). */
+Test(regime_fl, host_profiles_resolve_override_and_refuse_bad_files) {
+  hs_scenario *sc = fl_scenario(STAR, ", \"server\": {\"busy_w\": 100, \"s_per_update\": 0.5}");
+  hs_summary s;
+  hs_error err = {0};
+  cr_assert_eq(hs_run(sc, NULL, &s, &err), HS_OK, "%s", err.msg);
+  /* 3 updates x 0.5 s each round, busy at 100 W; idle 52.3 W from the profile */
+  double busy = ROUNDS * 3 * 0.5;
+  cr_expect_float_eq(s.makespan_s, ROUNDS * nominal[2] + busy, 1e-6);
+  cr_expect_float_eq(s.energy_server_j, 100 * busy + 52.3 * (s.makespan_s - busy), 1e-6);
+  hs_scenario_destroy(sc);
+
+  char dir[64];
+  cr_assert_not_null(test_mkdtemp(dir, "hs-fl-host"));
+  static const char *const bad[][2] = {
+      {"{\"format\": \"hetsim-server/1\", \"name\": \"x\", \"host\": \"h\", \"idle_w\": 1,"
+       " \"s_per_update\": 0, \"s_per_mb\": 0, \"provenance\": {\"kind\": \"estimated\","
+       " \"sources\": [\"s\"]}}",
+       "busy_w: required key is missing"},
+      {"{\"format\": \"hetsim-server/1\", \"name\": \"x\", \"host\": \"h\", \"idle_w\": 5,"
+       " \"busy_w\": 1, \"s_per_update\": 0, \"s_per_mb\": 0, \"provenance\": {\"kind\":"
+       " \"estimated\", \"sources\": [\"s\"]}}",
+       "below idle_w"},
+      {"{\"format\": \"hetsim-server/1\", \"name\": \"x\", \"host\": \"h\", \"idle_w\": 1,"
+       " \"busy_w\": 2, \"s_per_update\": 0, \"s_per_mb\": 0, \"provenance\": {\"kind\":"
+       " \"estimated\", \"sources\": []}}",
+       "provenance: an estimate needs sources"},
+      {"{\"format\": \"hetsim-profile/1\"}", "format: expected \"hetsim-server/1\""},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    char path[256], extra[400];
+    snprintf(path, sizeof path, "%s/host%zu.json", dir, i);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(bad[i][0], f);
+    fclose(f);
+    snprintf(extra, sizeof extra, ", \"server\": \"%s\"", path);
+    char text[4096];
+    snprintf(text, sizeof text,
+             "{\"name\": \"h\", \"task\": \"mnist\", \"model_bytes\": 1, \"rounds\": 1,"
+             " \"samples_per_round\": 30, \"regime\": {\"kind\": \"fl\"%s},"
+             " \"devices\": [{\"name\": \"fast\", \"profile\": \"profiles/det-fast.json\"}],"
+             " \"network\": {\"links\": {\"lan\": {\"bandwidth_mbps\": 1, \"latency_ms\": 0}}}}",
+             extra);
+    hs_error e = {0};
+    hs_scenario *b = hs_scenario_parse(text, "h.json", DATA, NULL, 0, &e);
+    cr_expect_null(b, "case %zu loaded", i);
+    hs_scenario_destroy(b);
+    cr_expect(e.status != HS_OK);
+    cr_expect(strstr(e.msg, "h.json: regime.server: ") && strstr(e.msg, path) &&
+                  strstr(e.msg, bad[i][1]) && !strchr(e.msg, '\n'),
+              "case %zu: %s", i, e.msg);
+  }
+}
