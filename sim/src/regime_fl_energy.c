@@ -85,6 +85,10 @@ static hs_status host_read(const cJSON *obj, bool file, fl_host *h, host_err *e)
   if (file) {
     static const char *const keys[] = {"format", "name",         "host",     "idle_w",
                                        "busy_w", "s_per_update", "s_per_mb", "provenance"};
+    /* the format first: a device profile handed here is named as one */
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(obj, "format");
+    if (f && (!cJSON_IsString(f) || strcmp(f->valuestring, HOST_FORMAT)))
+      return host_fail(e, "format", HS_EUNSUP, "expected \"" HOST_FORMAT "\"");
     for (const cJSON *m = obj->child; m; m = m->next) {
       bool ok = false;
       for (size_t k = 0; k < 8; k++) ok |= !strcmp(m->string, keys[k]);
@@ -95,10 +99,6 @@ static hs_status host_read(const cJSON *obj, bool file, fl_host *h, host_err *e)
       if (cJSON_GetObjectItemCaseSensitive(obj, m->string) != m)
         return host_fail(e, m->string, HS_EKEY, "key appears twice");
     }
-    /* the format first: a device profile handed here is named as one */
-    const cJSON *f = cJSON_GetObjectItemCaseSensitive(obj, "format");
-    if (f && (!cJSON_IsString(f) || strcmp(f->valuestring, HOST_FORMAT)))
-      return host_fail(e, "format", HS_EUNSUP, "expected \"" HOST_FORMAT "\"");
     for (size_t k = 0; k < 8; k++)
       if (!cJSON_GetObjectItemCaseSensitive(obj, keys[k]))
         return host_fail(e, keys[k], HS_EMISSING, "required key is missing");
@@ -150,8 +150,10 @@ static hs_status host_file(sim_opt_ctx *c, const char *name, fl_host *h) {
   } else {
     host_err he = {0};
     fl_host got = {0};
+    char kb[80];
     if (host_read(root, true, &got, &he) != HS_OK)
-      st = sim_opt_fail(c, he.st, "%s: %s%s%s", path, he.key ? he.key : "", he.key ? ": " : "",
+      st = sim_opt_fail(c, he.st, "%s: %s%s%s", path,
+                        he.key ? sim_opt_shown(he.key, kb, sizeof kb) : "", he.key ? ": " : "",
                         he.why);
     else if (got.busy_w < got.idle_w)
       st = sim_opt_fail(c, HS_EINVAL, "%s: busy_w: %g W is below idle_w %g W", path, got.busy_w,
