@@ -347,8 +347,8 @@ static const sim_regime_opt fl_table[] = {
     {"late", SIM_OPT_CHOICE, offsetof(fl_opts, late), 0, 0, 0, 0, lates, NULL,
      "threshold: a late update is dropped, or folded into the next aggregation"},
     {"levels", SIM_OPT_CUSTOM, offsetof(fl_opts, levels), 0, 0, 0, 0, NULL, NULL,
-     "hierarchical: [{fanout, link, aggregator: {s_per_update, s_per_mb, idle_w, busy_w}}], "
-     "leaves first"},
+     "hierarchical: [{fanout, link, aggregator: a host profile name or {profile, s_per_update, "
+     "s_per_mb, idle_w, busy_w}}], leaves first"},
     {"server", SIM_OPT_CUSTOM, offsetof(fl_opts, srv), 0, 0, 0, 0, NULL, NULL,
      "the server host: a profile name, or {profile, idle_w, busy_w, s_per_update, s_per_mb} "
      "overriding it (default profile " FL_DEFAULT_SERVER ": an estimate)"},
