@@ -17,8 +17,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "base/hs_alloc.h"
-#include "base/hs_util.h"
 #include "sim/hs_run.h"
 #include "sim/hs_scenario.h"
 #include "test_tmpdir.h"
@@ -38,8 +36,9 @@ enum { STAR, THRESHOLD, TREE, RING, NTOPO };
 /* nominal training of fast, mid, slow (s) */
 static const double nominal[3] = {1.5, 2.25, 4.0};
 
-/* The scenario of topology t with `extra` regime members ("" for none). */
-static hs_scenario *fl_scenario(int t, const char *extra) {
+/* The scenario of topology t with `extra` regime members ("" for none), or
+ * NULL with the loader's message in *err. */
+static hs_scenario *parse_fl(int t, const char *extra, hs_error *err) {
   char text[4096];
   snprintf(text, sizeof text,
            "{\"name\": \"fl-closed-form\", \"seed\": 5, \"task\": \"mnist\", \"model_bytes\": 1,"
@@ -50,33 +49,46 @@ static hs_scenario *fl_scenario(int t, const char *extra) {
            "  {\"name\": \"slow\", \"profile\": \"profiles/det-slow.json\"}],"
            " \"network\": {\"links\": {\"lan\": {\"bandwidth_mbps\": 1e9, \"latency_ms\": 0}}}}",
            ROUNDS, topo[t], extra);
+  return hs_scenario_parse(text, "fl-closed-form.json", DATA, NULL, 0, err);
+}
+
+static hs_scenario *fl_scenario(int t, const char *extra) {
   hs_error err = {0};
-  hs_scenario *sc = hs_scenario_parse(text, "fl-closed-form.json", DATA, NULL, 0, &err);
+  hs_scenario *sc = parse_fl(t, extra, &err);
   cr_assert_not_null(sc, "%s", err.msg);
   return sc;
 }
 
 /* Every devices.csv row's compute_s is nominal / speed. */
 static void check_compute_rows(const char *dir, double speed, const char *what) {
-  char path[512];
+  char path[512], line[256];
   snprintf(path, sizeof path, "%s/devices.csv", dir);
-  hs_error err = {0};
-  char *t = hs_read_file(path, NULL, &err);
-  cr_assert_not_null(t, "%s", err.msg);
+  FILE *f = fopen(path, "r");
+  cr_assert_not_null(f, "%s", path);
   size_t rows = 0;
-  char *save = NULL;
-  for (char *line = strtok_r(t, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+  while (fgets(line, sizeof line, f)) {
     unsigned round;
     char dev[32];
     double compute_s;
     if (sscanf(line, "%u,%31[^,],%*u,%lf", &round, dev, &compute_s) != 3) continue; /* header */
-    int k = !strcmp(dev, "fast") ? 0 : !strcmp(dev, "mid") ? 1 : 2;
-    cr_expect_float_eq(compute_s, nominal[k] / speed, 1e-9, "%s: round %u %s trains %.12g s", what,
-                       round, dev, compute_s);
+    double want = nominal[!strcmp(dev, "fast") ? 0 : !strcmp(dev, "mid") ? 1 : 2] / speed;
+    cr_expect_float_eq(compute_s, want, 1e-9, "%s: round %u %s trains %.12g s", what, round, dev,
+                       compute_s);
     rows++;
   }
+  fclose(f);
   cr_assert_eq(rows, 3 * ROUNDS, "%s: %zu rows", what, rows);
-  hs_free(t);
+}
+
+/* Run topology t with `extra` regime members into dir (NULL: no files). */
+static hs_summary run_fl(int t, const char *extra, const char *dir) {
+  hs_scenario *sc = fl_scenario(t, extra);
+  hs_run_opts o = {.out_dir = dir};
+  hs_summary s;
+  hs_error err = {0};
+  cr_assert_eq(hs_run(sc, dir ? &o : NULL, &s, &err), HS_OK, "%s: %s", topo[t], err.msg);
+  hs_scenario_destroy(sc);
+  return s;
 }
 
 /* One level (speed 0.5, power 0.4) forced by the powersave governor: time =
@@ -86,20 +98,15 @@ Test(regime_fl, dvfs_fixed_level_is_work_over_speed_and_power_times_time) {
                           " {\"speed\": 0.5, \"power\": 0.4}], \"governor\": \"powersave\"}";
   double sum = nominal[0] + nominal[1] + nominal[2];
   for (int t = 0; t < NTOPO; t++) {
-    hs_scenario *sc = fl_scenario(t, dv);
     char dir[64];
     cr_assert_not_null(test_mkdtemp(dir, "hs-fl"));
-    hs_run_opts o = {.out_dir = dir};
-    hs_summary s;
-    hs_error err = {0};
-    cr_assert_eq(hs_run(sc, &o, &s, &err), HS_OK, "%s", err.msg);
+    hs_summary s = run_fl(t, dv, dir);
     check_compute_rows(dir, 0.5, topo[t]);
     cr_expect_float_eq(s.compute_j, ROUNDS * 0.4 * 10.0 * sum / 0.5, 1e-6, "%s: compute %.12g J",
                        topo[t], s.compute_j);
     /* each round ends with the slow device: 4.0 / 0.5 s */
     cr_expect_float_eq(s.makespan_s, ROUNDS * nominal[2] / 0.5, 1e-6, "%s: makespan %.12g s",
                        topo[t], s.makespan_s);
-    hs_scenario_destroy(sc);
   }
 }
 
@@ -110,16 +117,10 @@ Test(regime_fl, dvfs_performance_runs_the_first_level) {
                           " {\"speed\": 0.5, \"power\": 0.4}]}";
   double sum = nominal[0] + nominal[1] + nominal[2];
   for (int t = 0; t < NTOPO; t++) {
-    hs_scenario *sc = fl_scenario(t, dv), *plain = fl_scenario(t, "");
-    hs_summary s, p;
-    hs_error err = {0};
-    cr_assert_eq(hs_run(sc, NULL, &s, &err), HS_OK, "%s", err.msg);
-    cr_assert_eq(hs_run(plain, NULL, &p, &err), HS_OK, "%s", err.msg);
+    hs_summary s = run_fl(t, dv, NULL), p = run_fl(t, "", NULL);
     cr_expect_float_eq(s.compute_j, ROUNDS * 0.7 * 10.0 * sum / 0.8, 1e-6, "%s", topo[t]);
     cr_expect_float_eq(p.compute_j, ROUNDS * 10.0 * sum, 1e-6, "%s", topo[t]);
     cr_expect_float_eq(s.makespan_s, ROUNDS * nominal[2] / 0.8, 1e-6, "%s", topo[t]);
-    hs_scenario_destroy(sc);
-    hs_scenario_destroy(plain);
   }
 }
 
@@ -134,14 +135,10 @@ Test(regime_fl, dvfs_slack_fills_the_pace_in_every_topology) {
   double r0 = 10.0 * (nominal[0] + nominal[1] + nominal[2]);
   double later = 10.0 * (0.3 * nominal[0] / 0.5 + 0.6 * nominal[1] / 0.8 + nominal[2]);
   for (int t = 0; t < NTOPO; t++) {
-    hs_scenario *sc = fl_scenario(t, dv);
-    hs_summary s;
-    hs_error err = {0};
-    cr_assert_eq(hs_run(sc, NULL, &s, &err), HS_OK, "%s", err.msg);
+    hs_summary s = run_fl(t, dv, NULL);
     cr_expect_float_eq(s.compute_j, r0 + (ROUNDS - 1) * later, 1e-6, "%s: %.12g J", topo[t],
                        s.compute_j);
     cr_expect_float_eq(s.makespan_s, ROUNDS * nominal[2], 1e-6, "%s", topo[t]);
-    hs_scenario_destroy(sc);
   }
 }
 
@@ -152,10 +149,7 @@ Test(regime_fl, system_energy_parts_add_up_in_every_topology) {
   static const double hops[NTOPO] = {3 * 2, 3 * 2, 3 * 2 + 2, 0};
   static const double ports[NTOPO] = {4, 4, 5, 3};
   for (int t = 0; t < NTOPO; t++) {
-    hs_scenario *sc = fl_scenario(t, "");
-    hs_summary s;
-    hs_error err = {0};
-    cr_assert_eq(hs_run(sc, NULL, &s, &err), HS_OK, "%s", err.msg);
+    hs_summary s = run_fl(t, "", NULL);
     double ms = s.makespan_s;
     double bytes_links = t == RING ? ROUNDS * 2.0 * 2.0 * (3 - 1) : ROUNDS * 2.0 * hops[t];
     double server = t == RING ? 0 : 52.3 * ms;
@@ -171,22 +165,17 @@ Test(regime_fl, system_energy_parts_add_up_in_every_topology) {
                        topo[t], s.energy_system_j, sum);
     cr_expect_float_eq(s.energy_j, s.compute_j + s.comm_j + s.idle_j, 1e-9 * s.energy_j, "%s",
                        topo[t]);
-    hs_scenario_destroy(sc);
   }
 }
 
 /* A host block: a profile name, an override of the default, and the errors
  * a profile file can hold (one line naming the file and the field). */
 Test(regime_fl, host_profiles_resolve_override_and_refuse_bad_files) {
-  hs_scenario *sc = fl_scenario(STAR, ", \"server\": {\"busy_w\": 100, \"s_per_update\": 0.5}");
-  hs_summary s;
-  hs_error err = {0};
-  cr_assert_eq(hs_run(sc, NULL, &s, &err), HS_OK, "%s", err.msg);
+  hs_summary s = run_fl(STAR, ", \"server\": {\"busy_w\": 100, \"s_per_update\": 0.5}", NULL);
   /* 3 updates x 0.5 s each round, busy at 100 W; idle 52.3 W from the profile */
   double busy = ROUNDS * 3 * 0.5;
   cr_expect_float_eq(s.makespan_s, ROUNDS * nominal[2] + busy, 1e-6);
   cr_expect_float_eq(s.energy_server_j, 100 * busy + 52.3 * (s.makespan_s - busy), 1e-6);
-  hs_scenario_destroy(sc);
 
   char dir[64];
   cr_assert_not_null(test_mkdtemp(dir, "hs-fl-host"));
@@ -213,19 +202,12 @@ Test(regime_fl, host_profiles_resolve_override_and_refuse_bad_files) {
     fputs(bad[i][0], f);
     fclose(f);
     snprintf(extra, sizeof extra, ", \"server\": \"%s\"", path);
-    char text[4096];
-    snprintf(text, sizeof text,
-             "{\"name\": \"h\", \"task\": \"mnist\", \"model_bytes\": 1, \"rounds\": 1,"
-             " \"samples_per_round\": 30, \"regime\": {\"kind\": \"fl\"%s},"
-             " \"devices\": [{\"name\": \"fast\", \"profile\": \"profiles/det-fast.json\"}],"
-             " \"network\": {\"links\": {\"lan\": {\"bandwidth_mbps\": 1, \"latency_ms\": 0}}}}",
-             extra);
     hs_error e = {0};
-    hs_scenario *b = hs_scenario_parse(text, "h.json", DATA, NULL, 0, &e);
+    hs_scenario *b = parse_fl(STAR, extra, &e);
     cr_expect_null(b, "case %zu loaded", i);
     hs_scenario_destroy(b);
     cr_expect(e.status != HS_OK);
-    cr_expect(strstr(e.msg, "h.json: regime.server: ") && strstr(e.msg, path) &&
+    cr_expect(strstr(e.msg, "fl-closed-form.json: regime.server: ") && strstr(e.msg, path) &&
                   strstr(e.msg, bad[i][1]) && !strchr(e.msg, '\n'),
               "case %zu: %s", i, e.msg);
   }
