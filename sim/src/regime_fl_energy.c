@@ -143,21 +143,24 @@ static hs_status host_file(sim_opt_ctx *c, const char *name, fl_host *h) {
   char *text = hs_read_file(path, &len, &e);
   hs_status st = HS_OK;
   cJSON *root = NULL;
+  const char *end = NULL;
+  char pb[256];
   if (!text || hs_text_check_nul(text, len, path, &e)) {
     st = sim_opt_fail(c, e.status ? e.status : HS_EIO, "%s", e.msg);
-  } else if (!(root = cJSON_ParseWithLength(text, len))) {
-    st = sim_opt_fail(c, HS_EPARSE, "%s: not a JSON text", path);
+  } else if (!(root = cJSON_ParseWithOpts(text, &end, 1))) { /* nothing after the value */
+    st = sim_opt_fail(c, HS_EPARSE, "%s: not a JSON text (near byte %zu)",
+                      sim_opt_shown(path, pb, sizeof pb), (size_t)(end ? end - text : 0));
   } else {
     host_err he = {0};
     fl_host got = {0};
     char kb[80];
     if (host_read(root, true, &got, &he) != HS_OK)
-      st = sim_opt_fail(c, he.st, "%s: %s%s%s", path,
+      st = sim_opt_fail(c, he.st, "%s: %s%s%s", sim_opt_shown(path, pb, sizeof pb),
                         he.key ? sim_opt_shown(he.key, kb, sizeof kb) : "", he.key ? ": " : "",
                         he.why);
     else if (got.busy_w < got.idle_w)
-      st = sim_opt_fail(c, HS_EINVAL, "%s: busy_w: %g W is below idle_w %g W", path, got.busy_w,
-                        got.idle_w);
+      st = sim_opt_fail(c, HS_EINVAL, "%s: busy_w: %g W is below idle_w %g W",
+                        sim_opt_shown(path, pb, sizeof pb), got.busy_w, got.idle_w);
     else {
       got.profile = hs_strdup(name);
       fl_host_free(h);
