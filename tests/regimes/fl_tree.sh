@@ -90,6 +90,18 @@ ms=$(field over makespan_s) agg=$(awk 'BEGIN { printf "%.12f", 3 * 4 * 0.05 }')
 near "$(awk -v a="$agg" -v m="$ms" 'BEGIN { printf "%.10f", 100 * a + 52.3 * (m - a) }')" \
   "$(field over energy_server_j)" || fail "override: server energy $(field over energy_server_j)"
 echo "ok   defaults: 1e-6 J/B/link, 1 W/port, server-r740 (52.3 W idle); inline fields override it"
+# validate prints every host resolved (profile name and its four figures):
+# what it prints loads back to the same scenario (hierarchical, an aggregator
+# overriding edge-n100, DVFS on the leaves).
+"$bin" validate "$scn" --set regime.kind=fl --set regime.topology=hierarchical \
+  --set 'regime.levels=[{"fanout":2,"link":"gbe","aggregator":{"profile":"edge-n100","busy_w":30}}]' \
+  --set 'regime.dvfs={"levels":[{"speed":1,"power":1},{"speed":0.5,"power":0.3}],"governor":"slack"}' \
+  > v1.json || fail "validate hierarchical"
+"$bin" validate v1.json > v2.json || fail "validate its own output"
+cmp v1.json v2.json || fail "validate's output does not load back unchanged"
+grep -q '"busy_w":[[:space:]]*30,' v1.json && grep -q '"idle_w":[[:space:]]*6.4,' v1.json ||
+  fail "the aggregator is not edge-n100 with busy_w overridden"
+echo "ok   validate: hosts resolved (profile + figures) and loaded back unchanged"
 # The energy metrics appear only for a regime that reports them (pma: none),
 # and optimize can minimise energy_system_j: its front is the least of every
 # evaluation's energy_system_j column.
