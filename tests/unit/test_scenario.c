@@ -210,7 +210,7 @@ Test(scenario, numbers_out_of_range) {
   expect_fail(BASE, c, 1, HS_ERANGE, "model_bytes: expected a finite number", NULL);
   hs_override d[] = {SET("rounds", "2.5")};
   expect_fail(BASE, d, 1, HS_ERANGE, "rounds: expected an integer", "got 2.5");
-  hs_override e[] = {SET("devices[1].count", "0")};
+  hs_override e[] = {SET("devices[1].count", "-1")}; /* 0 excludes the entry (issue 17) */
   expect_fail(BASE, e, 1, HS_ERANGE, "devices[1].count", NULL);
   hs_override f[] = {SET("telemetry.time_noise", "-0.1")};
   expect_fail(BASE, f, 1, HS_ERANGE, "telemetry.time_noise", NULL);
