@@ -310,7 +310,6 @@ void hs_scenario_destroy(hs_scenario *sc) {
     hs_free(d->owner);
   }
   hs_free(s->entries);
-  hs_free(s->entry_of);
   hs_free(sc->devices);
   scn_free_dynamics(sc);
   scn_free_regime(s);

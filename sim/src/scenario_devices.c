@@ -294,14 +294,12 @@ hs_status scn_parse_devices(ctx *c, const cJSON *root) {
     return scn_fail(c, HS_EINVAL, "every entry has count 0: no device to simulate");
   sc->total_devices = (size_t)total;
   sc->devices = hs_calloc(included, sizeof *sc->devices);
-  s->entry_of = hs_calloc(included, sizeof *s->entry_of);
   size_t pos = 0;
   for (size_t k = 0; k < n; k++) {
     hs_device_spec *d = &s->entries[k];
     d->first = pos;
     pos += d->count;
     if (!d->count) continue;
-    s->entry_of[sc->ndevices] = k;
     sc->devices[sc->ndevices++] = *d; /* shallow: entries own the strings */
   }
   sim_jpath_pop(&c->path, m0);

@@ -46,10 +46,9 @@ typedef struct sim_scn {
   /* Every devices[] entry in file order, excluded ones (count 0) too; owns
    * the entries' strings and traces. pub.devices holds shallow copies of the
    * included entries (count >= 1) only, so that a run never meets an entry
-   * without a device; entry_of[i] is the file index of pub.devices[i]. */
+   * without a device. */
   hs_device_spec *entries;
   size_t nentries;
-  size_t *entry_of;
   hs_profile **profiles;
   char **profile_paths; /* resolved, parallel to profiles */
   size_t nprofiles;
