@@ -12,8 +12,7 @@
 
 #include "base/hs_alloc.h"
 #include "sim/hs_scenario.h"
-
-#define DATA HS_SOURCE_DIR "/tests/data/scenario"
+#include "test_scenario_util.h"
 
 /* Three entries: a (1), b (3, excluded below), c (2). */
 #define THREE                                                                             \
@@ -22,42 +21,6 @@
   "               {\"name\": \"b\", \"profile\": \"profiles/slow.json\", \"count\": 3},\n" \
   "               {\"name\": \"c\", \"profile\": \"profiles/slow.json\", \"count\": 2}],\n" \
   " \"network\": {\"links\": {\"lan\": {\"bandwidth_mbps\": 100}}}}"
-
-#define SET(k, v) ((hs_override){(k), (v)})
-
-static hs_scenario *parse(const char *json, const hs_override *o, size_t n, hs_error *err) {
-  return hs_scenario_parse(json, "t.json", DATA, o, n, err);
-}
-
-static hs_scenario *parse_ok(const char *json, const hs_override *o, size_t n) {
-  hs_error err = {0};
-  hs_scenario *sc = parse(json, o, n, &err);
-  cr_assert_not_null(sc, "unexpected error: %s", err.msg);
-  return sc;
-}
-
-static void expect_fail(const char *json, const hs_override *o, size_t n, hs_status st,
-                        const char *piece1, const char *piece2) {
-  hs_error err = {0};
-  hs_scenario *sc = parse(json, o, n, &err);
-  cr_assert_null(sc, "expected \"%s\" to fail", piece1);
-  cr_expect_eq(err.status, st, "status %d, expected %d; message: %s", err.status, st, err.msg);
-  cr_expect_not_null(strstr(err.msg, piece1), "\"%s\" not in: %s", piece1, err.msg);
-  if (piece2) cr_expect_not_null(strstr(err.msg, piece2), "\"%s\" not in: %s", piece2, err.msg);
-  cr_expect_null(strchr(err.msg, '\n'), "message spans lines: %s", err.msg);
-}
-
-/* The devices array as printed (caller deletes). */
-static cJSON *devices_json(const hs_scenario *sc) {
-  char *text = hs_scenario_to_json(sc);
-  cJSON *root = cJSON_Parse(text);
-  hs_free(text);
-  cr_assert_not_null(root);
-  cJSON *d = cJSON_DetachItemFromObject(root, "devices");
-  cJSON_Delete(root);
-  cr_assert_not_null(d);
-  return d;
-}
 
 Test(scenario_exclude, entry_gives_no_device) {
   hs_override o[] = {SET("devices[1].count", "0")};
@@ -110,7 +73,7 @@ Test(scenario_exclude, same_as_deleted) {
 Test(scenario_exclude, printed_marked_and_reloads) {
   hs_override o[] = {SET("devices[1].count", "0")};
   hs_scenario *sc = parse_ok(THREE, o, 1);
-  cJSON *d = devices_json(sc);
+  cJSON *d = printed_section(sc, "devices");
   cr_assert_eq(cJSON_GetArraySize(d), 3, "the excluded entry is kept, in place");
   const cJSON *b = cJSON_GetArrayItem(d, 1);
   cr_expect_str_eq(cJSON_GetObjectItem(b, "name")->valuestring, "b");
@@ -182,31 +145,25 @@ Test(scenario_exclude, budget_floor_counts_included_devices) {
   expect_fail(THREE, p, 2, HS_ERANGE, "6 devices", NULL);
 }
 
-#define HFL(mem1, mem2)                                                                  \
-  "{\"kind\": \"hfl-ddp\", \"steps_per_round\": 2, \"silos\": [{\"name\": \"s1\", \"members\": " \
-  mem1 "}, {\"name\": \"s2\", \"members\": " mem2 "}]}"
-
 Test(scenario_exclude, silo_members_of_excluded_entries) {
   hs_override o[] = {SET("devices[1].count", "0"),
-                     SET("regime", HFL("[\"a\", \"b\"]", "[\"c\"]"))};
+                     SET("regime", HFL_SILOS("[\"a\", \"b\"]", "[\"c\"]"))};
   hs_scenario *sc = parse_ok(THREE, o, 2);
-  const uint32_t *g = hs_scenario_groups(sc);
+  const uint32_t *g = hs_scenario_groups(sc), want[] = {0, 1, 1}; /* a | c-0 c-1 */
   cr_assert_not_null(g);
-  cr_expect_eq(g[0], 0);
-  cr_expect_eq(g[1], 1);
-  cr_expect_eq(g[2], 1);
+  for (size_t k = 0; k < 3; k++) cr_expect_eq(g[k], want[k], "device %zu", k);
   /* The member stays as written (validate shows the scenario as given). */
   char *text = hs_scenario_to_json(sc);
   cr_expect_not_null(strstr(text, "\"b\""));
   hs_free(text);
   hs_scenario_destroy(sc);
   hs_override e[] = {SET("devices[2].count", "0"),
-                     SET("regime", HFL("[\"a\", \"b\"]", "[\"c\"]"))};
+                     SET("regime", HFL_SILOS("[\"a\", \"b\"]", "[\"c\"]"))};
   expect_fail(THREE, e, 2, HS_EINVAL,
               "regime.silos[1].members: every member is an excluded entry (count 0)", NULL);
   /* An expanded name of an entry now excluded names nothing. */
   hs_override f[] = {SET("devices[1].count", "0"),
-                     SET("regime", HFL("[\"a\", \"b-0\"]", "[\"c\"]"))};
+                     SET("regime", HFL_SILOS("[\"a\", \"b-0\"]", "[\"c\"]"))};
   expect_fail(THREE, f, 2, HS_ENOENT, "regime.silos[0].members[1]: no device \"b-0\"", NULL);
 }
 
