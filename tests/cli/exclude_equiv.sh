@@ -93,6 +93,9 @@ check pma-dynamics scenarios/testbed-mnist-pma-dynamic.json "--policy time-only"
 check pma-learning scenarios/testbed-mnist-pma-learning.json \
   "--set rounds=2 --set samples_per_round=2000 --set learning.max_samples=4000 --set learning.eval_samples=200" \
   "--set devices[1].count=0" "--set devices[1]=null"
+check pma-learning-dirichlet scenarios/testbed-mnist-pma-learning.json \
+  "--set rounds=2 --set samples_per_round=2000 --set learning.max_samples=4000 --set learning.eval_samples=200 --set learning.partition=dirichlet --set learning.alpha=0.5" \
+  "--set devices[4].count=0" "--set devices[4]=null"
 check pma-learning-curve $M \
   "--set learning.mode=curve --set learning.curve_profile=x86-fc-vm-epyc-2vcpu --set learning.target_loss=0.6 --set rounds=3" \
   "--set devices[0].count=0" "--set devices[0]=null"
@@ -126,6 +129,12 @@ for r in fsdp hsdp fl-fsdp fl-hsdp; do
     "--set devices[1]={\"name\":\"spare\",$A100,\"count\":0} --set devices[2]={\"name\":\"gpu-b\",$A100,\"count\":256}" \
     "--set devices[1]={\"name\":\"gpu-b\",$A100,\"count\":256}"
 done
+
+# fl-hsdp learning for real (dirichlet partitions over the GPUs left): 8 + excluded + 8.
+check fl-hsdp-learning scenarios/gpu16-mlp-fl-hsdp-learning.json \
+  "--set rounds=1 --set learning.eval_samples=200 --set learning.max_samples=2000 --set devices[0].count=8" \
+  "--set devices[1]={\"name\":\"spare\",$A100,\"count\":0} --set devices[2]={\"name\":\"gpu-b\",$A100,\"count\":8}" \
+  "--set devices[1]={\"name\":\"gpu-b\",$A100,\"count\":8}"
 
 echo "exclude_equiv: $((nrun - nfail)) passed, $nfail failed"
 [ "$nfail" -eq 0 ]
