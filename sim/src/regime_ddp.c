@@ -37,7 +37,10 @@
  * link; every device in exactly one silo; optional "samples", the silo's data
  * budget per round (all silos or none, summing to samples_per_round), and
  * "deadband", the silo's own keep-or-change decision, both handed to the
- * controller with hs_controller_set_group_rules). The silos are the
+ * controller with hs_controller_set_group_rules). A member that names an
+ * excluded entry (count 0) stays in the silo as written and adds no rank; a
+ * silo left with no rank is refused, not dropped (silo indices, budgets and
+ * the printed scenario stay as written). The silos are the
  * participant groups of the controller; without per-silo deadbands one
  * decision covers all silos (the controller's default). Per-device state (the round's forward-backward
  * time and energy to report) lives in ddp_state, not in sim_dev.
@@ -576,7 +579,7 @@ static hs_status parse_silo(sim_opt_ctx *c, const cJSON *e, ddp_opts *o, size_t 
   silo->members = hs_calloc(n, sizeof *silo->members);
   const char *common = NULL;
   bool same = true;
-  size_t j = 0;
+  size_t j = 0, present = 0; /* members that name a device (not an excluded entry) */
   for (const cJSON *m = mem->child; m; m = m->next, j++) {
     size_t m2 = sim_opt_index(c, j);
     if (!cJSON_IsString(m))
@@ -595,11 +598,18 @@ static hs_status parse_silo(sim_opt_ctx *c, const cJSON *e, ddp_opts *o, size_t 
                             refs[k].name, o->silos[o->silo_of[k]].name);
       o->silo_of[k] = (uint32_t)si;
     }
-    const char *link = sc->devices[refs[first].spec].link;
-    if (!common) common = link;
-    else if (strcmp(common, link)) same = false;
+    if (count) { /* 0: an excluded entry (count 0), kept as written, no member */
+      const char *link = sc->devices[refs[first].spec].link;
+      if (!common) common = link;
+      else if (strcmp(common, link)) same = false;
+      present++;
+    }
     sim_opt_pop(c, m2);
   }
+  if (!present)
+    return sim_opt_fail(c, HS_EINVAL,
+                        "every member is an excluded entry (count 0): the silo would be "
+                        "empty (include one, or remove the silo)");
   sim_opt_pop(c, m1);
   if (!cJSON_GetObjectItemCaseSensitive(e, "fabric") && !same)
     return sim_opt_fail(c, HS_EMISSING,

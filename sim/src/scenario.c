@@ -299,8 +299,8 @@ hs_scenario *hs_scenario_load(const char *path, const hs_override *ovr, size_t n
 void hs_scenario_destroy(hs_scenario *sc) {
   if (!sc) return;
   sim_scn *s = (sim_scn *)sc;
-  for (size_t i = 0; i < sc->ndevices; i++) {
-    hs_device_spec *d = &sc->devices[i];
+  for (size_t i = 0; i < s->nentries; i++) { /* devices[] are shallow copies of these */
+    hs_device_spec *d = &s->entries[i];
     hs_free(d->name);
     hs_free(d->profile_name);
     hs_free(d->link);
@@ -309,6 +309,7 @@ void hs_scenario_destroy(hs_scenario *sc) {
     hs_speed_trace_destroy((hs_speed_trace *)(uintptr_t)d->speed_trace);
     hs_free(d->owner);
   }
+  hs_free(s->entries);
   hs_free(sc->devices);
   scn_free_dynamics(sc);
   scn_free_regime(s);

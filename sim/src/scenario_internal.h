@@ -36,12 +36,19 @@
 typedef struct name_ix {
   const char *name;
   size_t first; /* first expanded device it names */
-  size_t n;     /* 1 for a device, count for an entry name with count > 1 */
-  size_t entry; /* devices[entry] */
+  size_t n;     /* 1 for a device, count for an entry name with count > 1, 0 for an
+                   excluded entry (count 0) */
+  size_t entry; /* devices[entry] in the file (an index of sim_scn.entries) */
 } name_ix;
 
 typedef struct sim_scn {
   hs_scenario pub; /* first: hs_scenario * and sim_scn * convert */
+  /* Every devices[] entry in file order, excluded ones (count 0) too; owns
+   * the entries' strings and traces. pub.devices holds shallow copies of the
+   * included entries (count >= 1) only, so that a run never meets an entry
+   * without a device. */
+  hs_device_spec *entries;
+  size_t nentries;
   hs_profile **profiles;
   char **profile_paths; /* resolved, parallel to profiles */
   size_t nprofiles;

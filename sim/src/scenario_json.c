@@ -4,7 +4,8 @@
  * Key order is fixed (the order of the format in DESIGN.md), so the same
  * scenario always prints the same bytes; regime options come from the
  * regime's table (scenario_regime.c), policy keys from the policies library.
- * O(size of the scenario); devices are printed as entries, not expanded. */
+ * O(size of the scenario); devices are printed as entries, not expanded, in
+ * file order, an excluded entry (count 0) with "excluded": true. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,13 +52,14 @@ char *hs_scenario_to_json(const hs_scenario *sc) {
   hs_policy_config_foreach(&sc->policy, policy_key, pol);
   if (s->policy_seed_set) add_num(pol, "seed", (double)sc->policy.seed);
   cJSON *devs = cJSON_AddArrayToObject(root, "devices");
-  for (size_t i = 0; i < sc->ndevices; i++) {
-    const hs_device_spec *d = &sc->devices[i];
+  for (size_t i = 0; i < s->nentries; i++) { /* excluded entries (count 0) too */
+    const hs_device_spec *d = &s->entries[i];
     cJSON *o = cJSON_CreateObject();
     add_str(o, "name", d->name);
     add_str(o, "profile", d->profile_name);
     add_str(o, "link", d->link);
     add_num(o, "count", d->count);
+    if (!d->count && !cJSON_AddBoolToObject(o, "excluded", 1)) abort();
     add_num(o, "speed_spread", d->speed_spread);
     add_num(o, "power_spread", d->power_spread);
     if (d->speed_trace_name) add_str(o, "speed_trace", d->speed_trace_name);

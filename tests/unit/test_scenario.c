@@ -12,8 +12,7 @@
 #include "base/hs_alloc.h"
 #include "devices/hs_profile.h"
 #include "sim/hs_scenario.h"
-
-#define DATA HS_SOURCE_DIR "/tests/data/scenario"
+#include "test_scenario_util.h"
 
 /* Two entries (a: fast, b: slow x3), one link. */
 #define BASE "{" BASE_BODY
@@ -31,44 +30,9 @@
   " \"network\": {\"server\": \"lan\", \"links\": {\"lan\": {\"bandwidth_mbps\": 100},\n" \
   "             \"wifi\": {\"bandwidth_mbps\": 20, \"latency_ms\": 3}}}}"
 
-static hs_scenario *parse(const char *json, const hs_override *o, size_t n, hs_error *err) {
-  return hs_scenario_parse(json, "t.json", DATA, o, n, err);
-}
-
-static hs_scenario *parse_ok(const char *json, const hs_override *o, size_t n) {
-  hs_error err = {0};
-  hs_scenario *sc = parse(json, o, n, &err);
-  cr_assert_not_null(sc, "unexpected error: %s", err.msg);
-  return sc;
-}
-
-/* The load must fail with st and a message containing every given piece. */
-static void expect_fail(const char *json, const hs_override *o, size_t n, hs_status st,
-                        const char *piece1, const char *piece2) {
-  hs_error err = {0};
-  hs_scenario *sc = parse(json, o, n, &err);
-  cr_assert_null(sc, "expected \"%s\" to fail", piece1);
-  cr_expect_eq(err.status, st, "status %d (%s), expected %d; message: %s", err.status,
-               hs_status_str(err.status), st, err.msg);
-  cr_expect_not_null(strstr(err.msg, piece1), "\"%s\" not in: %s", piece1, err.msg);
-  if (piece2) cr_expect_not_null(strstr(err.msg, piece2), "\"%s\" not in: %s", piece2, err.msg);
-  cr_expect_null(strchr(err.msg, '\n'), "message spans lines: %s", err.msg);
-}
-
-#define SET(k, v) ((hs_override){(k), (v)})
-
 /* The regime object as hetsim validate prints it (the options belong to the
  * regime, so tests read them the way a user sees them). Caller deletes. */
-static cJSON *regime_json(const hs_scenario *sc) {
-  char *text = hs_scenario_to_json(sc);
-  cJSON *root = cJSON_Parse(text);
-  hs_free(text);
-  cr_assert_not_null(root);
-  cJSON *reg = cJSON_DetachItemFromObject(root, "regime");
-  cJSON_Delete(root);
-  cr_assert_not_null(reg);
-  return reg;
-}
+static cJSON *regime_json(const hs_scenario *sc) { return printed_section(sc, "regime"); }
 
 static const cJSON *opt(const cJSON *reg, const char *key) {
   return cJSON_GetObjectItemCaseSensitive(reg, key);
@@ -210,7 +174,7 @@ Test(scenario, numbers_out_of_range) {
   expect_fail(BASE, c, 1, HS_ERANGE, "model_bytes: expected a finite number", NULL);
   hs_override d[] = {SET("rounds", "2.5")};
   expect_fail(BASE, d, 1, HS_ERANGE, "rounds: expected an integer", "got 2.5");
-  hs_override e[] = {SET("devices[1].count", "0")};
+  hs_override e[] = {SET("devices[1].count", "-1")}; /* 0 excludes the entry (issue 17) */
   expect_fail(BASE, e, 1, HS_ERANGE, "devices[1].count", NULL);
   hs_override f[] = {SET("telemetry.time_noise", "-0.1")};
   expect_fail(BASE, f, 1, HS_ERANGE, "telemetry.time_noise", NULL);
@@ -315,10 +279,6 @@ Test(scenario, device_names_unique_after_expansion) {
   hs_override c[] = {SET("devices[0].name", "a b")};
   expect_fail(BASE, c, 1, HS_EINVAL, "devices[0].name: \"a b\" is not a valid name", NULL);
 }
-
-#define HFL_SILOS(members_a, members_b)                                                  \
-  "{\"kind\": \"hfl-ddp\", \"steps_per_round\": 2, \"silos\": [{\"name\": \"s1\", \"members\": " \
-  members_a "}, {\"name\": \"s2\", \"members\": " members_b "}]}"
 
 Test(scenario, silos_resolve_entries_and_expanded_names) {
   hs_override a[] = {SET("regime", HFL_SILOS("[\"a\", \"b-2\"]", "[\"b-0\", \"b-1\"]"))};

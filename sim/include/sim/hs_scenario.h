@@ -41,13 +41,16 @@ typedef struct hs_link_spec {
 } hs_link_spec;
 
 /* One entry of "devices": `count` identical-profile devices (count 1 by default).
- * Expanded devices are named "<name>" when count is 1, else "<name>-<k>" (k from 0). */
+ * Expanded devices are named "<name>" when count is 1, else "<name>-<k>" (k from 0).
+ * Count 0 excludes the entry: it is validated and printed back (hs_scenario_to_json,
+ * with "excluded": true) but gives no device and is not in hs_scenario.devices, so a
+ * run equals the run of the scenario with the entry deleted. */
 typedef struct hs_device_spec {
   char *name;
   char *profile_name;          /* as written in the scenario */
   const hs_profile *profile;   /* resolved and loaded (owned by the scenario) */
   char *link;                  /* name in network.links */
-  uint32_t count;              /* >= 1 */
+  uint32_t count;              /* >= 1 in hs_scenario.devices (0: excluded, see above) */
   double speed_spread;         /* lognormal sigma of a per-device speed factor (0: none) */
   double power_spread;         /* lognormal sigma of a per-device power factor (0: none) */
   char *speed_trace_path;      /* optional CSV time_s,speed (resolved path), or NULL */
@@ -101,7 +104,7 @@ typedef struct hs_scenario {
   hs_regime_spec regime;
   hs_policy_config policy;
   hs_device_spec *devices;
-  size_t ndevices;          /* entries, before count expansion */
+  size_t ndevices;          /* included entries (count >= 1), before count expansion */
   size_t total_devices;     /* after count expansion */
   char *server_link;        /* network.server: the server's / aggregator's link */
   hs_link_spec *links;
@@ -165,8 +168,9 @@ const hs_device_ref *hs_scenario_devices(const hs_scenario *sc);
  * name, or SIZE_MAX. O(log n). */
 size_t hs_scenario_find_device(const hs_scenario *sc, const char *name);
 /* The same for any name the scenario gives devices: an expanded device
- * (*n = 1) or an entry with count > 1 (*n = count, from *first). False when
- * no device or entry has the name. O(log n). */
+ * (*n = 1), an entry with count > 1 (*n = count, from *first) or an excluded
+ * entry (count 0: *n = 0, a name with no device). False when no device or
+ * entry has the name. O(log n). */
 bool hs_scenario_find_name(const hs_scenario *sc, const char *name, size_t *first, size_t *n);
 /* The regime's participant groups (hfl-ddp: the silo of each expanded device):
  * sc->total_devices ids in hs_scenario_devices order, ready to pass as
@@ -174,7 +178,8 @@ bool hs_scenario_find_name(const hs_scenario *sc, const char *name, size_t *firs
 const uint32_t *hs_scenario_groups(const hs_scenario *sc);
 
 /* The scenario as JSON with every default filled in (heap string, hs_free).
- * Devices are written as entries (with count), not expanded; paths as written.
+ * Devices are written as entries (with count), not expanded, excluded ones too
+ * (count 0 and "excluded": true); paths as written.
  * Deterministic: the same scenario gives the same bytes. Loading the output
  * again (from the same folder) gives the same scenario. */
 char *hs_scenario_to_json(const hs_scenario *sc);
