@@ -550,10 +550,7 @@ static int cmp_eval(const void *a, const void *b) {
   return x->index < y->index ? -1 : x->index > y->index;
 }
 
-hs_status hs_opt_run(const hs_opt_spec *sp, hs_opt_eval_fn eval, hs_opt_record_fn record,
-                     void *ud, hs_opt_eval **evals, size_t *nevals, hs_error *err) {
-  *evals = NULL;
-  *nevals = 0;
+hs_status hs_opt_check(const hs_opt_spec *sp, hs_error *err) {
   if (sp->nvars == 0) return hs_error_set(err, HS_EINVAL, "nothing to vary: give --vary KEY=...");
   if (sp->pareto && sp->weights < 2)
     return hs_error_set(err, HS_EINVAL, "--weights %zu: at least 2", sp->weights);
@@ -571,6 +568,15 @@ hs_status hs_opt_run(const hs_opt_spec *sp, hs_opt_eval_fn eval, hs_opt_record_f
       return hs_error_set(err, HS_EINVAL,
                           "--algorithm %.60s: give a global derivative-free one (GN_*)", nm);
   }
+  return HS_OK;
+}
+
+hs_status hs_opt_run(const hs_opt_spec *sp, hs_opt_eval_fn eval, hs_opt_record_fn record,
+                     void *ud, hs_opt_eval **evals, size_t *nevals, hs_error *err) {
+  *evals = NULL;
+  *nevals = 0;
+  hs_status cst = hs_opt_check(sp, err);
+  if (cst != HS_OK) return cst;
   size_t nsubs = hs_opt_nsubs(sp);
   shared sh = {.spec = sp, .eval = eval, .record = record, .ud = ud, .st = HS_OK};
   pthread_mutex_init(&sh.mu, NULL);

@@ -116,6 +116,10 @@ size_t hs_opt_sub_budget(const hs_opt_spec *spec, size_t s);
  * as it returned it, prefixed with the point's values. */
 hs_status hs_opt_run(const hs_opt_spec *spec, hs_opt_eval_fn eval, hs_opt_record_fn record,
                      void *ud, hs_opt_eval **evals, size_t *nevals, hs_error *err);
+/* The checks hs_opt_run makes before any evaluation (budget, weights,
+ * algorithm; HS_EINVAL with the reason), for a caller to make before it
+ * creates any file. */
+hs_status hs_opt_check(const hs_opt_spec *spec, hs_error *err);
 void hs_opt_evals_free(hs_opt_eval *e, size_t n, size_t nvars);
 
 #endif
