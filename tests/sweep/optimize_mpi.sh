@@ -21,13 +21,7 @@ scn="$src/tests/data/sweep/tiny.json"
 # weighted sums propose different points and batches span several ranks.
 set -- "$scn" --vary policy.w_e=0:1 --vary 'devices[0].count=1:3:1' --vary 'devices[2].count=1:3:1' \
   --objective pareto --budget 61 --weights 4 --seed 4
-fail() { echo "FAIL: $*"; exit 1; }
-same() {
-  for s in "" .front .history; do
-    cmp "${1%.csv}$s.csv" "${2%.csv}$s.csv" || fail "$3: ${1%.csv}$s.csv and ${2%.csv}$s.csv differ"
-  done
-  echo "ok   $3"
-}
+. "$src/tests/sweep/optimize_same.sh" # fail, same
 # -q: no OpenMPI banner, so stderr holds only what hetsim says. LeakSanitizer
 # would report OpenMPI's own start-up allocations (as in equal_bytes.sh).
 run() { # ranks, then hetsim-mpi's arguments
