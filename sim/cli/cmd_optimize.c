@@ -238,6 +238,7 @@ typedef struct ctx {
   long kill_after;
 #ifdef HS_SWEEP_MPI
   hs_opt_mpi mpi;
+  size_t *per_rank; /* rank 0: points each rank simulated (point k of a batch: rank k % size) */
 #endif
 } ctx;
 
@@ -314,6 +315,8 @@ static hs_status mpi_batch(hs_opt_eval *const *pts, size_t n, size_t *failed, vo
   double *out = hs_calloc(n * nm + 1, sizeof *out);
   for (size_t i = 0; i < n; i++)
     for (size_t v = 0; v < c->nvars; v++) text[i * c->nvars + v] = pts[i]->text[v];
+  size_t size = (size_t)hs_sweep_mpi_size();
+  for (size_t i = 0; i < n; i++) c->per_rank[i % size]++;
   hs_status st = hs_opt_mpi_batch(&c->mpi, text, n, out, failed, err);
   for (size_t i = 0; st == HS_OK && i < n; i++) {
     memcpy(pts[i]->extra, out + i * nm, nm * sizeof *out);
@@ -701,6 +704,7 @@ static int search(ctx *c, int rank, char *why, size_t cap) {
     /* ranks x -j sub-problems at once: a batch can fill every evaluating thread */
     sp.jobs = c->a->jobs * (unsigned)hs_sweep_mpi_size();
     sp.batch = mpi_batch;
+    c->per_rank = hs_calloc((size_t)hs_sweep_mpi_size(), sizeof *c->per_rank);
 #endif
     hs_opt_eval *ev = NULL;
     size_t nev = 0;
@@ -717,6 +721,14 @@ static int search(ctx *c, int rank, char *why, size_t cap) {
     } else {
       rc = write_outputs(c, &sp, hdr, ev, nev, why, cap);
     }
+#ifdef HS_SWEEP_MPI
+    if (rc == 0 && !c->a->quiet) {
+      printf("simulations per rank:");
+      for (int r = 0; r < hs_sweep_mpi_size(); r++) printf(" %zu", c->per_rank[r]);
+      printf("\n");
+    }
+    hs_free(c->per_rank);
+#endif
     hs_opt_evals_free(ev, nev, c->nvars);
   }
 #ifdef HS_SWEEP_MPI
