@@ -19,23 +19,20 @@
  * Test hook: HETSIM_OPTIMIZE_KILL_AFTER=N kills the process after N appended
  * evaluations (the resume test).
  *
- * Under MPI (built with HS_SWEEP_MPI into hetsim-mpi): every rank parses and
- * validates the same arguments (the lowest failing rank alone says why, as
- * `hetsim-mpi sweep` does); rank 0 alone reads and writes the files and runs
- * NLopt, in batch mode (hs_optimize.h) with ranks x -j sub-problem threads;
- * each batch (one point per waiting sub-problem) is spread over the ranks by
- * hs_opt_mpi_batch (hs_optimize_mpi.h) while the other ranks sit in
- * hs_opt_mpi_serve. Every rank returns rank 0's exit status.
- * Why rank 0 runs NLopt, not every rank in lockstep: the resume replay and
- * the files stay in one process (nodes need not share a file system, and a
- * rank never needs the prior evaluations), the other ranks are stateless
- * evaluators, and NLopt's state never has to agree across nodes. The work
- * queue across ranks that once ruled MPI out is the batch: NLopt proposes
- * one point at a time, so a batch holds at most one point per sub-problem
- * and a single objective (one sub-problem) gains nothing from more ranks.
- * Rejected: free-running sub-problems sending points to idle ranks (a
- * scheduler with point-to-point messages and MPI_THREAD_MULTIPLE, for a
- * batch that is only as wide as the weighted sums anyway). */
+ * Under MPI (HS_SWEEP_MPI, in hetsim-mpi): every rank parses and validates
+ * (the lowest failing rank alone says why, as `hetsim-mpi sweep` does); rank
+ * 0 alone reads and writes the files and runs NLopt in batch mode
+ * (hs_optimize.h, ranks x -j sub-problem threads); each batch (a point per
+ * waiting sub-problem) is spread over the ranks by hs_opt_mpi_batch while
+ * the others sit in hs_opt_mpi_serve (hs_optimize_mpi.h). Every rank exits
+ * with rank 0's status. Why not every rank running NLopt in lockstep: resume
+ * and files stay in one process (no shared file system needed), the other
+ * ranks are stateless, NLopt's state never has to agree across nodes. The
+ * "work queue across ranks" that once ruled MPI out is the batch: NLopt
+ * proposes one point at a time, so a batch has at most one point per
+ * sub-problem (one objective: nothing to spread). Rejected: sub-problems
+ * sending points to idle ranks point-to-point (a scheduler, and
+ * MPI_THREAD_MULTIPLE, for batches no wider than the weighted sums). */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -96,18 +93,16 @@ static void usage(FILE *out) {
           "  --out FILE.csv          every evaluation; FILE.front.csv, FILE.history.csv\n"
           "  --resume                continue FILE.csv after a kill: same bytes in the end\n"
 #ifdef HS_SWEEP_MPI
-          "\n"
-          "Under mpirun or srun: rank 0 runs NLopt and alone writes the files; the\n"
-          "points the sub-problems propose together (one per weighted sum) are spread\n"
-          "over the ranks, and rank 0 gathers their results. A single objective\n"
-          "proposes one point at a time: more ranks help pareto, not makespan.\n"
+          "\nUnder mpirun or srun: rank 0 runs NLopt and alone writes the files; the\n"
+          "points the weighted sums propose together are spread over the ranks. One\n"
+          "objective proposes one point at a time (nothing to spread); weighted sums\n"
+          "that agree propose the same points (a stochastic --algorithm such as\n"
+          "GN_CRS2_LM diverges more). Killed? The same command with --resume.\n"
           "  mpirun -np 4 hetsim-mpi optimize S.json --vary policy.w_e=0:1 \\\n"
-          "      --objective pareto --weights 8 --budget 201 --out opt.csv\n"
+          "      --objective pareto --weights 8 --budget 201 --out opt.csv\n\n"
 #else
-          "\n"
-          "Across machines: hetsim-mpi optimize ... under mpirun or srun (see README).\n"
+          "\nAcross machines: hetsim-mpi optimize ... under mpirun or srun (see README).\n\n"
 #endif
-          "\n"
           "exit status: 0 done; 1 cannot read or write; 2 bad input (one line)\n");
 }
 

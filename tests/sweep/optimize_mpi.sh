@@ -48,6 +48,10 @@ echo "ok   -np 3: every rank simulated points ($(grep '^simulations' m3-1.out))"
 run 2 optimize "$scn" --vary policy.w_e=0:1 --vary 'devices[0].count=1:3:1' --objective makespan \
   --budget 12 --out one-mpi.csv -q || fail "one objective, mpirun"
 same one.csv one-mpi.csv "one objective: mpirun -np 2 = hetsim optimize"
+# A stochastic algorithm (seeded per sub-problem; its weighted sums diverge).
+"$bin" optimize "$@" --algorithm GN_CRS2_LM -j 2 --out crs.csv -q || fail "GN_CRS2_LM, threads"
+run 3 optimize "$@" --algorithm GN_CRS2_LM --out crs-mpi.csv -q || fail "GN_CRS2_LM, mpirun"
+same crs.csv crs-mpi.csv "GN_CRS2_LM: mpirun -np 3 = hetsim optimize -j 2"
 
 # Killed: rank 0 sends itself SIGKILL after 9 appended evaluations; mpirun
 # takes the other ranks down.
