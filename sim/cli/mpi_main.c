@@ -5,6 +5,7 @@
  * is optional (older job scripts omit it); `optimize` asks MPI for
  * MPI_THREAD_FUNNELED (its rank 0 runs NLopt on threads that never call MPI),
  * the sweep keeps its plain MPI_Init. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
