@@ -110,8 +110,8 @@ typedef struct hs_opt_spec {
 size_t hs_opt_nsubs(const hs_opt_spec *spec);
 size_t hs_opt_sub_budget(const hs_opt_spec *spec, size_t s);
 
-/* Run the search. *evals (heap) receives every evaluation, sorted by (sub,
- * index); free with hs_opt_evals_free. Errors: HS_EINVAL for a budget too
+/* Run the search (eval may be NULL in batch mode). *evals (heap) receives
+ * every evaluation, sorted by (sub, index); free with hs_opt_evals_free. Errors: HS_EINVAL for a budget too
  * small (Pareto needs 1 + 2*W) or an unknown algorithm; an evaluator's error
  * as it returned it, prefixed with the point's values. */
 hs_status hs_opt_run(const hs_opt_spec *spec, hs_opt_eval_fn eval, hs_opt_record_fn record,
