@@ -54,3 +54,13 @@ add_test(NAME optimize_bytes
           ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/optimize-work)
 set_tests_properties(optimize_bytes PROPERTIES TIMEOUT 300)
 hs_add_test(NAME optimize SOURCES unit/test_optimize.c LIBS hetsim::sim TIMEOUT 60)
+
+# hetsim-mpi optimize: mpirun -np 1, 2, 3 = hetsim optimize byte for byte, a
+# job killed twice + --resume, bad input once (exit 2), the --help texts
+# (skipped, not failed, where hetsim-mpi is not built).
+add_test(NAME optimize_mpi
+  COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/sweep/optimize_mpi.sh $<TARGET_FILE:hetsim>
+          ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/optimize-mpi-work
+          "${HS_SWEEP_MPI_BIN}" "${HS_SWEEP_MPIEXEC}")
+set_tests_properties(optimize_mpi PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77
+  ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")

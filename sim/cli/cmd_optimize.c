@@ -18,8 +18,21 @@
  * every value of a set) in one sweep, so a key that does not exist exits 2.
  * Test hook: HETSIM_OPTIMIZE_KILL_AFTER=N kills the process after N appended
  * evaluations (the resume test).
- * Rejected: MPI ranks as evaluators (sub-problems would need a work queue
- * across ranks; threads only today, see the notes). */
+ *
+ * Under MPI (HS_SWEEP_MPI, in hetsim-mpi): every rank parses and validates
+ * (the lowest failing rank alone says why, as `hetsim-mpi sweep` does); rank
+ * 0 alone reads and writes the files and runs NLopt in batch mode
+ * (hs_optimize.h, ranks x -j sub-problem threads); each batch (a point per
+ * waiting sub-problem) is spread over the ranks by hs_opt_mpi_batch while
+ * the others sit in hs_opt_mpi_serve (hs_optimize_mpi.h). Every rank exits
+ * with rank 0's status. Why not every rank running NLopt in lockstep: resume
+ * and files stay in one process (no shared file system needed), the other
+ * ranks are stateless, NLopt's state never has to agree across nodes. The
+ * "work queue across ranks" that once ruled MPI out is the batch: NLopt
+ * proposes one point at a time, so a batch has at most one point per
+ * sub-problem (one objective: nothing to spread). Rejected: sub-problems
+ * sending points to idle ranks point-to-point (a scheduler, and
+ * MPI_THREAD_MULTIPLE, for batches no wider than the weighted sums). */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -39,12 +52,20 @@
 #include "sim/hs_optimize.h"
 #include "traces/hs_outfile.h"
 #include "sim/hs_sweep.h"
+#ifdef HS_SWEEP_MPI
+#include "sim/hs_optimize_mpi.h"
+#include "sim/hs_sweep_mpi.h"
+#define PROG "hetsim-mpi optimize"
+int hs_cmd_optimize_mpi(int argc, char **argv); /* called by mpi_main.c */
+#else
+#define PROG "hetsim optimize"
+#endif
 
 #define CMD "optimize"
 
 static void usage(FILE *out) {
   fprintf(out,
-          "usage: hetsim optimize SCENARIO --vary KEY=RANGE|SET [--vary ...]\n"
+          "usage: " PROG " SCENARIO --vary KEY=RANGE|SET [--vary ...]\n"
           "       --objective makespan|energy|energy_system|time_to_target|pareto [--budget N]\n"
           "       [--weights W] [--algorithm NAME] [--seed S] [--set key=value ...]\n"
           "       [-j N] --out FILE.csv [--resume] [--quiet]\n"
@@ -63,9 +84,26 @@ static void usage(FILE *out) {
           "  --algorithm NAME        an NLopt global derivative-free algorithm (GN_*)\n"
           "  --seed S                the scenario's seed at every point; also seeds\n"
           "                          stochastic algorithms\n"
+#ifdef HS_SWEEP_MPI
+          "  -j N                    evaluations on N threads per rank (same output for\n"
+          "                          any N and any number of ranks)\n"
+#else
           "  -j N                    sub-problems on N threads (same output for any N)\n"
+#endif
           "  --out FILE.csv          every evaluation; FILE.front.csv, FILE.history.csv\n"
-          "  --resume                continue FILE.csv after a kill: same bytes in the end\n");
+          "  --resume                continue FILE.csv after a kill: same bytes in the end\n"
+#ifdef HS_SWEEP_MPI
+          "\nUnder mpirun or srun: rank 0 runs NLopt and alone writes the files; the\n"
+          "points the weighted sums propose together are spread over the ranks. One\n"
+          "objective proposes one point at a time (nothing to spread); weighted sums\n"
+          "that agree propose the same points (a stochastic --algorithm such as\n"
+          "GN_CRS2_LM diverges more). Killed? The same command with --resume.\n"
+          "  mpirun -np 4 hetsim-mpi optimize S.json --vary policy.w_e=0:1 \\\n"
+          "      --objective pareto --weights 8 --budget 201 --out opt.csv\n\n"
+#else
+          "\nAcross machines: hetsim-mpi optimize ... under mpirun or srun (see README).\n\n"
+#endif
+          "exit status: 0 done; 1 cannot read or write; 2 bad input (one line)\n");
 }
 
 typedef struct opt_args {
@@ -193,6 +231,10 @@ typedef struct ctx {
   int fd;
   size_t appended;
   long kill_after;
+#ifdef HS_SWEEP_MPI
+  hs_opt_mpi mpi;
+  size_t *per_rank; /* rank 0: points each rank simulated (point k of a batch: rank k % size) */
+#endif
 } ctx;
 
 static hs_sweep *point_sweep(const ctx *c, char **grids, hs_error *err) {
@@ -251,6 +293,36 @@ static bool record_fn(const hs_opt_eval *e, void *ud) {
   if (c->kill_after > 0 && (long)c->appended >= c->kill_after) kill(getpid(), SIGKILL);
   return true;
 }
+
+#ifdef HS_SWEEP_MPI
+/* One point on an evaluating rank: the metrics in out (f is rank 0's). */
+static hs_status mpi_point(const char *const *text, double *out, void *ud, hs_error *err) {
+  double f[HS_OPT_MAXF];
+  return eval_fn(text, f, out, ud, err);
+}
+
+/* Rank 0, batch mode: the batch across the ranks, f from the metrics. */
+static hs_status mpi_batch(hs_opt_eval *const *pts, size_t n, size_t *failed, void *ud,
+                           hs_error *err) {
+  ctx *c = ud;
+  size_t nm = hs_metric_sweep_count();
+  const char **text = hs_calloc(n * c->nvars + 1, sizeof *text);
+  double *out = hs_calloc(n * nm + 1, sizeof *out);
+  for (size_t i = 0; i < n; i++)
+    for (size_t v = 0; v < c->nvars; v++) text[i * c->nvars + v] = pts[i]->text[v];
+  size_t size = (size_t)hs_sweep_mpi_size();
+  for (size_t i = 0; i < n; i++) c->per_rank[i % size]++;
+  hs_status st = hs_opt_mpi_batch(&c->mpi, text, n, out, failed, err);
+  for (size_t i = 0; st == HS_OK && i < n; i++) {
+    memcpy(pts[i]->extra, out + i * nm, nm * sizeof *out);
+    pts[i]->f[0] = out[i * nm + c->obj[0]];
+    pts[i]->f[1] = out[i * nm + c->obj[1]];
+  }
+  hs_free(text);
+  hs_free(out);
+  return st;
+}
+#endif
 
 /* --- the files ------------------------------------------------------------------- */
 
@@ -498,17 +570,32 @@ static size_t sweep_metric(const char *name) {
   return SIZE_MAX;
 }
 
-static int run(opt_args *a, hs_opt_var *vars, char *why, size_t cap) {
-  ctx c = {.a = a, .vars = vars, .nvars = a->nvary, .fd = -1};
-  const char *env = getenv("HETSIM_OPTIMIZE_KILL_AFTER");
-  c.kill_after = env ? atol(env) : 0;
+static hs_opt_spec spec_of(const ctx *c) {
+  const opt_args *a = c->a;
+  return (hs_opt_spec){.vars = c->vars, .nvars = c->nvars, .pareto = !strcmp(a->objective, "pareto"),
+                       .budget = a->budget, .weights = a->weights, .algorithm = a->algorithm,
+                       .seed = a->seed ? strtoul(a->seed, NULL, 10) : 0, .jobs = a->jobs,
+                       .nextra = hs_metric_sweep_count()};
+}
+
+/* Validate the budget, the algorithm, every --vary key and the objective
+ * (every rank), before any file is touched. */
+static int check(ctx *c, char *why, size_t cap) {
+  const opt_args *a = c->a;
+  const hs_opt_var *vars = c->vars;
   const char *m0 = !strcmp(a->objective, "energy")           ? "energy_j"
                    : !strcmp(a->objective, "time_to_target") ? "time_to_target_s"
                    : !strncmp(a->objective, "energy_system", 13) ? "energy_system_j"
                                                              : "makespan_s";
+  hs_opt_spec sp = spec_of(c);
+  hs_error err = {0};
+  if (hs_opt_check(&sp, &err) != HS_OK) {
+    snprintf(why, cap, "%s", err.msg);
+    return HS_EXIT_BADINPUT;
+  }
   /* Validate every key at both ends (and every value of a set) before any run. */
-  char **grids = hs_calloc(c.nvars, sizeof *grids);
-  for (size_t v = 0; v < c.nvars; v++) {
+  char **grids = hs_calloc(c->nvars, sizeof *grids);
+  for (size_t v = 0; v < c->nvars; v++) {
     sbuf b = {0};
     sb_str(&b, vars[v].key);
     sb_str(&b, "=");
@@ -527,15 +614,14 @@ static int run(opt_args *a, hs_opt_var *vars, char *why, size_t cap) {
     }
     grids[v] = b.s;
   }
-  hs_error err = {0};
-  hs_sweep *sw = point_sweep(&c, grids, &err);
-  for (size_t v = 0; v < c.nvars; v++) hs_free(grids[v]);
+  hs_sweep *sw = point_sweep(c, grids, &err);
+  for (size_t v = 0; v < c->nvars; v++) hs_free(grids[v]);
   hs_free(grids);
   if (!sw) {
     /* the sweep words it "--grid KEY=<both ends>: ...": name the --vary spec */
     const char *g = strstr(err.msg, "--grid "), *rest = g ? strstr(g, ": ") : NULL;
     const hs_opt_var *hit = NULL;
-    for (size_t v = 0; rest && v < c.nvars && !hit; v++) {
+    for (size_t v = 0; rest && v < c->nvars && !hit; v++) {
       size_t kl = strlen(vars[v].key);
       if (!strncmp(g + 7, vars[v].key, kl) && g[7 + kl] == '=') hit = &vars[v];
     }
@@ -547,19 +633,23 @@ static int run(opt_args *a, hs_opt_var *vars, char *why, size_t cap) {
   }
   hs_sweep_destroy(sw);
   /* The sweep columns are known now (learning metrics only when the scenario learns). */
-  c.obj[0] = sweep_metric(m0);
-  c.obj[1] = sweep_metric(!strcmp(a->objective, "pareto") ? "energy_j" : m0);
-  if (c.obj[0] == SIZE_MAX || c.obj[1] == SIZE_MAX) {
+  c->obj[0] = sweep_metric(m0);
+  c->obj[1] = sweep_metric(!strcmp(a->objective, "pareto") ? "energy_j" : m0);
+  if (c->obj[0] == SIZE_MAX || c->obj[1] == SIZE_MAX) {
     snprintf(why, cap, "--objective %s: no metric %s in this search (%s)", a->objective, m0,
              !strcmp(m0, "time_to_target_s")  ? "it needs a scenario with a learning section"
              : !strcmp(m0, "energy_system_j") ? "it needs regime \"fl\", whose runs report it"
                                               : "not in the metric table");
     return HS_EXIT_BADINPUT;
   }
+  return 0;
+}
 
-  char *hdr = header(&c);
-  hs_opt_eval *prior = NULL;
-  size_t nprior = 0;
+/* Rank 0 (every process without MPI): FILE checked (--resume: its rows read
+ * into *prior) and opened for appending, the header written. */
+static int open_file(ctx *c, const char *hdr, hs_opt_eval **prior, size_t *nprior, char *why,
+                     size_t cap) {
+  const opt_args *a = c->a;
   int rc = 0;
   size_t len = 0;
   char *old = slurp(a->out, &len);
@@ -567,7 +657,7 @@ static int run(opt_args *a, hs_opt_var *vars, char *why, size_t cap) {
     snprintf(why, cap, "%s exists: add --resume to continue it, or remove it", a->out);
     rc = HS_EXIT_BADINPUT;
   } else if (old && len > 0) {
-    size_t keep = read_prior(&c, old, len, hdr, &prior, &nprior, why, cap);
+    size_t keep = read_prior(c, old, len, hdr, prior, nprior, why, cap);
     if (keep == (size_t)-1) rc = HS_EXIT_BADINPUT;
     else if (keep < len && truncate(a->out, (off_t)keep) != 0) {
       snprintf(why, cap, "%s: cannot cut its torn last line: %s", a->out, strerror(errno));
@@ -576,46 +666,86 @@ static int run(opt_args *a, hs_opt_var *vars, char *why, size_t cap) {
   }
   hs_free(old);
   if (rc == 0) {
-    c.fd = open(a->out, O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (c.fd < 0) {
+    c->fd = open(a->out, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (c->fd < 0) {
       snprintf(why, cap, "%s: cannot open: %s", a->out, strerror(errno));
       rc = 1;
-    } else if (len == 0 && write(c.fd, hdr, strlen(hdr)) != (ssize_t)strlen(hdr)) {
+    } else if (len == 0 && write(c->fd, hdr, strlen(hdr)) != (ssize_t)strlen(hdr)) {
       snprintf(why, cap, "%s: cannot write", a->out);
       rc = 1;
     }
   }
-  if (rc == 0) {
-    hs_opt_spec sp = {.vars = vars, .nvars = c.nvars, .pareto = !strcmp(a->objective, "pareto"),
-                      .budget = a->budget, .weights = a->weights, .algorithm = a->algorithm,
-                      .seed = a->seed ? strtoul(a->seed, NULL, 10) : 0, .jobs = a->jobs,
-                      .nextra = hs_metric_sweep_count(), .prior = prior, .nprior = nprior};
+  return rc;
+}
+
+/* The search and its files (rank 0); under MPI the other ranks evaluate
+ * their share of each batch meanwhile. Every rank returns rank 0's status. */
+static int search(ctx *c, int rank, char *why, size_t cap) {
+  char *hdr = header(c);
+  hs_opt_eval *prior = NULL;
+  size_t nprior = 0;
+  int rc = rank == 0 ? open_file(c, hdr, &prior, &nprior, why, cap) : 0;
+#ifdef HS_SWEEP_MPI
+  rc = hs_sweep_mpi_bcast_int(rc);
+  c->mpi = (hs_opt_mpi){.nvars = c->nvars, .nout = hs_metric_sweep_count(), .jobs = c->a->jobs,
+                        .eval = mpi_point, .ud = c};
+  if (rc == 0 && rank != 0) hs_opt_mpi_serve(&c->mpi);
+#endif
+  if (rc == 0 && rank == 0) {
+    hs_opt_spec sp = spec_of(c);
+    sp.prior = prior;
+    sp.nprior = nprior;
+#ifdef HS_SWEEP_MPI
+    /* ranks x -j sub-problems at once: a batch can fill every evaluating thread */
+    sp.jobs = c->a->jobs * (unsigned)hs_sweep_mpi_size();
+    sp.batch = mpi_batch;
+    c->per_rank = hs_calloc((size_t)hs_sweep_mpi_size(), sizeof *c->per_rank);
+#endif
     hs_opt_eval *ev = NULL;
     size_t nev = 0;
-    hs_status st = hs_opt_run(&sp, eval_fn, record_fn, &c, &ev, &nev, &err);
-    close(c.fd);
-    c.fd = -1;
+    hs_error err = {0};
+    hs_status st = hs_opt_run(&sp, eval_fn, record_fn, c, &ev, &nev, &err);
+#ifdef HS_SWEEP_MPI
+    hs_opt_mpi_stop();
+#endif
+    close(c->fd);
+    c->fd = -1;
     if (st != HS_OK) {
       snprintf(why, cap, "%s", err.msg);
       rc = st == HS_EIO ? 1 : HS_EXIT_BADINPUT;
     } else {
-      rc = write_outputs(&c, &sp, hdr, ev, nev, why, cap);
+      rc = write_outputs(c, &sp, hdr, ev, nev, why, cap);
     }
-    hs_opt_evals_free(ev, nev, c.nvars);
+#ifdef HS_SWEEP_MPI
+    if (rc == 0 && !c->a->quiet) {
+      printf("simulations per rank:");
+      for (int r = 0; r < hs_sweep_mpi_size(); r++) printf(" %zu", c->per_rank[r]);
+      printf("\n");
+    }
+    hs_free(c->per_rank);
+#endif
+    hs_opt_evals_free(ev, nev, c->nvars);
   }
-  if (c.fd >= 0) close(c.fd);
-  hs_opt_evals_free(prior, nprior, c.nvars);
+#ifdef HS_SWEEP_MPI
+  rc = hs_sweep_mpi_bcast_int(rc);
+#endif
+  if (c->fd >= 0) close(c->fd);
+  hs_opt_evals_free(prior, nprior, c->nvars);
   hs_free(hdr);
   return rc;
 }
 
-int hs_cmd_optimize(int argc, char **argv) {
+static int optimize_main(int argc, char **argv) {
+#ifdef HS_SWEEP_MPI
+  int rank = hs_sweep_mpi_rank();
+#else
+  int rank = 0;
+#endif
   opt_args a = {0};
   char why[HS_ERROR_MSG_MAX + 128] = "";
   int rc = parse_args(&a, argc, argv, why, sizeof why);
   hs_opt_var *vars = hs_calloc(a.nvary + 1, sizeof *vars);
   size_t nv = 0;
-  if (rc == 0 && a.help) usage(stdout);
   for (size_t i = 0; rc == 0 && !a.help && i < a.nvary; i++) {
     hs_error err = {0};
     if (hs_opt_var_parse(a.vary[i], &vars[nv], &err) != HS_OK) {
@@ -631,13 +761,39 @@ int hs_cmd_optimize(int argc, char **argv) {
       }
     nv++;
   }
-  if (rc == 0 && !a.help) rc = run(&a, vars, why, sizeof why);
+  ctx c = {.a = &a, .vars = vars, .nvars = nv, .fd = -1};
+  const char *env = getenv("HETSIM_OPTIMIZE_KILL_AFTER");
+  c.kill_after = env ? atol(env) : 0;
+  if (rc == 0 && !a.help) rc = check(&c, why, sizeof why);
+#ifdef HS_SWEEP_MPI
+  /* Each rank reads the scenario and profiles from its own node: all must
+   * have validated before rank 0 creates FILE, or a rank failing alone would
+   * leave the others waiting in the next collective. The lowest failing rank
+   * says why (once, whatever the number of ranks); all exit with its status. */
+  int first = hs_sweep_mpi_first_failure(rc != 0);
+  if (first >= 0) {
+    rc = hs_opt_mpi_bcast_from(rc, first);
+    if (first != rank) {
+      why[0] = '\0';
+    } else if (rank) {
+      char msg[sizeof why];
+      snprintf(msg, sizeof msg, "rank %d: %.600s", rank, why);
+      memcpy(why, msg, sizeof why);
+    }
+  }
+#endif
+  if (rc == 0 && a.help && rank == 0) usage(stdout);
+  if (rc == 0 && !a.help) rc = search(&c, rank, why, sizeof why);
   for (size_t i = 0; i < nv; i++) hs_opt_var_fini(&vars[i]);
   hs_free(vars);
   hs_free(a.set);
   hs_free(a.vary);
-  if (rc) {
-    fprintf(stderr, "hetsim " CMD ": %s\n", why);
-  }
+  if (rc && why[0]) fprintf(stderr, "hetsim " CMD ": %s\n", why);
   return rc;
 }
+
+#ifdef HS_SWEEP_MPI
+int hs_cmd_optimize_mpi(int argc, char **argv) { return optimize_main(argc, argv); }
+#else
+int hs_cmd_optimize(int argc, char **argv) { return optimize_main(argc, argv); }
+#endif

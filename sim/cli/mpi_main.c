@@ -1,20 +1,56 @@
-/* mpi_main.c: `hetsim-mpi [sweep] ARGS`: the sweep command alone, with MPI.
- * A separate binary so that `hetsim` never loads an MPI library (and runs
- * where none is installed); under mpirun/srun every rank runs this main. */
+/* mpi_main.c: `hetsim-mpi [sweep] ARGS` and `hetsim-mpi optimize ARGS`: the
+ * two commands that spread their runs over MPI ranks. A separate binary so
+ * that `hetsim` never loads an MPI library (and runs where none is
+ * installed); under mpirun/srun every rank runs this main. The word `sweep`
+ * is optional (older job scripts omit it); `optimize` asks MPI for
+ * MPI_THREAD_FUNNELED (its rank 0 runs NLopt on threads that never call MPI),
+ * the sweep keeps its plain MPI_Init. */
+#include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <gsl/gsl_errno.h>
 
+#include "sim/hs_optimize_mpi.h"
 #include "sim/hs_sweep_mpi.h"
 
 int hs_cmd_sweep_mpi(int argc, char **argv);
+int hs_cmd_optimize_mpi(int argc, char **argv);
+
+static void usage(FILE *out) {
+  fprintf(out,
+          "usage: mpirun -np N hetsim-mpi sweep SCENARIO --grid KEY=VALUES ... --out RESULTS.csv\n"
+          "       mpirun -np N hetsim-mpi optimize SCENARIO --vary KEY=RANGE|SET ...\n"
+          "                    --objective OBJ [--budget N] --out FILE.csv\n"
+          "\n"
+          "The same arguments and the same output files (byte for byte) as `hetsim sweep`\n"
+          "and `hetsim optimize`, with the runs spread over the MPI ranks (mpirun, or srun\n"
+          "--mpi=pmix under Slurm); -j N is threads per rank. Rank 0 alone writes the\n"
+          "files; --resume continues a killed job. `hetsim-mpi ARGS` without a command\n"
+          "is the sweep.\n"
+          "  sweep     rows of the grid go to the ranks round-robin, in waves\n"
+          "  optimize  rank 0 runs NLopt; each batch of proposed points (one per\n"
+          "            pareto weighted sum) is spread over the ranks\n"
+          "\n"
+          "hetsim-mpi sweep --help, hetsim-mpi optimize --help: the options.\n");
+}
 
 int main(int argc, char **argv) {
   gsl_set_error_handler_off();
-  hs_sweep_mpi_init(&argc, &argv);
-  /* "hetsim-mpi sweep ..." reads like "hetsim sweep ..."; the word is optional. */
-  int shift = argc > 1 && !strcmp(argv[1], "sweep") ? 1 : 0;
-  int rc = hs_cmd_sweep_mpi(argc - shift, argv + shift);
+  const char *cmd = argc > 1 ? argv[1] : "";
+  bool optimize = !strcmp(cmd, "optimize");
+  bool help = argc < 2 || !strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help");
+  if (optimize) hs_opt_mpi_init(&argc, &argv);
+  else hs_sweep_mpi_init(&argc, &argv);
+  int rc;
+  if (help) {
+    if (hs_sweep_mpi_rank() == 0) usage(argc < 2 ? stderr : stdout);
+    rc = argc < 2 ? 2 : 0;
+  } else {
+    int shift = optimize || !strcmp(cmd, "sweep") ? 1 : 0;
+    rc = optimize ? hs_cmd_optimize_mpi(argc - shift, argv + shift)
+                  : hs_cmd_sweep_mpi(argc - shift, argv + shift);
+  }
   hs_sweep_mpi_fini();
   return rc;
 }

@@ -10,6 +10,14 @@
  * Cost: O(evaluations * nvars) per sub-problem for the duplicate check with a
  * linear scan (budgets are hundreds, a simulation costs far more than the scan).
  *
+ * Batch mode (spec->batch, for MPI): NLopt calls back with one point at a
+ * time and has no ask/tell interface, so a sub-problem is a thread blocked in
+ * its objective while its point is out; the calling thread coordinates
+ * (coordinate(): waits until every running sub-problem thread waits, answers
+ * them all with one batch). Rejected: one thread per sub-problem whatever
+ * -j (W up to 1000 threads); a sub-problem thread calling MPI itself (needs
+ * MPI_THREAD_MULTIPLE and a scheduler across ranks).
+ *
  * Rejected: a home-made evolutionary search (the issue asks for a maintained
  * library); pagmo2's NSGA-II through a C++ shim (Debian 12 has libpagmo-dev,
  * but it pulls Boost and TBB into a C11 build for one feature, and its
@@ -166,6 +174,14 @@ size_t hs_opt_sub_budget(const hs_opt_spec *spec, size_t s) {
   return rest / w + (s - 1 < rest % w ? 1 : 0);
 }
 
+/* A point out for evaluation (batch mode), on its sub-problem's stack. */
+typedef struct request {
+  hs_opt_eval *e;
+  bool done, stopped; /* stopped: not evaluated, the search is ending */
+  hs_status st;
+  hs_error err;
+} request;
+
 typedef struct shared {
   const hs_opt_spec *spec;
   hs_opt_eval_fn eval;
@@ -173,8 +189,12 @@ typedef struct shared {
   void *ud;
   double ref[HS_OPT_MAXF];
   pthread_mutex_t mu;
-  size_t next_sub;
+  size_t next_sub, end_sub; /* the sub-problems of this phase: [next_sub, end_sub) */
   bool stop;
+  /* batch mode: threads alive, points waiting (at most one per thread) */
+  pthread_cond_t coord_cv, subs_cv;
+  size_t running, nreq;
+  request **req;
   hs_status st;
   /* every distinct point simulated so far, by any sub-problem: a point two
    * weighted sums both visit is simulated once (its value is the same
@@ -251,6 +271,27 @@ static void memo_put(shared *sh, const hs_opt_eval *e) {
   pthread_mutex_unlock(&sh->mu);
 }
 
+/* The evaluator's answer for e: directly, or (batch mode) through the
+ * coordinator's next batch. *stopped: not evaluated, the search is ending. */
+static hs_status evaluate(shared *sh, hs_opt_eval *e, bool *stopped, hs_error *err) {
+  *stopped = false;
+  if (!sh->spec->batch)
+    return sh->eval((const char *const *)e->text, e->f, e->extra, sh->ud, err);
+  request rq = {.e = e, .st = HS_OK};
+  pthread_mutex_lock(&sh->mu);
+  if (sh->stop) {
+    rq.done = rq.stopped = true;
+  } else {
+    sh->req[sh->nreq++] = &rq;
+    pthread_cond_signal(&sh->coord_cv);
+  }
+  while (!rq.done) pthread_cond_wait(&sh->subs_cv, &sh->mu);
+  pthread_mutex_unlock(&sh->mu);
+  *stopped = rq.stopped;
+  if (rq.st != HS_OK) *err = rq.err;
+  return rq.st;
+}
+
 /* Evaluate (or replay) the point u; its f into f. false on error/stop. */
 static bool eval_point(sub *c, const double *u, double *f) {
   const hs_opt_spec *sp = c->sh->spec;
@@ -285,8 +326,13 @@ static bool eval_point(sub *c, const double *u, double *f) {
     fresh = true; /* recorded again: the file lists every sub-problem's evaluations */
   } else {
     hs_error ee = {0};
-    hs_status st = c->sh->eval((const char *const *)text, e.f, e.extra, c->sh->ud, &ee);
-    if (st == HS_OK) memo_put(c->sh, &e);
+    bool stopped;
+    hs_status st = evaluate(c->sh, &e, &stopped, &ee);
+    if (stopped) {
+      eval_fini(&e, nv);
+      return false;
+    }
+    if (st == HS_OK && !sp->batch) memo_put(c->sh, &e); /* batch: the coordinator did */
     if (st != HS_OK) {
       c->st = st;
       c->err = ee;
@@ -376,11 +422,10 @@ static void *worker(void *arg) {
   void **a = arg;
   shared *sh = a[0];
   sub *subs = a[1];
-  size_t nsubs = hs_opt_nsubs(sh->spec);
   for (;;) {
     pthread_mutex_lock(&sh->mu);
     size_t s = sh->next_sub;
-    bool stop = sh->stop || s >= nsubs;
+    bool stop = sh->stop || s >= sh->end_sub;
     if (!stop) sh->next_sub++;
     pthread_mutex_unlock(&sh->mu);
     if (stop) return NULL;
@@ -393,16 +438,119 @@ static void *worker(void *arg) {
   }
 }
 
+static void *batch_worker(void *arg) {
+  shared *sh = ((void **)arg)[0];
+  worker(arg);
+  pthread_mutex_lock(&sh->mu);
+  sh->running--;
+  pthread_cond_signal(&sh->coord_cv);
+  pthread_mutex_unlock(&sh->mu);
+  return NULL;
+}
+
+static int cmp_req(const void *a, const void *b) {
+  size_t x = (*(request *const *)a)->e->sub, y = (*(request *const *)b)->e->sub;
+  return x < y ? -1 : x > y;
+}
+
+/* Batch mode, on the thread that called hs_opt_run: until every sub-problem
+ * thread has ended, wait for all running ones to wait, and answer their
+ * points with one call of spec->batch (each distinct point once). */
+static void coordinate(shared *sh, size_t cap) {
+  const hs_opt_spec *sp = sh->spec;
+  request **rq = hs_calloc(cap, sizeof *rq);
+  hs_opt_eval **uniq = hs_calloc(cap, sizeof *uniq);
+  size_t *of = hs_calloc(cap, sizeof *of); /* rq[i] is answered by uniq[of[i]] */
+  pthread_mutex_lock(&sh->mu);
+  for (;;) {
+    while (sh->running > 0 && sh->nreq < sh->running) pthread_cond_wait(&sh->coord_cv, &sh->mu);
+    size_t n = sh->nreq;
+    if (n == 0) break; /* every sub-problem thread has ended */
+    memcpy(rq, sh->req, n * sizeof *rq);
+    pthread_mutex_unlock(&sh->mu);
+    qsort(rq, n, sizeof *rq, cmp_req); /* a batch in sub-problem order */
+    size_t nu = 0;
+    for (size_t i = 0; i < n; i++) {
+      size_t u = 0;
+      while (u < nu && !same_text(uniq[u]->text, rq[i]->e->text, sp->nvars)) u++;
+      if (u == nu) uniq[nu++] = rq[i]->e;
+      of[i] = u;
+    }
+    size_t failed = 0;
+    hs_error err = {0};
+    hs_status st = sp->batch(uniq, nu, &failed, sh->ud, &err);
+    if (st == HS_OK)
+      for (size_t u = 0; u < nu; u++) memo_put(sh, uniq[u]);
+    bool blamed = false;
+    for (size_t i = 0; i < n; i++) {
+      const hs_opt_eval *src = uniq[of[i]];
+      if (st == HS_OK && src != rq[i]->e) {
+        memcpy(rq[i]->e->f, src->f, sizeof src->f);
+        if (sp->nextra) memcpy(rq[i]->e->extra, src->extra, sp->nextra * sizeof *src->extra);
+      } else if (st != HS_OK && !blamed && of[i] == (failed < nu ? failed : 0)) {
+        rq[i]->st = st; /* the sub-problem that reports the error */
+        rq[i]->err = err;
+        blamed = true;
+      } else if (st != HS_OK) {
+        rq[i]->stopped = true;
+      }
+    }
+    pthread_mutex_lock(&sh->mu);
+    if (st != HS_OK) sh->stop = true;
+    for (size_t i = 0; i < n; i++) rq[i]->done = true;
+    sh->nreq = 0;
+    pthread_cond_broadcast(&sh->subs_cv);
+  }
+  pthread_mutex_unlock(&sh->mu);
+  hs_free(rq);
+  hs_free(uniq);
+  hs_free(of);
+}
+
+/* Run sub-problems [first, end) on up to spec->jobs threads (batch mode:
+ * coordinated from this thread). false: not one thread could start. */
+static bool run_phase(shared *sh, sub *subs, size_t first, size_t end) {
+  const hs_opt_spec *sp = sh->spec;
+  sh->next_sub = first;
+  sh->end_sub = end;
+  unsigned nt = sp->jobs ? sp->jobs : 1;
+  if (nt > end - first) nt = (unsigned)(end - first);
+  void *args[2] = {sh, subs};
+  if (!sp->batch && nt <= 1) {
+    worker(args);
+    return true;
+  }
+  pthread_t *t = hs_calloc(nt, sizeof *t);
+  if (sp->batch) {
+    sh->req = hs_calloc(nt, sizeof *sh->req);
+    sh->running = nt;
+    sh->nreq = 0;
+  }
+  size_t started = 0;
+  for (; started < nt; started++)
+    if (pthread_create(&t[started], NULL, sp->batch ? batch_worker : worker, args)) break;
+  if (sp->batch) {
+    pthread_mutex_lock(&sh->mu);
+    sh->running -= nt - started;
+    pthread_mutex_unlock(&sh->mu);
+    if (started) coordinate(sh, nt);
+  } else if (started == 0) {
+    worker(args);
+  }
+  for (size_t i = 0; i < started; i++) pthread_join(t[i], NULL);
+  hs_free(t);
+  hs_free(sh->req);
+  sh->req = NULL;
+  return started > 0 || !sp->batch;
+}
+
 static int cmp_eval(const void *a, const void *b) {
   const hs_opt_eval *x = a, *y = b;
   if (x->sub != y->sub) return x->sub < y->sub ? -1 : 1;
   return x->index < y->index ? -1 : x->index > y->index;
 }
 
-hs_status hs_opt_run(const hs_opt_spec *sp, hs_opt_eval_fn eval, hs_opt_record_fn record,
-                     void *ud, hs_opt_eval **evals, size_t *nevals, hs_error *err) {
-  *evals = NULL;
-  *nevals = 0;
+hs_status hs_opt_check(const hs_opt_spec *sp, hs_error *err) {
   if (sp->nvars == 0) return hs_error_set(err, HS_EINVAL, "nothing to vary: give --vary KEY=...");
   if (sp->pareto && sp->weights < 2)
     return hs_error_set(err, HS_EINVAL, "--weights %zu: at least 2", sp->weights);
@@ -420,9 +568,20 @@ hs_status hs_opt_run(const hs_opt_spec *sp, hs_opt_eval_fn eval, hs_opt_record_f
       return hs_error_set(err, HS_EINVAL,
                           "--algorithm %.60s: give a global derivative-free one (GN_*)", nm);
   }
+  return HS_OK;
+}
+
+hs_status hs_opt_run(const hs_opt_spec *sp, hs_opt_eval_fn eval, hs_opt_record_fn record,
+                     void *ud, hs_opt_eval **evals, size_t *nevals, hs_error *err) {
+  *evals = NULL;
+  *nevals = 0;
+  hs_status cst = hs_opt_check(sp, err);
+  if (cst != HS_OK) return cst;
   size_t nsubs = hs_opt_nsubs(sp);
   shared sh = {.spec = sp, .eval = eval, .record = record, .ud = ud, .st = HS_OK};
   pthread_mutex_init(&sh.mu, NULL);
+  pthread_cond_init(&sh.coord_cv, NULL);
+  pthread_cond_init(&sh.subs_cv, NULL);
   sub *subs = hs_calloc(nsubs, sizeof *subs);
   for (size_t s = 0; s < nsubs; s++) {
     subs[s] = (sub){.sh = &sh, .s = s, .budget = hs_opt_sub_budget(sp, s), .st = HS_OK};
@@ -433,25 +592,13 @@ hs_status hs_opt_run(const hs_opt_spec *sp, hs_opt_eval_fn eval, hs_opt_record_f
     const hs_opt_eval *p = &sp->prior[i];
     if (p->sub < nsubs && p->index < subs[p->sub].budget) subs[p->sub].prior[p->index] = p;
   }
-  void *args[2] = {&sh, subs};
-  if (sp->pareto) { /* the reference first: the weighted sums need it */
-    sh.next_sub = 1;
-    run_sub(&sh, &subs[0]);
-    if (subs[0].st != HS_OK) sh.stop = true;
-  }
-  unsigned nt = sp->jobs ? sp->jobs : 1;
-  if (nt > nsubs) nt = (unsigned)nsubs;
-  if (nt <= 1) {
-    worker(args);
-  } else {
-    pthread_t *t = hs_calloc(nt, sizeof *t);
-    size_t started = 0;
-    for (; started < nt; started++)
-      if (pthread_create(&t[started], NULL, worker, args)) break;
-    if (started == 0) worker(args);
-    for (size_t i = 0; i < started; i++) pthread_join(t[i], NULL);
-    hs_free(t);
-  }
+  /* Pareto: the reference first, alone (the weighted sums need it). */
+  bool started = run_phase(&sh, subs, 0, sp->pareto ? 1 : nsubs);
+  if (started && sp->pareto) started = run_phase(&sh, subs, 1, nsubs);
+  if (!started && subs[0].st == HS_OK)
+    subs[0].st = hs_error_set(&subs[0].err, HS_ENOMEM, "cannot start a thread");
+  pthread_cond_destroy(&sh.coord_cv);
+  pthread_cond_destroy(&sh.subs_cv);
   pthread_mutex_destroy(&sh.mu);
   hs_opt_evals_free(sh.memo, sh.nmemo, sp->nvars);
   hs_status st = HS_OK;

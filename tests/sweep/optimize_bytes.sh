@@ -12,13 +12,7 @@ rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
 scn="$src/tests/data/sweep/tiny.json"
 set -- "$scn" --vary policy.w_e=0:1 --vary policy.deadband=0:0.3 --vary samples_per_round=3000,6000 \
   --objective pareto --budget 25 --weights 3 --seed 4
-fail() { echo "FAIL: $*"; exit 1; }
-same() {
-  for s in "" .front .history; do
-    cmp "${1%.csv}$s.csv" "${2%.csv}$s.csv" || fail "$3: ${1%.csv}$s.csv and ${2%.csv}$s.csv differ"
-  done
-  echo "ok   $3"
-}
+. "$src/tests/sweep/optimize_same.sh" # fail, same
 "$bin" optimize "$@" -j 1 --out j1.csv -q || fail "-j 1"
 [ "$(($(wc -l <j1.csv) - 2))" = 25 ] || fail "-j 1: expected 25 evaluations"
 "$bin" optimize "$@" -j 3 --out j3.csv -q || fail "-j 3"

@@ -275,3 +275,62 @@ Test(optimize, budget_and_algorithm_checks) {
   hs_opt_evals_free(ev2, n2, 1);
   hs_opt_var_fini(&v);
 }
+
+/* Batch mode (what hetsim-mpi uses): the same evaluations as direct mode for
+ * any number of sub-problem threads; batch() is never called concurrently,
+ * never gets more points than threads, nor one point twice. */
+typedef struct batcher {
+  int inside, calls, max_n, points;
+  const char *fail_at; /* a point text whose evaluation fails */
+} batcher;
+static hs_status batch_two(hs_opt_eval *const *pts, size_t n, size_t *failed, void *ud,
+                           hs_error *err) {
+  batcher *b = ud;
+  cr_assert_eq(__atomic_add_fetch(&b->inside, 1, __ATOMIC_SEQ_CST), 1, "batch() concurrently");
+  b->calls++;
+  b->points += (int)n;
+  if ((int)n > b->max_n) b->max_n = (int)n;
+  hs_status st = HS_OK;
+  for (size_t i = 0; i < n; i++) {
+    for (size_t j = 0; j < i; j++) cr_assert_str_neq(pts[i]->text[0], pts[j]->text[0]);
+    if (st == HS_OK && b->fail_at && !strcmp(pts[i]->text[0], b->fail_at)) {
+      *failed = i;
+      st = hs_error_set(err, HS_EINVAL, "no run at this point");
+    }
+    if (st == HS_OK) two((const char *const *)pts[i]->text, pts[i]->f, pts[i]->extra, NULL, err);
+  }
+  __atomic_sub_fetch(&b->inside, 1, __ATOMIC_SEQ_CST);
+  return st;
+}
+
+Test(optimize, batch_mode_equals_direct_mode) {
+  hs_opt_var v = var("x=-2:3");
+  hs_opt_spec sp = {.vars = &v, .nvars = 1, .pareto = true, .budget = 1 + 5 * 20, .weights = 5,
+                    .jobs = 1, .nextra = 1};
+  hs_opt_eval *ref, *ev;
+  size_t nref, n;
+  hs_error err = {0};
+  cr_assert_eq(hs_opt_run(&sp, two, NULL, NULL, &ref, &nref, &err), HS_OK, "%s", err.msg);
+  unsigned jobs[] = {1, 2, 5, 8};
+  for (size_t k = 0; k < sizeof jobs / sizeof *jobs; k++) {
+    batcher b = {0};
+    sp.jobs = jobs[k];
+    sp.batch = batch_two;
+    cr_assert_eq(hs_opt_run(&sp, NULL, NULL, &b, &ev, &n, &err), HS_OK, "%s", err.msg);
+    same_evals(ref, nref, ev, n);
+    cr_assert_leq(b.max_n, (int)jobs[k]);
+    if (jobs[k] >= 5) cr_assert_eq(b.max_n, 5, "the five weighted sums in one batch");
+    cr_assert_leq(b.points, (int)nref, "a point evaluated at most once");
+    cr_assert_geq(b.calls, 2, "the reference point in a batch of its own");
+    hs_opt_evals_free(ev, n, 1);
+  }
+  /* A failing point: its error, with its values, and the search stops. */
+  batcher b = {.fail_at = ref[7].text[0]};
+  sp.jobs = 3;
+  cr_assert_eq(hs_opt_run(&sp, NULL, NULL, &b, &ev, &n, &err), HS_EINVAL);
+  cr_assert(strstr(err.msg, "no run at this point"), "%s", err.msg);
+  cr_assert(!strncmp(err.msg, "point x=", 8), "%s", err.msg);
+  cr_assert_null(ev);
+  hs_opt_evals_free(ref, nref, 1);
+  hs_opt_var_fini(&v);
+}

@@ -25,6 +25,15 @@
  * algorithm, DIRECT-L, uses no random numbers; a stochastic algorithm gets
  * nlopt_srand(seed + sub) on its own thread (NLopt keeps that state per
  * thread where it is built with thread-local storage, as Debian's is).
+ * Batch mode (MPI): with spec->batch set, `jobs` threads still run whole
+ * sub-problems, but none of them evaluates: each hands its point to the
+ * thread that called hs_opt_run and waits. That thread waits until every
+ * running sub-problem waits (or has ended), then passes their points (in
+ * sub-problem order, each distinct point once) to batch() in one call. Each
+ * sub-problem's sequence of points depends only on its own results, so how
+ * points fall into batches changes no output: batch mode writes the same
+ * evaluations as direct mode. Only the calling thread calls batch(), so an
+ * MPI batch needs no more than MPI_THREAD_FUNNELED.
  * Resume: the caller hands back earlier evaluations (sub, index, value text,
  * objectives); NLopt is re-run and, while its points match the recorded
  * ones, the recorded objectives are returned instead of evaluating. The
@@ -75,6 +84,13 @@ typedef hs_status (*hs_opt_eval_fn)(const char *const *text, double *f, double *
  * stops the search (results cannot be kept). */
 typedef bool (*hs_opt_record_fn)(const hs_opt_eval *e, void *ud);
 
+/* Batch mode: evaluate pts[0..n) (text given; fill f and extra) in one call,
+ * from the thread that called hs_opt_run, never concurrently. On failure:
+ * the error of the failing point (the lowest, when several fail) in *err and
+ * its position in *failed; the search stops. */
+typedef hs_status (*hs_opt_batch_fn)(hs_opt_eval *const *pts, size_t n, size_t *failed, void *ud,
+                                     hs_error *err);
+
 typedef struct hs_opt_spec {
   const hs_opt_var *vars;
   size_t nvars;
@@ -83,7 +99,8 @@ typedef struct hs_opt_spec {
   size_t weights;   /* W for Pareto (>= 2) */
   const char *algorithm; /* NLopt name ("GN_DIRECT_L"), NULL: the default */
   unsigned long seed;
-  unsigned jobs;
+  unsigned jobs;         /* threads running sub-problems */
+  hs_opt_batch_fn batch; /* NULL: eval on the sub-problems' threads */
   size_t nextra;
   const hs_opt_eval *prior; /* resumed evaluations, any order */
   size_t nprior;
@@ -93,12 +110,16 @@ typedef struct hs_opt_spec {
 size_t hs_opt_nsubs(const hs_opt_spec *spec);
 size_t hs_opt_sub_budget(const hs_opt_spec *spec, size_t s);
 
-/* Run the search. *evals (heap) receives every evaluation, sorted by (sub,
- * index); free with hs_opt_evals_free. Errors: HS_EINVAL for a budget too
+/* Run the search (eval may be NULL in batch mode). *evals (heap) receives
+ * every evaluation, sorted by (sub, index); free with hs_opt_evals_free. Errors: HS_EINVAL for a budget too
  * small (Pareto needs 1 + 2*W) or an unknown algorithm; an evaluator's error
  * as it returned it, prefixed with the point's values. */
 hs_status hs_opt_run(const hs_opt_spec *spec, hs_opt_eval_fn eval, hs_opt_record_fn record,
                      void *ud, hs_opt_eval **evals, size_t *nevals, hs_error *err);
+/* The checks hs_opt_run makes before any evaluation (budget, weights,
+ * algorithm; HS_EINVAL with the reason), for a caller to make before it
+ * creates any file. */
+hs_status hs_opt_check(const hs_opt_spec *spec, hs_error *err);
 void hs_opt_evals_free(hs_opt_eval *e, size_t n, size_t nvars);
 
 #endif
