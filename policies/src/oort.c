@@ -32,6 +32,7 @@
  * wall-clock-based staleness (not measurable from round telemetry). */
 #include <assert.h>
 #include <math.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "base/hs_alloc.h"
@@ -89,7 +90,6 @@ typedef struct oort_state {
   double *hist;        /* exploitation utility per round, ring of 2W; it grows
                           with the rounds run (2W may be 2^33 entries) */
   uint64_t hist_cap;
-  pol_rem *cand;
   double *uncert;      /* uncert[j-1] = sqrt(0.1 ln(r+1) / j) when stamp[j-1] == r */
   uint64_t *stamp;
   uint64_t uncert_cap;
@@ -120,7 +120,6 @@ static hs_status oort_create(hs_controller *c, hs_error *err) {
   o->exploited = hs_calloc(c->n, sizeof *o->exploited);
   o->picked = hs_calloc(c->n, sizeof *o->picked);
   o->score = hs_calloc(c->n, sizeof *o->score);
-  o->cand = hs_calloc(c->n, sizeof *o->cand);
   c->state = o;
   return HS_OK;
 }
@@ -135,7 +134,6 @@ static void oort_destroy(hs_controller *c) {
   hs_free(o->picked);
   hs_free(o->score);
   hs_free(o->hist);
-  hs_free(o->cand);
   hs_free(o->uncert);
   hs_free(o->stamp);
   hs_free(o);
@@ -164,6 +162,15 @@ static void pacer(oort_state *o) {
     o->t_pref = fmax(o->pacer_step, o->t_pref - o->pacer_step);
 }
 
+/* The straggler factor of every explored participant is computed, and kept
+ * only when d > T_pref (no branch: with K ~ n/2 that test is a coin toss);
+ * a non-integer exponent keeps the branch (pow() is dearer than a miss). */
+static double straggler_score(double sc, double d, double t_pref, double alpha) {
+  unsigned strag = (t_pref > 0) & (d > t_pref);
+  if (alpha != 1.0 && alpha != 2.0 && alpha != 3.0) return strag ? sc * pow(t_pref / d, alpha) : sc;
+  return pol_sel(strag, sc * penalty(t_pref / d, alpha), sc);
+}
+
 static void oort_update(hs_controller *c, const hs_telemetry *t) {
   oort_state *o = c->state;
   const unsigned char *have = o->costs.have;
@@ -171,23 +178,31 @@ static void oort_update(hs_controller *c, const hs_telemetry *t) {
   size_t n = c->n;
   o->round++;
   uint64_t r = o->round, w = o->window;
-  pol_costs_observe(&o->costs, t, n, o->ema);
-  /* pass 1: utilities from this round, and their mean over the explored */
+  /* pass 1, branch-free (whether a participant ran is a coin toss when half
+   * are selected): utilities from this round, their sum over the explored
+   * (measured after this round's observation) in index order, and the list
+   * of those that ran, whose costs are then observed */
+  uint32_t *ran = c->scratch.act;
+  const double *uset = c->utility_set ? c->utility : NULL;
   double exploit_util = 0, usum = 0;
-  size_t nexp = 0;
+  size_t nexp = 0, nran = 0;
   for (size_t i = 0; i < n; i++) {
-    if (t[i].samples > 0) {
-      /* Oort's own utility when a trainer measured it (learning in the loop),
-       * else the sample count, the stand-in a time/energy meter allows. */
-      o->util[i] = c->utility_set ? c->utility[i] : (double)t[i].samples;
-      o->last[i] = r;
-      if (o->exploited[i]) exploit_util += o->util[i];
-    }
-    if (have[i]) {
-      nexp++;
-      usum += o->util[i];
-    }
+    unsigned s = t[i].samples > 0;
+    /* Oort's own utility when a trainer measured it (learning in the loop),
+     * else the sample count, the stand-in a time/energy meter allows. */
+    double un = uset ? uset[i] : (double)t[i].samples;
+    double u = pol_sel(s, un, o->util[i]);
+    o->util[i] = u;
+    o->last[i] ^= (o->last[i] ^ r) & ((uint64_t)0 - s);
+    /* + 0.0 changes no sum here: it starts at +0 and adds values >= 0 */
+    exploit_util += pol_sel(s & o->exploited[i], u, 0.0);
+    unsigned h = have[i] | s;
+    nexp += h;
+    usum += pol_sel(h, u, 0.0);
+    ran[nran] = (uint32_t)i;
+    nran += s;
   }
+  pol_costs_observe_list(&o->costs, t, ran, nran, o->ema);
   if (r <= 2 * w && r > o->hist_cap) { /* rounds below 2W index the ring directly */
     uint64_t cap = o->hist_cap ? 2 * o->hist_cap : 64;
     if (cap > 2 * w) cap = 2 * w;
@@ -213,10 +228,16 @@ static void oort_update(hs_controller *c, const hs_telemetry *t) {
   size_t k = o->k;
   size_t nexploit = (size_t)floor((double)k * (1.0 - o->explore));
   if (nexploit > nexp) nexploit = nexp;
+  /* exploitation candidates: everyone scoring >= 95 % of the L-th best, and
+   * at least 10L+1 of them; all the explored when 10L+1 >= nexp (the cut-off
+   * cannot matter then, and the sampling keys are made in pass 2) */
+  size_t want = 10 * nexploit + 1;
+  bool cut = nexploit > 0 && want < nexp;
 
-  /* pass 2: scores of the explored, the round's uniforms (one stream per round,
-   * two per participant, in index order) and the exploitation candidates (in
-   * index order: pol_mark_top_k breaks ties by it) */
+  /* pass 2: scores of the explored, the round's uniforms (one stream per
+   * round, two per participant, in index order), the exploration keys
+   * (unexplored first), and the exploitation keys log(u)/score (-inf: not a
+   * candidate) or, with a cut-off to make first, the uniform and the score */
   double umean = nexp ? usum / (double)nexp : 1.0;
   if (!(umean > 0)) umean = 1.0;
   double lr = log((double)r + 1.0);
@@ -231,65 +252,62 @@ static void oort_update(hs_controller *c, const hs_telemetry *t) {
   }
   hs_rng rng;
   hs_rng_init(&rng, c->cfg.seed, r, HS_RNG_POLICY);
-  double *u_exploit = c->w; /* scratch: n doubles */
+  double *ekey = c->w;          /* n: exploitation keys */
+  double *xkey = c->sd;         /* n: exploration keys */
+  double *sc_exp = c->scratch.q; /* the explored's scores, for the cut-off */
   size_t m = 0;
   for (size_t i = 0; i < n; i++) {
-    u_exploit[i] = hs_rng_uniform_pos(&rng);
-    c->sd[i] = hs_rng_uniform(&rng); /* exploration */
-    if (!have[i]) continue;
-    double d = tau[i] * share;
+    double ue = hs_rng_uniform_pos(&rng);
+    xkey[i] = (have[i] ? 0.0 : 1.0) + hs_rng_uniform(&rng);
+    if (!have[i]) {
+      ekey[i] = -INFINITY;
+      o->score[i] = -INFINITY;
+      continue;
+    }
     uint64_t last = o->last[i] ? o->last[i] : 1;
     if (o->stamp[last - 1] != r) {
       o->uncert[last - 1] = sqrt(0.1 * lr / (double)last);
       o->stamp[last - 1] = r;
     }
     double sc = o->util[i] / umean + o->uncert[last - 1];
-    if (o->t_pref > 0 && d > o->t_pref) sc *= penalty(o->t_pref / d, o->alpha);
-    o->score[i] = sc > 1e-300 ? sc : 1e-300;
-    o->cand[m++] = (pol_rem){o->score[i], (uint32_t)i};
+    sc = straggler_score(sc, tau[i] * share, o->t_pref, o->alpha);
+    sc = sc > 1e-300 ? sc : 1e-300;
+    o->score[i] = sc;
+    sc_exp[m] = sc;
+    m += cut;
+    ekey[i] = ue;
   }
   memset(o->picked, 0, n);
   memset(o->exploited, 0, n);
 
-  double *tmp = c->scratch.q; /* scratch: n doubles */
+  if (!cut) {
+    for (size_t i = 0; i < n; i++)
+      if (have[i]) ekey[i] = log(ekey[i]) / o->score[i];
+  } else {
+    double thr = 0.95 * pol_kth(sc_exp, m, m - nexploit);
+    size_t above = 0;
+    for (size_t i = 0; i < n; i++) above += o->score[i] >= thr;
+    /* keep the max(above, want) best: exactly those >= thr when more than
+     * want are, else the want best by (score desc, index asc) */
+    const unsigned char *keep = NULL;
+    if (above <= want) {
+      pol_flag_top_k(o->score, n, want, o->picked, &c->scratch);
+      keep = o->picked;
+    }
+    for (size_t i = 0; i < n; i++) {
+      bool in = keep ? keep[i] : o->score[i] >= thr;
+      ekey[i] = in ? log(ekey[i]) / o->score[i] : -INFINITY;
+    }
+    if (keep) memset(o->picked, 0, n);
+  }
   if (nexploit > 0) {
-    /* candidates: everyone scoring >= 95 % of the L-th best, and at least
-     * 10L+1 (all of them when 10L+1 >= m: the cut-off then cannot matter) */
-    size_t want = 10 * nexploit + 1, mm = m;
-    if (want < m) {
-      for (size_t j = 0; j < m; j++) tmp[j] = o->cand[j].frac;
-      double cut = 0.95 * pol_kth(tmp, m, m - nexploit);
-      size_t above = 0;
-      for (size_t j = 0; j < m; j++) above += o->cand[j].frac >= cut;
-      mm = above > want ? above : want;
-    }
-    if (mm < m) { /* keep the mm best, in index order */
-      pol_mark_top_k(o->cand, m, mm, tmp, o->picked);
-      size_t keep = 0;
-      for (size_t j = 0; j < m; j++)
-        if (o->picked[o->cand[j].idx]) o->cand[keep++] = o->cand[j];
-      memset(o->picked, 0, n);
-      m = keep;
-    }
-    for (size_t j = 0; j < m; j++) {
-      uint32_t i = o->cand[j].idx;
-      o->cand[j].frac = log(u_exploit[i]) / o->score[i];
-    }
-    pol_mark_top_k(o->cand, m, nexploit, tmp, o->picked);
+    pol_flag_top_k(ekey, n, nexploit, o->picked, &c->scratch);
     /* picked was all zero before this selection: it now flags exactly the
-     * exploited participants (one memcpy instead of a pass over candidates) */
+     * exploited participants */
     memcpy(o->exploited, o->picked, n);
   }
-  size_t slots = k - nexploit;
-  if (slots > 0) {
-    m = 0;
-    for (size_t i = 0; i < n; i++) { /* branch-free compaction of the unpicked */
-      o->cand[m] = (pol_rem){(have[i] ? 0.0 : 1.0) + c->sd[i], (uint32_t)i};
-      m += !o->picked[i];
-    }
-    if (slots > m) slots = m;
-    pol_mark_top_k(o->cand, m, slots, tmp, o->picked);
-  }
+  /* explore the other K-L slots among the unpicked (n - L >= K - L of them) */
+  pol_flag_top_k(xkey, n, k - nexploit, o->picked, &c->scratch);
 
   /* equal split over the selected (exactly k: the selections above pick
    * nexploit + slots participants), extras to the lower indices */

@@ -226,28 +226,77 @@ static void plus_one_top(pol_scratch *s, size_t m, size_t k, uint64_t *out) {
   for (size_t j = 0; j < k - above; j++) out[rem[j].idx]++;
 }
 
-void pol_mark_top_k(const pol_rem *r, size_t m, size_t k, double *tmp, unsigned char *flag) {
-  assert(k <= m);
+/* The bracket of pol_flag_top_k: a strided sample of the free keys, and the
+ * sample's order statistics d ranks either side of where the wanted one
+ * should fall (-inf/+inf when that side runs off the sample). */
+static void flag_bracket(const double *key, size_t n, size_t nfree, size_t k,
+                         const unsigned char *flag, double *lo, double *hi) {
+  double smp[SAMPLE_N];
+  size_t stride = n / SAMPLE_N, ns = 0;
+  for (size_t j = 0; j < SAMPLE_N; j++)
+    if (!flag[j * stride]) smp[ns++] = key[j * stride];
+  *lo = -INFINITY;
+  *hi = INFINITY;
+  if (ns < SAMPLE_N / 4) return; /* mostly flagged: no useful sample */
+  /* the wanted key is the (nfree-k)-th smallest free one (0-based) */
+  size_t centre = (size_t)((double)(nfree - k) / (double)nfree * (double)ns);
+  size_t d = 96 * ns / SAMPLE_N + 1; /* ~4 sd of a sample quantile */
+  if (centre > d) *lo = pol_select(smp, ns, centre - d);
+  if (centre + d < ns) *hi = pol_select(smp, ns, centre + d);
+}
+
+void pol_flag_top_k(const double *key, size_t n, size_t k, unsigned char *flag, pol_scratch *s) {
   if (k == 0) return;
-  if (k == m) {
-    for (size_t j = 0; j < m; j++) flag[r[j].idx] = 1;
-    return;
+  size_t nfree = 0;
+  for (size_t i = 0; i < n; i++) nfree += !flag[i];
+  assert(k <= nfree);
+  double lo = -INFINITY, hi = INFINITY;
+  if (n >= 16 * SAMPLE_N) flag_bracket(key, n, nfree, k, flag, &lo, &hi);
+  uint32_t *band = s->act;
+  size_t above, nb;
+  for (;;) {
+    /* one pass: count the free keys above the bracket and tag them (bit 1,
+     * no branch: above/below is a coin toss when k ~ nfree/2); collect the
+     * free ones inside it, in index order (branch-free compaction: band[nb]
+     * is always written, nb <= i < n) */
+    above = 0;
+    nb = 0;
+    for (size_t i = 0; i < n; i++) {
+      double v = key[i];
+      assert(v == v && "pol_flag_top_k: NaN key");
+      unsigned f = flag[i], free_ = f == 0, up = v > hi;
+      above += free_ & up;
+      flag[i] = (unsigned char)(f | up << 1);
+      band[nb] = (uint32_t)i;
+      nb += free_ & (v >= lo) & (v <= hi);
+    }
+    if (above < k && k <= above + nb) break;
+    /* the sample missed (it only costs time): untag, take everything */
+    for (size_t i = 0; i < n; i++) flag[i] &= 1;
+    lo = -INFINITY;
+    hi = INFINITY;
   }
-  for (size_t j = 0; j < m; j++) tmp[j] = r[j].frac;
-  double thr = pol_kth(tmp, m, m - k); /* the k-th largest */
-  size_t above = 0;
-  for (size_t j = 0; j < m; j++) above += r[j].frac > thr;
-  size_t ties = k - above; /* entries equal to thr still to take, lowest idx first */
-  for (size_t j = 0; j < m; j++) {
-    /* branch-free for the many (above or below: a coin toss when k ~ m/2);
-     * a branch only for the few equal to the threshold */
-    double f = r[j].frac;
-    flag[r[j].idx] = (unsigned char)(f > thr);
-    if (f == thr && ties > 0) {
-      flag[r[j].idx] = 1;
+  /* the tagged are in (whatever they were); within the band the
+   * (k-above)-th largest is the threshold thr: above it in, equal to it the
+   * first ones in index order */
+  for (size_t i = 0; i < n; i++) flag[i] = (unsigned char)((flag[i] | flag[i] >> 1) & 1);
+  size_t want = k - above;
+  double *tmp = s->q;
+  for (size_t j = 0; j < nb; j++) tmp[j] = key[band[j]];
+  double thr = pol_kth(tmp, nb, nb - want);
+  size_t gt = 0;
+  for (size_t j = 0; j < nb; j++) {
+    unsigned up = key[band[j]] > thr;
+    flag[band[j]] = (unsigned char)up;
+    gt += up;
+  }
+  size_t ties = want - gt;
+  for (size_t j = 0; j < nb && ties > 0; j++)
+    if (key[band[j]] == thr) {
+      flag[band[j]] = 1;
       ties--;
     }
-  }
+  assert(ties == 0);
 }
 
 void pol_apportion(const uint32_t *idx, size_t m, const double *w, uint64_t budget,
