@@ -61,7 +61,8 @@ void pol_top_k(pol_rem *r, size_t m, size_t k);
  * every finite key). flag[] holds 0/1; keys must not be NaN; k <= the number
  * of unflagged entries. Scratch: s->q and s->act (n entries). Expected O(n):
  * one counting pass bracketed by a sample (Floyd-Rivest idea), one byte pass,
- * and an exact selection only inside the bracket (~10 % of the entries). */
+ * and an exact selection only inside the bracket (~5 % of the entries). */
+#define POL_FLAG_SAMPLE 8192 /* its sample: every (n/POL_FLAG_SAMPLE)-th entry, from n >= 4x this */
 void pol_flag_top_k(const double *key, size_t n, size_t k, unsigned char *flag, pol_scratch *s);
 
 /* Split `budget` over the m participants idx[0..m) in proportion to w[idx[j]]

@@ -8,6 +8,15 @@
  * and introselect's median-of-medians fallback (only defends against adversarial
  * inputs, which telemetry is not).
  *
+ * pol_flag_top_k (oort's selections) takes the sample bracket of pol_kth and
+ * pol_median (a Floyd-Rivest idea: a strided sample brackets the k-th) to flags: one
+ * pass counts the keys above the bracket and collects those inside it, and
+ * only those (~5 %) are ordered exactly; which set comes out is defined by
+ * the order (key desc, index asc) alone, so it equals what a full sort would
+ * give (tests/unit/test_policy_select.c checks it against one). Rejected for
+ * it: copying keys and indices into pairs and quickselecting them (four
+ * passes over 16-byte pairs; oort spent a third of its update there).
+ *
  * Apportionment invariants: out[] sums to the budget exactly; every participant
  * gets >= floor; a participant whose exact share q_i is >= floor gets floor(q_i)
  * or floor(q_i)+1, the +1 going to the largest fractional parts, ties to the
@@ -226,21 +235,21 @@ static void plus_one_top(pol_scratch *s, size_t m, size_t k, uint64_t *out) {
   for (size_t j = 0; j < k - above; j++) out[rem[j].idx]++;
 }
 
-/* The bracket of pol_flag_top_k: a strided sample of the free keys, and the
- * sample's order statistics d ranks either side of where the wanted one
- * should fall (-inf/+inf when that side runs off the sample). */
+/* The bracket of pol_flag_top_k: a strided sample of the free keys (into
+ * smp, POL_FLAG_SAMPLE doubles) and its order statistics d ranks either side
+ * of where the wanted key should fall (-inf/+inf when a side runs off the
+ * sample). d = 4.5 sd of a sample quantile: a miss costs one more pass. */
 static void flag_bracket(const double *key, size_t n, size_t nfree, size_t k,
-                         const unsigned char *flag, double *lo, double *hi) {
-  double smp[SAMPLE_N];
-  size_t stride = n / SAMPLE_N, ns = 0;
-  for (size_t j = 0; j < SAMPLE_N; j++)
+                         const unsigned char *flag, double *smp, double *lo, double *hi) {
+  size_t stride = n / POL_FLAG_SAMPLE, ns = 0;
+  for (size_t j = 0; j < POL_FLAG_SAMPLE; j++)
     if (!flag[j * stride]) smp[ns++] = key[j * stride];
   *lo = -INFINITY;
   *hi = INFINITY;
-  if (ns < SAMPLE_N / 4) return; /* mostly flagged: no useful sample */
+  if (ns < POL_FLAG_SAMPLE / 4) return; /* mostly flagged: no useful sample */
   /* the wanted key is the (nfree-k)-th smallest free one (0-based) */
   size_t centre = (size_t)((double)(nfree - k) / (double)nfree * (double)ns);
-  size_t d = 96 * ns / SAMPLE_N + 1; /* ~4 sd of a sample quantile */
+  size_t d = (size_t)(4.5 * sqrt((double)ns) / 2) + 1; /* >= 4.5 sd of a sample quantile */
   if (centre > d) *lo = pol_select(smp, ns, centre - d);
   if (centre + d < ns) *hi = pol_select(smp, ns, centre + d);
 }
@@ -251,7 +260,7 @@ void pol_flag_top_k(const double *key, size_t n, size_t k, unsigned char *flag, 
   for (size_t i = 0; i < n; i++) nfree += !flag[i];
   assert(k <= nfree);
   double lo = -INFINITY, hi = INFINITY;
-  if (n >= 16 * SAMPLE_N) flag_bracket(key, n, nfree, k, flag, &lo, &hi);
+  if (n >= 4 * POL_FLAG_SAMPLE) flag_bracket(key, n, nfree, k, flag, s->q, &lo, &hi);
   uint32_t *band = s->act;
   size_t above, nb;
   for (;;) {

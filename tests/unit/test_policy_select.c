@@ -253,12 +253,12 @@ static void check_flag_top_k(const double *key, size_t n, size_t k, const unsign
 }
 
 /* Many ties (keys on a coarse grid, -inf, -0 and +0 mixed), some entries
- * flagged beforehand, sizes below and above the sample bracket's threshold
- * (2^15), k from 1 to every unflagged entry. */
+ * flagged beforehand, sizes below and above the sample bracket's threshold,
+ * k from 1 to every unflagged entry. */
 Test(policy_select, flag_top_k_matches_sort_with_ties_and_flagged) {
   hs_rng r;
   hs_rng_init(&r, 11, 0, HS_RNG_BENCH);
-  size_t sizes[] = {1, 2, 5, 100, 4097, 32767, 32768, 50001, 200000};
+  size_t sizes[] = {1, 2, 5, 100, 4097, 4 * POL_FLAG_SAMPLE - 1, 4 * POL_FLAG_SAMPLE, 50001, 200000};
   for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
     size_t n = sizes[si];
     double *key = hs_malloc(n * sizeof *key);
@@ -288,15 +288,15 @@ Test(policy_select, flag_top_k_matches_sort_with_ties_and_flagged) {
 /* The sample bracket missing (keys aliasing with the sample's stride, or a
  * sample that is all flagged) only costs time: the result is still exact. */
 Test(policy_select, flag_top_k_exact_when_the_bracket_misses) {
-  size_t n = 65536, stride = n / 2048;
+  size_t n = 4 * POL_FLAG_SAMPLE, stride = n / POL_FLAG_SAMPLE;
   double *key = hs_malloc(n * sizeof *key);
   unsigned char *before = hs_calloc(n, 1);
   hs_rng r;
   hs_rng_init(&r, 12, 0, HS_RNG_BENCH);
   /* every sampled entry holds the largest key: the bracket sits at the top */
   for (size_t i = 0; i < n; i++) key[i] = i % stride == 0 ? 1000 : floor(hs_rng_uniform(&r) * 100);
-  check_flag_top_k(key, n, 30000, before, "aliased high");
-  check_flag_top_k(key, n, 2048, before, "aliased high, k = the sampled");
+  check_flag_top_k(key, n, n / 2, before, "aliased high");
+  check_flag_top_k(key, n, POL_FLAG_SAMPLE, before, "aliased high, k = the sampled");
   /* every sampled entry holds the smallest key */
   for (size_t i = 0; i < n; i += stride) key[i] = -1000;
   check_flag_top_k(key, n, n / 2, before, "aliased low"); /* everything free is above it */
