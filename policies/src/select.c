@@ -24,7 +24,10 @@
  * permutation). The floor is water-filled: participants whose share falls below
  * it are pinned at it and the others share the rest in proportion; each pass is
  * O(active), and passes repeat only while someone new falls below the floor
- * (one or two in practice; pathological weight ladders could need more). */
+ * (one or two in practice; pathological weight ladders could need more).
+ * The usual pass pins nobody: it only counts (no copy of the index list),
+ * and the pass that makes the remainders also makes plus_one_top's
+ * histogram, so a split at 10^6 reads its weights three times. */
 #include <assert.h>
 #include <math.h>
 #include <stdbool.h>
@@ -199,12 +202,21 @@ void pol_top_k(pol_rem *r, size_t m, size_t k) {
 }
 
 /* Gives +1 to the k largest remainders of rem[0..m) (frac in about [0,1)).
- * A histogram over POL_BUCKETS equal slices of [0,1) finds the slice that
+ * A histogram over POL_BUCKETS equal slices of [0,1) (s->hist, made while
+ * the remainders were, when m >= 4*POL_BUCKETS) finds the slice that
  * holds the k-th; everything above it gets +1 outright and only that slice is
  * ordered exactly (pol_top_k), so ties still go to the lower index. Two passes
  * instead of a quickselect over all m: this is what keeps a 10^6-participant
  * update inside its 50 ms. Fractions outside [0,1) (rounding at the floor) are
  * clamped into the end slices, which keeps the slice order monotone. */
+/* The histogram slice of a remainder: [0,1) in POL_BUCKETS equal slices,
+ * values outside clamped into the end slices. frac is in about [0,1), so the
+ * signed conversion equals the unsigned one (and is one instruction). */
+static inline size_t rem_bucket(double frac) {
+  double f = frac * POL_BUCKETS;
+  return f <= 0 ? 0 : f >= POL_BUCKETS - 1 ? POL_BUCKETS - 1 : (size_t)(int64_t)f;
+}
+
 static void plus_one_top(pol_scratch *s, size_t m, size_t k, uint64_t *out) {
   if (k == 0) return;
   pol_rem *rem = s->rem;
@@ -213,19 +225,12 @@ static void plus_one_top(pol_scratch *s, size_t m, size_t k, uint64_t *out) {
     for (size_t j = 0; j < k; j++) out[rem[j].idx]++;
     return;
   }
-  uint32_t *h = s->hist;
-  memset(h, 0, POL_BUCKETS * sizeof *h);
-  for (size_t j = 0; j < m; j++) {
-    double f = rem[j].frac * POL_BUCKETS;
-    size_t b = f <= 0 ? 0 : f >= POL_BUCKETS - 1 ? POL_BUCKETS - 1 : (size_t)f;
-    h[b]++;
-  }
+  const uint32_t *h = s->hist; /* made by pol_apportion's share pass */
   size_t above = 0, cut = POL_BUCKETS - 1;
   while (above + h[cut] < k) above += h[cut--];
   size_t nb = 0;
   for (size_t j = 0; j < m; j++) {
-    double f = rem[j].frac * POL_BUCKETS;
-    size_t b = f <= 0 ? 0 : f >= POL_BUCKETS - 1 ? POL_BUCKETS - 1 : (size_t)f;
+    size_t b = rem_bucket(rem[j].frac);
     /* +1 without a branch (b > cut is a coin toss when k ~ m/2); a branch
      * only for the one slice ordered exactly */
     out[rem[j].idx] += (uint64_t)(b > cut);
@@ -312,9 +317,10 @@ void pol_apportion(const uint32_t *idx, size_t m, const double *w, uint64_t budg
                    uint64_t floor_n, uint64_t *out, pol_scratch *s) {
   if (m == 0) return;
   assert(floor_n == 0 || budget / floor_n >= m);
-  uint32_t *act = s->act;
+  /* the active participants: idx itself until someone is pinned at the
+   * floor, then the compacted copy in s->act (no copy in the usual case) */
+  const uint32_t *act = idx;
   size_t na = m;
-  memcpy(act, idx, m * sizeof *act);
   uint64_t rest = budget;
   double wsum = 0.0;
   /* water-filling passes */
@@ -325,6 +331,10 @@ void pol_apportion(const uint32_t *idx, size_t m, const double *w, uint64_t budg
     if (floor_n == 0) break;
     /* share_i < floor  <=>  w_i < floor*wsum/rest: one division per pass */
     double wmin = (double)floor_n * wsum / (double)rest;
+    size_t below = 0;
+    for (size_t j = 0; j < na; j++) below += w[act[j]] < wmin;
+    if (below == 0) break;
+    uint32_t *keep_to = s->act; /* in place once act is s->act: keep <= j */
     size_t keep = 0;
     for (size_t j = 0; j < na; j++) {
       uint32_t i = act[j];
@@ -332,10 +342,10 @@ void pol_apportion(const uint32_t *idx, size_t m, const double *w, uint64_t budg
         out[i] = floor_n;
         rest -= floor_n;
       } else {
-        act[keep++] = i;
+        keep_to[keep++] = i;
       }
     }
-    if (keep == na) break;
+    act = keep_to;
     na = keep;
     if (na == 0) {
       assert(rest == 0);
@@ -344,17 +354,23 @@ void pol_apportion(const uint32_t *idx, size_t m, const double *w, uint64_t budg
   }
   double scale = (double)rest / wsum;
   uint64_t given = 0;
+  bool hist = na >= 4 * POL_BUCKETS; /* plus_one_top's histogram, made here */
+  if (hist) memset(s->hist, 0, POL_BUCKETS * sizeof *s->hist);
   for (size_t j = 0; j < na; j++) {
     uint32_t i = act[j];
     double q = w[i] * scale;
-    double fq = floor(q);
-    uint64_t base = (uint64_t)fq;
+    /* floor(q), as an integer: 0 <= q <= ~rest < 2^63, where truncation is
+     * the floor and the signed conversion is exact (one instruction) */
+    assert(q >= 0 && q < 0x1p62);
+    uint64_t base = (uint64_t)(int64_t)q;
     if (base < floor_n) base = floor_n; /* rounding at the floor's edge */
     if (base > rest) base = rest;
     out[i] = base;
     given += base;
-    s->rem[j].frac = q - (double)base;
+    double frac = q - (double)base;
+    s->rem[j].frac = frac;
     s->rem[j].idx = i;
+    if (hist) s->hist[rem_bucket(frac)]++;
   }
   if (given <= rest) {
     uint64_t r = rest - given;

@@ -190,6 +190,48 @@ Test(policy_select, apportion_matches_reference_small_and_bucketed) {
   }
 }
 
+/* A group is an ascending subset of the participants: apportion over every
+ * third index of 3m (writing only those) equals the reference over the m
+ * weights in that order; floors that pin some, at sizes with and without the
+ * remainder histogram. */
+Test(policy_select, apportion_over_a_subset_writes_only_it) {
+  hs_rng r;
+  hs_rng_init(&r, 14, 0, HS_RNG_BENCH);
+  size_t sizes[] = {5, 3000, 30000};
+  for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+    size_t m = sizes[s], n = 3 * m;
+    double *w = hs_malloc(n * sizeof *w), *wm = hs_malloc(m * sizeof *wm);
+    uint32_t *idx = hs_malloc(m * sizeof *idx);
+    uint64_t *got = hs_malloc(n * sizeof *got), *want = hs_calloc(m, sizeof *want);
+    pol_scratch sc;
+    pol_scratch_init(&sc, n);
+    for (int trial = 0; trial < 4; trial++) {
+      for (size_t i = 0; i < n; i++) {
+        w[i] = exp(4 * hs_rng_uniform(&r));
+        got[i] = 7777;
+      }
+      for (size_t j = 0; j < m; j++) {
+        idx[j] = (uint32_t)(3 * j + 1);
+        wm[j] = w[idx[j]];
+      }
+      uint64_t fl = trial % 2 ? 1 + hs_rng_below(&r, 20) : 0;
+      uint64_t budget = fl * m + hs_rng_below(&r, 30 * m + 1);
+      pol_apportion(idx, m, w, budget, fl, got, &sc);
+      ref_apportion(wm, m, budget, fl, want);
+      for (size_t i = 0; i < n; i++)
+        if (i % 3 != 1) cr_assert_eq(got[i], 7777, "m=%zu: %zu is not in the subset", m, i);
+      for (size_t j = 0; j < m; j++)
+        cr_assert_eq(got[idx[j]], want[j], "m=%zu trial %d j=%zu", m, trial, j);
+    }
+    pol_scratch_fini(&sc);
+    hs_free(w);
+    hs_free(wm);
+    hs_free(idx);
+    hs_free(got);
+    hs_free(want);
+  }
+}
+
 Test(policy_select, kth_and_flag_top_k_match_sort_at_scale) {
   hs_rng r;
   hs_rng_init(&r, 5, 0, HS_RNG_BENCH);
