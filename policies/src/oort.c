@@ -92,6 +92,7 @@ typedef struct oort_state {
   unsigned char *exploited; /* picked by exploitation in the last selection */
   unsigned char *picked;
   double *score;
+  double *key;         /* the sampling keys log(u)/score (-inf: not drawn) */
   double *hist;        /* exploitation utility per round, ring of 2W; it grows
                           with the rounds run (2W may be 2^33 entries) */
   uint64_t hist_cap;
@@ -125,6 +126,7 @@ static hs_status oort_create(hs_controller *c, hs_error *err) {
   o->exploited = hs_calloc(c->n, sizeof *o->exploited);
   o->picked = hs_calloc(c->n, sizeof *o->picked);
   o->score = hs_calloc(c->n, sizeof *o->score);
+  o->key = hs_calloc(c->n, sizeof *o->key);
   c->state = o;
   return HS_OK;
 }
@@ -138,6 +140,7 @@ static void oort_destroy(hs_controller *c) {
   hs_free(o->exploited);
   hs_free(o->picked);
   hs_free(o->score);
+  hs_free(o->key);
   hs_free(o->hist);
   hs_free(o->uncert);
   hs_free(o->stamp);
@@ -174,6 +177,52 @@ static double straggler_score(double sc, double d, double t_pref, double alpha) 
   unsigned strag = (t_pref > 0) & (d > t_pref);
   if (alpha != 1.0 && alpha != 2.0 && alpha != 3.0) return strag ? sc * pow(t_pref / d, alpha) : sc;
   return pol_sel(strag, sc * penalty(t_pref / d, alpha), sc);
+}
+
+/* The Efraimidis-Spirakis keys log(u_i)/score_i of the candidates (cand[i]
+ * set) into key; -inf for the others and for candidates whose key is
+ * certainly below lo, a bound under the L-th largest key. Only the L largest
+ * keys are used, and log() was a quarter of an update, so:
+ *  - lo: a strided sample of exact keys, its order statistic d ranks below
+ *    where the L-th largest should fall (smp: POL_FLAG_SAMPLE doubles);
+ *  - a candidate is skipped when u - 1 < lo*score*(1 + 1e-9): since
+ *    log(u) <= u - 1 (u in (0,1)), its key is <= (u-1)/score up to three
+ *    roundings (libm's log within an ulp, the division, the test's own
+ *    products), which the factor 1 + 1e-9 covers many times over, so its key
+ *    is < lo and it cannot be among the L largest (lo <= 0: keys are < 0);
+ *  - verified: unless at least L computed keys are >= lo (the sample missed),
+ *    every candidate's key is computed.
+ * The L largest are therefore the same keys, ties and all, as with every key
+ * computed; about L + 5 % of the candidates need a log(). */
+static void es_keys(double *key, const double *u, const double *score, const unsigned char *cand,
+                    size_t n, size_t ncand, size_t L, double *smp, uint32_t *list) {
+  double lo = -INFINITY;
+  if (n >= 4 * POL_FLAG_SAMPLE && L < ncand) {
+    size_t stride = n / POL_FLAG_SAMPLE, ns = 0;
+    for (size_t j = 0; j < POL_FLAG_SAMPLE; j++)
+      if (cand[j * stride]) smp[ns++] = log(u[j * stride]) / score[j * stride];
+    if (ns >= POL_FLAG_SAMPLE / 4) {
+      size_t d = (size_t)(4.5 * sqrt((double)ns) / 2) + 1;
+      size_t top = (size_t)((double)L / (double)ncand * (double)ns) + d; /* 0: the largest */
+      if (top < ns) lo = pol_select(smp, ns, ns - 1 - top);
+    }
+  }
+  double lo_s = lo * (1.0 + 1e-9); /* lo <= 0: a little lower still */
+  /* the ones to compute, listed without a branch (a coin toss at ~20 %) */
+  size_t nl = 0;
+  for (size_t i = 0; i < n; i++) {
+    key[i] = -INFINITY;
+    list[nl] = (uint32_t)i;
+    nl += cand[i] & !(u[i] - 1.0 < lo_s * score[i]);
+  }
+  size_t ge = 0;
+  for (size_t j = 0; j < nl; j++) {
+    uint32_t i = list[j];
+    key[i] = log(u[i]) / score[i];
+    ge += key[i] >= lo;
+  }
+  if (ge >= L) return;
+  for (size_t i = 0; i < n; i++) key[i] = cand[i] ? log(u[i]) / score[i] : -INFINITY;
 }
 
 static void oort_update(hs_controller *c, const hs_telemetry *t) {
@@ -257,7 +306,7 @@ static void oort_update(hs_controller *c, const hs_telemetry *t) {
   }
   hs_rng rng;
   hs_rng_init(&rng, c->cfg.seed, r, HS_RNG_POLICY);
-  double *ekey = c->w;          /* n: exploitation keys */
+  double *uexp = c->w;          /* n: the exploitation uniforms */
   double *xkey = c->sd;         /* n: exploration keys */
   double *sc_exp = c->scratch.q; /* the explored's scores, for the cut-off */
   size_t m = 0;
@@ -266,8 +315,8 @@ static void oort_update(hs_controller *c, const hs_telemetry *t) {
   for (size_t i = 0; i < n; i++) {
     double ue = hs_rng_uniform_pos(&rng);
     xkey[i] = (have[i] ? 0.0 : 1.0) + hs_rng_uniform(&rng);
+    uexp[i] = ue;
     if (!have[i]) {
-      ekey[i] = -INFINITY;
       o->score[i] = -INFINITY;
       continue;
     }
@@ -290,33 +339,32 @@ static void oort_update(hs_controller *c, const hs_telemetry *t) {
     o->score[i] = sc;
     sc_exp[m] = sc;
     m += cut;
-    ekey[i] = ue;
   }
   memset(o->picked, 0, n);
   memset(o->exploited, 0, n);
 
-  if (!cut) {
-    for (size_t i = 0; i < n; i++)
-      if (have[i]) ekey[i] = log(ekey[i]) / o->score[i];
-  } else {
-    double thr = 0.95 * pol_kth(sc_exp, m, m - nexploit);
-    size_t above = 0;
-    for (size_t i = 0; i < n; i++) above += o->score[i] >= thr;
-    /* keep the max(above, want) best: exactly those >= thr when more than
-     * want are, else the want best by (score desc, index asc) */
-    const unsigned char *keep = NULL;
-    if (above <= want) {
-      pol_flag_top_k(o->score, n, want, o->picked, &c->scratch);
-      keep = o->picked;
-    }
-    for (size_t i = 0; i < n; i++) {
-      bool in = keep ? keep[i] : o->score[i] >= thr;
-      ekey[i] = in ? log(ekey[i]) / o->score[i] : -INFINITY;
-    }
-    if (keep) memset(o->picked, 0, n);
-  }
   if (nexploit > 0) {
-    pol_flag_top_k(ekey, n, nexploit, o->picked, &c->scratch);
+    /* the candidates: all the explored, or those past the cut-off: the
+     * max(above, want) best, i.e. exactly those >= thr when more than want
+     * are, else the want best by (score desc, index asc) */
+    const unsigned char *cand = have;
+    size_t ncand = nexp;
+    if (cut) {
+      double thr = 0.95 * pol_kth(sc_exp, m, m - nexploit);
+      size_t above = 0;
+      for (size_t i = 0; i < n; i++) above += o->score[i] >= thr;
+      if (above <= want) {
+        pol_flag_top_k(o->score, n, want, o->picked, &c->scratch);
+        ncand = want;
+      } else {
+        for (size_t i = 0; i < n; i++) o->picked[i] = o->score[i] >= thr;
+        ncand = above;
+      }
+      cand = o->picked;
+    }
+    es_keys(o->key, uexp, o->score, cand, n, ncand, nexploit, c->scratch.q, c->scratch.act);
+    if (cut) memset(o->picked, 0, n);
+    pol_flag_top_k(o->key, n, nexploit, o->picked, &c->scratch);
     /* picked was all zero before this selection: it now flags exactly the
      * exploited participants */
     memcpy(o->exploited, o->picked, n);

@@ -302,6 +302,8 @@ typedef struct ref_case {
   unsigned speeds; /* distinct per-sample times: few means many tied scores */
   int rounds;
   bool utility;    /* hs_controller_set_utility on two rounds out of three */
+  unsigned alias;  /* > 0: every alias-th participant 50x faster (a pattern a
+                      strided sample sees whole: its bounds then miss) */
 } ref_case;
 
 static void check_against_reference(const ref_case *rc, uint64_t seed) {
@@ -339,7 +341,10 @@ static void check_against_reference(const ref_case *rc, uint64_t seed) {
   hs_rng rng;
   hs_rng_init(&rng, seed, 77, HS_RNG_BENCH);
   double *speed = hs_malloc(n * sizeof *speed), *utility = hs_malloc(n * sizeof *utility);
-  for (size_t i = 0; i < n; i++) speed[i] = 0.001 * (double)(1 + hs_rng_below(&rng, rc->speeds));
+  for (size_t i = 0; i < n; i++) {
+    speed[i] = 0.001 * (double)(1 + hs_rng_below(&rng, rc->speeds));
+    if (rc->alias && i % rc->alias == 0) speed[i] /= 50;
+  }
   hs_telemetry *t = hs_calloc(n, sizeof *t);
   for (int round = 0; round < rc->rounds; round++) {
     const uint64_t *a = hs_controller_allocation(c);
@@ -390,6 +395,8 @@ Test(policy_oort, same_selections_as_the_sorting_reference, .timeout = 120) {
       {.n = 40000, .speeds = 3, .rounds = 12},
       {.n = 40000, .k = "300", .window = "2", .speeds = 7, .rounds = 12, .utility = true},
       {.n = 40000, .k = "39000", .decay = "0.5", .speeds = 50, .rounds = 8},
+      {.n = 40000, .k = "20000", .decay = "0.9", .speeds = 5, .rounds = 10, .alias = 4},
+      {.n = 40000, .k = "400", .decay = "0.9", .speeds = 5, .rounds = 10, .alias = 4},
   };
   for (size_t j = 0; j < sizeof cases / sizeof cases[0]; j++)
     for (uint64_t seed = 1; seed <= (cases[j].n > 5000 ? 1u : 3u); seed++)
