@@ -29,10 +29,12 @@
  * (seed, telemetry). Selections go through pol_kth thresholds and
  * pol_flag_top_k (expected O(n)), never a sort; the per-participant passes
  * are branch-free where the condition is a coin toss (ran last round or not,
- * straggler or not: K ~ n/2 makes both 50/50), which took an update at 10^6
- * participants from 35 to 19 ms with the same decisions
+ * straggler or not: K ~ n/2 makes both 50/50), and log() is taken only for
+ * the candidates whose key can be among the L largest (es_keys). That took
+ * an update at 10^6 participants from 35 to ~19 ms with the same decisions
  * (tests/unit/test_policy_oort.c compares every selection with a plain
- * sorting reference).
+ * sorting reference). Its own arrays: six 8-byte values and 3 flags per
+ * participant (the 16-byte candidate pairs it had are gone, a key array came).
  * Rejected: FedScale's blacklist of over-selected clients and its
  * wall-clock-based staleness (not measurable from round telemetry). */
 #include <assert.h>
@@ -284,14 +286,14 @@ static void oort_update(hs_controller *c, const hs_telemetry *t) {
   if (nexploit > nexp) nexploit = nexp;
   /* exploitation candidates: everyone scoring >= 95 % of the L-th best, and
    * at least 10L+1 of them; all the explored when 10L+1 >= nexp (the cut-off
-   * cannot matter then, and the sampling keys are made in pass 2) */
+   * cannot matter then) */
   size_t want = 10 * nexploit + 1;
   bool cut = nexploit > 0 && want < nexp;
 
-  /* pass 2: scores of the explored, the round's uniforms (one stream per
-   * round, two per participant, in index order), the exploration keys
-   * (unexplored first), and the exploitation keys log(u)/score (-inf: not a
-   * candidate) or, with a cut-off to make first, the uniform and the score */
+  /* pass 2: the round's uniforms (one stream per round, two per
+   * participant, in index order), the exploration keys (unexplored first),
+   * the scores of the explored (-inf: unexplored) and, for the cut-off, the
+   * explored's scores in a row */
   double umean = nexp ? usum / (double)nexp : 1.0;
   if (!(umean > 0)) umean = 1.0;
   double lr = log((double)r + 1.0);
