@@ -93,8 +93,14 @@ typedef struct oort_state {
   uint64_t *last;      /* round last run, 0: never */
   unsigned char *exploited; /* picked by exploitation in the last selection */
   unsigned char *picked;
+  /* exploitation scratch, compacted over the explored (position p < m in
+   * index order): their index, uniform (in c->w), score, candidate flag, and
+   * the sampling keys computed with their positions */
+  uint32_t *eidx;
   double *score;
-  double *key;         /* the sampling keys log(u)/score (-inf: not drawn) */
+  unsigned char *cflag;
+  double *key;
+  uint32_t *pos;
   double *hist;        /* exploitation utility per round, ring of 2W; it grows
                           with the rounds run (2W may be 2^33 entries) */
   uint64_t hist_cap;
@@ -129,6 +135,9 @@ static hs_status oort_create(hs_controller *c, hs_error *err) {
   o->picked = hs_calloc(c->n, sizeof *o->picked);
   o->score = hs_calloc(c->n, sizeof *o->score);
   o->key = hs_calloc(c->n, sizeof *o->key);
+  o->eidx = hs_calloc(c->n, sizeof *o->eidx);
+  o->pos = hs_calloc(c->n, sizeof *o->pos);
+  o->cflag = hs_calloc(c->n, sizeof *o->cflag);
   c->state = o;
   return HS_OK;
 }
@@ -143,6 +152,9 @@ static void oort_destroy(hs_controller *c) {
   hs_free(o->picked);
   hs_free(o->score);
   hs_free(o->key);
+  hs_free(o->eidx);
+  hs_free(o->pos);
+  hs_free(o->cflag);
   hs_free(o->hist);
   hs_free(o->uncert);
   hs_free(o->stamp);
@@ -181,28 +193,32 @@ static double straggler_score(double sc, double d, double t_pref, double alpha) 
   return pol_sel(strag, sc * penalty(t_pref / d, alpha), sc);
 }
 
-/* The Efraimidis-Spirakis keys log(u_i)/score_i of the candidates (cand[i]
- * set) into key; -inf for the others and for candidates whose key is
- * certainly below lo, a bound under the L-th largest key. Only the L largest
- * keys are used, and log() was a quarter of an update, so:
+/* The Efraimidis-Spirakis keys log(u)/score of the candidates among m
+ * explored (cand[p] set, or all when cand is NULL), except those certainly
+ * not among the L largest: key[q] for the positions pos[q], q < the count
+ * returned, in position order. log() was a quarter of an update, so:
  *  - lo: a strided sample of exact keys, its order statistic d ranks below
  *    where the L-th largest should fall (smp: POL_FLAG_SAMPLE doubles);
- *  - a candidate is skipped when u - 1 < lo*score*(1 + 1e-9): since
+ *  - a candidate is left out when u - 1 < lo*score*(1 + 1e-9): since
  *    log(u) <= u - 1 (u in (0,1)), its key is <= (u-1)/score up to three
  *    roundings (libm's log within an ulp, the division, the test's own
- *    products), which the factor 1 + 1e-9 covers many times over, so its key
- *    is < lo and it cannot be among the L largest (lo <= 0: keys are < 0);
- *  - verified: unless at least L computed keys are >= lo (the sample missed),
- *    every candidate's key is computed.
- * The L largest are therefore the same keys, ties and all, as with every key
- * computed; about L + 5 % of the candidates need a log(). */
-static void es_keys(double *key, const double *u, const double *score, const unsigned char *cand,
-                    size_t n, size_t ncand, size_t L, double *smp, uint32_t *list) {
+ *    products; an underflow of the product only leaves out keys far below
+ *    lo), which the factor 1 + 1e-9 covers many times over: its key is < lo
+ *    and it cannot be among the L largest (lo <= 0: keys are < 0);
+ *  - verified: unless at least L computed keys are >= lo (the sample
+ *    missed), every candidate's key is computed.
+ * The L largest of the keys returned are therefore the L largest of all,
+ * ties and their order included; about L + 5 % of the candidates need a
+ * log(). */
+static size_t es_keys(double *key, uint32_t *pos, const double *u, const double *score,
+                      const unsigned char *cand, size_t m, size_t ncand, size_t L, double *smp) {
   double lo = -INFINITY;
-  if (n >= 4 * POL_FLAG_SAMPLE && L < ncand) {
-    size_t stride = n / POL_FLAG_SAMPLE, ns = 0;
-    for (size_t j = 0; j < POL_FLAG_SAMPLE; j++)
-      if (cand[j * stride]) smp[ns++] = log(u[j * stride]) / score[j * stride];
+  if (m >= 4 * POL_FLAG_SAMPLE && L < ncand) {
+    size_t stride = m / POL_FLAG_SAMPLE, ns = 0;
+    for (size_t j = 0; j < POL_FLAG_SAMPLE; j++) {
+      size_t p = j * stride;
+      if (!cand || cand[p]) smp[ns++] = log(u[p]) / score[p];
+    }
     if (ns >= POL_FLAG_SAMPLE / 4) {
       size_t d = (size_t)(4.5 * sqrt((double)ns) / 2) + 1;
       size_t top = (size_t)((double)L / (double)ncand * (double)ns) + d; /* 0: the largest */
@@ -212,19 +228,24 @@ static void es_keys(double *key, const double *u, const double *score, const uns
   double lo_s = lo * (1.0 + 1e-9); /* lo <= 0: a little lower still */
   /* the ones to compute, listed without a branch (a coin toss at ~20 %) */
   size_t nl = 0;
-  for (size_t i = 0; i < n; i++) {
-    key[i] = -INFINITY;
-    list[nl] = (uint32_t)i;
-    nl += cand[i] & !(u[i] - 1.0 < lo_s * score[i]);
+  for (size_t p = 0; p < m; p++) {
+    pos[nl] = (uint32_t)p;
+    unsigned c = cand ? cand[p] : 1u;
+    nl += c & !(u[p] - 1.0 < lo_s * score[p]);
   }
   size_t ge = 0;
-  for (size_t j = 0; j < nl; j++) {
-    uint32_t i = list[j];
-    key[i] = log(u[i]) / score[i];
-    ge += key[i] >= lo;
+  for (size_t q = 0; q < nl; q++) {
+    key[q] = log(u[pos[q]]) / score[pos[q]];
+    ge += key[q] >= lo;
   }
-  if (ge >= L) return;
-  for (size_t i = 0; i < n; i++) key[i] = cand[i] ? log(u[i]) / score[i] : -INFINITY;
+  if (ge >= L) return nl;
+  nl = 0;
+  for (size_t p = 0; p < m; p++)
+    if (!cand || cand[p]) {
+      pos[nl] = (uint32_t)p;
+      key[nl++] = log(u[p]) / score[p];
+    }
+  return nl;
 }
 
 static void oort_update(hs_controller *c, const hs_telemetry *t) {
@@ -308,20 +329,15 @@ static void oort_update(hs_controller *c, const hs_telemetry *t) {
   }
   hs_rng rng;
   hs_rng_init(&rng, c->cfg.seed, r, HS_RNG_POLICY);
-  double *uexp = c->w;          /* n: the exploitation uniforms */
+  double *uexp = c->w;          /* m: the explored's exploitation uniforms */
   double *xkey = c->sd;         /* n: exploration keys */
-  double *sc_exp = c->scratch.q; /* the explored's scores, for the cut-off */
   size_t m = 0;
   uint64_t memo_u = 0;              /* the bits of +0.0 ... */
   double memo_q = 0.0 / umean;      /* ... and its quotient */
   for (size_t i = 0; i < n; i++) {
     double ue = hs_rng_uniform_pos(&rng);
     xkey[i] = (have[i] ? 0.0 : 1.0) + hs_rng_uniform(&rng);
-    uexp[i] = ue;
-    if (!have[i]) {
-      o->score[i] = -INFINITY;
-      continue;
-    }
+    if (!have[i]) continue;
     uint64_t last = o->last[i] ? o->last[i] : 1;
     if (o->stamp[last - 1] != r) {
       o->uncert[last - 1] = sqrt(0.1 * lr / (double)last);
@@ -337,39 +353,42 @@ static void oort_update(hs_controller *c, const hs_telemetry *t) {
     }
     double sc = memo_q + o->uncert[last - 1];
     sc = straggler_score(sc, tau[i] * share, o->t_pref, o->alpha);
-    sc = sc > 1e-300 ? sc : 1e-300;
-    o->score[i] = sc;
-    sc_exp[m] = sc;
-    m += cut;
+    o->score[m] = sc > 1e-300 ? sc : 1e-300;
+    uexp[m] = ue;
+    o->eidx[m++] = (uint32_t)i;
   }
+  assert(m == nexp);
   memset(o->picked, 0, n);
   memset(o->exploited, 0, n);
 
   if (nexploit > 0) {
-    /* the candidates: all the explored, or those past the cut-off: the
-     * max(above, want) best, i.e. exactly those >= thr when more than want
-     * are, else the want best by (score desc, index asc) */
-    const unsigned char *cand = have;
-    size_t ncand = nexp;
+    /* the candidates (positions among the explored): all, or those past the
+     * cut-off: the max(above, want) best, i.e. exactly those >= thr when
+     * more than want are, else the want best by (score desc, index asc) */
+    const unsigned char *cand = NULL;
+    size_t ncand = m;
     if (cut) {
-      double thr = 0.95 * pol_kth(sc_exp, m, m - nexploit);
+      double *tmp = c->scratch.q;
+      memcpy(tmp, o->score, m * sizeof *tmp);
+      double thr = 0.95 * pol_kth(tmp, m, m - nexploit);
       size_t above = 0;
-      for (size_t i = 0; i < n; i++) above += o->score[i] >= thr;
+      for (size_t p = 0; p < m; p++) above += o->score[p] >= thr;
       if (above <= want) {
-        pol_flag_top_k(o->score, n, want, o->picked, &c->scratch);
+        memset(o->cflag, 0, m);
+        pol_flag_top_k(o->score, m, want, o->cflag, &c->scratch);
         ncand = want;
       } else {
-        for (size_t i = 0; i < n; i++) o->picked[i] = o->score[i] >= thr;
+        for (size_t p = 0; p < m; p++) o->cflag[p] = o->score[p] >= thr;
         ncand = above;
       }
-      cand = o->picked;
+      cand = o->cflag;
     }
-    es_keys(o->key, uexp, o->score, cand, n, ncand, nexploit, c->scratch.q, c->scratch.act);
-    if (cut) memset(o->picked, 0, n);
-    pol_flag_top_k(o->key, n, nexploit, o->picked, &c->scratch);
-    /* picked was all zero before this selection: it now flags exactly the
-     * exploited participants */
-    memcpy(o->exploited, o->picked, n);
+    size_t nl = es_keys(o->key, o->pos, uexp, o->score, cand, m, ncand, nexploit, c->scratch.q);
+    memset(o->cflag, 0, nl);
+    pol_flag_top_k(o->key, nl, nexploit, o->cflag, &c->scratch);
+    /* picked is all zero: one store per computed key, no branch */
+    for (size_t q = 0; q < nl; q++) o->picked[o->eidx[o->pos[q]]] = o->cflag[q];
+    memcpy(o->exploited, o->picked, n); /* exactly the exploited */
   }
   /* explore the other K-L slots among the unpicked (n - L >= K - L of them) */
   pol_flag_top_k(xkey, n, k - nexploit, o->picked, &c->scratch);

@@ -304,6 +304,8 @@ typedef struct ref_case {
   bool utility;    /* hs_controller_set_utility on two rounds out of three */
   unsigned alias;  /* > 0: every alias-th participant 50x faster (a pattern a
                       strided sample sees whole: its bounds then miss) */
+  double dropout;  /* chance that a selected participant reports nothing
+                      (0: 3 %); high: most stay unexplored for many rounds */
 } ref_case;
 
 static void check_against_reference(const ref_case *rc, uint64_t seed) {
@@ -350,7 +352,7 @@ static void check_against_reference(const ref_case *rc, uint64_t seed) {
     const uint64_t *a = hs_controller_allocation(c);
     for (size_t i = 0; i < n; i++) {
       /* now and then a selected participant drops out (0 samples) */
-      bool drop = hs_rng_uniform(&rng) < 0.03;
+      bool drop = hs_rng_uniform(&rng) < (rc->dropout > 0 ? rc->dropout : 0.03);
       t[i].samples = drop ? 0 : (int64_t)a[i];
       t[i].time_s = t[i].samples ? speed[i] * (double)a[i] : 0;
       t[i].energy_j = t[i].time_s * 4;
@@ -397,6 +399,8 @@ Test(policy_oort, same_selections_as_the_sorting_reference, .timeout = 120) {
       {.n = 40000, .k = "39000", .decay = "0.5", .speeds = 50, .rounds = 8},
       {.n = 40000, .k = "20000", .decay = "0.9", .speeds = 5, .rounds = 10, .alias = 4},
       {.n = 40000, .k = "400", .decay = "0.9", .speeds = 5, .rounds = 10, .alias = 4},
+      {.n = 40000, .k = "2000", .decay = "0.8", .speeds = 5, .rounds = 10, .dropout = 0.95},
+      {.n = 40000, .decay = "0.8", .speeds = 9, .rounds = 10, .dropout = 0.6, .utility = true},
   };
   for (size_t j = 0; j < sizeof cases / sizeof cases[0]; j++)
     for (uint64_t seed = 1; seed <= (cases[j].n > 5000 ? 1u : 3u); seed++)
