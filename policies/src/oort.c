@@ -332,8 +332,6 @@ static void oort_update(hs_controller *c, const hs_telemetry *t) {
   double *uexp = c->w;          /* m: the explored's exploitation uniforms */
   double *xkey = c->sd;         /* n: exploration keys */
   size_t m = 0;
-  uint64_t memo_u = 0;              /* the bits of +0.0 ... */
-  double memo_q = 0.0 / umean;      /* ... and its quotient */
   for (size_t i = 0; i < n; i++) {
     double ue = hs_rng_uniform_pos(&rng);
     xkey[i] = (have[i] ? 0.0 : 1.0) + hs_rng_uniform(&rng);
@@ -345,13 +343,7 @@ static void oort_update(hs_controller *c, const hs_telemetry *t) {
     }
     /* util/umean memoised on the last utility's bits: without a learner
      * the utilities are sample counts, and an equal split over K leaves two */
-    uint64_t ub;
-    memcpy(&ub, &o->util[i], sizeof ub);
-    if (ub != memo_u) {
-      memo_u = ub;
-      memo_q = o->util[i] / umean;
-    }
-    double sc = memo_q + o->uncert[last - 1];
+    double sc = o->util[i] / umean + o->uncert[last - 1];
     sc = straggler_score(sc, tau[i] * share, o->t_pref, o->alpha);
     o->score[m] = sc > 1e-300 ? sc : 1e-300;
     uexp[m] = ue;
