@@ -341,8 +341,6 @@ static void oort_update(hs_controller *c, const hs_telemetry *t) {
       o->uncert[last - 1] = sqrt(0.1 * lr / (double)last);
       o->stamp[last - 1] = r;
     }
-    /* util/umean memoised on the last utility's bits: without a learner
-     * the utilities are sample counts, and an equal split over K leaves two */
     double sc = o->util[i] / umean + o->uncert[last - 1];
     sc = straggler_score(sc, tau[i] * share, o->t_pref, o->alpha);
     o->score[m] = sc > 1e-300 ? sc : 1e-300;
@@ -360,18 +358,18 @@ static void oort_update(hs_controller *c, const hs_telemetry *t) {
     const unsigned char *cand = NULL;
     size_t ncand = m;
     if (cut) {
-      double *tmp = c->scratch.q;
-      memcpy(tmp, o->score, m * sizeof *tmp);
-      double thr = 0.95 * pol_kth(tmp, m, m - nexploit);
+      double thr = 0.95 * pol_kth_of(o->score, m, m - nexploit, c->scratch.q);
       size_t above = 0;
-      for (size_t p = 0; p < m; p++) above += o->score[p] >= thr;
+      for (size_t p = 0; p < m; p++) {
+        unsigned char f = o->score[p] >= thr;
+        o->cflag[p] = f;
+        above += f;
+      }
+      ncand = above;
       if (above <= want) {
         memset(o->cflag, 0, m);
         pol_flag_top_k(o->score, m, want, o->cflag, &c->scratch);
         ncand = want;
-      } else {
-        for (size_t p = 0; p < m; p++) o->cflag[p] = o->score[p] >= thr;
-        ncand = above;
       }
       cand = o->cflag;
     }

@@ -49,6 +49,9 @@ double pol_select(double *a, size_t m, size_t k);
 /* Same contract as pol_select, faster for large m (sample bracket, ~1.2
  * passes); reorders a. */
 double pol_kth(double *a, size_t m, size_t k);
+/* The k-th smallest of a[0..m) without reordering a (k < m): the same value
+ * as pol_kth on a copy, one pass for large m. tmp: scratch for m doubles. */
+double pol_kth_of(const double *a, size_t m, size_t k, double *tmp);
 /* Median of a[0..m) (reorders a); m >= 1. Even m: mean of the two middle values. */
 double pol_median(double *a, size_t m);
 /* Reorders r[0..m) so that its first k entries are the k largest by (frac desc,

@@ -136,6 +136,29 @@ double pol_kth(double *a, size_t m, size_t k) {
   return pol_select(a, m, k);
 }
 
+double pol_kth_of(const double *a, size_t m, size_t k, double *tmp) {
+  assert(k < m);
+  if (m >= 16 * SAMPLE_N) {
+    /* the bracket of median_bracket, without reordering a: count below it
+     * and copy what is inside (~10 %) into tmp, select there */
+    size_t stride = m / SAMPLE_N;
+    for (size_t j = 0; j < SAMPLE_N; j++) tmp[j] = a[j * stride];
+    size_t centre = (size_t)((double)k / (double)m * SAMPLE_N), d = 96;
+    double pl = centre > d ? pol_select(tmp, SAMPLE_N, centre - d) : -INFINITY;
+    double ph = centre + d < SAMPLE_N ? pol_select(tmp, SAMPLE_N, centre + d) : INFINITY;
+    size_t below = 0, nb = 0;
+    for (size_t j = 0; j < m; j++) {
+      double v = a[j];
+      below += (size_t)(v < pl);
+      tmp[nb] = v; /* branch-free compaction: nb <= j */
+      nb += (size_t)(v >= pl) & (size_t)(v <= ph);
+    }
+    if (below <= k && k < below + nb) return pol_kth(tmp, nb, k - below);
+  }
+  memcpy(tmp, a, m * sizeof *tmp);
+  return pol_kth(tmp, m, k);
+}
+
 /* The mean of the two middle values; lo + hi overflows past DBL_MAX/2, and
  * then the halves are added instead (only then: the common case keeps its
  * rounding, so results do not move). */

@@ -190,6 +190,41 @@ Test(policy_select, apportion_matches_reference_small_and_bucketed) {
   }
 }
 
+/* pol_kth_of: the k-th smallest without reordering, at every rank class
+ * (ends, near the ends, middle), with ties, and when its bracket misses
+ * (values aliasing with the sample's stride of m/2048). */
+Test(policy_select, kth_of_matches_sort_and_leaves_the_input) {
+  hs_rng r;
+  hs_rng_init(&r, 15, 0, HS_RNG_BENCH);
+  size_t sizes[] = {1, 9, 1000, 32767, 40000, 120000};
+  for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+    size_t m = sizes[si];
+    double *a = hs_malloc(m * sizeof *a), *keep = hs_malloc(m * sizeof *keep);
+    double *s = hs_malloc(m * sizeof *s), *tmp = hs_malloc(m * sizeof *tmp);
+    size_t stride = m >= 2048 ? m / 2048 : 1; /* the sample's */
+    for (int trial = 0; trial < 3; trial++) {
+      for (size_t i = 0; i < m; i++)
+        a[i] = trial == 0   ? hs_rng_uniform(&r)
+               : trial == 1 ? floor(hs_rng_uniform(&r) * 7) /* heavy ties */
+                            : (i % stride == 0 ? 1e9 : hs_rng_uniform(&r)); /* aliasing */
+      memcpy(keep, a, m * sizeof *a);
+      memcpy(s, a, m * sizeof *a);
+      qsort(s, m, sizeof *s, cmp_d);
+      size_t ks[] = {0, 1, m / 1000, m / 3, m / 2, m - m / 1000 - 1, m - 2, m - 1};
+      for (size_t j = 0; j < sizeof ks / sizeof ks[0]; j++) {
+        if (ks[j] >= m) continue;
+        cr_assert_eq(pol_kth_of(a, m, ks[j], tmp), s[ks[j]], "m=%zu trial %d k=%zu", m, trial,
+                     ks[j]);
+        cr_assert(memcmp(a, keep, m * sizeof *a) == 0, "m=%zu: the input moved", m);
+      }
+    }
+    hs_free(a);
+    hs_free(keep);
+    hs_free(s);
+    hs_free(tmp);
+  }
+}
+
 /* A group is an ascending subset of the participants: apportion over every
  * third index of 3m (writing only those) equals the reference over the m
  * weights in that order; floors that pin some, at sizes with and without the
