@@ -97,16 +97,24 @@ double pol_select(double *a, size_t m, size_t k) {
  * sample, no random draws); returns false when the bracket missed, and the
  * caller then falls back to plain quickselect. */
 #define SAMPLE_N 2048
-static bool median_bracket(double *a, size_t m, size_t k, double *lo_out, double *hi_out) {
-  double smp[SAMPLE_N];
+/* The bracket [*pl, *ph] from SAMPLE_N strided values of a[0..m) (copied
+ * into smp): the sample's order statistics d ranks either side of where the
+ * k-th should fall. A side that runs off the sample is open (-inf/+inf):
+ * near the ends (oort's top 0.01 %) the sample's extreme would often fall
+ * short of the k-th. */
+static void sample_bracket(const double *a, size_t m, size_t k, double *smp, double *pl,
+                           double *ph) {
   size_t stride = m / SAMPLE_N;
   for (size_t j = 0; j < SAMPLE_N; j++) smp[j] = a[j * stride];
   size_t centre = (size_t)((double)k / (double)m * SAMPLE_N);
   size_t d = 96; /* ~4 sd of a sample quantile at n = 2048 */
-  /* a side that runs off the sample is open: near the ends (oort's top
-   * 0.01 %) the sample's extreme would often fall short of the k-th */
-  double pl = centre > d ? pol_select(smp, SAMPLE_N, centre - d) : -INFINITY;
-  double ph = centre + d < SAMPLE_N ? pol_select(smp, SAMPLE_N, centre + d) : INFINITY;
+  *pl = centre > d ? pol_select(smp, SAMPLE_N, centre - d) : -INFINITY;
+  *ph = centre + d < SAMPLE_N ? pol_select(smp, SAMPLE_N, centre + d) : INFINITY;
+}
+
+static bool median_bracket(double *a, size_t m, size_t k, double *lo_out, double *hi_out) {
+  double smp[SAMPLE_N], pl, ph;
+  sample_bracket(a, m, k, smp, &pl, &ph);
   size_t below = 0, nb = 0;
   for (size_t j = 0; j < m; j++) {
     /* the count without a branch (v < pl is a coin toss around the median);
@@ -141,11 +149,8 @@ double pol_kth_of(const double *a, size_t m, size_t k, double *tmp) {
   if (m >= 16 * SAMPLE_N) {
     /* the bracket of median_bracket, without reordering a: count below it
      * and copy what is inside (~10 %) into tmp, select there */
-    size_t stride = m / SAMPLE_N;
-    for (size_t j = 0; j < SAMPLE_N; j++) tmp[j] = a[j * stride];
-    size_t centre = (size_t)((double)k / (double)m * SAMPLE_N), d = 96;
-    double pl = centre > d ? pol_select(tmp, SAMPLE_N, centre - d) : -INFINITY;
-    double ph = centre + d < SAMPLE_N ? pol_select(tmp, SAMPLE_N, centre + d) : INFINITY;
+    double pl, ph;
+    sample_bracket(a, m, k, tmp, &pl, &ph);
     size_t below = 0, nb = 0;
     for (size_t j = 0; j < m; j++) {
       double v = a[j];
