@@ -33,8 +33,8 @@
  * the candidates whose key can be among the L largest (es_keys). That took
  * an update at 10^6 participants from 35 to ~19 ms with the same decisions
  * (tests/unit/test_policy_oort.c compares every selection with a plain
- * sorting reference). Its own arrays: six 8-byte values and 3 flags per
- * participant (the 16-byte candidate pairs it had are gone, a key array came).
+ * sorting reference). Its own arrays, per participant: six 8-byte values,
+ * two 4-byte indices, four flags (60 B; the 16-byte candidate pairs went).
  * Rejected: FedScale's blacklist of over-selected clients and its
  * wall-clock-based staleness (not measurable from round telemetry). */
 #include <assert.h>
