@@ -272,8 +272,8 @@ static void oort_update(hs_controller *c, const hs_telemetry *t) {
     o->util[i] = u;
     o->last[i] ^= (o->last[i] ^ r) & ((uint64_t)0 - s);
     /* + 0.0 changes no sum here: it starts at +0 and adds values >= 0 */
-    exploit_util += pol_sel(s & o->exploited[i], u, 0.0);
-    unsigned h = have[i] | s;
+    exploit_util += pol_sel(s & (o->exploited[i] != 0), u, 0.0);
+    unsigned h = (have[i] != 0) | s;
     nexp += h;
     usum += pol_sel(h, u, 0.0);
     ran[nran] = (uint32_t)i;

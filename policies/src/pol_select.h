@@ -11,10 +11,10 @@
 
 /* c ? a : b without a branch, for conditions that are a coin toss per
  * participant (GCC turns a plain ternary on doubles into a branch, and half
- * of its outcomes are then mispredicted). c is 0 or 1. Bit-exact: one of a
- * and b is returned unchanged. */
+ * of its outcomes are then mispredicted). Bit-exact: one of a and b is
+ * returned unchanged. */
 static inline double pol_sel(unsigned c, double a, double b) {
-  uint64_t m = (uint64_t)0 - c, ia, ib;
+  uint64_t m = (uint64_t)0 - (uint64_t)(c != 0), ia, ib;
   memcpy(&ia, &a, sizeof ia);
   memcpy(&ib, &b, sizeof ib);
   uint64_t r = (ia & m) | (ib & ~m);
