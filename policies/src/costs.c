@@ -29,20 +29,28 @@ void pol_costs_fini(pol_costs *k) {
   k->have = NULL;
 }
 
-void pol_costs_observe(pol_costs *k, const hs_telemetry *t, size_t n, double ema) {
-  for (size_t i = 0; i < n; i++) {
-    if (t[i].samples <= 0) continue;
-    double s = (double)t[i].samples;
-    double tau = t[i].time_s / s, eps = t[i].energy_j / s;
-    if (!k->have[i]) {
-      k->tau[i] = tau;
-      k->eps[i] = eps;
-      k->have[i] = 1;
-    } else {
-      k->tau[i] = ema * k->tau[i] + (1.0 - ema) * tau;
-      k->eps[i] = ema * k->eps[i] + (1.0 - ema) * eps;
-    }
+/* One record with samples > 0: the first observation as is, then the EMA. */
+static inline void observe_one(pol_costs *k, const hs_telemetry *t, size_t i, double ema) {
+  double s = (double)t[i].samples;
+  double tau = t[i].time_s / s, eps = t[i].energy_j / s;
+  if (!k->have[i]) {
+    k->tau[i] = tau;
+    k->eps[i] = eps;
+    k->have[i] = 1;
+  } else {
+    k->tau[i] = ema * k->tau[i] + (1.0 - ema) * tau;
+    k->eps[i] = ema * k->eps[i] + (1.0 - ema) * eps;
   }
+}
+
+void pol_costs_observe(pol_costs *k, const hs_telemetry *t, size_t n, double ema) {
+  for (size_t i = 0; i < n; i++)
+    if (t[i].samples > 0) observe_one(k, t, i, ema);
+}
+
+void pol_costs_observe_list(pol_costs *k, const hs_telemetry *t, const uint32_t *idx, size_t m,
+                            double ema) {
+  for (size_t j = 0; j < m; j++) observe_one(k, t, idx[j], ema);
 }
 
 /* Median over the group members with an estimate; 0 when none. */

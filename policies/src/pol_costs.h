@@ -22,6 +22,12 @@ void pol_costs_fini(pol_costs *k);
  * x <- ema*x + (1-ema)*obs; the first observation is taken as is. O(n). */
 void pol_costs_observe(pol_costs *k, const hs_telemetry *t, size_t n, double ema);
 
+/* The same observation for the records idx[0..m) only (each with samples
+ * > 0, ascending), for a caller that listed them already: a selecting policy,
+ * where whether a record carries samples is a coin toss per participant. */
+void pol_costs_observe_list(pol_costs *k, const hs_telemetry *t, const uint32_t *idx, size_t m,
+                            double ema);
+
 /* The inverse-cost split of hs_policy.h into out, group by group: c_i =
  * w_t*tau_i/median(tau) + w_e*eps_i/median(eps) over the group's measured
  * members, neutral 1 for the unmeasured, clamped to >= 1e-12; shares 1/c_i

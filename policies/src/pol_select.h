@@ -7,6 +7,21 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+
+/* c ? a : b without a branch, for conditions that are a coin toss per
+ * participant (GCC turns a plain ternary on doubles into a branch, and half
+ * of its outcomes are then mispredicted). Bit-exact: one of a and b is
+ * returned unchanged. */
+static inline double pol_sel(unsigned c, double a, double b) {
+  uint64_t m = (uint64_t)0 - (uint64_t)(c != 0), ia, ib;
+  memcpy(&ia, &a, sizeof ia);
+  memcpy(&ib, &b, sizeof ib);
+  uint64_t r = (ia & m) | (ib & ~m);
+  double d;
+  memcpy(&d, &r, sizeof d);
+  return d;
+}
 
 /* A remainder for largest-remainder apportionment: larger frac first, then the
  * lower participant index. */
@@ -34,18 +49,24 @@ double pol_select(double *a, size_t m, size_t k);
 /* Same contract as pol_select, faster for large m (sample bracket, ~1.2
  * passes); reorders a. */
 double pol_kth(double *a, size_t m, size_t k);
+/* The k-th smallest of a[0..m) without reordering a (k < m): the same value
+ * as pol_kth on a copy, one pass for large m. tmp: scratch for m doubles. */
+double pol_kth_of(const double *a, size_t m, size_t k, double *tmp);
 /* Median of a[0..m) (reorders a); m >= 1. Even m: mean of the two middle values. */
 double pol_median(double *a, size_t m);
 /* Reorders r[0..m) so that its first k entries are the k largest by (frac desc,
  * idx asc). Expected O(m). k <= m. */
 void pol_top_k(pol_rem *r, size_t m, size_t k);
 
-/* Sets flag[idx] = 1 for the k entries of r[0..m) that come first by (frac
- * desc, idx asc), and flag[idx] = 0 for the other entries of r (flags of
- * indices not in r are untouched). r must be in ascending idx order (ties are then taken in array
- * order); tmp is scratch for m doubles. Expected O(m) via pol_kth on the keys,
- * which beats pol_top_k's struct swaps when m is large. */
-void pol_mark_top_k(const pol_rem *r, size_t m, size_t k, double *tmp, unsigned char *flag);
+/* Flags the k entries i of [0,n) with flag[i] == 0 that come first by
+ * (key[i] desc, i asc): flag[i] = 1 for them, every other flag unchanged.
+ * Entries flagged on entry take no part (a key of -inf takes part, after
+ * every finite key). flag[] holds 0/1; keys must not be NaN; k <= the number
+ * of unflagged entries. Scratch: s->q and s->act (n entries). Expected O(n):
+ * one counting pass bracketed by a sample (Floyd-Rivest idea), one byte pass,
+ * and an exact selection only inside the bracket (~5 % of the entries). */
+#define POL_FLAG_SAMPLE 8192 /* its sample: every (n/POL_FLAG_SAMPLE)-th entry, from n >= 4x this */
+void pol_flag_top_k(const double *key, size_t n, size_t k, unsigned char *flag, pol_scratch *s);
 
 /* Split `budget` over the m participants idx[0..m) in proportion to w[idx[j]]
  * (finite, > 0), each getting >= floor (water-filling), integers by largest

@@ -8,6 +8,15 @@
  * and introselect's median-of-medians fallback (only defends against adversarial
  * inputs, which telemetry is not).
  *
+ * pol_flag_top_k (oort's selections) takes the sample bracket of pol_kth and
+ * pol_median (a Floyd-Rivest idea: a strided sample brackets the k-th) to flags: one
+ * pass counts the keys above the bracket and collects those inside it, and
+ * only those (~5 %) are ordered exactly; which set comes out is defined by
+ * the order (key desc, index asc) alone, so it equals what a full sort would
+ * give (tests/unit/test_policy_select.c checks it against one). Rejected for
+ * it: copying keys and indices into pairs and quickselecting them (four
+ * passes over 16-byte pairs; oort spent a third of its update there).
+ *
  * Apportionment invariants: out[] sums to the budget exactly; every participant
  * gets >= floor; a participant whose exact share q_i is >= floor gets floor(q_i)
  * or floor(q_i)+1, the +1 going to the largest fractional parts, ties to the
@@ -15,7 +24,10 @@
  * permutation). The floor is water-filled: participants whose share falls below
  * it are pinned at it and the others share the rest in proportion; each pass is
  * O(active), and passes repeat only while someone new falls below the floor
- * (one or two in practice; pathological weight ladders could need more). */
+ * (one or two in practice; pathological weight ladders could need more).
+ * The usual pass pins nobody: it only counts (no copy of the index list),
+ * and the pass that makes the remainders also makes plus_one_top's
+ * histogram, so a split at 10^6 reads its weights three times. */
 #include <assert.h>
 #include <math.h>
 #include <stdbool.h>
@@ -85,24 +97,35 @@ double pol_select(double *a, size_t m, size_t k) {
  * sample, no random draws); returns false when the bracket missed, and the
  * caller then falls back to plain quickselect. */
 #define SAMPLE_N 2048
-static bool median_bracket(double *a, size_t m, size_t k, double *lo_out, double *hi_out) {
-  double smp[SAMPLE_N];
+/* The bracket [*pl, *ph] from SAMPLE_N strided values of a[0..m) (copied
+ * into smp): the sample's order statistics d ranks either side of where the
+ * k-th should fall. A side that runs off the sample is open (-inf/+inf):
+ * near the ends (oort's top 0.01 %) the sample's extreme would often fall
+ * short of the k-th. */
+static void sample_bracket(const double *a, size_t m, size_t k, double *smp, double *pl,
+                           double *ph) {
   size_t stride = m / SAMPLE_N;
   for (size_t j = 0; j < SAMPLE_N; j++) smp[j] = a[j * stride];
   size_t centre = (size_t)((double)k / (double)m * SAMPLE_N);
   size_t d = 96; /* ~4 sd of a sample quantile at n = 2048 */
-  size_t il = centre > d ? centre - d : 0;
-  size_t ih = centre + d < SAMPLE_N ? centre + d : SAMPLE_N - 1;
-  double pl = pol_select(smp, SAMPLE_N, il);
-  double ph = pol_select(smp, SAMPLE_N, ih);
+  *pl = centre > d ? pol_select(smp, SAMPLE_N, centre - d) : -INFINITY;
+  *ph = centre + d < SAMPLE_N ? pol_select(smp, SAMPLE_N, centre + d) : INFINITY;
+}
+
+static bool median_bracket(double *a, size_t m, size_t k, double *lo_out, double *hi_out) {
+  double smp[SAMPLE_N], pl, ph;
+  sample_bracket(a, m, k, smp, &pl, &ph);
   size_t below = 0, nb = 0;
   for (size_t j = 0; j < m; j++) {
-    /* the count without a branch (v < pl is a coin toss around the median);
-     * a branch only for the few inside the bracket (~10 %) */
-    double v = a[j];
+    /* no branch at all: v < pl is a coin toss around the median, and "in
+     * the bracket" (~10 %) mispredicted often enough to cost a millisecond
+     * per median at 10^6; the swap is always made (a no-op when out) */
+    double v = a[j], w = a[nb];
     below += (size_t)(v < pl);
-    unsigned in = (unsigned)(v >= pl) + (unsigned)(v <= ph); /* both flags, then one test */
-    if (in == 2) swapd(&a[nb++], &a[j]); /* a stays a permutation, for the fallback */
+    unsigned in = (unsigned)(v >= pl) & (unsigned)(v <= ph);
+    a[j] = pol_sel(in, w, v); /* a stays a permutation, for the fallback */
+    a[nb] = pol_sel(in, v, w);
+    nb += in;
   }
   if (below > k || k + 1 >= below + nb) return false;
   *lo_out = pol_select(a, nb, k - below);
@@ -122,6 +145,26 @@ double pol_kth(double *a, size_t m, size_t k) {
     if (median_bracket(a, m, k, &lo, &hi)) return lo;
   }
   return pol_select(a, m, k);
+}
+
+double pol_kth_of(const double *a, size_t m, size_t k, double *tmp) {
+  assert(k < m);
+  if (m >= 16 * SAMPLE_N) {
+    /* the bracket of median_bracket, without reordering a: count below it
+     * and copy what is inside (~10 %) into tmp, select there */
+    double pl, ph;
+    sample_bracket(a, m, k, tmp, &pl, &ph);
+    size_t below = 0, nb = 0;
+    for (size_t j = 0; j < m; j++) {
+      double v = a[j];
+      below += (size_t)(v < pl);
+      tmp[nb] = v; /* branch-free compaction: nb <= j */
+      nb += (size_t)(v >= pl) & (size_t)(v <= ph);
+    }
+    if (below <= k && k < below + nb) return pol_kth(tmp, nb, k - below);
+  }
+  memcpy(tmp, a, m * sizeof *tmp);
+  return pol_kth(tmp, m, k);
 }
 
 /* The mean of the two middle values; lo + hi overflows past DBL_MAX/2, and
@@ -190,12 +233,21 @@ void pol_top_k(pol_rem *r, size_t m, size_t k) {
 }
 
 /* Gives +1 to the k largest remainders of rem[0..m) (frac in about [0,1)).
- * A histogram over POL_BUCKETS equal slices of [0,1) finds the slice that
+ * A histogram over POL_BUCKETS equal slices of [0,1) (s->hist, made while
+ * the remainders were, when m >= 4*POL_BUCKETS) finds the slice that
  * holds the k-th; everything above it gets +1 outright and only that slice is
  * ordered exactly (pol_top_k), so ties still go to the lower index. Two passes
  * instead of a quickselect over all m: this is what keeps a 10^6-participant
  * update inside its 50 ms. Fractions outside [0,1) (rounding at the floor) are
  * clamped into the end slices, which keeps the slice order monotone. */
+/* The histogram slice of a remainder: [0,1) in POL_BUCKETS equal slices,
+ * values outside clamped into the end slices. frac is in about [0,1), so the
+ * signed conversion equals the unsigned one (and is one instruction). */
+static inline size_t rem_bucket(double frac) {
+  double f = frac * POL_BUCKETS;
+  return f <= 0 ? 0 : f >= POL_BUCKETS - 1 ? POL_BUCKETS - 1 : (size_t)(int64_t)f;
+}
+
 static void plus_one_top(pol_scratch *s, size_t m, size_t k, uint64_t *out) {
   if (k == 0) return;
   pol_rem *rem = s->rem;
@@ -204,19 +256,12 @@ static void plus_one_top(pol_scratch *s, size_t m, size_t k, uint64_t *out) {
     for (size_t j = 0; j < k; j++) out[rem[j].idx]++;
     return;
   }
-  uint32_t *h = s->hist;
-  memset(h, 0, POL_BUCKETS * sizeof *h);
-  for (size_t j = 0; j < m; j++) {
-    double f = rem[j].frac * POL_BUCKETS;
-    size_t b = f <= 0 ? 0 : f >= POL_BUCKETS - 1 ? POL_BUCKETS - 1 : (size_t)f;
-    h[b]++;
-  }
+  const uint32_t *h = s->hist; /* made by pol_apportion's share pass */
   size_t above = 0, cut = POL_BUCKETS - 1;
   while (above + h[cut] < k) above += h[cut--];
   size_t nb = 0;
   for (size_t j = 0; j < m; j++) {
-    double f = rem[j].frac * POL_BUCKETS;
-    size_t b = f <= 0 ? 0 : f >= POL_BUCKETS - 1 ? POL_BUCKETS - 1 : (size_t)f;
+    size_t b = rem_bucket(rem[j].frac);
     /* +1 without a branch (b > cut is a coin toss when k ~ m/2); a branch
      * only for the one slice ordered exactly */
     out[rem[j].idx] += (uint64_t)(b > cut);
@@ -226,37 +271,87 @@ static void plus_one_top(pol_scratch *s, size_t m, size_t k, uint64_t *out) {
   for (size_t j = 0; j < k - above; j++) out[rem[j].idx]++;
 }
 
-void pol_mark_top_k(const pol_rem *r, size_t m, size_t k, double *tmp, unsigned char *flag) {
-  assert(k <= m);
+/* The bracket of pol_flag_top_k: a strided sample of the free keys (into
+ * smp, POL_FLAG_SAMPLE doubles) and its order statistics d ranks either side
+ * of where the wanted key should fall (-inf/+inf when a side runs off the
+ * sample). d = 4.5 sd of a sample quantile: a miss costs one more pass. */
+static void flag_bracket(const double *key, size_t n, size_t nfree, size_t k,
+                         const unsigned char *flag, double *smp, double *lo, double *hi) {
+  size_t stride = n / POL_FLAG_SAMPLE, ns = 0;
+  for (size_t j = 0; j < POL_FLAG_SAMPLE; j++)
+    if (!flag[j * stride]) smp[ns++] = key[j * stride];
+  *lo = -INFINITY;
+  *hi = INFINITY;
+  if (ns < POL_FLAG_SAMPLE / 4) return; /* mostly flagged: no useful sample */
+  /* the wanted key is the (nfree-k)-th smallest free one (0-based) */
+  size_t centre = (size_t)((double)(nfree - k) / (double)nfree * (double)ns);
+  size_t d = (size_t)(4.5 * sqrt((double)ns) / 2) + 1; /* >= 4.5 sd of a sample quantile */
+  if (centre > d) *lo = pol_select(smp, ns, centre - d);
+  if (centre + d < ns) *hi = pol_select(smp, ns, centre + d);
+}
+
+void pol_flag_top_k(const double *key, size_t n, size_t k, unsigned char *flag, pol_scratch *s) {
   if (k == 0) return;
-  if (k == m) {
-    for (size_t j = 0; j < m; j++) flag[r[j].idx] = 1;
-    return;
+  size_t nfree = 0;
+  for (size_t i = 0; i < n; i++) nfree += !flag[i];
+  assert(k <= nfree);
+  double lo = -INFINITY, hi = INFINITY;
+  if (n >= 4 * POL_FLAG_SAMPLE) flag_bracket(key, n, nfree, k, flag, s->q, &lo, &hi);
+  uint32_t *band = s->act;
+  size_t above, nb;
+  for (;;) {
+    /* one pass: count the free keys above the bracket and tag them (bit 1,
+     * no branch: above/below is a coin toss when k ~ nfree/2); collect the
+     * free ones inside it, in index order (branch-free compaction: band[nb]
+     * is always written, nb <= i < n) */
+    above = 0;
+    nb = 0;
+    for (size_t i = 0; i < n; i++) {
+      double v = key[i];
+      assert(v == v && "pol_flag_top_k: NaN key");
+      unsigned f = flag[i], free_ = f == 0, up = v > hi;
+      above += free_ & up;
+      flag[i] = (unsigned char)(f | up << 1);
+      band[nb] = (uint32_t)i;
+      nb += free_ & (v >= lo) & (v <= hi);
+    }
+    if (above < k && k <= above + nb) break;
+    /* the sample missed (it only costs time): untag, take everything */
+    for (size_t i = 0; i < n; i++) flag[i] &= 1;
+    lo = -INFINITY;
+    hi = INFINITY;
   }
-  for (size_t j = 0; j < m; j++) tmp[j] = r[j].frac;
-  double thr = pol_kth(tmp, m, m - k); /* the k-th largest */
-  size_t above = 0;
-  for (size_t j = 0; j < m; j++) above += r[j].frac > thr;
-  size_t ties = k - above; /* entries equal to thr still to take, lowest idx first */
-  for (size_t j = 0; j < m; j++) {
-    /* branch-free for the many (above or below: a coin toss when k ~ m/2);
-     * a branch only for the few equal to the threshold */
-    double f = r[j].frac;
-    flag[r[j].idx] = (unsigned char)(f > thr);
-    if (f == thr && ties > 0) {
-      flag[r[j].idx] = 1;
+  /* the tagged are in (whatever they were); within the band the
+   * (k-above)-th largest is the threshold thr: above it in, equal to it the
+   * first ones in index order */
+  for (size_t i = 0; i < n; i++) flag[i] = (unsigned char)((flag[i] | flag[i] >> 1) & 1);
+  size_t want = k - above;
+  double *tmp = s->q;
+  for (size_t j = 0; j < nb; j++) tmp[j] = key[band[j]];
+  double thr = pol_kth(tmp, nb, nb - want);
+  size_t gt = 0;
+  for (size_t j = 0; j < nb; j++) {
+    unsigned up = key[band[j]] > thr;
+    flag[band[j]] = (unsigned char)up;
+    gt += up;
+  }
+  size_t ties = want - gt;
+  for (size_t j = 0; j < nb && ties > 0; j++)
+    if (key[band[j]] == thr) {
+      flag[band[j]] = 1;
       ties--;
     }
-  }
+  assert(ties == 0);
 }
 
 void pol_apportion(const uint32_t *idx, size_t m, const double *w, uint64_t budget,
                    uint64_t floor_n, uint64_t *out, pol_scratch *s) {
   if (m == 0) return;
   assert(floor_n == 0 || budget / floor_n >= m);
-  uint32_t *act = s->act;
+  /* the active participants: idx itself until someone is pinned at the
+   * floor, then the compacted copy in s->act (no copy in the usual case) */
+  const uint32_t *act = idx;
   size_t na = m;
-  memcpy(act, idx, m * sizeof *act);
   uint64_t rest = budget;
   double wsum = 0.0;
   /* water-filling passes */
@@ -267,6 +362,10 @@ void pol_apportion(const uint32_t *idx, size_t m, const double *w, uint64_t budg
     if (floor_n == 0) break;
     /* share_i < floor  <=>  w_i < floor*wsum/rest: one division per pass */
     double wmin = (double)floor_n * wsum / (double)rest;
+    size_t below = 0;
+    for (size_t j = 0; j < na; j++) below += w[act[j]] < wmin;
+    if (below == 0) break;
+    uint32_t *keep_to = s->act; /* in place once act is s->act: keep <= j */
     size_t keep = 0;
     for (size_t j = 0; j < na; j++) {
       uint32_t i = act[j];
@@ -274,10 +373,10 @@ void pol_apportion(const uint32_t *idx, size_t m, const double *w, uint64_t budg
         out[i] = floor_n;
         rest -= floor_n;
       } else {
-        act[keep++] = i;
+        keep_to[keep++] = i;
       }
     }
-    if (keep == na) break;
+    act = keep_to;
     na = keep;
     if (na == 0) {
       assert(rest == 0);
@@ -286,17 +385,23 @@ void pol_apportion(const uint32_t *idx, size_t m, const double *w, uint64_t budg
   }
   double scale = (double)rest / wsum;
   uint64_t given = 0;
+  bool hist = na >= 4 * POL_BUCKETS; /* plus_one_top's histogram, made here */
+  if (hist) memset(s->hist, 0, POL_BUCKETS * sizeof *s->hist);
   for (size_t j = 0; j < na; j++) {
     uint32_t i = act[j];
     double q = w[i] * scale;
-    double fq = floor(q);
-    uint64_t base = (uint64_t)fq;
+    /* floor(q), as an integer: 0 <= q <= ~rest < 2^63, where truncation is
+     * the floor and the signed conversion is exact (one instruction) */
+    assert(q >= 0 && q < 0x1p62);
+    uint64_t base = (uint64_t)(int64_t)q;
     if (base < floor_n) base = floor_n; /* rounding at the floor's edge */
     if (base > rest) base = rest;
     out[i] = base;
     given += base;
-    s->rem[j].frac = q - (double)base;
+    double frac = q - (double)base;
+    s->rem[j].frac = frac;
     s->rem[j].idx = i;
+    if (hist) s->hist[rem_bucket(frac)]++;
   }
   if (given <= rest) {
     uint64_t r = rest - given;

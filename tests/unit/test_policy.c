@@ -5,6 +5,7 @@
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "policies/hs_policy.h"
@@ -331,6 +332,69 @@ Test(policy, deadband_keeps_small_changes) {
   cr_expect_eq(a[0] + a[1] + a[2], 300);
   cr_expect_gt(a[2], 45);
   hs_controller_destroy(ctl);
+}
+
+/* The deadband rule where the pass runs in blocks (1024 participants) and
+ * stops at the first share outside the band: the one that moves is the last
+ * participant, in the last block; the shares that shift by one elsewhere
+ * (1 %) stay inside the band. */
+Test(policy, deadband_decided_by_the_last_participant_of_many) {
+  size_t n = 3000;
+  hs_policy_config c = cfg_of("time-only");
+  set(&c, "deadband", "0.05");
+  set(&c, "ema", "0");
+  hs_controller *ctl = make(&c, n, NULL, 100 * (uint64_t)n);
+  hs_telemetry *t = calloc(n, sizeof *t);
+  hs_error err = {0};
+  for (size_t i = 0; i < n; i++) t[i] = (hs_telemetry){1.0, 1.0, 100};
+  cr_assert_eq(hs_controller_update(ctl, t, n, &err), HS_OK);
+  cr_expect_not(hs_controller_reallocated(ctl)); /* all equal: the equal split */
+  /* the last one 4 % faster: its share 104 (4 % more), the others 100 or 99 */
+  t[n - 1].time_s = 1.0 / 1.04;
+  cr_assert_eq(hs_controller_update(ctl, t, n, &err), HS_OK);
+  cr_expect_not(hs_controller_reallocated(ctl), "a 4 %% change moved the split");
+  cr_expect_eq(hs_controller_allocation(ctl)[n - 1], 100);
+  /* 9 % faster: 108.997 -> 108 or 109 vs 100, outside the band */
+  t[n - 1].time_s = 1.0 / 1.09;
+  cr_assert_eq(hs_controller_update(ctl, t, n, &err), HS_OK);
+  cr_expect(hs_controller_reallocated(ctl));
+  cr_expect_geq(hs_controller_allocation(ctl)[n - 1], 108);
+  hs_controller_destroy(ctl);
+  free(t);
+}
+
+/* Telemetry is checked in one pass without branches, then the first bad
+ * record is named: the lowest index, whatever its fault. */
+Test(policy, the_first_bad_record_is_named_among_many) {
+  size_t n = 5000;
+  hs_policy_config c = cfg_of("oort");
+  hs_controller *ctl = make(&c, n, NULL, 10 * (uint64_t)n);
+  hs_telemetry *t = calloc(n, sizeof *t);
+  for (size_t i = 0; i < n; i += 2) t[i] = (hs_telemetry){0.5, 2.0, 10}; /* odd ones: 0/0/0 */
+  hs_error err = {0};
+  const uint64_t *a = hs_controller_allocation(ctl);
+  uint64_t before = a[0];
+  t[4200].samples = -3;
+  t[3100].energy_j = NAN;
+  t[2601].time_s = 0; /* unselected, 0 samples: fine */
+  t[2600].time_s = 0; /* 10 samples in 0 s */
+  cr_assert_eq(hs_controller_update(ctl, t, n, &err), HS_EINVAL);
+  cr_expect_str_eq(err.msg, "participant 2600: time_s: 0 for 10 samples (must be > 0)");
+  t[2600].time_s = 0.5;
+  cr_assert_eq(hs_controller_update(ctl, t, n, &err), HS_EINVAL);
+  cr_expect_str_eq(err.msg, "participant 3100: energy_j: nan is not a finite number >= 0");
+  t[3100].energy_j = -0.0; /* -0 is >= 0 */
+  cr_assert_eq(hs_controller_update(ctl, t, n, &err), HS_EINVAL);
+  cr_expect_str_eq(err.msg, "participant 4200: samples: -3 is negative");
+  t[4200].time_s = INFINITY;
+  cr_assert_eq(hs_controller_update(ctl, t, n, &err), HS_EINVAL);
+  cr_expect_str_eq(err.msg, "participant 4200: time_s: inf is not a finite number >= 0");
+  cr_expect_eq(hs_controller_allocation(ctl)[0], before);
+  cr_expect_eq(hs_controller_rounds(ctl), 0);
+  t[4200] = (hs_telemetry){0.5, 2.0, 10};
+  cr_assert_eq(hs_controller_update(ctl, t, n, &err), HS_OK, "%s", err.msg);
+  hs_controller_destroy(ctl);
+  free(t);
 }
 
 Test(policy, static_measures_once_then_freezes) {

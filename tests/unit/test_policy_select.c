@@ -1,6 +1,7 @@
 /* test_policy_select.c: the O(n) kernels under the controller (policies/src,
  * folder-internal): quickselect, the median (both the sample-bracket path and
- * its fallback), top-k by remainder, and apportionment with a floor, each
+ * its fallback), top-k by remainder, flagging the top k (ties, flagged
+ * entries, bracket misses), and apportionment with a floor, each
  * against a sort-based reference. */
 #include <criterion/criterion.h>
 #include <float.h>
@@ -189,12 +190,89 @@ Test(policy_select, apportion_matches_reference_small_and_bucketed) {
   }
 }
 
-Test(policy_select, kth_and_mark_top_k_match_sort_at_scale) {
+/* pol_kth_of: the k-th smallest without reordering, at every rank class
+ * (ends, near the ends, middle), with ties, and when its bracket misses
+ * (values aliasing with the sample's stride of m/2048). */
+Test(policy_select, kth_of_matches_sort_and_leaves_the_input) {
+  hs_rng r;
+  hs_rng_init(&r, 15, 0, HS_RNG_BENCH);
+  size_t sizes[] = {1, 9, 1000, 32767, 40000, 120000};
+  for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+    size_t m = sizes[si];
+    double *a = hs_malloc(m * sizeof *a), *keep = hs_malloc(m * sizeof *keep);
+    double *s = hs_malloc(m * sizeof *s), *tmp = hs_malloc(m * sizeof *tmp);
+    size_t stride = m >= 2048 ? m / 2048 : 1; /* the sample's */
+    for (int trial = 0; trial < 3; trial++) {
+      for (size_t i = 0; i < m; i++)
+        a[i] = trial == 0   ? hs_rng_uniform(&r)
+               : trial == 1 ? floor(hs_rng_uniform(&r) * 7) /* heavy ties */
+                            : (i % stride == 0 ? 1e9 : hs_rng_uniform(&r)); /* aliasing */
+      memcpy(keep, a, m * sizeof *a);
+      memcpy(s, a, m * sizeof *a);
+      qsort(s, m, sizeof *s, cmp_d);
+      size_t ks[] = {0, 1, m / 1000, m / 3, m / 2, m - m / 1000 - 1, m - 2, m - 1};
+      for (size_t j = 0; j < sizeof ks / sizeof ks[0]; j++) {
+        if (ks[j] >= m) continue;
+        cr_assert_eq(pol_kth_of(a, m, ks[j], tmp), s[ks[j]], "m=%zu trial %d k=%zu", m, trial,
+                     ks[j]);
+        cr_assert(memcmp(a, keep, m * sizeof *a) == 0, "m=%zu: the input moved", m);
+      }
+    }
+    hs_free(a);
+    hs_free(keep);
+    hs_free(s);
+    hs_free(tmp);
+  }
+}
+
+/* A group is an ascending subset of the participants: apportion over every
+ * third index of 3m (writing only those) equals the reference over the m
+ * weights in that order; floors that pin some, at sizes with and without the
+ * remainder histogram. */
+Test(policy_select, apportion_over_a_subset_writes_only_it) {
+  hs_rng r;
+  hs_rng_init(&r, 14, 0, HS_RNG_BENCH);
+  size_t sizes[] = {5, 3000, 30000};
+  for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+    size_t m = sizes[s], n = 3 * m;
+    double *w = hs_malloc(n * sizeof *w), *wm = hs_malloc(m * sizeof *wm);
+    uint32_t *idx = hs_malloc(m * sizeof *idx);
+    uint64_t *got = hs_malloc(n * sizeof *got), *want = hs_calloc(m, sizeof *want);
+    pol_scratch sc;
+    pol_scratch_init(&sc, n);
+    for (int trial = 0; trial < 4; trial++) {
+      for (size_t i = 0; i < n; i++) {
+        w[i] = exp(4 * hs_rng_uniform(&r));
+        got[i] = 7777;
+      }
+      for (size_t j = 0; j < m; j++) {
+        idx[j] = (uint32_t)(3 * j + 1);
+        wm[j] = w[idx[j]];
+      }
+      uint64_t fl = trial % 2 ? 1 + hs_rng_below(&r, 20) : 0;
+      uint64_t budget = fl * m + hs_rng_below(&r, 30 * m + 1);
+      pol_apportion(idx, m, w, budget, fl, got, &sc);
+      ref_apportion(wm, m, budget, fl, want);
+      for (size_t i = 0; i < n; i++)
+        if (i % 3 != 1) cr_assert_eq(got[i], 7777, "m=%zu: %zu is not in the subset", m, i);
+      for (size_t j = 0; j < m; j++)
+        cr_assert_eq(got[idx[j]], want[j], "m=%zu trial %d j=%zu", m, trial, j);
+    }
+    pol_scratch_fini(&sc);
+    hs_free(w);
+    hs_free(wm);
+    hs_free(idx);
+    hs_free(got);
+    hs_free(want);
+  }
+}
+
+Test(policy_select, kth_and_flag_top_k_match_sort_at_scale) {
   hs_rng r;
   hs_rng_init(&r, 5, 0, HS_RNG_BENCH);
   size_t m = 50000; /* above the sample-bracket threshold */
   double *a = hs_malloc(m * sizeof *a), *s = hs_malloc(m * sizeof *s), *tmp = hs_malloc(m * sizeof *tmp);
-  pol_rem *rem = hs_malloc(m * sizeof *rem), *sorted = hs_malloc(m * sizeof *sorted);
+  pol_rem *sorted = hs_malloc(m * sizeof *sorted);
   unsigned char *flag = hs_calloc(m, 1);
   for (size_t i = 0; i < m; i++) s[i] = floor(hs_rng_uniform(&r) * 1000); /* ties */
   memcpy(a, s, m * sizeof *a);
@@ -204,21 +282,106 @@ Test(policy_select, kth_and_mark_top_k_match_sort_at_scale) {
     memcpy(tmp, a, m * sizeof *a);
     cr_assert_eq(pol_kth(tmp, m, ks[j]), s[ks[j]], "k=%zu", ks[j]);
   }
-  for (size_t i = 0; i < m; i++) rem[i] = sorted[i] = (pol_rem){a[i], (uint32_t)i};
+  for (size_t i = 0; i < m; i++) sorted[i] = (pol_rem){a[i], (uint32_t)i};
   qsort(sorted, m, sizeof *sorted, cmp_rem);
+  pol_scratch sc;
+  pol_scratch_init(&sc, m);
   size_t tops[] = {1, 77, m / 2, m - 1};
   for (size_t j = 0; j < sizeof tops / sizeof tops[0]; j++) {
     memset(flag, 0, m);
-    pol_mark_top_k(rem, m, tops[j], tmp, flag);
+    pol_flag_top_k(a, m, tops[j], flag, &sc);
     size_t marked = 0;
     for (size_t i = 0; i < m; i++) marked += flag[i];
     cr_assert_eq(marked, tops[j]);
     for (size_t i = 0; i < tops[j]; i++) cr_assert(flag[sorted[i].idx], "k=%zu: rank %zu unmarked", tops[j], i);
   }
+  pol_scratch_fini(&sc);
   hs_free(a);
   hs_free(s);
   hs_free(tmp);
-  hs_free(rem);
   hs_free(sorted);
   hs_free(flag);
+}
+
+/* pol_flag_top_k against a sort: the unflagged entries ordered by (key desc,
+ * index asc), the first k of them flagged, nothing else changed. */
+static void check_flag_top_k(const double *key, size_t n, size_t k, const unsigned char *before,
+                             const char *what) {
+  unsigned char *got = hs_malloc(n);
+  memcpy(got, before, n);
+  pol_scratch sc;
+  pol_scratch_init(&sc, n);
+  pol_flag_top_k(key, n, k, got, &sc);
+  pol_scratch_fini(&sc);
+  pol_rem *free_ = hs_malloc((n + 1) * sizeof *free_);
+  size_t nf = 0;
+  for (size_t i = 0; i < n; i++)
+    if (!before[i]) free_[nf++] = (pol_rem){key[i], (uint32_t)i};
+  qsort(free_, nf, sizeof *free_, cmp_rem);
+  unsigned char *want = hs_malloc(n);
+  memcpy(want, before, n);
+  for (size_t j = 0; j < k; j++) want[free_[j].idx] = 1;
+  for (size_t i = 0; i < n; i++)
+    cr_assert_eq(got[i], want[i], "%s: n=%zu k=%zu: entry %zu (key %g) flag %d, want %d", what,
+                 n, k, i, key[i], got[i], want[i]);
+  hs_free(free_);
+  hs_free(want);
+  hs_free(got);
+}
+
+/* Many ties (keys on a coarse grid, -inf, -0 and +0 mixed), some entries
+ * flagged beforehand, sizes below and above the sample bracket's threshold,
+ * k from 1 to every unflagged entry. */
+Test(policy_select, flag_top_k_matches_sort_with_ties_and_flagged) {
+  hs_rng r;
+  hs_rng_init(&r, 11, 0, HS_RNG_BENCH);
+  size_t sizes[] = {1, 2, 5, 100, 4097, 4 * POL_FLAG_SAMPLE - 1, 4 * POL_FLAG_SAMPLE, 50001, 200000};
+  for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+    size_t n = sizes[si];
+    double *key = hs_malloc(n * sizeof *key);
+    unsigned char *before = hs_malloc(n);
+    for (int trial = 0; trial < (n > 40000 ? 3 : 12); trial++) {
+      double grid = trial % 3 == 0 ? 3 : trial % 3 == 1 ? 50 : 1e9; /* ties: many, some, few */
+      double pflag = trial % 4 == 0 ? 0 : 0.05 * (double)(trial % 4) * 3; /* 0, 15, 30, 45 % */
+      size_t nfree = 0;
+      for (size_t i = 0; i < n; i++) {
+        double u = hs_rng_uniform(&r);
+        key[i] = u < 0.05 ? -INFINITY : u < 0.07 ? -0.0 : u < 0.09 ? 0.0
+                                                         : floor(hs_rng_uniform(&r) * grid) - grid / 2;
+        before[i] = hs_rng_uniform(&r) < pflag;
+        nfree += !before[i];
+      }
+      if (!nfree) continue;
+      size_t ks[] = {1, 2, nfree / 10 + 1, nfree / 2, nfree - nfree / 20, nfree - 1, nfree,
+                     hs_rng_below(&r, nfree) + 1};
+      for (size_t j = 0; j < sizeof ks / sizeof ks[0]; j++)
+        if (ks[j] >= 1 && ks[j] <= nfree) check_flag_top_k(key, n, ks[j], before, "random");
+    }
+    hs_free(key);
+    hs_free(before);
+  }
+}
+
+/* The sample bracket missing (keys aliasing with the sample's stride, or a
+ * sample that is all flagged) only costs time: the result is still exact. */
+Test(policy_select, flag_top_k_exact_when_the_bracket_misses) {
+  size_t n = 4 * POL_FLAG_SAMPLE, stride = n / POL_FLAG_SAMPLE;
+  double *key = hs_malloc(n * sizeof *key);
+  unsigned char *before = hs_calloc(n, 1);
+  hs_rng r;
+  hs_rng_init(&r, 12, 0, HS_RNG_BENCH);
+  /* every sampled entry holds the largest key: the bracket sits at the top */
+  for (size_t i = 0; i < n; i++) key[i] = i % stride == 0 ? 1000 : floor(hs_rng_uniform(&r) * 100);
+  check_flag_top_k(key, n, n / 2, before, "aliased high");
+  check_flag_top_k(key, n, POL_FLAG_SAMPLE, before, "aliased high, k = the sampled");
+  /* every sampled entry holds the smallest key */
+  for (size_t i = 0; i < n; i += stride) key[i] = -1000;
+  check_flag_top_k(key, n, n / 2, before, "aliased low"); /* everything free is above it */
+  check_flag_top_k(key, n, 3, before, "aliased low, k small");
+  check_flag_top_k(key, n, n - 100, before, "aliased low, k near n");
+  /* every sampled entry flagged: no sample at all */
+  for (size_t i = 0; i < n; i += stride) before[i] = 1;
+  check_flag_top_k(key, n, 5000, before, "sample flagged");
+  hs_free(key);
+  hs_free(before);
 }
