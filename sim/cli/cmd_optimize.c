@@ -449,48 +449,6 @@ static size_t read_prior(const ctx *c, const char *text, size_t len, const char 
 
 static const char *const stage_pct[] = {"25", "50", "75", "100"};
 
-static bool same_point(const ctx *c, const hs_opt_eval *a, const hs_opt_eval *b) {
-  for (size_t v = 0; v < c->nvars; v++)
-    if (strcmp(a->text[v], b->text[v])) return false;
-  return true;
-}
-
-/* The front (pareto) or the best point, of the evaluations with index <
- * limit(sub) (frac of each sub-problem's budget; 1: all), each distinct
- * point once (its first evaluation). Returns the number of distinct points. */
-static size_t front_of(const ctx *c, const hs_opt_spec *sp, const hs_opt_eval *ev, size_t n,
-                       double frac, bool *on) {
-  size_t nm = 0;
-  double *x = hs_calloc(n + 1, sizeof *x), *y = hs_calloc(n + 1, sizeof *y);
-  size_t *idx = hs_calloc(n + 1, sizeof *idx);
-  for (size_t i = 0; i < n; i++) {
-    on[i] = false;
-    double lim = frac * (double)hs_opt_sub_budget(sp, ev[i].sub);
-    if ((double)ev[i].index >= lim && !(ev[i].sub == 0 && sp->pareto)) continue;
-    bool dup = false;
-    for (size_t k = 0; k < nm && !dup; k++) dup = same_point(c, &ev[idx[k]], &ev[i]);
-    if (dup) continue;
-    x[nm] = ev[i].f[0];
-    y[nm] = ev[i].f[1];
-    idx[nm++] = i;
-  }
-  if (sp->pareto) {
-    bool *fr = hs_calloc(nm + 1, sizeof *fr);
-    hs_sweep_pareto(x, y, nm, fr);
-    for (size_t k = 0; k < nm; k++) on[idx[k]] = fr[k];
-    hs_free(fr);
-  } else if (nm) {
-    size_t best = 0;
-    for (size_t k = 1; k < nm; k++)
-      if (x[k] < x[best]) best = k;
-    on[idx[best]] = true;
-  }
-  hs_free(x);
-  hs_free(y);
-  hs_free(idx);
-  return nm;
-}
-
 static int write_outputs(const ctx *c, const hs_opt_spec *sp, const char *hdr,
                          const hs_opt_eval *ev, size_t n, char *why, size_t cap) {
   sbuf all = {0}, front = {0}, hist = {0};
@@ -507,39 +465,48 @@ static int write_outputs(const ctx *c, const hs_opt_spec *sp, const char *hdr,
   }
   const char *nl = strchr(hdr, '\n');
   HS_ASSERT(nl != NULL, "the header ends its lines");
+  /* the front: FILE.csv's columns and tied_points (hs_opt_front: one row per
+   * distinct objective vector, the first point of FILE.csv that has it) */
   sb_add(&front, hdr, (size_t)(nl - hdr) + 1);
-  sb_str(&front, nl + 1);
-  bool *on = hs_calloc(n + 1, sizeof *on);
-  size_t distinct = front_of(c, sp, ev, n, 1.0, on);
+  sb_add(&front, nl + 1, strlen(nl + 1) - 1);
+  sb_str(&front, ",tied_points\n");
+  size_t *tied = hs_calloc(n + 1, sizeof *tied), rows = 0, tied_all = 0;
+  size_t distinct = hs_opt_front(sp, ev, n, 1.0, tied);
   for (size_t i = 0; i < n; i++)
-    if (on[i]) sb_add(&front, line, format_eval(c, &ev[i], line, sizeof line)); /* fits: above */
+    if (tied[i]) {
+      size_t len = format_eval(c, &ev[i], line, sizeof line); /* fits: above */
+      int o = snprintf(line + len - 1, sizeof line - len + 1, ",%zu\n", tied[i]);
+      if (o > 0 && len - 1 + (size_t)o < sizeof line) sb_add(&front, line, len - 1 + (size_t)o);
+      rows++;
+      tied_all += tied[i];
+    }
   sb_add(&hist, hdr, (size_t)(nl - hdr) + 1);
   sb_str(&hist, "stage,evaluations");
   for (size_t v = 0; v < c->nvars; v++) {
     sb_str(&hist, ",");
     sb_str(&hist, c->vars[v].key);
   }
-  sb_str(&hist, ",makespan_s,energy_j\n");
+  sb_str(&hist, ",makespan_s,energy_j,tied_points\n");
   size_t ims = hs_metric_sweep_index("makespan_s"), ie = hs_metric_sweep_index("energy_j");
   for (size_t s = 0; s < 4; s++) {
     double frac = (double)(s + 1) / 4.0;
-    size_t used = front_of(c, sp, ev, n, frac, on);
+    size_t used = hs_opt_front(sp, ev, n, frac, tied);
     /* front points in increasing makespan */
     for (;;) {
       size_t pick = n;
       for (size_t i = 0; i < n; i++)
-        if (on[i] && (pick == n || ev[i].extra[ims] < ev[pick].extra[ims])) pick = i;
+        if (tied[i] && (pick == n || ev[i].extra[ims] < ev[pick].extra[ims])) pick = i;
       if (pick == n) break;
-      on[pick] = false;
       int o = snprintf(line, sizeof line, "%s,%zu", stage_pct[s], used);
       for (size_t v = 0; v < c->nvars; v++)
         o += snprintf(line + o, sizeof line - (size_t)o, ",%s", ev[pick].text[v]);
-      o += snprintf(line + o, sizeof line - (size_t)o, ",%.10g,%.10g\n", ev[pick].extra[ims],
-                    ev[pick].extra[ie]);
+      o += snprintf(line + o, sizeof line - (size_t)o, ",%.10g,%.10g,%zu\n", ev[pick].extra[ims],
+                    ev[pick].extra[ie], tied[pick]);
       if (o > 0 && (size_t)o < sizeof line) sb_add(&hist, line, (size_t)o); /* fits: as the rows */
+      tied[pick] = 0;
     }
   }
-  hs_free(on);
+  hs_free(tied);
   char *fp = hs_malloc(strlen(c->a->out) + 16), *hp = hs_malloc(strlen(c->a->out) + 16);
   size_t stem = strlen(c->a->out);
   if (stem > 4 && !strcmp(c->a->out + stem - 4, ".csv")) stem -= 4;
@@ -551,8 +518,9 @@ static int write_outputs(const ctx *c, const hs_opt_spec *sp, const char *hdr,
   if (st == HS_OK) st = hs_write_file_atomic(c->a->out, all.s, all.len, &err);
   if (st != HS_OK) snprintf(why, cap, "%s", err.msg);
   if (st == HS_OK && !c->a->quiet)
-    printf("%zu evaluations (%zu distinct points) in %s; front in %s; history in %s\n", n,
-           distinct, c->a->out, fp, hp);
+    printf("%zu evaluations (%zu distinct points) in %s; front in %s (%zu rows standing for "
+           "%zu points); history in %s\n",
+           n, distinct, c->a->out, fp, rows, tied_all, hp);
   hs_free(fp);
   hs_free(hp);
   hs_free(all.s);
