@@ -10,10 +10,19 @@
  *                   Numbers with 17 significant digits: a resumed search
  *                   replays the very doubles NLopt saw.
  *   FILE.front.csv  the non-dominated evaluations (pareto; makespan_s and
- *                   energy_j both minimised), or the best one (one objective).
+ *                   energy_j both minimised), or the best one (one objective):
+ *                   FILE's columns plus tied_points. ONE ROW PER DISTINCT
+ *                   OBJECTIVE VECTOR (hs_opt_front): points that differ only
+ *                   in keys without effect (w_e with one board left) tie; the
+ *                   first of them in FILE's order stands for them, tied_points
+ *                   says how many distinct points it stands for. Rejected:
+ *                   every tied point (1334 rows for 4 pairs on the MNIST
+ *                   testbed); a tie broken by the key values (the first
+ *                   evaluated is as deterministic and needs no order on keys).
  *   FILE.history.csv the front after 25, 50, 75 and 100 % of every
  *                   sub-problem's budget (stage,evaluations,<keys>,makespan_s,
- *                   energy_j): `hetsim plot` draws it (fig_front_history).
+ *                   energy_j,tied_points; evaluations: distinct points so
+ *                   far): `hetsim plot` draws it (fig_front_history).
  * Validation before any run: every --vary key at both ends of its range (and
  * every value of a set) in one sweep, so a key that does not exist exits 2.
  * Test hook: HETSIM_OPTIMIZE_KILL_AFTER=N kills the process after N appended
@@ -79,7 +88,7 @@ static void usage(FILE *out) {
           "                          or pareto (makespan vs energy:\n"
           "                          W weighted sums, each an NLopt run, and the\n"
           "                          non-dominated set of every evaluation)\n"
-          "  --budget N              simulations in all (default 60)\n"
+          "  --budget N              evaluations in all (default 60)\n"
           "  --weights W             weighted sums for pareto (default 5)\n"
           "  --algorithm NAME        an NLopt global derivative-free algorithm (GN_*)\n"
           "  --seed S                the scenario's seed at every point; also seeds\n"
@@ -92,6 +101,23 @@ static void usage(FILE *out) {
 #endif
           "  --out FILE.csv          every evaluation; FILE.front.csv, FILE.history.csv\n"
           "  --resume                continue FILE.csv after a kill: same bytes in the end\n"
+          "\nFiles:\n"
+          "  FILE.csv          every evaluation: sub,index,<keys>,<metrics> (pareto: sub 0\n"
+          "                    is the box centre, 1..W the weighted sums)\n"
+          "  FILE.front.csv    the front (pareto: non-dominated in makespan_s and energy_j)\n"
+          "                    or the best point: FILE.csv's columns, then tied_points.\n"
+          "                    One row per distinct value of the objectives: points with\n"
+          "                    equal objectives tie (e.g. w_e does not matter when one\n"
+          "                    board is left); the first of them in FILE.csv (lowest sub,\n"
+          "                    then index) is the row, and tied_points counts the distinct\n"
+          "                    points it stands for, itself included (1: no tie)\n"
+          "  FILE.history.csv  the front after 25/50/75/100 %% of the budget\n"
+          "                    (stage,evaluations,<keys>,makespan_s,energy_j,tied_points);\n"
+          "                    hetsim plot FILE.csv draws it\n"
+          "\nExample: which boards to include (count 0 excludes a board; keep one board\n"
+          "fixed: a point with no device at all is refused before anything runs):\n"
+          "  " PROG " S.json --vary policy.w_e=0:1 --vary 'devices[0].count=0:2:1' \\\n"
+          "      --vary 'devices[2].count=0:1:1' --objective pareto --budget 61 --out opt.csv\n"
 #ifdef HS_SWEEP_MPI
           "\nUnder mpirun or srun: rank 0 runs NLopt and alone writes the files; the\n"
           "points the weighted sums propose together are spread over the ranks. One\n"
