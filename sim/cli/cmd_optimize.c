@@ -544,9 +544,10 @@ static int write_outputs(const ctx *c, const hs_opt_spec *sp, const char *hdr,
   if (st == HS_OK) st = hs_write_file_atomic(c->a->out, all.s, all.len, &err);
   if (st != HS_OK) snprintf(why, cap, "%s", err.msg);
   if (st == HS_OK && !c->a->quiet)
-    printf("%zu evaluations (%zu distinct points) in %s; front in %s (%zu rows standing for "
-           "%zu points); history in %s\n",
-           n, distinct, c->a->out, fp, rows, tied_all, hp);
+    printf("%zu evaluations (%zu distinct points) in %s; front in %s (%zu row%s for %zu "
+           "point%s: ties merged); history in %s\n",
+           n, distinct, c->a->out, fp, rows, rows == 1 ? "" : "s", tied_all,
+           tied_all == 1 ? "" : "s", hp);
   hs_free(fp);
   hs_free(hp);
   hs_free(all.s);
