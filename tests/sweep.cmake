@@ -54,6 +54,11 @@ add_test(NAME optimize_bytes
           ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/optimize-work)
 set_tests_properties(optimize_bytes PROPERTIES TIMEOUT 300)
 hs_add_test(NAME optimize SOURCES unit/test_optimize.c LIBS hetsim::sim TIMEOUT 60)
+# The front file: one row per distinct objective vector (first kept, tied_points).
+add_test(NAME optimize_front
+  COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/sweep/optimize_front.sh $<TARGET_FILE:hetsim>
+          ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/optimize-front-work)
+set_tests_properties(optimize_front PROPERTIES TIMEOUT 120)
 
 # hetsim-mpi optimize: mpirun -np 1, 2, 3 = hetsim optimize byte for byte, a
 # job killed twice + --resume, bad input once (exit 2), the --help texts

@@ -10,10 +10,19 @@
  *                   Numbers with 17 significant digits: a resumed search
  *                   replays the very doubles NLopt saw.
  *   FILE.front.csv  the non-dominated evaluations (pareto; makespan_s and
- *                   energy_j both minimised), or the best one (one objective).
+ *                   energy_j both minimised), or the best one (one objective):
+ *                   FILE's columns plus tied_points. ONE ROW PER DISTINCT
+ *                   OBJECTIVE VECTOR (hs_opt_front): points that differ only
+ *                   in keys without effect (w_e with one board left) tie; the
+ *                   first of them in FILE's order stands for them, tied_points
+ *                   says how many distinct points it stands for. Rejected:
+ *                   every tied point (1334 rows for 4 pairs on the MNIST
+ *                   testbed); a tie broken by the key values (the first
+ *                   evaluated is as deterministic and needs no order on keys).
  *   FILE.history.csv the front after 25, 50, 75 and 100 % of every
  *                   sub-problem's budget (stage,evaluations,<keys>,makespan_s,
- *                   energy_j): `hetsim plot` draws it (fig_front_history).
+ *                   energy_j,tied_points; evaluations: distinct points so
+ *                   far): `hetsim plot` draws it (fig_front_history).
  * Validation before any run: every --vary key at both ends of its range (and
  * every value of a set) in one sweep, so a key that does not exist exits 2.
  * Test hook: HETSIM_OPTIMIZE_KILL_AFTER=N kills the process after N appended
@@ -79,7 +88,7 @@ static void usage(FILE *out) {
           "                          or pareto (makespan vs energy:\n"
           "                          W weighted sums, each an NLopt run, and the\n"
           "                          non-dominated set of every evaluation)\n"
-          "  --budget N              simulations in all (default 60)\n"
+          "  --budget N              evaluations in all (default 60)\n"
           "  --weights W             weighted sums for pareto (default 5)\n"
           "  --algorithm NAME        an NLopt global derivative-free algorithm (GN_*)\n"
           "  --seed S                the scenario's seed at every point; also seeds\n"
@@ -92,6 +101,23 @@ static void usage(FILE *out) {
 #endif
           "  --out FILE.csv          every evaluation; FILE.front.csv, FILE.history.csv\n"
           "  --resume                continue FILE.csv after a kill: same bytes in the end\n"
+          "\nFiles:\n"
+          "  FILE.csv          every evaluation: sub,index,<keys>,<metrics> (pareto: sub 0\n"
+          "                    is the box centre, 1..W the weighted sums)\n"
+          "  FILE.front.csv    the front (pareto: non-dominated in makespan_s and energy_j)\n"
+          "                    or the best point: FILE.csv's columns, then tied_points.\n"
+          "                    One row per distinct value of the objectives: points with\n"
+          "                    equal objectives tie (e.g. w_e does not matter when one\n"
+          "                    board is left); the first of them in FILE.csv (lowest sub,\n"
+          "                    then index) is the row, and tied_points counts the distinct\n"
+          "                    points it stands for, itself included (1: no tie)\n"
+          "  FILE.history.csv  the front after 25/50/75/100 %% of the budget\n"
+          "                    (stage,evaluations,<keys>,makespan_s,energy_j,tied_points);\n"
+          "                    hetsim plot FILE.csv draws it\n"
+          "\nExample: which boards to include (count 0 excludes a board; keep one board\n"
+          "fixed: a point with no device at all is refused before anything runs):\n"
+          "  " PROG " S.json --vary policy.w_e=0:1 --vary 'devices[0].count=0:2:1' \\\n"
+          "      --vary 'devices[2].count=0:1:1' --objective pareto --budget 61 --out opt.csv\n"
 #ifdef HS_SWEEP_MPI
           "\nUnder mpirun or srun: rank 0 runs NLopt and alone writes the files; the\n"
           "points the weighted sums propose together are spread over the ranks. One\n"
@@ -449,48 +475,6 @@ static size_t read_prior(const ctx *c, const char *text, size_t len, const char 
 
 static const char *const stage_pct[] = {"25", "50", "75", "100"};
 
-static bool same_point(const ctx *c, const hs_opt_eval *a, const hs_opt_eval *b) {
-  for (size_t v = 0; v < c->nvars; v++)
-    if (strcmp(a->text[v], b->text[v])) return false;
-  return true;
-}
-
-/* The front (pareto) or the best point, of the evaluations with index <
- * limit(sub) (frac of each sub-problem's budget; 1: all), each distinct
- * point once (its first evaluation). Returns the number of distinct points. */
-static size_t front_of(const ctx *c, const hs_opt_spec *sp, const hs_opt_eval *ev, size_t n,
-                       double frac, bool *on) {
-  size_t nm = 0;
-  double *x = hs_calloc(n + 1, sizeof *x), *y = hs_calloc(n + 1, sizeof *y);
-  size_t *idx = hs_calloc(n + 1, sizeof *idx);
-  for (size_t i = 0; i < n; i++) {
-    on[i] = false;
-    double lim = frac * (double)hs_opt_sub_budget(sp, ev[i].sub);
-    if ((double)ev[i].index >= lim && !(ev[i].sub == 0 && sp->pareto)) continue;
-    bool dup = false;
-    for (size_t k = 0; k < nm && !dup; k++) dup = same_point(c, &ev[idx[k]], &ev[i]);
-    if (dup) continue;
-    x[nm] = ev[i].f[0];
-    y[nm] = ev[i].f[1];
-    idx[nm++] = i;
-  }
-  if (sp->pareto) {
-    bool *fr = hs_calloc(nm + 1, sizeof *fr);
-    hs_sweep_pareto(x, y, nm, fr);
-    for (size_t k = 0; k < nm; k++) on[idx[k]] = fr[k];
-    hs_free(fr);
-  } else if (nm) {
-    size_t best = 0;
-    for (size_t k = 1; k < nm; k++)
-      if (x[k] < x[best]) best = k;
-    on[idx[best]] = true;
-  }
-  hs_free(x);
-  hs_free(y);
-  hs_free(idx);
-  return nm;
-}
-
 static int write_outputs(const ctx *c, const hs_opt_spec *sp, const char *hdr,
                          const hs_opt_eval *ev, size_t n, char *why, size_t cap) {
   sbuf all = {0}, front = {0}, hist = {0};
@@ -507,39 +491,48 @@ static int write_outputs(const ctx *c, const hs_opt_spec *sp, const char *hdr,
   }
   const char *nl = strchr(hdr, '\n');
   HS_ASSERT(nl != NULL, "the header ends its lines");
+  /* the front: FILE.csv's columns and tied_points (hs_opt_front: one row per
+   * distinct objective vector, the first point of FILE.csv that has it) */
   sb_add(&front, hdr, (size_t)(nl - hdr) + 1);
-  sb_str(&front, nl + 1);
-  bool *on = hs_calloc(n + 1, sizeof *on);
-  size_t distinct = front_of(c, sp, ev, n, 1.0, on);
+  sb_add(&front, nl + 1, strlen(nl + 1) - 1);
+  sb_str(&front, ",tied_points\n");
+  size_t *tied = hs_calloc(n + 1, sizeof *tied), rows = 0, tied_all = 0;
+  size_t distinct = hs_opt_front(sp, ev, n, 1.0, tied);
   for (size_t i = 0; i < n; i++)
-    if (on[i]) sb_add(&front, line, format_eval(c, &ev[i], line, sizeof line)); /* fits: above */
+    if (tied[i]) {
+      size_t len = format_eval(c, &ev[i], line, sizeof line); /* fits: above */
+      int o = snprintf(line + len - 1, sizeof line - len + 1, ",%zu\n", tied[i]);
+      if (o > 0 && len - 1 + (size_t)o < sizeof line) sb_add(&front, line, len - 1 + (size_t)o);
+      rows++;
+      tied_all += tied[i];
+    }
   sb_add(&hist, hdr, (size_t)(nl - hdr) + 1);
   sb_str(&hist, "stage,evaluations");
   for (size_t v = 0; v < c->nvars; v++) {
     sb_str(&hist, ",");
     sb_str(&hist, c->vars[v].key);
   }
-  sb_str(&hist, ",makespan_s,energy_j\n");
+  sb_str(&hist, ",makespan_s,energy_j,tied_points\n");
   size_t ims = hs_metric_sweep_index("makespan_s"), ie = hs_metric_sweep_index("energy_j");
   for (size_t s = 0; s < 4; s++) {
     double frac = (double)(s + 1) / 4.0;
-    size_t used = front_of(c, sp, ev, n, frac, on);
+    size_t used = hs_opt_front(sp, ev, n, frac, tied);
     /* front points in increasing makespan */
     for (;;) {
       size_t pick = n;
       for (size_t i = 0; i < n; i++)
-        if (on[i] && (pick == n || ev[i].extra[ims] < ev[pick].extra[ims])) pick = i;
+        if (tied[i] && (pick == n || ev[i].extra[ims] < ev[pick].extra[ims])) pick = i;
       if (pick == n) break;
-      on[pick] = false;
       int o = snprintf(line, sizeof line, "%s,%zu", stage_pct[s], used);
       for (size_t v = 0; v < c->nvars; v++)
         o += snprintf(line + o, sizeof line - (size_t)o, ",%s", ev[pick].text[v]);
-      o += snprintf(line + o, sizeof line - (size_t)o, ",%.10g,%.10g\n", ev[pick].extra[ims],
-                    ev[pick].extra[ie]);
+      o += snprintf(line + o, sizeof line - (size_t)o, ",%.10g,%.10g,%zu\n", ev[pick].extra[ims],
+                    ev[pick].extra[ie], tied[pick]);
       if (o > 0 && (size_t)o < sizeof line) sb_add(&hist, line, (size_t)o); /* fits: as the rows */
+      tied[pick] = 0;
     }
   }
-  hs_free(on);
+  hs_free(tied);
   char *fp = hs_malloc(strlen(c->a->out) + 16), *hp = hs_malloc(strlen(c->a->out) + 16);
   size_t stem = strlen(c->a->out);
   if (stem > 4 && !strcmp(c->a->out + stem - 4, ".csv")) stem -= 4;
@@ -551,8 +544,10 @@ static int write_outputs(const ctx *c, const hs_opt_spec *sp, const char *hdr,
   if (st == HS_OK) st = hs_write_file_atomic(c->a->out, all.s, all.len, &err);
   if (st != HS_OK) snprintf(why, cap, "%s", err.msg);
   if (st == HS_OK && !c->a->quiet)
-    printf("%zu evaluations (%zu distinct points) in %s; front in %s; history in %s\n", n,
-           distinct, c->a->out, fp, hp);
+    printf("%zu evaluations (%zu distinct points) in %s; front in %s (%zu row%s for %zu "
+           "point%s: ties merged); history in %s\n",
+           n, distinct, c->a->out, fp, rows, rows == 1 ? "" : "s", tied_all,
+           tied_all == 1 ? "" : "s", hp);
   hs_free(fp);
   hs_free(hp);
   hs_free(all.s);

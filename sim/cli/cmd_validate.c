@@ -29,6 +29,9 @@ static void validate_usage(FILE *out) {
           "                   network.links.wan.bandwidth_mbps); value is JSON, or a\n"
           "                   string when it is not JSON; null removes the key.\n"
           "                   policy.kind=NAME restarts the policy from NAME's defaults.\n"
+          "                   devices[i].count=0 excludes entry i: it is still checked\n"
+          "                   and printed (\"excluded\": true) but gives no device; a\n"
+          "                   run equals the run with the entry deleted.\n"
           "  -h, --help       this text\n"
           "\n"
           "exit status: 0 valid; 1 cannot read a file or write stdout; 2 invalid (one line on\n"
@@ -36,7 +39,7 @@ static void validate_usage(FILE *out) {
           "\n"
           "example:\n"
           "  hetsim validate scenarios/testbed-mnist-pma.json --set policy.kind=adaptive \\\n"
-          "      --set policy.w_e=0.25 --set 'devices[0].count=4'\n",
+          "      --set policy.w_e=0.25 --set 'devices[0].count=4' --set 'devices[2].count=0'\n",
           hs_scenario_default_path());
 }
 

@@ -309,6 +309,11 @@ static hs_status fl_parse(sim_opt_ctx *c, const cJSON *node, void *opts,
   double v = cJSON_IsNumber(node) ? node->valuedouble : NAN;
   if (!(v >= 1) || v != floor(v) || v > 4294967295.0)
     return sim_opt_fail(c, HS_EINVAL, "expected a whole number K >= 1 (updates to wait for)");
+  size_t ex = sim_opt_excluded(c); /* say so: the user may not see why N is small */
+  if (v > (double)sc->total_devices && ex)
+    return sim_opt_fail(c, HS_EINVAL,
+                        "K = %.0f > N = %zu devices (%zu entr%s excluded by count 0): the round "
+                        "could never end", v, sc->total_devices, ex, ex == 1 ? "y" : "ies");
   if (v > (double)sc->total_devices)
     return sim_opt_fail(c, HS_EINVAL, "K = %.0f > N = %zu devices: the round could never end", v,
                         sc->total_devices);

@@ -217,6 +217,12 @@ hs_status scn_get_choice(ctx *c, const cJSON *obj, const char *key, const char *
 
 const hs_scenario *sim_opt_scenario(const sim_opt_ctx *c) { return &c->s->pub; }
 
+size_t sim_opt_excluded(const sim_opt_ctx *c) {
+  size_t n = 0;
+  for (size_t i = 0; i < c->s->nentries; i++) n += c->s->entries[i].count == 0;
+  return n;
+}
+
 hs_status sim_opt_fail(sim_opt_ctx *c, hs_status st, const char *fmt, ...) {
   char reason[HS_ERROR_MSG_MAX];
   va_list ap;

@@ -139,6 +139,8 @@ const sim_regime_opt *sim_regime_opt_find(const sim_regime *rg, const char *key)
 /* --- helpers for opt_parse (the loader's error format and path) --- */
 
 const hs_scenario *sim_opt_scenario(const sim_opt_ctx *c);
+/* The devices[] entries excluded by count 0 (in no device count; for messages). */
+size_t sim_opt_excluded(const sim_opt_ctx *c);
 /* Fails with "<file>: <current path>: <reason>" (and the --set key). */
 hs_status sim_opt_fail(sim_opt_ctx *c, hs_status st, const char *fmt, ...)
 #if defined(__GNUC__)

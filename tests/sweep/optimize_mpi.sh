@@ -48,6 +48,14 @@ echo "ok   -np 3: every rank simulated points ($(grep '^simulations' m3-1.out))"
 run 2 optimize "$scn" --vary policy.w_e=0:1 --vary 'devices[0].count=1:3:1' --objective makespan \
   --budget 12 --out one-mpi.csv -q || fail "one objective, mpirun"
 same one.csv one-mpi.csv "one objective: mpirun -np 2 = hetsim optimize"
+# A front with ties (points that leave the rpi4 alone tie whatever w_e): one
+# row per distinct objective vector, the same rows and tied_points under MPI.
+T="--vary policy.w_e=0:1 --vary devices[1].count=0:1:1 --vary devices[2].count=0:1:1 --vary devices[3].count=0:1:1"
+"$bin" optimize "$scn" $T --objective pareto --budget 61 --weights 3 --out tie.csv -q || fail "ties, threads"
+run 2 optimize "$scn" $T --objective pareto --budget 61 --weights 3 --out tie-mpi.csv -q ||
+  fail "ties, mpirun"
+awk -F, 'FNR > 2 && $NF > 1 { t = 1 } END { exit !t }' tie.front.csv || fail "no tie in tie.front.csv"
+same tie.csv tie-mpi.csv "a front with ties: mpirun -np 2 = hetsim optimize"
 # A stochastic algorithm (seeded per sub-problem; its weighted sums diverge).
 "$bin" optimize "$@" --algorithm GN_CRS2_LM -j 2 --out crs.csv -q || fail "GN_CRS2_LM, threads"
 run 3 optimize "$@" --algorithm GN_CRS2_LM --out crs-mpi.csv -q || fail "GN_CRS2_LM, mpirun"

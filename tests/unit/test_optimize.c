@@ -334,3 +334,127 @@ Test(optimize, batch_mode_equals_direct_mode) {
   hs_opt_evals_free(ref, nref, 1);
   hs_opt_var_fini(&v);
 }
+
+/* --- the front file's rule: one row per distinct objective vector ------------- */
+
+/* An evaluation with one value text x and objectives (a, b). */
+static hs_opt_eval mk(size_t sub, size_t index, const char *x, double a, double b) {
+  hs_opt_eval e = {.sub = sub, .index = index, .f = {a, b}};
+  e.text = hs_calloc(1, sizeof *e.text);
+  e.text[0] = hs_strdup(x);
+  return e;
+}
+
+/* A hand-made Pareto search (W 2, budget 9: sub 0 one evaluation, subs 1 and
+ * 2 four each) whose front has ties: its tied counts, its first-kept rows and
+ * its quarter stages are known. */
+Test(optimize, front_one_row_per_objective_vector) {
+  hs_opt_var v = var("x=a,b,c,d,e,f,g");
+  hs_opt_spec sp = {.vars = &v, .nvars = 1, .pareto = true, .budget = 9, .weights = 2};
+  cr_assert_eq(hs_opt_sub_budget(&sp, 1), 4);
+  hs_opt_eval ev[] = {
+      mk(0, 0, "a", 5, 5), /* 0: the centre, dominated by (1, 4) */
+      mk(1, 0, "b", 1, 4), /* 1: front, first of the (1, 4) tie */
+      mk(1, 1, "c", 1, 4), /* 2: ties with b */
+      mk(1, 2, "d", 3, 1), /* 3: front, first of the (3, 1) tie */
+      mk(1, 3, "e", 2, 6), /* 4: dominated */
+      mk(2, 0, "c", 1, 4), /* 5: point c again (another weighted sum): not a new tie */
+      mk(2, 1, "f", 1, 4), /* 6: ties with b */
+      mk(2, 2, "g", 3, 1), /* 7: ties with d */
+      mk(2, 3, "a", 5, 5), /* 8: the centre again */
+  };
+  size_t n = sizeof ev / sizeof *ev, tied[9];
+  cr_assert_eq(hs_opt_front(&sp, ev, n, 1.0, tied), 7, "7 distinct points a..g");
+  size_t want[9] = {0, 3, 0, 2, 0, 0, 0, 0, 0};
+  for (size_t i = 0; i < n; i++) cr_assert_eq(tied[i], want[i], "row %zu: tied %zu", i, tied[i]);
+  /* the first half of each budget: indexes 0 and 1 (and the centre) */
+  cr_assert_eq(hs_opt_front(&sp, ev, n, 0.5, tied), 4, "a, b, c, f");
+  size_t half[9] = {0, 3, 0, 0, 0, 0, 0, 0, 0};
+  for (size_t i = 0; i < n; i++) cr_assert_eq(tied[i], half[i], "half, row %zu", i);
+  /* a point seen first in sub 2 (index 0) and later in sub 1 is kept where
+   * FILE.csv lists it first: lowest sub, then index */
+  hs_opt_eval tail[] = {mk(0, 0, "a", 5, 5), mk(1, 0, "e", 9, 9), mk(1, 1, "b", 2, 2),
+                        mk(2, 0, "c", 2, 2)};
+  size_t t4[4];
+  cr_assert_eq(hs_opt_front(&sp, tail, 4, 1.0, t4), 4);
+  cr_assert(t4[0] == 0 && t4[1] == 0 && t4[2] == 2 && t4[3] == 0, "%zu %zu %zu %zu", t4[0], t4[1],
+            t4[2], t4[3]);
+  for (size_t i = 0; i < n; i++) hs_free(ev[i].text[0]), hs_free(ev[i].text);
+  for (size_t i = 0; i < 4; i++) hs_free(tail[i].text[0]), hs_free(tail[i].text);
+  hs_opt_var_fini(&v);
+}
+
+/* One objective: the best is the first of the least value; NaN (a run that
+ * never met its target) is worst, and NaNs tie with each other. */
+Test(optimize, best_one_row_with_its_ties) {
+  hs_opt_var v = var("x=a,b,c,d,e");
+  hs_opt_spec sp = {.vars = &v, .nvars = 1, .budget = 5};
+  hs_opt_eval ev[] = {mk(0, 0, "a", NAN, 0), mk(0, 1, "b", 2, 0), mk(0, 2, "c", 1, 7),
+                      mk(0, 3, "d", 1, 8), mk(0, 4, "e", NAN, 0)};
+  size_t tied[5];
+  cr_assert_eq(hs_opt_front(&sp, ev, 5, 1.0, tied), 5);
+  cr_assert(!tied[0] && !tied[1] && tied[2] == 2 && !tied[3] && !tied[4],
+            "f[1] is not an objective here: c and d tie");
+  ev[2].f[0] = ev[3].f[0] = NAN;
+  ev[1].f[0] = NAN;
+  hs_opt_front(&sp, ev, 5, 1.0, tied);
+  cr_assert(tied[0] == 5, "every point NaN: the first stands for all 5 (%zu)", tied[0]);
+  for (size_t i = 0; i < 5; i++) hs_free(ev[i].text[0]), hs_free(ev[i].text);
+  hs_opt_var_fini(&v);
+}
+
+/* A key with no effect (y): objectives x and 4 - x on the lattice x = 0..4.
+ * Every x is on the front, and every y at that x ties with it: the front has
+ * one row per x that was evaluated, the first evaluation of that x, tied with
+ * as many distinct (x, y) as were evaluated; the same for -j 1 and -j 2. */
+static hs_status no_effect(const char *const *t, double *f, double *extra, void *ud,
+                           hs_error *err) {
+  (void)extra, (void)ud, (void)err;
+  f[0] = atof(t[0]);
+  f[1] = 4 - f[0];
+  return HS_OK;
+}
+
+Test(optimize, a_key_without_effect_gives_ties) {
+  hs_opt_var v[2] = {var("x=0:4:1"), var("y=0:1")};
+  hs_opt_spec sp = {.vars = v, .nvars = 2, .pareto = true, .budget = 61, .weights = 3,
+                    .algorithm = "GN_CRS2_LM", .seed = 3, .jobs = 1};
+  size_t *tied[2] = {NULL, NULL};
+  hs_opt_eval *ev[2];
+  size_t n[2];
+  for (unsigned j = 0; j < 2; j++) {
+    hs_error err = {0};
+    sp.jobs = j + 1;
+    cr_assert_eq(hs_opt_run(&sp, no_effect, NULL, NULL, &ev[j], &n[j], &err), HS_OK, "%s", err.msg);
+    tied[j] = hs_calloc(n[j], sizeof *tied[j]);
+    hs_opt_front(&sp, ev[j], n[j], 1.0, tied[j]);
+  }
+  same_evals(ev[0], n[0], ev[1], n[1]);
+  size_t rows = 0;
+  for (size_t i = 0; i < n[0]; i++) {
+    cr_assert_eq(tied[0][i], tied[1][i], "-j 1 and -j 2 differ at row %zu", i);
+    /* brute force: is i the first evaluation of its x, and how many distinct
+     * points share its x? */
+    bool first = true;
+    for (size_t k = 0; k < i && first; k++) first = strcmp(ev[0][k].text[0], ev[0][i].text[0]) != 0;
+    size_t same = 0;
+    for (size_t k = 0; k < n[0]; k++) {
+      bool seen = false; /* k's point already counted */
+      for (size_t m = 0; m < k && !seen; m++)
+        seen = !strcmp(ev[0][m].text[0], ev[0][k].text[0]) &&
+               !strcmp(ev[0][m].text[1], ev[0][k].text[1]);
+      same += !seen && !strcmp(ev[0][k].text[0], ev[0][i].text[0]);
+    }
+    cr_assert_eq(tied[0][i], first ? same : 0, "row %zu (x %s): tied %zu, expected %zu", i,
+                 ev[0][i].text[0], tied[0][i], first ? same : 0);
+    rows += first;
+    if (first) cr_assert_gt(same, 1, "x %s: y has no effect, so a tie is expected", ev[0][i].text[0]);
+  }
+  cr_assert_eq(rows, 5, "one front row per x in 0..4 (got %zu)", rows);
+  for (unsigned j = 0; j < 2; j++) {
+    hs_free(tied[j]);
+    hs_opt_evals_free(ev[j], n[j], 2);
+  }
+  hs_opt_var_fini(&v[0]);
+  hs_opt_var_fini(&v[1]);
+}

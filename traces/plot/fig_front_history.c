@@ -1,8 +1,9 @@
 /* fig_front_history.c: front_history.{png,svg} of `hetsim optimize`, drawn
  * by optimize_front_history.gp: the makespan-energy front the search held
  * after 25, 50, 75 and 100 % of its budget (FILE.history.csv: stage,
- * evaluations,<keys>,makespan_s,energy_j; front points in increasing
- * makespan within a stage), one staircase per stage, so the reader sees
+ * evaluations,<keys>,makespan_s,energy_j[,tied_points]; one row per distinct
+ * (makespan, energy), in increasing makespan within a stage; columns found by
+ * name, so tied_points needs nothing here), one staircase per stage, so the reader sees
  * where the search still improved. A single-objective search has one point
  * per stage: the best so far. O(rows) to write; each stage becomes one
  * gnuplot data block (two blank lines between blocks). Rejected: a

@@ -122,4 +122,20 @@ hs_status hs_opt_run(const hs_opt_spec *spec, hs_opt_eval_fn eval, hs_opt_record
 hs_status hs_opt_check(const hs_opt_spec *spec, hs_error *err);
 void hs_opt_evals_free(hs_opt_eval *e, size_t n, size_t nvars);
 
+/* The front of evaluations ev[0..n), in (sub, index) order as hs_opt_run
+ * returns them (the order of FILE.csv, and the order a -j 1 run evaluates
+ * them). Considered: the evaluations with index < frac x their sub-problem's
+ * budget (Pareto's reference, sub 0, always; frac 1: all). A point (value
+ * text) counts once, at its first evaluation. Points TIE when their objective
+ * vectors are equal (f[0] and f[1] for Pareto, f[0] otherwise; == on the
+ * doubles, NaN equal to NaN): the first of them stands for them all. The
+ * front: the non-dominated representatives (Pareto), or the one with the
+ * least f[0], NaN worst (one objective). tied[0..n) receives, for each
+ * evaluation on the front, the number of distinct points it stands for (>= 1;
+ * their sum is the number of distinct points on the front), 0 elsewhere.
+ * Returns the number of distinct points considered. The result depends only
+ * on ev (not on -j, ranks or batches). O(n log n x nvars). */
+size_t hs_opt_front(const hs_opt_spec *spec, const hs_opt_eval *ev, size_t n, double frac,
+                    size_t *tied);
+
 #endif
