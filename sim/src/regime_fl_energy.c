@@ -14,7 +14,7 @@
  *                an ESTIMATE from public figures for Wi-Fi radios, not a
  *                measurement (regime_fl.h says where it comes from); default
  *                port_w 0: no port figure found that fits every endpoint.
- * Metrics (fl only, HS_METRIC_SYSTEM in metrics.c): energy_server_j,
+ * Metrics (fl only, group "system" in metrics.c): energy_server_j,
  * energy_network_j, energy_aggregators_j and energy_system_j = energy_j
  * (devices) + server + aggregators + network, the identity the tests check.
  *
