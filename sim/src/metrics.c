@@ -14,6 +14,13 @@
  * public field names would be generated, hard to read for trainers linking
  * hs_run.h), and positional arrays (the m[0..6] this replaces).
  *
+ * Optional metrics name a group in their line; a group's bit in
+ * hs_summary.metric_groups is the index of the first line naming it, so no
+ * list of groups exists beside the table, and which runs report a group is
+ * said once (hs_metric_run_groups: the regime's descriptor, the learning
+ * block). Rejected: one flag and one setter per group (what this replaces:
+ * every optional metric family needed edits in four files).
+ *
  * The test-only hook appends to a small second array: tests prove that a
  * metric added here reaches every output without a second edit. */
 #include "sim/hs_metrics.h"
