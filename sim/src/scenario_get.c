@@ -94,53 +94,54 @@ hs_status scn_need_object(ctx *c, const cJSON *n) {
   return hs_json_object(&jc, n, sim_jpath_str(&c->path));
 }
 
-/* obj.key as true or false; absent: def. */
-hs_status scn_get_bool(ctx *c, const cJSON *obj, const char *key, bool def, bool *out) {
-  const cJSON *n = scn_member(obj, key);
-  if (!n) {
-    *out = def;
-    return HS_OK;
-  }
-  size_t mark = sim_jpath_key(&c->path, key);
-  hs_json_ctx jc = json_ctx(c);
-  hs_status st = hs_json_bool(&jc, n, sim_jpath_str(&c->path), out);
-  sim_jpath_pop(&c->path, mark);
-  return st;
-}
-
 hs_status scn_missing(ctx *c, const char *key) {
   hs_json_ctx jc = json_ctx(c);
   return hs_json_missing(&jc, sim_jpath_str(&c->path), key);
 }
 
-/* obj.key checked by hs_json_number or hs_json_integer under its path;
- * absent: def, or an error when required. The scenario words every number
- * failure "expected <range>, got <what>" (show_got), classes a non-finite
- * value as out of range, and has no hint above the range. */
-static hs_status get_number(ctx *c, const cJSON *obj, const char *key, bool required,
-                            double def, const hs_json_num *spec, bool whole, double *out) {
+/* What get_value checks a value as (with hetsim::json's getter of that type). */
+typedef enum { GET_BOOL, GET_STRING, GET_NUMBER, GET_INTEGER } get_kind;
+
+/* obj.key checked as `kind` under the key's path (spec: a number's range and
+ * reason). Absent: *found false and HS_OK, or the missing-key failure when
+ * required; the caller then stores its default. */
+static hs_status get_value(ctx *c, const cJSON *obj, const char *key, bool required,
+                           get_kind kind, const hs_json_num *spec, void *out, bool *found) {
   const cJSON *n = scn_member(obj, key);
-  if (!n) {
-    if (required) return scn_missing(c, key);
-    *out = def;
-    return HS_OK;
-  }
+  *found = n != NULL;
+  if (!n) return required ? scn_missing(c, key) : HS_OK;
   size_t mark = sim_jpath_key(&c->path, key);
   hs_json_ctx jc = json_ctx(c);
   const char *path = sim_jpath_str(&c->path);
-  hs_status st = whole ? hs_json_integer(&jc, n, path, spec, out)
-                       : hs_json_number(&jc, n, path, spec, out);
+  hs_status st = kind == GET_BOOL     ? hs_json_bool(&jc, n, path, out)
+                 : kind == GET_STRING ? hs_json_string(&jc, n, path, out)
+                 : kind == GET_NUMBER ? hs_json_number(&jc, n, path, spec, out)
+                                      : hs_json_integer(&jc, n, path, spec, out);
   sim_jpath_pop(&c->path, mark);
   return st;
 }
 
-/* An integer in [lo, hi]; absent: def, or an error when required. */
+/* obj.key as true or false; absent: def. */
+hs_status scn_get_bool(ctx *c, const cJSON *obj, const char *key, bool def, bool *out) {
+  bool found;
+  hs_status st = get_value(c, obj, key, false, GET_BOOL, NULL, out, &found);
+  if (!found) *out = def;
+  return st;
+}
+
+/* An integer in [lo, hi]; absent: def, or an error when required. Like
+ * every number the scenario reads, a failure says "expected <range>, got
+ * <what>" (show_got), a non-finite value is out of range (HS_ERANGE), and
+ * there is no hint above the range. */
 hs_status scn_get_uint(ctx *c, const cJSON *obj, const char *key, bool required, double def,
                        double lo, double hi, double *out) {
   char want[96];
   snprintf(want, sizeof want, "expected an integer in [%.0f, %.0f]", lo, hi);
   hs_json_num spec = {.lo = lo, .hi = hi, .want = want, .non_finite = HS_ERANGE};
-  return get_number(c, obj, key, required, def, &spec, true, out);
+  bool found;
+  hs_status st = get_value(c, obj, key, required, GET_INTEGER, &spec, out, &found);
+  if (!found && st == HS_OK) *out = def;
+  return st;
 }
 
 /* A finite number with lo <(=) v <(=) hi (hi may be INFINITY). */
@@ -154,22 +155,18 @@ hs_status scn_get_num(ctx *c, const cJSON *obj, const char *key, bool required, 
              hi_open ? ")" : "]");
   hs_json_num spec = {.lo = lo, .hi = hi, .lo_open = lo_open, .hi_open = hi_open, .want = want,
                       .non_finite = HS_ERANGE};
-  return get_number(c, obj, key, required, def, &spec, false, out);
+  bool found;
+  hs_status st = get_value(c, obj, key, required, GET_NUMBER, &spec, out, &found);
+  if (!found && st == HS_OK) *out = def;
+  return st;
 }
 
 /* A string (heap copy in *out); absent: a copy of def, or NULL if def is NULL. */
 hs_status scn_get_str(ctx *c, const cJSON *obj, const char *key, bool required,
-                         const char *def, char **out) {
-  const cJSON *n = scn_member(obj, key);
-  if (!n) {
-    if (required) return scn_missing(c, key);
-    *out = def ? hs_strdup(def) : NULL;
-    return HS_OK;
-  }
-  size_t mark = sim_jpath_key(&c->path, key);
-  hs_json_ctx jc = json_ctx(c);
-  hs_status st = hs_json_string(&jc, n, sim_jpath_str(&c->path), out);
-  sim_jpath_pop(&c->path, mark);
+                      const char *def, char **out) {
+  bool found;
+  hs_status st = get_value(c, obj, key, required, GET_STRING, NULL, out, &found);
+  if (!found && st == HS_OK) *out = def ? hs_strdup(def) : NULL;
   return st;
 }
 
