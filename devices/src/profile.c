@@ -22,11 +22,11 @@
  * here), and cJSON_Minify to allow comments (the probe writes plain JSON, and a
  * hand-edited comment would shift every line number in parse errors).
  *
- * devices/ must not depend on traces/, so the file is read here with stdio. */
+ * The file is read with hetsim::status's reader (hs_read_file_as) under a
+ * 16 MiB limit; the messages are this loader's own. */
 #include "devices/hs_profile.h"
 
 #include <assert.h>
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,8 +44,7 @@
 #define HS_PROFILE_DIR hs_share_path("profiles")
 #endif
 
-#define DEV_PATH_MAX 256            /* JSON paths in messages; longer ones are truncated */
-#define DEV_FILE_MAX (16u << 20)    /* a profile is a few KiB; refuse anything absurd */
+#define DEV_FILE_MAX (16u << 20)    /* a profile is a few KiB; refuse anything absurd (bytes) */
 #define DEV_TAU_CV_MAX 10.0         /* beyond this the lognormal has no useful meaning */
 #define DEV_WATTS_MAX 100000.0      /* 100 kW: a rack, not a board; catches mW/W mix-ups */
 #define DEV_SECONDS_MAX 86400.0     /* per-sample time or per-round overhead above a day is a units error */
@@ -82,33 +81,22 @@ static const hs_json_words dev_words = {
     .duplicate = "duplicate key",
     .missing = "missing required field",
     .not_string = "must be a string",
-    .not_string_got = false,
+    .show_got = false,
     .empty_string = "must not be empty",
+    .not_object = "must be an object",
+    .not_bool = "must be true or false",
     .show_keys = false,
     .mark_cut = true,
 };
 
-/* Validation context: the origin for messages, the error record, the wording. */
+/* Validation context: the origin for messages, the error record, the wording.
+ * Paths are passed down as text and built with hs_json_join(_index), which
+ * marks a cut path with "..." (dev_words.mark_cut): a message with a
+ * shortened path beats no message. */
 typedef hs_json_ctx dev_ctx;
 
 static hs_status fail(const dev_ctx *c, hs_status st, const char *path, const char *reason) {
   return hs_json_fail(c, st, path ? path : "", "%s", reason);
-}
-
-/* JSON paths longer than DEV_PATH_MAX are cut (and marked with "...") rather
- * than overflowed: a message with a shortened path beats no message. */
-static void mark_cut(char *out, int len) {
-  if (len < 0 || len >= DEV_PATH_MAX) memcpy(out + DEV_PATH_MAX - 4, "...", 4);
-}
-
-static void join(char *out, const char *parent, const char *key) {
-  int len = parent[0] ? snprintf(out, DEV_PATH_MAX, "%s.%s", parent, key)
-                      : snprintf(out, DEV_PATH_MAX, "%s", key);
-  mark_cut(out, len);
-}
-
-static void join_index(char *out, const char *parent, size_t i) {
-  mark_cut(out, snprintf(out, DEV_PATH_MAX, "%s[%zu]", parent, i));
 }
 
 /* Members of obj must be in allowed (NULL-terminated) and appear once. */
@@ -133,30 +121,28 @@ static hs_status want_string(const dev_ctx *c, const cJSON *v, const char *path,
 
 enum { RANGE_GT0, RANGE_GE0, RANGE_CV };
 
+/* A finite number > 0, >= 0 or a CV, at most max. A value above max is
+ * worded as a units mistake, except a CV (its "in [0, 10]" says the range);
+ * a non-finite value fails like a non-number (HS_ETYPE). */
 static hs_status want_number(const dev_ctx *c, const cJSON *v, const char *path, int range,
                              double max, double *out) {
-  static const char *const what[] = {"> 0", ">= 0", "in [0, 10]"};
-  char reason[96];
-  snprintf(reason, sizeof reason, "must be a finite number %s", what[range]);
-  if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble)) return fail(c, HS_ETYPE, path, reason);
-  double x = v->valuedouble;
-  bool ok = range == RANGE_GT0 ? x > 0 : x >= 0;
-  if (!ok) return fail(c, HS_ERANGE, path, reason);
-  if (x > max) {
-    if (range != RANGE_CV) snprintf(reason, sizeof reason, "must be at most %g (check the units)", max);
-    return fail(c, HS_ERANGE, path, reason);
-  }
-  *out = x;
-  return HS_OK;
+  static const char *const want[] = {"must be a finite number > 0", "must be a finite number >= 0",
+                                     "must be a finite number in [0, 10]"};
+  char above[64];
+  snprintf(above, sizeof above, "must be at most %g (check the units)", max);
+  hs_json_num spec = {.lo = 0, .lo_open = range == RANGE_GT0, .hi = max, .want = want[range],
+                      .above = range == RANGE_CV ? NULL : above, .non_finite = HS_ETYPE};
+  return hs_json_number(c, v, path, &spec, out);
 }
 
+/* A whole number in [1, 2^32 - 1]; a non-finite value is out of range. */
 static hs_status want_count(const dev_ctx *c, const cJSON *v, const char *path, uint32_t *out) {
-  if (!cJSON_IsNumber(v)) return fail(c, HS_ETYPE, path, "must be an integer >= 1");
-  double x = v->valuedouble;
-  if (!isfinite(x) || x != floor(x) || x < 1 || x > (double)UINT32_MAX)
-    return fail(c, HS_ERANGE, path, "must be an integer >= 1");
-  *out = (uint32_t)x;
-  return HS_OK;
+  static const hs_json_num spec = {.lo = 1, .hi = (double)UINT32_MAX,
+                                   .want = "must be an integer >= 1", .non_finite = HS_ERANGE};
+  double x;
+  hs_status st = hs_json_integer(c, v, path, &spec, &x);
+  if (st == HS_OK) *out = (uint32_t)x;
+  return st;
 }
 
 static bool name_ok(const char *s) {
@@ -191,14 +177,14 @@ static hs_status check_provenance(const dev_ctx *c, const cJSON *v, const char *
                                   const char **kind_out) {
   static const char *const keys[] = {"kind",  "sources", "sensor", "covers", "sample_hz",
                                      "runs",  "date",    "kernel", "notes",  NULL};
-  char sub[DEV_PATH_MAX];
+  char sub[HS_JSON_PATH_MAX];
   hs_status st;
   const cJSON *m;
-  if (!cJSON_IsObject(v)) return fail(c, HS_ETYPE, path, "must be an object");
+  if ((st = hs_json_object(c, v, path))) return st;
   if ((st = check_keys(c, v, path, keys))) return st;
 
   if ((st = get(c, v, path, "kind", true, &m))) return st;
-  join(sub, path, "kind");
+  hs_json_join(c, sub, path, "kind");
   if (!cJSON_IsString(m)) return fail(c, HS_ETYPE, sub, "must be a string");
   const char *kind = NULL;
   for (const char *const *k = prov_kinds; *k; k++)
@@ -208,14 +194,14 @@ static hs_status check_provenance(const dev_ctx *c, const cJSON *v, const char *
 
   if ((st = get(c, v, path, "sources", !measured, &m))) return st;
   if (m) {
-    join(sub, path, "sources");
+    hs_json_join(c, sub, path, "sources");
     if (!cJSON_IsArray(m)) return fail(c, HS_ETYPE, sub, "must be an array of strings");
     if (!m->child && !measured)
       return fail(c, HS_EINVAL, sub, "must name at least one public figure for an estimate");
     size_t i = 0;
     for (const cJSON *s = m->child; s; s = s->next, i++) {
-      char el[DEV_PATH_MAX];
-      join_index(el, sub, i);
+      char el[HS_JSON_PATH_MAX];
+      hs_json_join_index(c, el, sub, i);
       if (!cJSON_IsString(s)) return fail(c, HS_ETYPE, el, "must be a string");
       if (!s->valuestring[0]) return fail(c, HS_EINVAL, el, "must not be empty");
     }
@@ -223,7 +209,7 @@ static hs_status check_provenance(const dev_ctx *c, const cJSON *v, const char *
 
   if ((st = get(c, v, path, "sensor", measured, &m))) return st;
   if (m) {
-    join(sub, path, "sensor");
+    hs_json_join(c, sub, path, "sensor");
     if (!cJSON_IsString(m)) return fail(c, HS_ETYPE, sub, "must be a string");
     if (!m->valuestring[0]) return fail(c, HS_EINVAL, sub, "must not be empty");
     if (strcmp(kind, "estimated") == 0)
@@ -232,25 +218,25 @@ static hs_status check_provenance(const dev_ctx *c, const cJSON *v, const char *
   static const char *const strings[] = {"covers", "kernel", "notes", NULL};
   for (const char *const *k = strings; *k; k++) {
     if ((st = get(c, v, path, *k, false, &m))) return st;
-    join(sub, path, *k);
+    hs_json_join(c, sub, path, *k);
     if (m && !cJSON_IsString(m)) return fail(c, HS_ETYPE, sub, "must be a string");
   }
   if ((st = get(c, v, path, "date", false, &m))) return st;
   if (m) {
-    join(sub, path, "date");
+    hs_json_join(c, sub, path, "date");
     if (!cJSON_IsString(m)) return fail(c, HS_ETYPE, sub, "must be a string");
     if (!date_ok(m->valuestring)) return fail(c, HS_EINVAL, sub, "must be a date YYYY-MM-DD");
   }
   if ((st = get(c, v, path, "sample_hz", false, &m))) return st;
   if (m) {
     double hz;
-    join(sub, path, "sample_hz");
+    hs_json_join(c, sub, path, "sample_hz");
     if ((st = want_number(c, m, sub, RANGE_GT0, 1e9, &hz))) return st;
   }
   if ((st = get(c, v, path, "runs", false, &m))) return st;
   if (m) {
     uint32_t runs;
-    join(sub, path, "runs");
+    hs_json_join(c, sub, path, "runs");
     if ((st = want_count(c, m, sub, &runs))) return st;
   }
   *kind_out = kind;
@@ -265,22 +251,24 @@ static hs_status check_loss_curve(const dev_ctx *c, const cJSON *v, const char *
   own->loss_samples = hs_reallocarray(NULL, n, sizeof(double));
   own->loss_values = hs_reallocarray(NULL, n, sizeof(double));
   size_t i = 0;
-  char el[DEV_PATH_MAX], sub[DEV_PATH_MAX];
+  char el[HS_JSON_PATH_MAX], sub[HS_JSON_PATH_MAX];
   for (const cJSON *p = v->child; p; p = p->next, i++) {
-    join_index(el, path, i);
+    hs_json_join_index(c, el, path, i);
     if (!cJSON_IsArray(p) || cJSON_GetArraySize(p) != 2)
       return fail(c, HS_ETYPE, el, "must be a [samples, loss] pair");
-    const cJSON *s = p->child, *l = p->child->next;
-    join_index(sub, el, 0);
-    if (!cJSON_IsNumber(s) || !isfinite(s->valuedouble) || s->valuedouble < 0)
-      return fail(c, HS_ERANGE, sub, "samples must be a finite number >= 0");
-    if (i > 0 && !(s->valuedouble > own->loss_samples[i - 1]))
+    static const hs_json_num samples = {.lo = 0, .hi = INFINITY,
+                                        .want = "samples must be a finite number >= 0",
+                                        .not_number = HS_ERANGE, .non_finite = HS_ERANGE};
+    static const hs_json_num loss = {.lo = -INFINITY, .hi = INFINITY,
+                                     .want = "loss must be a finite number",
+                                     .non_finite = HS_ETYPE};
+    hs_json_join_index(c, sub, el, 0);
+    hs_status st = hs_json_number(c, p->child, sub, &samples, &own->loss_samples[i]);
+    if (st) return st;
+    if (i > 0 && !(own->loss_samples[i] > own->loss_samples[i - 1]))
       return fail(c, HS_EINVAL, sub, "samples must be strictly ascending along the curve");
-    join_index(sub, el, 1);
-    if (!cJSON_IsNumber(l) || !isfinite(l->valuedouble))
-      return fail(c, HS_ETYPE, sub, "loss must be a finite number");
-    own->loss_samples[i] = s->valuedouble;
-    own->loss_values[i] = l->valuedouble;
+    hs_json_join_index(c, sub, el, 1);
+    if ((st = hs_json_number(c, p->child->next, sub, &loss, &own->loss_values[i]))) return st;
   }
   t->loss_points = n;
   t->loss_samples = own->loss_samples;
@@ -293,10 +281,10 @@ static hs_status check_task(const dev_ctx *c, const cJSON *v, const char *path, 
   static const char *const keys[] = {"tau_s",     "tau_cv",          "busy_w",     "overhead_s",
                                      "batch_size", "threads",        "energy_measured",
                                      "loss_curve", "provenance",      NULL};
-  char sub[DEV_PATH_MAX];
+  char sub[HS_JSON_PATH_MAX];
   hs_status st;
   const cJSON *m;
-  if (!cJSON_IsObject(v)) return fail(c, HS_ETYPE, path, "must be an object");
+  if ((st = hs_json_object(c, v, path))) return st;
   if ((st = check_keys(c, v, path, keys))) return st;
 
   struct {
@@ -310,44 +298,43 @@ static hs_status check_task(const dev_ctx *c, const cJSON *v, const char *path, 
               {"overhead_s", RANGE_GE0, DEV_SECONDS_MAX, &t->overhead_s}};
   for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) {
     if ((st = get(c, v, path, nums[i].key, true, &m))) return st;
-    join(sub, path, nums[i].key);
+    hs_json_join(c, sub, path, nums[i].key);
     if ((st = want_number(c, m, sub, nums[i].range, nums[i].max, nums[i].out))) return st;
   }
   if (t->busy_w < idle_w) {
     /* Training below idle power is a units or field mix-up, and the energy
      * model (busy, comm and idle as whole-device power states) would then
      * reward work. */
-    join(sub, path, "busy_w");
+    hs_json_join(c, sub, path, "busy_w");
     char reason[128];
     snprintf(reason, sizeof reason, "must be >= idle_w (%g W): training cannot draw less than idling",
              idle_w);
     return fail(c, HS_ERANGE, sub, reason);
   }
   if ((st = get(c, v, path, "batch_size", false, &m))) return st;
-  join(sub, path, "batch_size");
+  hs_json_join(c, sub, path, "batch_size");
   if (m && (st = want_count(c, m, sub, &t->batch_size))) return st;
   if ((st = get(c, v, path, "threads", false, &m))) return st;
-  join(sub, path, "threads");
+  hs_json_join(c, sub, path, "threads");
   if (m && (st = want_count(c, m, sub, &t->threads))) return st;
 
   const char *kind = profile_kind;
   if ((st = get(c, v, path, "provenance", false, &m))) return st;
   if (m) {
-    join(sub, path, "provenance");
+    hs_json_join(c, sub, path, "provenance");
     if ((st = check_provenance(c, m, sub, &kind))) return st;
     own->prov_kind = hs_strdup(kind);
   }
   if ((st = get(c, v, path, "energy_measured", false, &m))) return st;
   if (m) {
-    join(sub, path, "energy_measured");
-    if (!cJSON_IsBool(m)) return fail(c, HS_ETYPE, sub, "must be true or false");
-    t->energy_measured = cJSON_IsTrue(m);
+    hs_json_join(c, sub, path, "energy_measured");
+    if ((st = hs_json_bool(c, m, sub, &t->energy_measured))) return st;
     if (t->energy_measured && strcmp(kind, "estimated") == 0)
       return fail(c, HS_EINVAL, sub, "is true but the provenance in force is \"estimated\"");
   }
   if ((st = get(c, v, path, "loss_curve", false, &m))) return st;
   if (m) {
-    join(sub, path, "loss_curve");
+    hs_json_join(c, sub, path, "loss_curve");
     if ((st = check_loss_curve(c, m, sub, own, t))) return st;
   }
   return HS_OK;
@@ -384,11 +371,10 @@ static unsigned char *task_repeats(const cJSON *tasks, size_t n) {
 
 /* A temperature in [DEV_TEMP_MIN, DEV_TEMP_MAX]. */
 static hs_status want_temp(const dev_ctx *c, const cJSON *v, const char *path, double *out) {
-  if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < DEV_TEMP_MIN ||
-      v->valuedouble > DEV_TEMP_MAX)
-    return fail(c, HS_ERANGE, path, "must be a temperature in [-50, 200] deg C");
-  *out = v->valuedouble;
-  return HS_OK;
+  static const hs_json_num spec = {.lo = DEV_TEMP_MIN, .hi = DEV_TEMP_MAX,
+                                   .want = "must be a temperature in [-50, 200] deg C",
+                                   .not_number = HS_ERANGE, .non_finite = HS_ERANGE};
+  return hs_json_number(c, v, path, &spec, out);
 }
 
 /* One level of the thermal block (k > 0 carries its trip and recover points). */
@@ -398,19 +384,19 @@ static hs_status check_level(const dev_ctx *c, const cJSON *v, const char *path,
   static const char *const keys[] = {"speed", "busy_factor", "trip_c", "recover_c", NULL};
   size_t n = p->thermal.nlevels;
   double *speed = p->th_arrays, *busy = speed + n, *trip = busy + n, *rec = trip + n;
-  char sub[DEV_PATH_MAX];
+  char sub[HS_JSON_PATH_MAX];
   const cJSON *m;
   hs_status st;
-  if (!cJSON_IsObject(v)) return fail(c, HS_ETYPE, path, "must be an object");
+  if ((st = hs_json_object(c, v, path))) return st;
   if ((st = check_keys(c, v, path, k ? keys : keys0))) return st;
-  join(sub, path, "speed");
+  hs_json_join(c, sub, path, "speed");
   if ((st = get(c, v, path, "speed", true, &m)) ||
       (st = want_number(c, m, sub, RANGE_GT0, 1.0, &speed[k])))
     return st;
   if (k == 0 && speed[0] != 1.0) return fail(c, HS_ERANGE, sub, "level 0 is the profile's speed: must be 1");
   if (k > 0 && speed[k] > speed[k - 1])
     return fail(c, HS_ERANGE, sub, "a throttled level is not faster than the level before it");
-  join(sub, path, "busy_factor");
+  hs_json_join(c, sub, path, "busy_factor");
   if ((st = get(c, v, path, "busy_factor", true, &m)) ||
       (st = want_number(c, m, sub, RANGE_GT0, 10.0, &busy[k])))
     return st;
@@ -418,11 +404,11 @@ static hs_status check_level(const dev_ctx *c, const cJSON *v, const char *path,
     return fail(c, HS_ERANGE, sub, "level 0 draws the task's busy_w: must be 1");
   trip[k] = rec[k] = NAN;
   if (k == 0) return HS_OK;
-  join(sub, path, "trip_c");
+  hs_json_join(c, sub, path, "trip_c");
   if ((st = get(c, v, path, "trip_c", true, &m)) || (st = want_temp(c, m, sub, &trip[k]))) return st;
   if (k > 1 && !(trip[k] > trip[k - 1]))
     return fail(c, HS_ERANGE, sub, "must be above the trip point of the level before");
-  join(sub, path, "recover_c");
+  hs_json_join(c, sub, path, "recover_c");
   if ((st = get(c, v, path, "recover_c", true, &m)) || (st = want_temp(c, m, sub, &rec[k]))) return st;
   if (!(rec[k] < trip[k])) return fail(c, HS_ERANGE, sub, "must be below this level's trip_c (hysteresis)");
   if (k > 1 && !(rec[k] > rec[k - 1]))
@@ -436,7 +422,7 @@ static hs_status check_thermal(const dev_ctx *c, const cJSON *v, hs_profile *p) 
   hs_thermal_profile *th = &p->thermal;
   const cJSON *m;
   hs_status st;
-  if (!cJSON_IsObject(v)) return fail(c, HS_ETYPE, "thermal", "must be an object");
+  if ((st = hs_json_object(c, v, "thermal"))) return st;
   if ((st = check_keys(c, v, "thermal", keys))) return st;
   if ((st = get(c, v, "thermal", "ambient_c", true, &m)) ||
       (st = want_temp(c, m, "thermal.ambient_c", &th->ambient_c)) ||
@@ -452,9 +438,9 @@ static hs_status check_thermal(const dev_ctx *c, const cJSON *v, hs_profile *p) 
   th->nlevels = n;
   p->th_arrays = hs_calloc(4 * n, sizeof *p->th_arrays);
   size_t k = 0;
-  char sub[DEV_PATH_MAX];
+  char sub[HS_JSON_PATH_MAX];
   for (const cJSON *l = m->child; l; l = l->next, k++) {
-    join_index(sub, "thermal.levels", k);
+    hs_json_join_index(c, sub, "thermal.levels", k);
     if ((st = check_level(c, l, sub, k, p))) return st;
   }
   th->speed = p->th_arrays;
@@ -467,7 +453,7 @@ static hs_status check_thermal(const dev_ctx *c, const cJSON *v, hs_profile *p) 
   p->th_sources = hs_calloc(ns, sizeof *p->th_sources);
   k = 0;
   for (const cJSON *s = m->child; s; s = s->next, k++) {
-    join_index(sub, "thermal.sources", k);
+    hs_json_join_index(c, sub, "thermal.sources", k);
     if ((st = want_string(c, s, sub, &p->th_sources[k]))) return st;
     th->nsources = k + 1;
   }
@@ -482,7 +468,7 @@ static hs_status check_gpu(const dev_ctx *c, const cJSON *root, hs_profile *p) {
   const cJSON *g = cJSON_GetObjectItemCaseSensitive(root, "gpu"), *m;
   hs_status st;
   if (!g) return HS_OK;
-  if (!cJSON_IsObject(g)) return fail(c, HS_ETYPE, "gpu", "must be an object");
+  if ((st = hs_json_object(c, g, "gpu"))) return st;
   if ((st = check_keys(c, g, "gpu", keys))) return st;
   if ((st = get(c, g, "gpu", "hbm_bytes", true, &m)) ||
       (st = want_number(c, m, "gpu.hbm_bytes", RANGE_GT0, 1e15, &p->hbm_bytes)) ||
@@ -498,7 +484,7 @@ static hs_status check_profile(const dev_ctx *c, const cJSON *root, hs_profile *
                                      "thermal", NULL};
   hs_status st;
   const cJSON *m;
-  if (!cJSON_IsObject(root)) return fail(c, HS_ETYPE, "(top level)", "must be an object");
+  if ((st = hs_json_object(c, root, "(top level)"))) return st;
   if ((st = check_keys(c, root, "", keys))) return st;
 
   if ((st = get(c, root, "", "format", true, &m))) return st;
@@ -536,10 +522,10 @@ static hs_status check_profile(const dev_ctx *c, const cJSON *root, hs_profile *
   p->own = hs_calloc(n, sizeof *p->own);
   p->ntasks = n;
   size_t i = 0;
-  char sub[DEV_PATH_MAX];
+  char sub[HS_JSON_PATH_MAX];
   unsigned char *repeat = task_repeats(m, n);
   for (const cJSON *t = m->child; t && st == HS_OK; t = t->next, i++) {
-    join(sub, "tasks", t->string);
+    hs_json_join(c, sub, "tasks", t->string);
     if (!t->string[0]) {
       st = fail(c, HS_EINVAL, sub, "task name must not be empty");
     } else if (repeat[i]) {
@@ -594,45 +580,33 @@ fail:
   return NULL;
 }
 
-/* Whole file into a NUL-terminated heap buffer. */
+/* Whole file into a NUL-terminated heap buffer (hs_read_file_as), in this
+ * loader's words: a folder fails as the read error it is to stdio. */
 static char *read_all(const char *path, hs_error *err) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    hs_status st = errno == ENOENT ? HS_ENOENT : errno == EACCES ? HS_EPERM : HS_EIO;
-    hs_error_set(err, st, "%s: cannot open: %s", path, strerror(errno));
-    return NULL;
+  hs_read_result r;
+  char *buf = hs_read_file_as(path, DEV_FILE_MAX, &r);
+  switch (r.fault) {
+    case HS_READ_OK:
+      break;
+    case HS_READ_CANNOT_OPEN:
+      hs_error_set(err, hs_read_open_status(r.errnum), "%s: cannot open: %s", path,
+                   strerror(r.errnum));
+      return NULL;
+    case HS_READ_TOO_LARGE:
+      hs_error_set(err, HS_ERANGE, "%s: larger than %u bytes: not a profile", path, DEV_FILE_MAX);
+      return NULL;
+    case HS_READ_FOLDER:
+    case HS_READ_FAILED:
+    default:
+      hs_error_set(err, HS_EIO, "%s: read error", path);
+      return NULL;
   }
-  size_t cap = 4096, len = 0;
-  char *buf = hs_malloc(cap);
-  for (;;) {
-    if (len + 1 >= cap) {
-      if (cap >= DEV_FILE_MAX) {
-        hs_error_set(err, HS_ERANGE, "%s: larger than %u bytes: not a profile", path, DEV_FILE_MAX);
-        goto fail;
-      }
-      cap *= 2;
-      buf = hs_realloc(buf, cap);
-    }
-    size_t got = fread(buf + len, 1, cap - len - 1, f);
-    len += got;
-    if (got == 0) break;
-  }
-  if (ferror(f)) {
-    hs_error_set(err, HS_EIO, "%s: read error", path);
-    goto fail;
-  }
-  fclose(f);
-  buf[len] = '\0';
-  if (strlen(buf) != len) {
+  if (memchr(buf, '\0', r.len)) {
     hs_error_set(err, HS_EPARSE, "%s: contains a NUL byte: not a JSON text", path);
     hs_free(buf);
     return NULL;
   }
   return buf;
-fail:
-  fclose(f);
-  hs_free(buf);
-  return NULL;
 }
 
 hs_profile *hs_profile_load(const char *path, hs_error *err) {

@@ -3,7 +3,10 @@
  *
  * Whole-file reads go through stdio with a doubling buffer (O(bytes), at most
  * twice the file in memory while growing), not fstat's size: a pipe, a /proc
- * file or a file growing while read has no reliable size. Rejected: mmap (no
+ * file or a file growing while read has no reliable size. A size limit stops
+ * the reading one byte past it. One reader returns what went wrong
+ * (hs_read_file_as) and hs_read_file words it; a caller with messages of its
+ * own (device profiles) words the same faults itself. Rejected: mmap (no
  * NUL after the text, and a file truncated under us raises SIGBUS). */
 #include "base/hs_util.h"
 
@@ -43,37 +46,58 @@ uint64_t hs_fnv1a64(uint64_t h, const void *data, size_t n) {
 
 uint64_t hs_fnv1a64_str(const char *s) { return hs_fnv1a64(HS_FNV1A64_INIT, s, strlen(s)); }
 
-char *hs_read_file(const char *path, size_t *len_out, hs_error *err) {
+hs_status hs_read_open_status(int errnum) {
+  return errnum == ENOENT ? HS_ENOENT : errnum == EACCES ? HS_EPERM : HS_EIO;
+}
+
+char *hs_read_file_as(const char *path, size_t max_bytes, hs_read_result *r) {
+  *r = (hs_read_result){0, HS_READ_OK, 0};
   FILE *fp = fopen(path, "rb");
   if (!fp) {
-    hs_error_set(err, errno == ENOENT ? HS_ENOENT : errno == EACCES ? HS_EPERM : HS_EIO,
-                 "%s: cannot open: %s", path, strerror(errno));
+    r->fault = HS_READ_CANNOT_OPEN;
+    r->errnum = errno;
     return NULL;
   }
   struct stat sb;
   if (fstat(fileno(fp), &sb) == 0 && S_ISDIR(sb.st_mode)) {
     fclose(fp);
-    hs_error_set(err, HS_EINVAL, "%s: is a folder, not a file", path);
+    r->fault = HS_READ_FOLDER;
     return NULL;
   }
   size_t cap = 4096, len = 0;
   char *buf = hs_malloc(cap);
   for (;;) {
     if (len + 1 >= cap) buf = hs_realloc(buf, cap *= 2);
-    size_t got = fread(buf + len, 1, cap - len - 1, fp);
+    size_t want = cap - len - 1;
+    if (max_bytes && want > max_bytes + 1 - len) want = max_bytes + 1 - len;
+    size_t got = fread(buf + len, 1, want, fp);
     len += got;
-    if (got == 0) break;
+    if (got == 0 || (max_bytes && len > max_bytes)) break;
   }
-  int bad = ferror(fp);
+  if (max_bytes && len > max_bytes) r->fault = HS_READ_TOO_LARGE;
+  else if (ferror(fp)) r->fault = HS_READ_FAILED;
   fclose(fp);
-  if (bad) {
-    hs_error_set(err, HS_EIO, "%s: read failed", path);
+  if (r->fault) {
     hs_free(buf);
     return NULL;
   }
   buf[len] = '\0';
-  if (len_out) *len_out = len;
+  r->len = len;
   return buf;
+}
+
+char *hs_read_file(const char *path, size_t *len_out, hs_error *err) {
+  hs_read_result r;
+  char *text = hs_read_file_as(path, 0, &r);
+  if (r.fault == HS_READ_CANNOT_OPEN)
+    hs_error_set(err, hs_read_open_status(r.errnum), "%s: cannot open: %s", path,
+                 strerror(r.errnum));
+  else if (r.fault == HS_READ_FOLDER)
+    hs_error_set(err, HS_EINVAL, "%s: is a folder, not a file", path);
+  else if (r.fault)
+    hs_error_set(err, HS_EIO, "%s: read failed", path);
+  if (text && len_out) *len_out = r.len;
+  return text;
 }
 
 hs_status hs_text_check_nul(const char *text, size_t len, const char *origin, hs_error *err) {

@@ -12,6 +12,7 @@
 #include "cli_opts.h"
 #include "commands.h"
 #include "base/hs_alloc.h"
+#include "sim/hs_metrics.h"
 #include "sim/hs_run.h"
 #include "base/hs_util.h"
 #include "progress.h"
@@ -176,12 +177,13 @@ int hs_cmd_run(int argc, char **argv) {
     printf("wait_fraction  %.4f\n", s.wait_fraction);
     if (!isnan(s.controller_overhead_fraction))
       printf("controller_overhead_fraction %.3g\n", s.controller_overhead_fraction);
-    if (s.learning) /* learning in the loop: the target (NaN: not reached), the last evaluation */
+    /* learning in the loop: the target (NaN: not reached), the last evaluation */
+    if (hs_metric_reported(&s, "learning"))
       printf("to_target      %.3f s, %.1f J, %.0f rounds; final test_loss %.4f, accuracy %.4f\n",
              s.time_to_target_s, s.energy_to_target_j, s.rounds_to_target, s.final_test_loss,
              s.final_test_accuracy);
     printf("outputs        %s/{summary.json,rounds.csv,devices.csv%s%s}\n", out_dir,
-           o.trace ? ",trace.json" : "", s.learning ? ",learning.csv" : "");
+           o.trace ? ",trace.json" : "", hs_metric_reported(&s, "learning") ? ",learning.csv" : "");
   }
   if (*tmp_dir) {
     static const char *const files[] = {"summary.json", "rounds.csv", "devices.csv", "trace.json"};

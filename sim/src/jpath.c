@@ -1,10 +1,5 @@
-/* jpath.c: JSON paths for messages and for --set overrides.
- *
- * A path under construction is a fixed buffer plus a length: pushing a key or
- * an index appends, popping truncates back to a mark. Walking a scenario never
- * allocates for its paths, and the text of a path is always ready for an error
- * message. Rejected: a stack of segments formatted on error (more code for no
- * gain: every path fits in SIM_JPATH_MAX, and a longer one is cut, not lost).
+/* jpath.c: JSON paths for --set overrides. (Paths built for messages are
+ * hetsim::json's hs_json_path, shared with the profile loader; jpath.h.)
  *
  * --set keys are parsed into segments once; every lookup is then a linear walk
  * over the members of each object on the way, O(depth x width), which is
@@ -20,44 +15,6 @@
 
 #include "base/hs_alloc.h"
 #include "base/hs_json_get.h"
-
-void sim_jpath_init(sim_jpath *p) {
-  p->s[0] = '\0';
-  p->len = 0;
-}
-
-/* Append the n-byte text t (cut at the buffer's end). */
-static void jpath_append(sim_jpath *p, const char *t, size_t n) {
-  size_t room = sizeof p->s - 1 - p->len;
-  if (n > room) n = room;
-  memcpy(p->s + p->len, t, n);
-  p->len += n;
-  p->s[p->len] = '\0';
-}
-
-size_t sim_jpath_key(sim_jpath *p, const char *key) {
-  size_t mark = p->len;
-  if (p->len) jpath_append(p, ".", 1);
-  jpath_append(p, key, strlen(key));
-  return mark;
-}
-
-size_t sim_jpath_index(sim_jpath *p, size_t i) {
-  size_t mark = p->len;
-  char buf[32];
-  int n = snprintf(buf, sizeof buf, "[%zu]", i);
-  jpath_append(p, buf, (size_t)n);
-  return mark;
-}
-
-void sim_jpath_pop(sim_jpath *p, size_t mark) {
-  if (mark < p->len) {
-    p->len = mark;
-    p->s[mark] = '\0';
-  }
-}
-
-const char *sim_jpath_str(const sim_jpath *p) { return p->s; }
 
 hs_status sim_jpath_parse(const char *path, sim_jseg **segs_out, size_t *nsegs_out,
                           hs_error *err) {

@@ -9,24 +9,26 @@
 
 #include <cjson/cJSON.h>
 
+#include "base/hs_json_get.h"
 #include "base/hs_status.h"
 
-#define SIM_JPATH_MAX 256
+#define SIM_JPATH_MAX HS_JSON_PATH_MAX
 
-/* A path being built while a tree is walked: push a key or an index, remember
- * the returned mark, pop back to it. Text beyond SIM_JPATH_MAX is cut (the
- * message still names the start of the path). */
-typedef struct sim_jpath {
-  char s[SIM_JPATH_MAX];
-  size_t len;
-} sim_jpath;
+/* A path being built while a tree is walked: the shared builder of
+ * hetsim::json (hs_json_path: push a key or an index, keep the mark, pop
+ * back to it), under the names the scenario loader's files call it by. The
+ * scenario's paths are cut at SIM_JPATH_MAX - 1 bytes without a mark (the
+ * profile loader marks its cuts with "..."; each keeps its messages). */
+typedef hs_json_path sim_jpath;
 
-void sim_jpath_init(sim_jpath *p);
-size_t sim_jpath_key(sim_jpath *p, const char *key);
-size_t sim_jpath_index(sim_jpath *p, size_t i);
-void sim_jpath_pop(sim_jpath *p, size_t mark);
+static inline void sim_jpath_init(sim_jpath *p) { hs_json_path_init(p, false, NULL); }
+static inline size_t sim_jpath_key(sim_jpath *p, const char *key) {
+  return hs_json_path_key(p, key);
+}
+static inline size_t sim_jpath_index(sim_jpath *p, size_t i) { return hs_json_path_index(p, i); }
+static inline void sim_jpath_pop(sim_jpath *p, size_t mark) { hs_json_path_pop(p, mark); }
 /* "" at the root. */
-const char *sim_jpath_str(const sim_jpath *p);
+static inline const char *sim_jpath_str(const sim_jpath *p) { return hs_json_path_str(p); }
 
 /* One step of a parsed path: an object key (key, keylen) or an array index. */
 typedef struct sim_jseg {

@@ -14,6 +14,13 @@
  * public field names would be generated, hard to read for trainers linking
  * hs_run.h), and positional arrays (the m[0..6] this replaces).
  *
+ * Optional metrics name a group in their line; a group's bit in
+ * hs_summary.metric_groups is the index of the first line naming it, so no
+ * list of groups exists beside the table, and which runs report a group is
+ * said once (hs_metric_run_groups: the regime's descriptor, the learning
+ * block). Rejected: one flag and one setter per group (what this replaces:
+ * every optional metric family needed edits in four files).
+ *
  * The test-only hook appends to a small second array: tests prove that a
  * metric added here reaches every output without a second edit. */
 #include "sim/hs_metrics.h"
@@ -30,6 +37,7 @@
 #include "base/hs_assert.h"
 #include "base/hs_fmt.h"
 #include "sim/hs_sweep.h"
+#include "sim_regime.h"
 
 const char *const hs_stat_names[HS_STAT_COUNT] = {"mean",   "median",  "min",    "max",
                                                   "sd",     "ci95_lo", "ci95_hi"};
@@ -42,10 +50,9 @@ const char *const hs_stat_names[HS_STAT_COUNT] = {"mean",   "median",  "min",   
 #define U32(field) offsetof(hs_summary, field), HS_METRIC_U32
 #define U64(field) offsetof(hs_summary, field), HS_METRIC_U64
 #define ALL (HS_METRIC_JSON | HS_METRIC_SWEEP | HS_METRIC_COMPARE)
-#define LEARN (HS_METRIC_JSON | HS_METRIC_SWEEP | HS_METRIC_COMPARE | HS_METRIC_LEARNING)
-#define SYS (HS_METRIC_JSON | HS_METRIC_SWEEP | HS_METRIC_SYSTEM)
+#define SYS (HS_METRIC_JSON | HS_METRIC_SWEEP)
 
-/* name, unit, doc, source, where, stats over seeds, compare column */
+/* name, unit, doc, source, where, stats over seeds, compare column[, group] */
 static const hs_metric table[] = {
     {"seed", "1", "the master seed the run used", U64(seed), HS_METRIC_JSON, 0, {0}},
     {"makespan_s", "s", "simulated time from the first round's start to the last round's end",
@@ -70,28 +77,28 @@ static const hs_metric table[] = {
     {"devices", "1", "devices in the run (groups expanded)", U64(devices), HS_METRIC_JSON, 0, {0}},
     {"compute_cv_adapted", "1", "compute_cv over the rounds after the first (with \"dynamics\")",
      F64(compute_cv_adapted), HS_METRIC_JSON | HS_METRIC_JSON_IF_SET, 0, {0}},
-    /* Learning in the loop (issue 10): present only for runs that learn. */
+    /* Learning in the loop (issue 10): only for runs that learn. */
     {"time_to_target_s", "s",
      "simulated time of the first evaluation that met the learning target; null: not reached",
-     F64(time_to_target_s), LEARN, HS_STAT_ALL, {"to_target_s", 11, 2, 1, NULL}},
+     F64(time_to_target_s), ALL, HS_STAT_ALL, {"to_target_s", 11, 2, 1, NULL}, .group = "learning"},
     {"energy_to_target_j", "J", "energy of every device from t = 0 to that evaluation",
-     F64(energy_to_target_j), LEARN, HS_STAT_ALL, {"to_target_kj", 12, 3, 1e3, NULL}},
+     F64(energy_to_target_j), ALL, HS_STAT_ALL, {"to_target_kj", 12, 3, 1e3, NULL}, .group = "learning"},
     {"rounds_to_target", "1", "rounds (fedasync: reporting windows) until the target was met",
-     F64(rounds_to_target), LEARN, HS_STAT_ALL, {"to_target_rounds", 16, 0, 1, NULL}},
+     F64(rounds_to_target), ALL, HS_STAT_ALL, {"to_target_rounds", 16, 0, 1, NULL}, .group = "learning"},
     {"final_test_loss", "1", "held-out loss at the last evaluation (curve mode: the curve's)",
-     F64(final_test_loss), LEARN, HS_STAT_ALL, {"test_loss", 10, 4, 1, NULL}},
+     F64(final_test_loss), ALL, HS_STAT_ALL, {"test_loss", 10, 4, 1, NULL}, .group = "learning"},
     {"final_test_accuracy", "1", "held-out accuracy at the last evaluation; null: regression or curve mode",
-     F64(final_test_accuracy), LEARN, HS_STAT_ALL, {"test_acc", 9, 4, 1, NULL}},
+     F64(final_test_accuracy), ALL, HS_STAT_ALL, {"test_acc", 9, 4, 1, NULL}, .group = "learning"},
     /* Whole-system energy (issue 17): present only when the regime reports it
      * (fl); not compare columns (the compare table keeps its width). */
     {"energy_server_j", "J", "the server host: busy_w x aggregating + idle_w x the rest",
-     F64(energy_server_j), SYS, HS_STAT_ALL, {0}},
+     F64(energy_server_j), SYS, HS_STAT_ALL, {0}, .group = "system"},
     {"energy_network_j", "J", "links: j_per_byte x bytes x links crossed + port_w x ports x makespan",
-     F64(energy_network_j), SYS, HS_STAT_ALL, {0}},
+     F64(energy_network_j), SYS, HS_STAT_ALL, {0}, .group = "system"},
     {"energy_aggregators_j", "J", "the hierarchy's aggregator hosts (0 without one)",
-     F64(energy_aggregators_j), SYS, HS_STAT_ALL, {0}},
+     F64(energy_aggregators_j), SYS, HS_STAT_ALL, {0}, .group = "system"},
     {"energy_system_j", "J", "energy_j + server + aggregators + network",
-     F64(energy_system_j), SYS, HS_STAT_ALL, {0}},
+     F64(energy_system_j), SYS, HS_STAT_ALL, {0}, .group = "system"},
 };
 
 #define NTABLE (sizeof table / sizeof table[0])
@@ -135,21 +142,45 @@ double hs_metric_value(const hs_metric *m, const hs_summary *s) {
   }
 }
 
-/* Whether the sweep in this process learns (hs_metric_sweep_learning). */
-static bool sweep_learning;
+/* --- optional groups --------------------------------------------------------- */
 
-void hs_metric_sweep_learning(bool on) { sweep_learning = on; }
+/* A group's bit is that of the first line naming it: lines are fewer than
+ * the bits of an unsigned, and no list of groups is kept beside the table. */
+_Static_assert(HS_METRIC_MAX <= 32, "a metric group's bit is a table index");
 
-/* Whether some point of the sweep reports whole-system energy. */
-static bool sweep_system;
+unsigned hs_metric_group(const char *group) {
+  for (size_t i = 0; i < hs_metric_count(); i++) {
+    const char *g = hs_metric_at(i)->group;
+    if (g && !strcmp(g, group)) return 1u << i;
+  }
+  HS_ASSERT(0, "a metric group named by the table");
+  return 0;
+}
 
-void hs_metric_sweep_system(bool on) { sweep_system = on; }
+bool hs_metric_reported(const hs_summary *s, const char *group) {
+  return (s->metric_groups & hs_metric_group(group)) != 0;
+}
 
-/* A sweep column: a sweep metric, a learning one only in a learning sweep, a
- * system-energy one only in a sweep whose regime reports it. */
+unsigned hs_metric_run_groups(const hs_scenario *sc) {
+  const sim_regime *rg = sim_regime_find(sc->regime.kind);
+  unsigned g = rg && rg->metric_group ? hs_metric_group(rg->metric_group) : 0;
+  if (sc->learning) g |= hs_metric_group("learning"); /* learning in the loop: the block */
+  return g;
+}
+
+/* Whether m is reported where `groups` are. */
+static bool in_groups(const hs_metric *m, unsigned groups) {
+  return !m->group || (groups & hs_metric_group(m->group));
+}
+
+/* The groups of the sweep in this process (hs_metric_sweep_groups). */
+static unsigned sweep_groups;
+
+void hs_metric_sweep_groups(unsigned groups) { sweep_groups = groups; }
+
+/* A sweep column: a sweep metric whose group some point reports. */
 static bool in_sweep(const hs_metric *m) {
-  return (m->in & HS_METRIC_SWEEP) && (!(m->in & HS_METRIC_LEARNING) || sweep_learning) &&
-         (!(m->in & HS_METRIC_SYSTEM) || sweep_system);
+  return (m->in & HS_METRIC_SWEEP) && in_groups(m, sweep_groups);
 }
 
 /* Every sweep metric, learning ones included: what a sweep row must hold. */
@@ -192,9 +223,7 @@ size_t hs_metric_json_fields(const hs_summary *s, hs_report_field *f, size_t cap
   size_t n = 0;
   for (size_t i = 0; i < hs_metric_count() && n < cap; i++) {
     const hs_metric *m = hs_metric_at(i);
-    if (!(m->in & HS_METRIC_JSON) || ((m->in & HS_METRIC_LEARNING) && !s->learning) ||
-        ((m->in & HS_METRIC_SYSTEM) && !s->system_energy))
-      continue;
+    if (!(m->in & HS_METRIC_JSON) || !in_groups(m, s->metric_groups)) continue;
     double v = hs_metric_value(m, s);
     if ((m->in & HS_METRIC_JSON_IF_SET) && isnan(v)) continue;
     f[n++] = (hs_report_field){m->name, v};
@@ -255,15 +284,15 @@ static column column_of(const hs_metric *m) {
 
 static double pct(double x, double ref) { return ref != 0 ? 100.0 * (x - ref) / ref : 0; }
 
-/* One line: the header (row < 0) or run `row`; learning metrics only when
- * some run learned (`learned`). */
+/* One line: the header (row < 0) or run `row`; a metric of a group only
+ * when some run reports it (`groups`, the union over the runs). */
 static void compare_line(FILE *out, const char *const *names, const hs_summary *s, long row,
-                         bool learned) {
+                         unsigned groups) {
   if (row < 0) fprintf(out, "%-12s", "policy");
   else fprintf(out, "%-12s", names[row]);
   for (size_t i = 0; i < hs_metric_count(); i++) {
     const hs_metric *m = hs_metric_at(i);
-    if (!(m->in & HS_METRIC_COMPARE) || ((m->in & HS_METRIC_LEARNING) && !learned)) continue;
+    if (!(m->in & HS_METRIC_COMPARE) || !in_groups(m, groups)) continue;
     column c = column_of(m);
     if (row < 0) fprintf(out, " %*s", c.width, c.label);
     else fprintf(out, " %*.*f", c.width, c.decimals, hs_metric_value(m, &s[row]) / c.per);
@@ -283,16 +312,17 @@ static void compare_line(FILE *out, const char *const *names, const hs_summary *
   fputc('\n', out);
 }
 
-static bool any_learned(const hs_summary *s, size_t n) {
-  bool learned = false;
-  for (size_t k = 0; k < n; k++) learned = learned || s[k].learning;
-  return learned;
+/* The groups some run of s[0..n) reports. */
+static unsigned any_groups(const hs_summary *s, size_t n) {
+  unsigned groups = 0;
+  for (size_t k = 0; k < n; k++) groups |= s[k].metric_groups;
+  return groups;
 }
 
 void hs_metric_compare_table(FILE *out, const char *const *names, const hs_summary *s, size_t n) {
-  bool learned = any_learned(s, n);
-  compare_line(out, names, s, -1, learned);
-  for (size_t k = 0; k < n; k++) compare_line(out, names, s, (long)k, learned);
+  unsigned groups = any_groups(s, n);
+  compare_line(out, names, s, -1, groups);
+  for (size_t k = 0; k < n; k++) compare_line(out, names, s, (long)k, groups);
 }
 
 /* For tools: every HS_METRIC_COMPARE metric by its name and in its own unit
@@ -311,13 +341,13 @@ static void num_json(FILE *out, double v) {
 }
 
 /* Calls put(name, value) for row k's compare metrics and vs_1st columns
- * (learning metrics when some run learned). */
-static void compare_values(const hs_summary *s, size_t k, bool learned,
+ * (a group's metrics when some run reports the group). */
+static void compare_values(const hs_summary *s, size_t k, unsigned groups,
                            void (*put)(FILE *, const char *, double, bool), FILE *out) {
   bool first = true;
   for (size_t i = 0; i < hs_metric_count(); i++) {
     const hs_metric *m = hs_metric_at(i);
-    if (!(m->in & HS_METRIC_COMPARE) || ((m->in & HS_METRIC_LEARNING) && !learned)) continue;
+    if (!(m->in & HS_METRIC_COMPARE) || !in_groups(m, groups)) continue;
     put(out, m->name, hs_metric_value(m, &s[k]), first);
     first = false;
     for (size_t j = 0; j < hs_metric_count(); j++) {
@@ -367,24 +397,24 @@ static void csv_name(FILE *out, const char *s) {
 }
 
 void hs_metric_compare_csv(FILE *out, const char *const *names, const hs_summary *s, size_t n) {
-  bool learned = any_learned(s, n);
+  unsigned groups = any_groups(s, n);
   fputs("policy", out);
-  if (n) compare_values(s, 0, learned, put_header, out);
+  if (n) compare_values(s, 0, groups, put_header, out);
   fputc('\n', out);
   for (size_t k = 0; k < n; k++) {
     csv_name(out, names[k]);
-    compare_values(s, k, learned, put_csv, out);
+    compare_values(s, k, groups, put_csv, out);
     fputc('\n', out);
   }
 }
 
 void hs_metric_compare_json(FILE *out, const char *const *names, const hs_summary *s, size_t n) {
-  bool learned = any_learned(s, n);
+  unsigned groups = any_groups(s, n);
   fputs("[\n", out);
   for (size_t k = 0; k < n; k++) {
     fputs("  {\"policy\": ", out);
     hs_json_fputs(out, names[k]);
-    compare_values(s, k, learned, put_json, out);
+    compare_values(s, k, groups, put_json, out);
     fputs(k + 1 < n ? "},\n" : "}\n", out);
   }
   fputs("]", out);

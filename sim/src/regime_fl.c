@@ -382,4 +382,5 @@ const sim_regime sim_regime_fl = {
     .teardown = fl_teardown,
     .summary_fields = fl_summary,
     .system_energy = fl_system_energy,
+    .metric_group = "system",
 };

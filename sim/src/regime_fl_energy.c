@@ -24,7 +24,7 @@
  *                the makespan. Defaults FL_DEFAULT_J_PER_BYTE and
  *                FL_DEFAULT_PORT_W: ESTIMATES from public figures
  *                (regime_fl.h says which), not measurements.
- * Metrics (fl only, HS_METRIC_SYSTEM in metrics.c): energy_server_j,
+ * Metrics (fl only, group "system" in metrics.c): energy_server_j,
  * energy_network_j, energy_aggregators_j and energy_system_j = energy_j
  * (devices) + server + aggregators + network, the identity the tests check.
  *

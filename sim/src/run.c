@@ -526,7 +526,6 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
   if (r->learn) {
     sim_learn_result lr;
     sim_learn_result_get(r->learn, &lr);
-    sum.learning = true;
     sum.time_to_target_s = lr.time_to_target_s;
     sum.energy_to_target_j = lr.energy_to_target_j;
     sum.rounds_to_target = lr.rounds_to_target;
@@ -534,10 +533,8 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
     sum.final_test_accuracy = lr.final_test_accuracy;
   }
   sum.energy_server_j = sum.energy_network_j = sum.energy_aggregators_j = sum.energy_system_j = NAN;
-  if (r->regime->system_energy) {
-    sum.system_energy = true;
-    r->regime->system_energy(r, &sum);
-  }
+  if (r->regime->system_energy) r->regime->system_energy(r, &sum);
+  sum.metric_groups = hs_metric_run_groups(sc);
   if (out) *out = sum;
 
   if (r->report) {

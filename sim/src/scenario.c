@@ -174,12 +174,8 @@ static hs_status parse_root(ctx *c, const cJSON *root) {
   sc->rounds = (uint32_t)rounds;
   sc->samples_per_round = (uint64_t)spr;
   sc->batch_size = (uint32_t)batch;
-  const cJSON *sw = scn_member(root, "switch_off_unselected");
-  if (sw && !cJSON_IsBool(sw)) {
-    sim_jpath_key(&c->path, "switch_off_unselected");
-    return scn_fail(c, HS_ETYPE, "expected true or false, got %s", sim_json_type(sw));
-  }
-  sc->switch_off_unselected = sw && cJSON_IsTrue(sw);
+  if ((st = scn_get_bool(c, root, "switch_off_unselected", false, &sc->switch_off_unselected)))
+    return st;
   if ((st = scn_parse_network(c, root)) || (st = scn_parse_devices(c, root)) ||
       (st = scn_parse_topology(c, root)) ||
       (st = scn_parse_regime(c, root)) || (st = parse_policy(c, root)) ||
@@ -243,7 +239,7 @@ hs_scenario *hs_scenario_parse(const char *json_text, const char *origin, const 
   sim_scn *s = hs_calloc(1, sizeof *s);
   s->pub.path = hs_strdup(origin);
   s->pub.dir = hs_strdup(base_dir && base_dir[0] ? base_dir : ".");
-  ctx c = {origin, s->pub.dir, {{0}, 0}, NULL, 0, err, s};
+  ctx c = {.origin = origin, .dir = s->pub.dir, .err = err, .s = s};
   sim_jpath_init(&c.path);
   ovr_mark *marks = novr ? hs_calloc(novr, sizeof *marks) : NULL;
   const char *end = NULL;

@@ -97,12 +97,13 @@ static hs_status parse_device(ctx *c, const cJSON *o, struct hs_dynamics *dy) {
   hs_status st;
   if ((st = scn_need_object(c, o)) || (st = scn_check_keys(c, o, keys))) return st;
   const cJSON *m;
+  bool on;
   if ((m = scn_member(o, "thermal"))) {
+    if ((st = scn_get_bool(c, o, "thermal", false, &on))) return st;
     size_t m2 = sim_jpath_key(&c->path, "thermal");
-    if (!cJSON_IsBool(m)) return scn_fail(c, HS_ETYPE, "expected true or false, got %s", sim_json_type(m));
     for (size_t k = first; k < first + n; k++) {
       const hs_thermal_profile *th = NULL;
-      if (cJSON_IsTrue(m) && (st = thermal_of(c, k, true, &th))) return st;
+      if (on && (st = thermal_of(c, k, true, &th))) return st;
       dy->dev[k].thermal = th;
     }
     sim_jpath_pop(&c->path, m2);
@@ -219,10 +220,11 @@ hs_status scn_parse_dynamics(ctx *c, const cJSON *root) {
   dy->json = cJSON_Duplicate(o, 1);
   if (!dy->json) abort();
   const cJSON *m;
-  if ((m = scn_member(o, "thermal"))) {
+  bool on = false;
+  if ((st = scn_get_bool(c, o, "thermal", false, &on))) return st;
+  if (on) {
     size_t m2 = sim_jpath_key(&c->path, "thermal");
-    if (!cJSON_IsBool(m)) return scn_fail(c, HS_ETYPE, "expected true or false, got %s", sim_json_type(m));
-    for (size_t k = 0; k < dy->ndev && cJSON_IsTrue(m); k++) thermal_of(c, k, false, &dy->dev[k].thermal);
+    for (size_t k = 0; k < dy->ndev; k++) thermal_of(c, k, false, &dy->dev[k].thermal);
     sim_jpath_pop(&c->path, m2);
   }
   dy->start_c = NAN;

@@ -4,7 +4,10 @@
  * either stores the value or fails with "<file>: <JSON path>: <reason>", plus
  * "(from --set KEY)" when the path lies under a key an override wrote. The
  * path is kept in a sim_jpath (push a key, check, pop back), so a message
- * costs nothing until it is written. The sim_opt_* functions at the end are
+ * costs nothing until it is written. The checks themselves are hetsim::json's
+ * (hs_json_get.h: numbers, integers, strings, booleans, objects, keys),
+ * shared with the profile loader; this file gives them the scenario's words
+ * (scn_words, the "expected <range>" texts) and its path. The sim_opt_* functions at the end are
  * the same helpers as the regime API (sim_regime.h) exposes them to regimes
  * with options of their own shape.
  * Rejected: a schema table for the whole file (the cross checks between
@@ -33,8 +36,10 @@ static const hs_json_words scn_words = {
     .duplicate = "key appears twice",
     .missing = "required key is missing",
     .not_string = "expected a string",
-    .not_string_got = true,
+    .show_got = true,
     .empty_string = "empty string",
+    .not_object = "expected an object",
+    .not_bool = "expected true or false",
     .show_keys = true,
     .mark_cut = false,
 };
@@ -85,8 +90,8 @@ hs_status scn_check_keys_as(ctx *c, const cJSON *obj, const char *const *allowed
 }
 
 hs_status scn_need_object(ctx *c, const cJSON *n) {
-  if (cJSON_IsObject(n)) return HS_OK;
-  return scn_fail(c, HS_ETYPE, "expected an object, got %s", sim_json_type(n));
+  hs_json_ctx jc = json_ctx(c);
+  return hs_json_object(&jc, n, sim_jpath_str(&c->path));
 }
 
 hs_status scn_missing(ctx *c, const char *key) {
@@ -94,71 +99,74 @@ hs_status scn_missing(ctx *c, const char *key) {
   return hs_json_missing(&jc, sim_jpath_str(&c->path), key);
 }
 
-/* An integer in [lo, hi]; absent: def, or an error when required. */
-hs_status scn_get_uint(ctx *c, const cJSON *obj, const char *key, bool required, double def,
-                          double lo, double hi, double *out) {
+/* What get_value checks a value as (with hetsim::json's getter of that type). */
+typedef enum { GET_BOOL, GET_STRING, GET_NUMBER, GET_INTEGER } get_kind;
+
+/* obj.key checked as `kind` under the key's path (spec: a number's range and
+ * reason). Absent: *found false and HS_OK, or the missing-key failure when
+ * required; the caller then stores its default. */
+static hs_status get_value(ctx *c, const cJSON *obj, const char *key, bool required,
+                           get_kind kind, const hs_json_num *spec, void *out, bool *found) {
   const cJSON *n = scn_member(obj, key);
-  if (!n) {
-    if (required) return scn_missing(c, key);
-    *out = def;
-    return HS_OK;
-  }
+  *found = n != NULL;
+  if (!n) return required ? scn_missing(c, key) : HS_OK;
   size_t mark = sim_jpath_key(&c->path, key);
-  hs_status st = HS_OK;
-  if (!cJSON_IsNumber(n))
-    st = scn_fail(c, HS_ETYPE, "expected an integer in [%.0f, %.0f], got %s", lo, hi,
-              sim_json_type(n));
-  else if (!isfinite(n->valuedouble) || floor(n->valuedouble) != n->valuedouble ||
-           n->valuedouble < lo || n->valuedouble > hi)
-    st = scn_fail(c, HS_ERANGE, "expected an integer in [%.0f, %.0f], got %.17g", lo, hi,
-              n->valuedouble);
-  else
-    *out = n->valuedouble;
+  hs_json_ctx jc = json_ctx(c);
+  const char *path = sim_jpath_str(&c->path);
+  hs_status st = kind == GET_BOOL     ? hs_json_bool(&jc, n, path, out)
+                 : kind == GET_STRING ? hs_json_string(&jc, n, path, out)
+                 : kind == GET_NUMBER ? hs_json_number(&jc, n, path, spec, out)
+                                      : hs_json_integer(&jc, n, path, spec, out);
   sim_jpath_pop(&c->path, mark);
+  return st;
+}
+
+/* obj.key as true or false; absent: def. */
+hs_status scn_get_bool(ctx *c, const cJSON *obj, const char *key, bool def, bool *out) {
+  bool found;
+  hs_status st = get_value(c, obj, key, false, GET_BOOL, NULL, out, &found);
+  if (!found) *out = def;
+  return st;
+}
+
+/* An integer in [lo, hi]; absent: def, or an error when required. Like
+ * every number the scenario reads, a failure says "expected <range>, got
+ * <what>" (show_got), a non-finite value is out of range (HS_ERANGE), and
+ * there is no hint above the range. */
+hs_status scn_get_uint(ctx *c, const cJSON *obj, const char *key, bool required, double def,
+                       double lo, double hi, double *out) {
+  char want[96];
+  snprintf(want, sizeof want, "expected an integer in [%.0f, %.0f]", lo, hi);
+  hs_json_num spec = {.lo = lo, .hi = hi, .want = want, .non_finite = HS_ERANGE};
+  bool found;
+  hs_status st = get_value(c, obj, key, required, GET_INTEGER, &spec, out, &found);
+  if (!found && st == HS_OK) *out = def;
   return st;
 }
 
 /* A finite number with lo <(=) v <(=) hi (hi may be INFINITY). */
 hs_status scn_get_num(ctx *c, const cJSON *obj, const char *key, bool required, double def,
-                         double lo, bool lo_open, double hi, bool hi_open, double *out) {
-  const cJSON *n = scn_member(obj, key);
-  if (!n) {
-    if (required) return scn_missing(c, key);
-    *out = def;
-    return HS_OK;
-  }
-  size_t mark = sim_jpath_key(&c->path, key);
-  char range[96];
+                      double lo, bool lo_open, double hi, bool hi_open, double *out) {
+  char want[112];
   if (isinf(hi))
-    snprintf(range, sizeof range, "a finite number %s %g", lo_open ? ">" : ">=", lo);
+    snprintf(want, sizeof want, "expected a finite number %s %g", lo_open ? ">" : ">=", lo);
   else
-    snprintf(range, sizeof range, "a number in %s%g, %g%s", lo_open ? "(" : "[", lo, hi,
+    snprintf(want, sizeof want, "expected a number in %s%g, %g%s", lo_open ? "(" : "[", lo, hi,
              hi_open ? ")" : "]");
-  hs_status st = HS_OK;
-  if (!cJSON_IsNumber(n))
-    st = scn_fail(c, HS_ETYPE, "expected %s, got %s", range, sim_json_type(n));
-  else if (!isfinite(n->valuedouble) || n->valuedouble < lo || (lo_open && n->valuedouble == lo) ||
-           n->valuedouble > hi || (hi_open && n->valuedouble == hi))
-    st = scn_fail(c, HS_ERANGE, "expected %s, got %.17g", range, n->valuedouble);
-  else
-    *out = n->valuedouble;
-  sim_jpath_pop(&c->path, mark);
+  hs_json_num spec = {.lo = lo, .hi = hi, .lo_open = lo_open, .hi_open = hi_open, .want = want,
+                      .non_finite = HS_ERANGE};
+  bool found;
+  hs_status st = get_value(c, obj, key, required, GET_NUMBER, &spec, out, &found);
+  if (!found && st == HS_OK) *out = def;
   return st;
 }
 
 /* A string (heap copy in *out); absent: a copy of def, or NULL if def is NULL. */
 hs_status scn_get_str(ctx *c, const cJSON *obj, const char *key, bool required,
-                         const char *def, char **out) {
-  const cJSON *n = scn_member(obj, key);
-  if (!n) {
-    if (required) return scn_missing(c, key);
-    *out = def ? hs_strdup(def) : NULL;
-    return HS_OK;
-  }
-  size_t mark = sim_jpath_key(&c->path, key);
-  hs_json_ctx jc = json_ctx(c);
-  hs_status st = hs_json_string(&jc, n, sim_jpath_str(&c->path), out);
-  sim_jpath_pop(&c->path, mark);
+                      const char *def, char **out) {
+  bool found;
+  hs_status st = get_value(c, obj, key, required, GET_STRING, NULL, out, &found);
+  if (!found && st == HS_OK) *out = def ? hs_strdup(def) : NULL;
   return st;
 }
 

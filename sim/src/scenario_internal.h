@@ -93,6 +93,7 @@ hs_status scn_check_keys(ctx *c, const cJSON *obj, const char *const *allowed);
 hs_status scn_check_keys_as(ctx *c, const cJSON *obj, const char *const *allowed,
                             const char *const *shown);
 hs_status scn_need_object(ctx *c, const cJSON *n);
+hs_status scn_get_bool(ctx *c, const cJSON *obj, const char *key, bool def, bool *out);
 hs_status scn_missing(ctx *c, const char *key);
 hs_status scn_get_uint(ctx *c, const cJSON *obj, const char *key, bool required, double def,
                        double lo, double hi, double *out);

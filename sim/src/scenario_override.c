@@ -34,7 +34,7 @@ hs_status scn_apply_overrides(ctx *c, cJSON *root, const hs_override *ovr, size_
   if (!novr) return HS_OK;
   if (!cJSON_IsObject(root)) {
     sim_jpath_init(&c->path);
-    return scn_fail(c, HS_ETYPE, "expected an object, got %s", sim_json_type(root));
+    return scn_need_object(c, root);
   }
   /* Optional sections exist implicitly, so "policy.w_e" works on a file that
    * relies on the default policy. */

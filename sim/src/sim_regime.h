@@ -121,9 +121,11 @@ typedef struct sim_regime {
    * Called once, after the last round (may be NULL). */
   size_t (*summary_fields)(sim_run *r, hs_report_field *out, size_t cap);
   /* Whole-system energy: fills s->energy_{server,network,aggregators,system}_j
-   * after the last round (NULL: the regime has no such model; the metrics
-   * stay out of its outputs). */
+   * after the last round (NULL: the regime has no such model). */
   void (*system_energy)(sim_run *r, hs_summary *s);
+  /* The group of optional metrics its runs report (hs_metrics.h), e.g.
+   * "system"; NULL: none. The metrics' lines in metrics.c name the group. */
+  const char *metric_group;
 } sim_regime;
 
 /* The registered regime with this name, or NULL. */

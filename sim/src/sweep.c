@@ -325,8 +325,7 @@ hs_sweep *hs_sweep_create(const hs_sweep_spec *spec, hs_error *err) {
   hs_sweep *sw = hs_calloc(1, sizeof *sw);
   char **files = NULL; /* what the points read besides the scenario */
   size_t nfiles = 0;
-  bool learns = false; /* some point learns: learning metrics become columns */
-  bool system = false; /* some point's regime reports whole-system energy */
+  unsigned groups = 0; /* optional metric groups some point reports: their columns */
   hs_error e = {0};
   size_t text_len = 0;
   sw->text = hs_read_file(spec->scenario, &text_len, &e);
@@ -408,17 +407,14 @@ hs_sweep *hs_sweep_create(const hs_sweep_spec *spec, hs_error *err) {
       hs_scenario_destroy(sc);
       goto fail;
     }
-    learns = learns || sc->learning;
-    const sim_regime *rg = sim_regime_find(sc->regime.kind);
-    system = system || (rg && rg->system_energy);
+    groups |= hs_metric_run_groups(sc);
     collect_inputs(sc, &files, &nfiles);
     hs_scenario_destroy(sc);
   }
   if (inputs_hash(sw, files, nfiles, err) != HS_OK) goto fail;
   for (size_t i = 0; i < nfiles; i++) hs_free(files[i]);
   hs_free(files);
-  hs_metric_sweep_learning(learns);
-  hs_metric_sweep_system(system);
+  hs_metric_sweep_groups(groups);
   build_headers(sw);
   return sw;
 fail:

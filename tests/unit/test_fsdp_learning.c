@@ -30,6 +30,7 @@
 #include "base/hs_alloc.h"
 #include "learn/hs_learn.h"
 #include "policies/hs_policy.h"
+#include "sim/hs_metrics.h"
 #include "sim/hs_run.h"
 #include "sim/hs_scenario.h"
 #include "base/hs_util.h"
@@ -95,7 +96,7 @@ static out run(const char *kind, const char *regime, const char *learn) {
   hs_summary s;
   hs_error e = {0};
   cr_assert_eq(hs_run(sc, &o, &s, &e), HS_OK, "%s", e.msg);
-  cr_assert(s.learning);
+  cr_assert(hs_metric_reported(&s, "learning"));
   char path[600];
   snprintf(path, sizeof path, "%s/learning.csv", dir);
   size_t n;

@@ -134,7 +134,7 @@ Test(metrics, system_energy_only_when_reported) {
   hs_summary s = sample(1);
   hs_report_field f[HS_METRIC_MAX];
   size_t n = hs_metric_json_fields(&s, f, HS_METRIC_MAX);
-  s.system_energy = true;
+  s.metric_groups = hs_metric_group("system");
   s.energy_server_j = 10, s.energy_network_j = 2, s.energy_aggregators_j = 3;
   s.energy_system_j = s.energy_j + 15;
   cr_assert_eq(hs_metric_json_fields(&s, f, HS_METRIC_MAX), n + 4);
@@ -147,10 +147,10 @@ Test(metrics, system_energy_only_when_reported) {
     cr_expect(!(hs_metric_find(names[i])->in & HS_METRIC_COMPARE));
   }
   cr_assert_eq(hs_metric_sweep_count(), 7);
-  hs_metric_sweep_system(true);
+  hs_metric_sweep_groups(hs_metric_group("system"));
   cr_assert_eq(hs_metric_sweep_count(), 11);
   cr_expect_eq(hs_metric_sweep_index("energy_system_j"), 10);
-  hs_metric_sweep_system(false);
+  hs_metric_sweep_groups(0);
   cr_expect_eq(hs_metric_sweep_count(), 7);
 }
 
@@ -176,7 +176,7 @@ static const hs_metric extra = {
     "test_makespan_copy_s", "s", "test only: the makespan again",
     offsetof(hs_summary, makespan_s), HS_METRIC_F64,
     HS_METRIC_JSON | HS_METRIC_SWEEP | HS_METRIC_COMPARE,
-    HS_STAT_MEAN | HS_STAT_MAX, {0}, NULL};
+    HS_STAT_MEAN | HS_STAT_MAX, {0}, NULL, NULL};
 
 static bool ends_with(const char *s, const char *tail) {
   size_t n = strlen(s), k = strlen(tail);
@@ -367,7 +367,7 @@ static double energy_per_sample(const hs_summary *s) {
 Test(metrics, derived_metric_is_computed_by_its_function) {
   static const hs_metric derived = {
       "test_energy_per_sample_j", "J", "test only: energy per sample", 0, HS_METRIC_F64,
-      HS_METRIC_JSON | HS_METRIC_SWEEP, HS_STAT_MEAN, {0}, energy_per_sample};
+      HS_METRIC_JSON | HS_METRIC_SWEEP, HS_STAT_MEAN, {0}, energy_per_sample, NULL};
   hs_error err = {0};
   cr_assert_eq(hs_metric_register_test(&derived, &err), HS_OK, "%s", err.msg);
   hs_summary s = sample(1);
@@ -381,4 +381,75 @@ Test(metrics, derived_metric_is_computed_by_its_function) {
   cr_assert_gt(n, 0);
   cr_expect_str_eq(f[n - 1].key, "test_energy_per_sample_j");
   cr_expect_eq(f[n - 1].value, 2.5);
+}
+
+/* --- optional groups: one table line names the group ------------------------ */
+
+/* A metric of a new group appears in summary.json, compare and the sweep
+ * columns exactly where a run reports the group; nothing but its line (here
+ * the test registration) and the report of the group is needed. */
+Test(metrics, optional_group_is_one_line) {
+  static const hs_metric opt = {
+      "test_group_s", "s", "test only: a metric of an optional group",
+      offsetof(hs_summary, makespan_s), HS_METRIC_F64,
+      HS_METRIC_JSON | HS_METRIC_SWEEP | HS_METRIC_COMPARE, HS_STAT_MEAN, {0}, NULL,
+      "test-group"};
+  hs_error err = {0};
+  cr_assert_eq(hs_metric_register_test(&opt, &err), HS_OK, "%s", err.msg);
+  unsigned bit = hs_metric_group("test-group");
+  cr_expect_neq(bit, 0u);
+  cr_expect_eq(bit & (hs_metric_group("learning") | hs_metric_group("system")), 0u,
+               "each group has its own bit");
+  size_t first = 0; /* the bit is that of the first line naming the group */
+  while (strcmp(hs_metric_at(first)->name, "energy_server_j")) first++;
+  cr_expect_eq(hs_metric_group("system"), 1u << first);
+
+  /* summary.json: only when the run reports the group. */
+  hs_summary s[2] = {sample(1), sample(0.5)};
+  hs_report_field f[HS_METRIC_MAX];
+  size_t off = hs_metric_json_fields(&s[0], f, HS_METRIC_MAX);
+  for (size_t i = 0; i < off; i++) cr_expect_str_neq(f[i].key, "test_group_s");
+  s[1].metric_groups = bit;
+  cr_expect(hs_metric_reported(&s[1], "test-group"));
+  cr_expect(!hs_metric_reported(&s[0], "test-group"));
+  size_t on = hs_metric_json_fields(&s[1], f, HS_METRIC_MAX);
+  cr_assert_eq(on, off + 1);
+  cr_expect_str_eq(f[on - 1].key, "test_group_s");
+  cr_expect_eq(f[on - 1].value, 50);
+
+  /* compare: a column when one of the runs reports it, none otherwise. */
+  const char *names[] = {"a", "b"};
+  char *got = capture_compare(names, s, 1);
+  cr_expect_null(strstr(got, "test_group_s"), "%s", got);
+  free(got);
+  got = capture_compare(names, s, 2);
+  cr_expect(strstr(got, " test_group_s\n") != NULL, "%s", got);
+  free(got);
+
+  /* sweep columns: where the sweep's points report it. */
+  size_t base = hs_metric_sweep_count();
+  hs_metric_sweep_groups(bit);
+  cr_expect_eq(hs_metric_sweep_count(), base + 1);
+  cr_expect_str_eq(hs_metric_sweep_at(base)->name, "test_group_s");
+  hs_metric_sweep_groups(0);
+  cr_expect_eq(hs_metric_sweep_count(), base);
+}
+
+/* Which groups a run reports, from its scenario: the regime's group (fl:
+ * "system") and "learning" with a learning block; none for a plain PMA run. */
+Test(metrics, run_groups_from_the_scenario) {
+  hs_error err = {0};
+  hs_scenario *sc = hs_scenario_load(TINY, NULL, 0, &err);
+  cr_assert(sc, "%s", err.msg);
+  cr_expect_eq(hs_metric_run_groups(sc), 0u);
+  hs_scenario_destroy(sc);
+  static const hs_override fl[] = {{"regime.kind", "fl"}};
+  sc = hs_scenario_load(TINY, fl, 1, &err);
+  cr_assert(sc, "%s", err.msg);
+  cr_expect_eq(hs_metric_run_groups(sc), hs_metric_group("system"));
+  hs_scenario_destroy(sc);
+  sc = hs_scenario_load(HS_SOURCE_DIR "/scenarios/testbed-mnist-pma-learning.json", NULL, 0, &err);
+  cr_assert(sc, "%s", err.msg);
+  cr_expect_eq(hs_metric_run_groups(sc), hs_metric_group("learning"));
+  hs_scenario_destroy(sc);
 }

@@ -517,3 +517,36 @@ Test(profile, duplicate_among_many_tasks_is_the_first_repeat) {
   cr_expect(strstr(err.msg, "bad.json: tasks.bad.tau_s"), "%s", err.msg);
   hs_free(text);
 }
+
+/* The file reader (hs_read_file_as) in this loader's words: the 16 MiB
+ * limit, a folder, a NUL byte. A file of exactly 16 MiB is read (and then
+ * fails as JSON); one byte more is refused before parsing. */
+Test(profile, load_limits_and_faults) {
+  mkdirs(TMP "/limit");
+  hs_error err = {0};
+  static const size_t sizes[] = {16u << 20, (16u << 20) + 1};
+  for (int i = 0; i < 2; i++) {
+    FILE *f = fopen(TMP "/limit/big.json", "w");
+    cr_assert_not_null(f);
+    fputc('[', f);
+    for (size_t k = 1; k < sizes[i]; k++) fputc(' ', f);
+    fclose(f);
+    cr_assert_null(hs_profile_load(TMP "/limit/big.json", &err));
+    if (i == 0) {
+      cr_expect_eq(err.status, HS_EPARSE, "%s", err.msg);
+    } else {
+      cr_expect_eq(err.status, HS_ERANGE);
+      cr_expect_str_eq(err.msg, TMP "/limit/big.json: larger than 16777216 bytes: not a profile");
+    }
+  }
+  remove(TMP "/limit/big.json");
+  cr_assert_null(hs_profile_load(TMP "/limit", &err));
+  cr_expect_eq(err.status, HS_EIO);
+  cr_expect_str_eq(err.msg, TMP "/limit: read error");
+  FILE *f = fopen(TMP "/limit/nul.json", "w");
+  fwrite("{}\n\0", 1, 4, f);
+  fclose(f);
+  cr_assert_null(hs_profile_load(TMP "/limit/nul.json", &err));
+  cr_expect_eq(err.status, HS_EPARSE);
+  cr_expect_str_eq(err.msg, TMP "/limit/nul.json: contains a NUL byte: not a JSON text");
+}

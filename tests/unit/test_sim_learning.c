@@ -225,7 +225,7 @@ static void threads_case(const char *regime, unsigned ndev) {
     hs_run_opts o = {.out_dir = t ? out3 : out1};
     hs_summary s;
     cr_assert_eq(hs_run(sc, &o, &s, &e), HS_OK, "%s", e.msg);
-    cr_expect(s.learning);
+    cr_expect(hs_metric_reported(&s, "learning"));
     cr_expect(isfinite(s.final_test_loss));
     cr_expect_eq(s.rounds_to_target, 1, "accuracy 0.05 is met at the first evaluation");
     files[t][0] = slurp(o.out_dir, "learning.csv");
@@ -467,19 +467,18 @@ Test(sim_learning, learning_metrics_are_conditional) {
   static const char *const names[] = {"time_to_target_s", "energy_to_target_j",
                                       "rounds_to_target", "final_test_loss",
                                       "final_test_accuracy"};
-  hs_metric_sweep_learning(false);
+  hs_metric_sweep_groups(0);
   size_t base = hs_metric_sweep_count();
-  for (size_t k = 0; k < base; k++)
-    cr_expect_eq(hs_metric_sweep_at(k)->in & HS_METRIC_LEARNING, 0u);
-  hs_metric_sweep_learning(true);
+  for (size_t k = 0; k < base; k++) cr_expect_null(hs_metric_sweep_at(k)->group);
+  hs_metric_sweep_groups(hs_metric_group("learning"));
   cr_expect_eq(hs_metric_sweep_count(), base + 5);
   for (size_t k = 0; k < 5; k++)
     cr_expect_str_eq(hs_metric_sweep_at(base + k)->name, names[k]);
-  hs_metric_sweep_learning(false);
+  hs_metric_sweep_groups(0);
   hs_summary s = {0};
   hs_report_field f[HS_METRIC_MAX];
   size_t off = hs_metric_json_fields(&s, f, HS_METRIC_MAX);
-  s.learning = true;
+  s.metric_groups = hs_metric_group("learning");
   size_t on = hs_metric_json_fields(&s, f, HS_METRIC_MAX);
   cr_expect_eq(on, off + 5);
   cr_expect_str_eq(f[on - 5].key, "time_to_target_s");

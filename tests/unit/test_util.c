@@ -1,6 +1,7 @@
 /* test_util.c: the libc-only helpers of hetsim::status (hs_util.h): path
  * joins, FNV-1a 64 known answers, whole-file reads, the NUL-byte check. */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,4 +83,62 @@ Test(util, nul_check_names_the_line) {
   cr_expect_str_eq(err.msg, "s.json: line 4: contains a NUL byte");
   cr_expect_eq(hs_text_check_nul("\0", 1, "s.json", &err), HS_EPARSE);
   cr_expect_str_eq(err.msg, "s.json: line 1: contains a NUL byte");
+}
+
+/* A temporary file of n bytes ('x'), its path in path[]. */
+static void file_of(char *path, size_t n) {
+  strcpy(path, "/tmp/hs-util-XXXXXX");
+  int fd = mkstemp(path);
+  cr_assert_geq(fd, 0);
+  char buf[4096];
+  memset(buf, 'x', sizeof buf);
+  for (size_t done = 0; done < n;) {
+    size_t k = n - done < sizeof buf ? n - done : sizeof buf;
+    cr_assert_eq(write(fd, buf, k), (ssize_t)k);
+    done += k;
+  }
+  close(fd);
+}
+
+/* The limit: a file of max_bytes bytes is read, one byte more is refused,
+ * across the reader's buffer doublings (4096, 8192, ...); 0 is no limit. */
+Test(util, read_file_limit) {
+  static const size_t sizes[] = {0, 1, 4094, 4095, 4096, 4097, 10000, 65536};
+  char path[32];
+  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+    size_t n = sizes[i];
+    file_of(path, n);
+    hs_read_result r;
+    char *t = hs_read_file_as(path, n ? n : 1, &r);
+    cr_expect_not_null(t, "a file of %zu bytes under a limit of its size", n);
+    cr_expect_eq(r.fault, HS_READ_OK);
+    cr_expect_eq(r.len, n);
+    if (t) cr_expect_eq(t[n], '\0');
+    hs_free(t);
+    if (n > 0) {
+      t = hs_read_file_as(path, n - 1 ? n - 1 : 0, &r);
+      if (n - 1 == 0) { /* limit 0: no limit */
+        cr_expect_not_null(t);
+      } else {
+        cr_expect_null(t, "%zu bytes over a limit of %zu", n, n - 1);
+        cr_expect_eq(r.fault, HS_READ_TOO_LARGE);
+      }
+      hs_free(t);
+    }
+    t = hs_read_file_as(path, 0, &r);
+    cr_expect_eq(r.len, n, "no limit");
+    hs_free(t);
+    unlink(path);
+  }
+}
+
+Test(util, read_file_faults) {
+  hs_read_result r;
+  cr_expect_null(hs_read_file_as("/nonexistent/hs/f", 10, &r));
+  cr_expect_eq(r.fault, HS_READ_CANNOT_OPEN);
+  cr_expect_eq(hs_read_open_status(r.errnum), HS_ENOENT);
+  cr_expect_null(hs_read_file_as("/tmp", 10, &r));
+  cr_expect_eq(r.fault, HS_READ_FOLDER);
+  cr_expect_eq(hs_read_open_status(EACCES), HS_EPERM);
+  cr_expect_eq(hs_read_open_status(EIO), HS_EIO);
 }

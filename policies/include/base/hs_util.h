@@ -46,6 +46,30 @@ uint64_t hs_fnv1a64_str(const char *s);
  * "<path>: is a folder, not a file", "<path>: read failed". */
 char *hs_read_file(const char *path, size_t *len_out, hs_error *err);
 
+/* What hs_read_file_as found, for a reader that words its own messages. */
+typedef enum hs_read_fault {
+  HS_READ_OK = 0,
+  HS_READ_CANNOT_OPEN, /* fopen failed: errnum says why */
+  HS_READ_FOLDER,      /* the path names a folder */
+  HS_READ_TOO_LARGE,   /* more than max_bytes bytes (reading stopped there) */
+  HS_READ_FAILED       /* a read error part way */
+} hs_read_fault;
+
+typedef struct hs_read_result {
+  size_t len;          /* bytes read, before the NUL the buffer ends with */
+  hs_read_fault fault;
+  int errnum;          /* errno of a failed open, else 0 */
+} hs_read_result;
+
+/* The reader behind hs_read_file, with a size limit and no message: the
+ * whole file into a heap buffer with a NUL after the last byte, or NULL with
+ * r->fault set. max_bytes > 0 refuses a file of more than max_bytes bytes
+ * after reading at most max_bytes + 1 of them (so a huge or endless file
+ * costs no more); 0: no limit. hs_read_open_status maps a failed open to the
+ * status hs_read_file uses (HS_ENOENT, HS_EPERM or HS_EIO). */
+char *hs_read_file_as(const char *path, size_t max_bytes, hs_read_result *r);
+hs_status hs_read_open_status(int errnum);
+
 /* HS_OK when text[0..len) has no NUL byte; otherwise HS_EPARSE with
  * "<origin>: line N: contains a NUL byte" (N counts '\n' before the first NUL,
  * from 1). Text readers call it on what hs_read_file returned, so a file that

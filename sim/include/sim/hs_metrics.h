@@ -21,8 +21,10 @@
  *                      "vs_1st" column (percent against the first policy)
  *                      for each metric whose vs_first_after names it
  *
- * Adding a metric: its field in hs_summary, the line in hs_run that fills it,
- * its line in the table. Nothing else lists metrics. */
+ * Adding a metric: its field in hs_summary, the line in hs_run (or the
+ * regime) that fills it, its line in the table. An optional metric names its
+ * group in that line, and the regime that reports it names the group in its
+ * descriptor. Nothing else lists metrics. */
 #ifndef HS_METRICS_H
 #define HS_METRICS_H
 
@@ -39,21 +41,19 @@ typedef enum hs_metric_type { HS_METRIC_F64, HS_METRIC_U32, HS_METRIC_U64 } hs_m
 
 /* Where a metric appears (bits of hs_metric.in). */
 enum { HS_METRIC_JSON = 1u, HS_METRIC_SWEEP = 2u, HS_METRIC_COMPARE = 4u };
-/* With HS_METRIC_LEARNING a metric appears only for runs that learn
- * (hs_summary.learning): in summary.json of such a run, in the compare
- * table when one of its runs learns, and as sweep columns of a sweep whose
- * scenario learns (hs_metric_sweep_learning); outputs without learning keep
- * their bytes. */
-enum { HS_METRIC_LEARNING = 8u };
 /* With HS_METRIC_JSON: left out of summary.json when NaN (a metric only some
  * scenarios compute, so that the others' summaries stay as they were). */
 enum { HS_METRIC_JSON_IF_SET = 16u };
-/* With HS_METRIC_SYSTEM a metric appears only for runs whose regime reports
- * whole-system energy (hs_summary.system_energy), and is a sweep column only
- * when some point's regime does (hs_metric_sweep_system): the same rule as
- * HS_METRIC_LEARNING, so other runs keep their bytes. */
-enum { HS_METRIC_SYSTEM = 32u };
 
+/* Optional metrics: a metric whose line names a `group` ("learning",
+ * "system") appears only where a run reports that group: in summary.json of
+ * such a run, in the compare table when one of its runs does, and as sweep
+ * columns when some point's run will (hs_metric_sweep_groups, set before the
+ * sweep writes its header). Outputs of runs that do not report the group
+ * keep their bytes. Which groups a run of a scenario reports is
+ * hs_metric_run_groups: a regime names its group in its descriptor
+ * (sim_regime.metric_group), and "learning" is reported by scenarios with a
+ * learning block. A group is a name in table lines, nothing else. */
 /* Statistics over the seeds of a sweep point (bits of hs_metric.stats),
  * printed in this order. */
 enum {
@@ -101,6 +101,8 @@ typedef struct hs_metric {
    * offset/type are ignored. NULL: the value is the field at offset. So a
    * derived metric is its function and its table line, both in metrics.c. */
   double (*derive)(const hs_summary *s);
+  /* The optional group it belongs to (see above); NULL: every run reports it. */
+  const char *group;
 } hs_metric;
 
 /* Room in fixed arrays (a sweep row keeps HS_SWEEP_NMETRICS sweep metrics,
@@ -136,14 +138,20 @@ void hs_metric_compare_table(FILE *out, const char *const *names, const hs_summa
 void hs_metric_compare_csv(FILE *out, const char *const *names, const hs_summary *s, size_t n);
 void hs_metric_compare_json(FILE *out, const char *const *names, const hs_summary *s, size_t n);
 
-/* Learning metrics (HS_METRIC_LEARNING) are sweep columns only in a sweep
- * whose scenario learns: hs_sweep_create sets this for the process (one sweep
- * at a time per process, as the CLI runs them), so RESULTS.csv of a sweep
- * without learning keeps its columns and bytes. */
-void hs_metric_sweep_learning(bool on);
-/* Whether the sweep in this process has a point whose regime reports
- * whole-system energy: the HS_METRIC_SYSTEM columns appear only then. */
-void hs_metric_sweep_system(bool on);
+/* The bit of hs_summary.metric_groups that stands for the group so named:
+ * 1 << (the index of the first table line naming it). Asserts that some
+ * line names it (a misspelt group would hide its metrics). O(table). */
+unsigned hs_metric_group(const char *group);
+/* Whether s reports the group so named. */
+bool hs_metric_reported(const hs_summary *s, const char *group);
+/* The groups a run of sc reports (bits of hs_summary.metric_groups): its
+ * regime's metric_group, and "learning" when sc has a learning block. hs_run
+ * stores it in the summary; a sweep ORs it over its points. */
+unsigned hs_metric_run_groups(const hs_scenario *sc);
+/* The groups some run of the sweep in this process reports: their metrics
+ * are its columns. hs_sweep_create sets it before writing a header (one
+ * sweep at a time per process, as the CLI runs them). */
+void hs_metric_sweep_groups(unsigned groups);
 
 /* TEST ONLY: append a metric to the table for the rest of the process, before
  * any run or sweep starts (the table is read without locks). The metric and

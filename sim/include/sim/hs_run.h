@@ -58,15 +58,16 @@ typedef struct hs_summary {
   double controller_overhead_fraction; /* NAN unless measured */
   double compute_cv_adapted;   /* compute_cv of the rounds after the first (measured) one;
                                   NAN without a "dynamics" block or with one round */
-  /* Learning in the loop (issue 10): only when the scenario's learning mode is
-   * not off (learning true); NAN when not reached or not evaluated. */
-  bool learning;
+  /* The optional metric groups this run reports (hs_metrics.h:
+   * hs_metric_reported(s, "learning")); the figures of a group it does not
+   * report are NAN. */
+  unsigned metric_groups;
+  /* Learning in the loop (issue 10), group "learning": when the scenario's
+   * learning mode is not off; NAN when not reached or not evaluated. */
   double time_to_target_s, energy_to_target_j, rounds_to_target;
   double final_test_loss, final_test_accuracy;
-  /* Whole-system energy (issue 17): only when the regime reports it (regime
-   * "fl": system_energy true); NAN otherwise. system = energy_j + server +
-   * aggregators + network. */
-  bool system_energy;
+  /* Whole-system energy (issue 17), group "system": when the regime reports
+   * it (regime "fl"). system = energy_j + server + aggregators + network. */
   double energy_server_j, energy_network_j, energy_aggregators_j, energy_system_j;
 } hs_summary;
 
