@@ -1,27 +1,35 @@
 /* ledger.c: per-device energy integration over piecewise-constant power states.
  *
- * Per device, a 32-byte hot record (two per cache line): the time of the last
- * change and, for busy, comm and idle, the seconds spent; the current state in
- * a byte array of its own (1 MiB at 10^6 devices, so it stays cached); and a
- * cold record with the power in force per state, a per-state energy
- * correction and the seconds spent off. A switch closes the open interval
- * exactly, time[state] += t - t_last, and touches only the hot record and the
- * state byte. Energy is power x time plus the correction: when the power of a
- * state changes, the correction absorbs (old - new) x time spent so far, so
- * the energy already integrated is unchanged. OFF draws nothing.
+ * Per device, a 64-byte record (one cache line, 64-byte aligned): the time of
+ * the last change, the seconds spent in busy, comm, idle and off, the current
+ * state, and HS_LEDGER_USER_BYTES bytes that belong to the caller (the run
+ * keeps there what every event of a device reads: its spec and its planned
+ * work; hs_ledger_user). A cold array holds the power in force per state; a
+ * per-state energy correction exists only once a power changes after time was
+ * spent in that state (allocated then: most runs never need it). A switch
+ * closes the open interval exactly, time[state] += t - t_last, and touches
+ * only the device's line. Energy is power x time plus the correction: when
+ * the power of a state changes, the correction absorbs (old - new) x time
+ * spent so far, so the energy already integrated is unchanged. OFF draws
+ * nothing.
  *
  * Why this shape: the ledger is touched at random by every state change (four
  * per device and PMA round), and at 10^5-10^6 devices each touch is a cache
- * miss. One 64-byte line per device (power in the hot record) made the 10^5
- * PMA benchmark ~10 % faster than two; 32 bytes (power moved out, since a
- * switch never reads it) took another ~10 % of CPU time off it and 15 B per
- * device. Reads at a time t add the open interval without closing it, so
- * reading never changes results; the arithmetic is the same as before, so
- * results are bit-identical. O(1) per switch and per read; totals over all
- * devices are O(devices). Rejected: storing every interval (memory grows with
- * events; the regimes only need totals and per-round differences, which callers
- * get by reading twice); the state packed into the hot record (it needs 33
- * bytes then, one line per device again). */
+ * miss; so is the caller's own per-device record, which the same event reads.
+ * One line holding both (the user bytes) makes an event of the PMA round one
+ * miss instead of three (device record, ledger record, state byte). Earlier
+ * shapes: a 64-byte record with the power (one line, no caller bytes), then
+ * 32 bytes with the state in a byte array (two devices per line, but the
+ * caller's record a second miss). Reads at a time t add the open interval
+ * without closing it, so reading never changes results; the arithmetic is
+ * the same as before (a missing correction reads as +0.0, which adds exactly
+ * as the stored +0.0 did), so results are bit-identical. O(1) per switch and
+ * per read; totals over all devices are O(devices). Rejected: storing every
+ * interval (memory grows with events; the regimes only need totals and
+ * per-round differences, which callers get by reading twice); a log of
+ * switches replayed at the round end (the record is touched by the event
+ * anyway, once the caller's fields share its line, so deferring saves
+ * nothing and adds a flush before every read). */
 #include "sim/hs_ledger.h"
 
 #include <math.h>
@@ -34,22 +42,24 @@
 
 #define NON (HS_POWER_NSTATES - 1) /* states that draw power: busy, comm, idle */
 
-/* What a switch touches: 32 bytes, two devices per cache line. */
+/* What a switch touches: one cache line per device. */
 typedef struct dev_hot {
-  alignas(32) double t_last;
-  double time_s[NON];
+  alignas(64) double t_last;
+  double time_s[HS_POWER_NSTATES]; /* busy, comm, idle, off */
+  uint8_t state;
+  unsigned char pad[64 - 8 - 8 * HS_POWER_NSTATES - 1 - HS_LEDGER_USER_BYTES];
+  alignas(8) unsigned char user[HS_LEDGER_USER_BYTES];
 } dev_hot;
+_Static_assert(sizeof(dev_hot) == 64, "one cache line per device");
 
-typedef struct dev_cold {
-  double power_w[NON];
-  double adjust_j[NON]; /* energy correction for power changes */
-  double off_s;         /* seconds spent off */
-} dev_cold;
+typedef struct dev_power {
+  double w[NON];
+} dev_power;
 
 struct hs_ledger {
   dev_hot *hot;
-  uint8_t *state; /* hs_power_state per device: 1 byte, 10^6 devices in 1 MiB */
-  dev_cold *cold;
+  dev_power *power;
+  dev_power *adjust; /* energy corrections for power changes; NULL until one is nonzero */
   void *raw;
   size_t n;
 };
@@ -63,34 +73,39 @@ const char *hs_power_state_name(hs_power_state st) {
 hs_ledger *hs_ledger_create(size_t ndevices) {
   hs_ledger *l = hs_malloc(sizeof *l);
   l->n = ndevices;
-  /* 32-byte aligned records: over-allocate and round the pointer up. */
+  /* 64-byte aligned records: over-allocate and round the pointer up. */
   size_t n = ndevices ? ndevices : 1;
   l->raw = hs_calloc(n + 1, sizeof(dev_hot));
-  l->hot = (dev_hot *)(((uintptr_t)l->raw + 31) & ~(uintptr_t)31);
-  l->state = hs_malloc(n);
-  memset(l->state, HS_POWER_OFF, n);
-  l->cold = hs_calloc(n, sizeof *l->cold);
+  l->hot = (dev_hot *)(((uintptr_t)l->raw + 63) & ~(uintptr_t)63);
+  for (size_t i = 0; i < ndevices; i++) l->hot[i].state = HS_POWER_OFF;
+  l->power = hs_calloc(n, sizeof *l->power);
+  l->adjust = NULL;
   return l;
 }
 
 void hs_ledger_destroy(hs_ledger *l) {
   if (!l) return;
   hs_free(l->raw);
-  hs_free(l->state);
-  hs_free(l->cold);
+  hs_free(l->power);
+  hs_free(l->adjust);
   hs_free(l);
 }
 
 size_t hs_ledger_devices(const hs_ledger *l) { return l->n; }
 
-static void close_interval(hs_ledger *l, size_t dev, double t) {
-  dev_hot *d = &l->hot[dev];
+void *hs_ledger_user(hs_ledger *l, size_t dev) {
+  HS_ASSERT(dev < l->n, "device out of range");
+  return l->hot[dev].user;
+}
+
+size_t hs_ledger_user_stride(const hs_ledger *l) {
+  (void)l;
+  return sizeof(dev_hot);
+}
+
+static void close_interval(dev_hot *d, double t) {
   HS_ASSERT(t >= d->t_last, "ledger time went backwards");
-  unsigned st = l->state[dev];
-  if (st == HS_POWER_OFF)
-    l->cold[dev].off_s += t - d->t_last;
-  else
-    d->time_s[st] += t - d->t_last;
+  d->time_s[d->state] += t - d->t_last;
   d->t_last = t;
 }
 
@@ -101,32 +116,39 @@ void hs_ledger_set_power(hs_ledger *l, size_t dev, hs_power_state st, double wat
     HS_ASSERT(watts == 0, "a device that is off draws nothing");
     return;
   }
-  dev_cold *c = &l->cold[dev];
-  if (l->state[dev] == st) close_interval(l, dev, t);
-  c->adjust_j[st] += (c->power_w[st] - watts) * l->hot[dev].time_s[st];
-  c->power_w[st] = watts;
+  dev_hot *d = &l->hot[dev];
+  if (d->state == st) close_interval(d, t);
+  double fix = (l->power[dev].w[st] - watts) * d->time_s[st];
+  /* +0.0 + fix: the correction a record without one would hold. Nonzero
+   * (or -0.0, which +0.0 + -0.0 turns into +0.0 anyway) needs the array. */
+  if (l->adjust || fix != 0) {
+    if (!l->adjust) l->adjust = hs_calloc(l->n ? l->n : 1, sizeof *l->adjust);
+    l->adjust[dev].w[st] += fix;
+  }
+  l->power[dev].w[st] = watts;
 }
 
 double hs_ledger_get_power_of(const hs_ledger *l, size_t dev, hs_power_state st) {
   HS_ASSERT(dev < l->n && (unsigned)st < HS_POWER_NSTATES, "device or state out of range");
-  return st == HS_POWER_OFF ? 0.0 : l->cold[dev].power_w[st];
+  return st == HS_POWER_OFF ? 0.0 : l->power[dev].w[st];
 }
 
 void hs_ledger_switch(hs_ledger *l, size_t dev, hs_power_state st, double t) {
   HS_ASSERT(dev < l->n && (unsigned)st < HS_POWER_NSTATES, "device or state out of range");
-  close_interval(l, dev, t);
-  l->state[dev] = (uint8_t)st;
+  dev_hot *d = &l->hot[dev];
+  close_interval(d, t);
+  d->state = (uint8_t)st;
 }
 
 hs_power_state hs_ledger_state(const hs_ledger *l, size_t dev) {
   HS_ASSERT(dev < l->n, "device out of range");
-  return (hs_power_state)l->state[dev];
+  return (hs_power_state)l->hot[dev].state;
 }
 
 double hs_ledger_power(const hs_ledger *l, size_t dev) {
   HS_ASSERT(dev < l->n, "device out of range");
-  unsigned st = l->state[dev];
-  return st == HS_POWER_OFF ? 0.0 : l->cold[dev].power_w[st];
+  unsigned st = l->hot[dev].state;
+  return st == HS_POWER_OFF ? 0.0 : l->power[dev].w[st];
 }
 
 double hs_ledger_total_power(const hs_ledger *l) {
@@ -139,15 +161,15 @@ double hs_ledger_time_in(const hs_ledger *l, size_t dev, hs_power_state st, doub
   HS_ASSERT(dev < l->n && (unsigned)st < HS_POWER_NSTATES, "device or state out of range");
   const dev_hot *d = &l->hot[dev];
   HS_ASSERT(t >= d->t_last, "ledger read before the last change");
-  double s = st == HS_POWER_OFF ? l->cold[dev].off_s : d->time_s[st];
-  if (l->state[dev] == st) s += t - d->t_last;
+  double s = d->time_s[st];
+  if (d->state == st) s += t - d->t_last;
   return s;
 }
 
 double hs_ledger_energy(const hs_ledger *l, size_t dev, hs_power_state st, double t) {
   if (st == HS_POWER_OFF) return 0.0;
   double s = hs_ledger_time_in(l, dev, st, t);
-  return l->cold[dev].power_w[st] * s + l->cold[dev].adjust_j[st];
+  return l->power[dev].w[st] * s + (l->adjust ? l->adjust[dev].w[st] : 0.0);
 }
 
 double hs_ledger_device_energy(const hs_ledger *l, size_t dev, double t) {

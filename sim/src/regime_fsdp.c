@@ -188,7 +188,7 @@ static void step_start(sim_run *r, size_t f) {
     g->batch[k] = b;
     c[k] = 0;
     if (b > 0) {
-      hs_task_profile t = {.tau_s = d->tau_s, .tau_cv = d->tau_cv * st->o->jitter};
+      hs_task_profile t = {.tau_s = d->tau_s, .tau_cv = sim_dev_sp(r, i)->tau_cv * st->o->jitter};
       c[k] = sim_dev_stretch_s(r, i, hs_task_compute_time(&t, b, &r->dev[i].rng_compute), 0);
     }
     if (c[k] > cmax) cmax = c[k];
@@ -273,16 +273,16 @@ static hs_status check_memory(sim_run *r, fsdp_state *st, const sim_model *m, hs
   double need = state + units + act;
   st->hbm_need = need;
   for (size_t i = 0; i < st->n; i++) {
-    const hs_profile *p = sc->devices[r->dev[i].spec].profile;
+    const hs_profile *p = sc->devices[sim_dev_spec(r, i)].profile;
     double hbm = hs_profile_hbm_bytes(p);
     if (hbm <= 0)
       return hs_error_set(err, HS_EINVAL, "%s: devices: GPU %s: profile %s has no gpu.hbm_bytes",
-                          sc->path, r->dev[i].name, hs_profile_name(p));
+                          sc->path, sim_dev_name(r, i), hs_profile_name(p));
     if (need > hbm)
       return hs_error_set(err, HS_EINVAL,
                           "%s: regime: GPU %s (%s) needs %.0f bytes of HBM (state %.4g + "
                           "unsharded units %.4g + activations %.4g), has %.0f",
-                          sc->path, r->dev[i].name, hs_profile_name(p), need, state, units, act,
+                          sc->path, sim_dev_name(r, i), hs_profile_name(p), need, state, units, act,
                           hbm);
   }
   return HS_OK;
@@ -374,7 +374,7 @@ hs_status fsdp_setup(sim_run *r, hs_error *err) {
     st->agg_bytes[at] = 2.0 * (pF - 1) / pF * P / pS * b;
   }
   for (size_t i = 0; i < st->n; i++) {
-    double o = hs_profile_opt_s_per_param(sc->devices[r->dev[i].spec].profile) * P / pS;
+    double o = hs_profile_opt_s_per_param(sc->devices[sim_dev_spec(r, i)].profile) * P / pS;
     flg *g = &st->g[i / G];
     if (o > g->opt_s) g->opt_s = o;
   }

@@ -16,7 +16,16 @@
  * participant that becomes unavailable mid-round vanishes the same way (it is
  * off until it returns), and the server stops waiting for it. A device that is
  * unavailable when the round opens sits it out. Events of a lost participant
- * still in flight carry the round's epoch and do nothing. */
+ * still in flight carry the round's epoch and do nothing.
+ *
+ * Early draw (issue 13): without dynamics and deadline every participant that
+ * starts a round reaches its download's end and draws its compute work there,
+ * once, from its own stream; so the draw is made at the round start instead,
+ * in device order (one sequential pass over the cold device records), and
+ * kept in the device's sim_hot, which the download's end reads in the cache
+ * line its state switch touches anyway. Same draws, same order per stream:
+ * same results. With dynamics or a deadline a participant can drop out before
+ * its draw, so the draw stays at the download's end. */
 #include <math.h>
 
 #include "base/hs_alloc.h"
@@ -77,7 +86,8 @@ static void on_downloaded(hs_engine *eng, void *subject, uint64_t arg) {
   size_t i = dev_of(r, arg);
   if (i == SIZE_MAX) return;
   sim_dev_state(r, i, HS_POWER_BUSY);
-  double t = sim_dev_compute_s(r, i, r->alloc[i], true, 0);
+  double t = r->draw_early ? sim_dev_stretch_s(r, i, sim_dev_hot(r, i)->work_s, 0)
+                           : sim_dev_compute_s(r, i, r->alloc[i], true, 0);
   hs_engine_schedule_in(eng, t, 0, on_computed, r, arg);
 }
 
@@ -118,8 +128,11 @@ static void pma_start_round(sim_run *r) {
     ps->waiting = true; /* every participant is away: open when one returns */
     return;
   }
-  for (size_t i = 0; i < r->ndev; i++)
-    if (ps->in[i] == 1) sim_dev_model_transfer(r, i, on_downloaded, ARG(r, i));
+  for (size_t i = 0; i < r->ndev; i++) {
+    if (ps->in[i] != 1) continue;
+    if (r->draw_early) sim_dev_hot(r, i)->work_s = sim_dev_draw_work(r, i, r->alloc[i], true);
+    sim_dev_model_transfer(r, i, on_downloaded, ARG(r, i));
+  }
   if (deadline > 0) hs_engine_schedule_in(r->eng, deadline, 0, on_deadline, r, ps->epoch);
 }
 
@@ -152,6 +165,7 @@ static hs_status pma_setup(sim_run *r, hs_error *err) {
   ps->in = hs_calloc(r->ndev, 1);
   r->rs = ps;
   r->on_avail = pma_on_avail;
+  r->draw_early = r->ndyn == 0 && !(r->sc->dynamics && r->sc->dynamics->deadline_s > 0);
   return HS_OK;
 }
 

@@ -21,35 +21,52 @@
 #include "devices/hs_profile.h"
 #include "traces/hs_report.h"
 #include "base/hs_rng.h"
+#include "base/hs_util.h"
 #include "sim/hs_run.h"
 #include "sim/hs_scenario.h"
 #include "traces/hs_speed_trace.h"
 #include "sim_regime.h"
 
-/* One expanded device. The fields an event touches come first, so that at
- * 10^5 devices (beyond the caches) an event costs as few cache misses as
- * possible; the array is 64-byte aligned. */
+/* One expanded device, split by how often it is touched (issue 13: at 10^6
+ * devices every per-device record an event reads is a cache miss):
+ * - sim_hot, in the ledger's user bytes (hs_ledger_user): what every event of
+ *   the device reads, in the cache line its state switch touches anyway;
+ * - sim_dev (r->dev[i]): the compute stream, the scaled task and power, the
+ *   ledger at the round start; read once per round, in device order;
+ * - what is the same for every device of a scenario entry lives once in
+ *   sim_spec (r->spec_tab, by the entry's index): task, link, speed trace,
+ *   base powers; the name comes from the scenario (hs_scenario_devices);
+ * - what only some runs need is an array of its own, NULL when unused:
+ *   r->span (tracing), r->rng_tele (telemetry noise), r->dyn_of (dynamics).
+ * Read the fields through the sim_dev_* accessors below. */
 typedef struct sim_devagg sim_devagg;
 
+typedef struct sim_hot {
+  double work_s; /* PMA without dynamics: this round's compute work, drawn at its start */
+  uint32_t spec; /* index in sc->devices and r->spec_tab */
+  uint32_t spare;
+} sim_hot;
+_Static_assert(sizeof(sim_hot) <= HS_LEDGER_USER_BYTES, "sim_hot lives in the ledger's user bytes");
+
 typedef struct sim_dev {
-  /* hot: compute and transfer */
-  double tau_s, tau_cv, overhead_s; /* the scenario task, tau scaled by the speed factor */
-  double access_bps, access_latency_s;
-  const hs_speed_trace *trace;
-  double busy_w;
   hs_rng rng_compute;
-  /* cold: set-up, round boundaries, traces */
-  char *name;
-  uint64_t key;            /* entity id of its random streams: a hash of the name */
-  size_t spec;             /* index in sc->devices */
-  double idle_w, comm_w;
-  hs_rng rng_telemetry;
+  double tau_s;    /* the scenario task's tau_s times the device's speed factor */
+  double power;    /* the device's power factor (population spread) */
   double e0_j, busy0_s, comm0_s, idle0_s, busy0_j; /* ledger at the round start */
-  hs_power_state span_state; /* trace bookkeeping: current span */
-  bool untraced;             /* not among --trace-devices (no spans) */
-  double span_start_s;
-  struct dyn_dev *dyn;       /* throttling, co-tenant, availability (dyn.c); NULL: none */
 } sim_dev;
+
+typedef struct sim_spec {
+  double tau_cv, overhead_s;           /* the scenario task on this profile */
+  double access_bps, access_latency_s; /* its link */
+  double busy_w, idle_w, comm_w;       /* before the device's power factor */
+  const hs_speed_trace *trace;
+} sim_spec;
+
+typedef struct sim_span {
+  double start_s;      /* trace bookkeeping: the current span */
+  hs_power_state state;
+  bool untraced;       /* not among --trace-devices (no spans) */
+} sim_span;
 
 struct sim_run {
   const hs_scenario *sc;
@@ -58,9 +75,14 @@ struct sim_run {
   hs_ledger *ledger;
   hs_net *net;
   hs_controller *ctl;
-  sim_dev *dev;            /* 64-byte aligned, inside dev_raw */
-  void *dev_raw;
+  sim_dev *dev;            /* cold per-device records (see sim_dev) */
   size_t ndev;
+  sim_spec *spec_tab;      /* one per scenario entry */
+  const hs_device_ref *refs; /* the scenario's expanded devices (names) */
+  unsigned char *hot;      /* sim_hot of device 0, inside the ledger */
+  size_t hot_stride;       /* bytes from one device's sim_hot to the next */
+  sim_span *span;          /* ndev when tracing, else NULL */
+  hs_rng *rng_tele;        /* ndev telemetry streams when there is noise, else NULL */
   int server_link;         /* shared link index of network.server */
   uint32_t round;
   double round_start_s;
@@ -84,6 +106,8 @@ struct sim_run {
   void *rs;                /* regime state */
   struct dyn_dev *dyn;     /* dyn.c: one per device that changes (ndyn), or NULL */
   size_t ndyn;
+  struct dyn_dev **dyn_of; /* per device: its record in dyn, or NULL; NULL when ndyn == 0 */
+  bool draw_early;         /* PMA: compute work drawn at the round start (sim_hot.work_s) */
   /* A regime that takes absences itself (PMA): called when device i leaves
    * (on = false) or returns; false: the default (pause and power off). */
   bool (*on_avail)(sim_run *r, size_t i, bool on);
@@ -91,6 +115,32 @@ struct sim_run {
   struct sim_learn *learn; /* learning in the loop (sim_learning.h); NULL: off */
   double energy_cum_j;     /* energy of every device from t = 0 to the last round end */
 };
+
+/* --- device accessors ------------------------------------------------------ */
+static inline sim_hot *sim_dev_hot(const sim_run *r, size_t i) {
+  return (sim_hot *)(void *)(r->hot + i * r->hot_stride);
+}
+static inline const sim_spec *sim_dev_sp(const sim_run *r, size_t i) {
+  return &r->spec_tab[sim_dev_hot(r, i)->spec];
+}
+static inline size_t sim_dev_spec(const sim_run *r, size_t i) { return sim_dev_hot(r, i)->spec; }
+static inline const char *sim_dev_name(const sim_run *r, size_t i) { return r->refs[i].name; }
+/* Entity id of the device's random streams: a hash of its name. */
+static inline uint64_t sim_dev_key(const sim_run *r, size_t i) {
+  return hs_fnv1a64_str(r->refs[i].name);
+}
+static inline double sim_dev_busy_w(const sim_run *r, size_t i) {
+  return sim_dev_sp(r, i)->busy_w * r->dev[i].power;
+}
+static inline double sim_dev_idle_w(const sim_run *r, size_t i) {
+  return sim_dev_sp(r, i)->idle_w * r->dev[i].power;
+}
+static inline double sim_dev_comm_w(const sim_run *r, size_t i) {
+  return sim_dev_sp(r, i)->comm_w * r->dev[i].power;
+}
+static inline struct dyn_dev *sim_dev_dyn(const sim_run *r, size_t i) {
+  return r->dyn_of ? r->dyn_of[i] : NULL;
+}
 
 /* Switch a device's power state now (ledger + trace spans). */
 void sim_dev_state(sim_run *r, size_t i, hs_power_state st);
@@ -105,6 +155,9 @@ void sim_dev_model_transfer(sim_run *r, size_t i, hs_event_fn on_done, uint64_t 
  * stream. */
 double sim_dev_compute_s(sim_run *r, size_t i, uint64_t samples, bool with_overhead,
                          double after_s);
+/* The work part of that (speed-1 seconds, before the speed trace): the one
+ * draw from the device's compute stream, nothing scheduled. */
+double sim_dev_draw_work(sim_run *r, size_t i, uint64_t samples, bool with_overhead);
 /* The same for pure work seconds at speed 1 (no draw): speed trace only. */
 double sim_dev_stretch_s(sim_run *r, size_t i, double work_s, double after_s);
 /* A training time t_s of device i as its meter reports it to the controller:

@@ -30,6 +30,15 @@ hs_ledger *hs_ledger_create(size_t ndevices);
 void hs_ledger_destroy(hs_ledger *l);
 size_t hs_ledger_devices(const hs_ledger *l);
 
+/* Per device, HS_LEDGER_USER_BYTES bytes of the caller's (zeroed at create,
+ * 8-byte aligned) in the same cache line as the device's ledger record, so a
+ * caller that reads its own per-device fields where it switches the device's
+ * state pays one cache miss, not two. The user areas of consecutive devices
+ * are hs_ledger_user_stride bytes apart. Owned by the ledger. */
+#define HS_LEDGER_USER_BYTES 16
+void *hs_ledger_user(hs_ledger *l, size_t dev);
+size_t hs_ledger_user_stride(const hs_ledger *l);
+
 /* Power of `dev` in state `st` (OFF: only 0 is allowed). Changing it while the
  * device is in that state first closes the interval at time t at the old power;
  * energy integrated before the change is kept. */
