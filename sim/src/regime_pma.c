@@ -18,17 +18,29 @@
  * unavailable when the round opens sits it out. Events of a lost participant
  * still in flight carry the round's epoch and do nothing.
  *
- * Early draw (issue 13): without dynamics and deadline every participant that
- * starts a round reaches its download's end and draws its compute work there,
- * once, from its own stream; so the draw is made at the round start instead,
- * in device order (one sequential pass over the cold device records), and
- * kept in the device's sim_hot, which the download's end reads in the cache
- * line its state switch touches anyway. Same draws, same order per stream:
- * same results. With dynamics or a deadline a participant can drop out before
- * its draw, so the draw stays at the download's end. */
+ * The one-pass round (issue 13). At 10^6 devices the events of a round reach
+ * the devices in random order, and every per-device record an event reads is
+ * a cache miss that stalls it. Without dynamics, deadline and traces nothing
+ * can drop a participant or read the ledger before the round closes, so:
+ * - each participant's compute work is drawn at the round start, in device
+ *   order (one sequential pass over the cold records), and kept in its
+ *   sim_hot; its stream gives the same draw it would have given at the
+ *   download's end, since every participant reaches that point exactly once;
+ * - the three switches of the round (busy at the download's end, comm at the
+ *   compute's end, idle at the upload's end) are not made when they happen:
+ *   their times are written (stores, which do not stall) and the ledger gets
+ *   them at the round close in device order, one sequential pass. The ledger
+ *   keeps nothing across devices, so each device sees the same switches at
+ *   the same times in the same order: bit-identical results;
+ * - the compute's end needs only the device's link, which its event argument
+ *   carries (the entry's index), so it touches no per-device record at all.
+ * Downloads start together in device order and finish per link class in that
+ * order, so the download's end reads sim_hot nearly sequentially. With
+ * dynamics, a deadline or traces the round runs event by event (above). */
 #include <math.h>
 
 #include "base/hs_alloc.h"
+#include "base/hs_assert.h"
 #include "run_internal.h"
 
 #include "dyn.h"
@@ -38,7 +50,14 @@ typedef struct pma_state {
   uint32_t epoch;     /* bumps when a round opens */
   unsigned char *in;  /* per device: 1 participating, 2 uploaded, 0 out or lost */
   bool waiting;       /* no device available: the round opens when one returns */
+  bool can_one_pass;  /* no dynamics, no deadline */
+  bool one_pass;      /* this round is run in one pass (see above): also no traces */
+  double *t23;        /* one pass: per device, the compute's and the upload's end */
 } pma_state;
+
+/* One pass: the device's download end (sim_hot.work_s holds it once the
+ * work is read). */
+#define T1(r, i) (sim_dev_hot(r, i)->work_s)
 
 #define ARG(r, i) ((uint64_t)((pma_state *)(r)->rs)->epoch << 32 | (uint64_t)(i))
 /* The device of an event of this round; SIZE_MAX for a stale one. */
@@ -48,8 +67,20 @@ static size_t dev_of(sim_run *r, uint64_t arg) {
   return (uint32_t)(arg >> 32) == ps->epoch && ps->in[i] == 1 ? i : SIZE_MAX;
 }
 
+/* One pass: the round's switches reach the ledger, in device order. */
+static void replay(sim_run *r) {
+  pma_state *ps = r->rs;
+  for (size_t i = 0; i < r->ndev; i++) {
+    if (ps->in[i] != 2) continue;
+    hs_ledger_switch(r->ledger, i, HS_POWER_BUSY, T1(r, i));
+    hs_ledger_switch(r->ledger, i, HS_POWER_COMM, ps->t23[2 * i]);
+    hs_ledger_switch(r->ledger, i, HS_POWER_IDLE, ps->t23[2 * i + 1]);
+  }
+}
+
 static void round_close(sim_run *r) {
   pma_state *ps = r->rs;
+  if (ps->one_pass) replay(r);
   ps->epoch++; /* whatever is still in flight belongs to a closed round */
   /* Lost, vanished and absent participants bring no update: the round's
    * FedAvg (learning), rows and telemetry see 0 samples for them. */
@@ -86,9 +117,39 @@ static void on_downloaded(hs_engine *eng, void *subject, uint64_t arg) {
   size_t i = dev_of(r, arg);
   if (i == SIZE_MAX) return;
   sim_dev_state(r, i, HS_POWER_BUSY);
-  double t = r->draw_early ? sim_dev_stretch_s(r, i, sim_dev_hot(r, i)->work_s, 0)
-                           : sim_dev_compute_s(r, i, r->alloc[i], true, 0);
+  double t = sim_dev_compute_s(r, i, r->alloc[i], true, 0);
   hs_engine_schedule_in(eng, t, 0, on_computed, r, arg);
+}
+
+/* The one-pass round's events: argument (entry << 32 | device); none is ever
+ * stale (no participant can drop out, the round closes after the last). */
+static void on_uploaded_1p(hs_engine *eng, void *subject, uint64_t arg) {
+  sim_run *r = subject;
+  pma_state *ps = r->rs;
+  size_t i = (size_t)(arg & 0xffffffffu);
+  HS_ASSERT(ps->in[i] == 1, "one-pass events are never stale");
+  ps->in[i] = 2;
+  ps->t23[2 * i + 1] = hs_engine_now(eng);
+  if (--ps->pending == 0) round_close(r);
+}
+
+static void on_computed_1p(hs_engine *eng, void *subject, uint64_t arg) {
+  (void)eng;
+  sim_run *r = subject;
+  const sim_spec *sp = &r->spec_tab[arg >> 32];
+  hs_net_transfer(r->net, r->sc->model_bytes, sp->access_bps, sp->access_latency_s,
+                  &r->server_link, 1, on_uploaded_1p, r, arg);
+}
+
+static void on_downloaded_1p(hs_engine *eng, void *subject, uint64_t arg) {
+  sim_run *r = subject;
+  pma_state *ps = r->rs;
+  size_t i = (size_t)(arg & 0xffffffffu);
+  double now = hs_engine_now(eng);
+  double t2 = now + sim_dev_stretch_s(r, i, sim_dev_hot(r, i)->work_s, 0);
+  T1(r, i) = now;
+  ps->t23[2 * i] = t2;
+  hs_engine_schedule(eng, t2, 0, on_computed_1p, r, arg);
 }
 
 /* The server closes the round: whoever has not uploaded is lost. */
@@ -128,10 +189,15 @@ static void pma_start_round(sim_run *r) {
     ps->waiting = true; /* every participant is away: open when one returns */
     return;
   }
+  ps->one_pass = ps->can_one_pass && !r->span;
   for (size_t i = 0; i < r->ndev; i++) {
     if (ps->in[i] != 1) continue;
-    if (r->draw_early) sim_dev_hot(r, i)->work_s = sim_dev_draw_work(r, i, r->alloc[i], true);
-    sim_dev_model_transfer(r, i, on_downloaded, ARG(r, i));
+    if (ps->one_pass) {
+      sim_dev_hot(r, i)->work_s = sim_dev_draw_work(r, i, r->alloc[i], true);
+      sim_dev_model_transfer(r, i, on_downloaded_1p, (uint64_t)sim_dev_spec(r, i) << 32 | i);
+    } else {
+      sim_dev_model_transfer(r, i, on_downloaded, ARG(r, i));
+    }
   }
   if (deadline > 0) hs_engine_schedule_in(r->eng, deadline, 0, on_deadline, r, ps->epoch);
 }
@@ -163,15 +229,19 @@ static hs_status pma_setup(sim_run *r, hs_error *err) {
   (void)err;
   pma_state *ps = hs_calloc(1, sizeof(pma_state));
   ps->in = hs_calloc(r->ndev, 1);
+  ps->can_one_pass = r->ndyn == 0 && !(r->sc->dynamics && r->sc->dynamics->deadline_s > 0);
+  if (ps->can_one_pass) ps->t23 = hs_calloc(2 * (r->ndev ? r->ndev : 1), sizeof *ps->t23);
   r->rs = ps;
   r->on_avail = pma_on_avail;
-  r->draw_early = r->ndyn == 0 && !(r->sc->dynamics && r->sc->dynamics->deadline_s > 0);
   return HS_OK;
 }
 
 static void pma_teardown(sim_run *r) {
   pma_state *ps = r->rs;
-  if (ps) hs_free(ps->in);
+  if (ps) {
+    hs_free(ps->in);
+    hs_free(ps->t23);
+  }
   hs_free(ps);
 }
 

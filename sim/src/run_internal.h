@@ -42,7 +42,8 @@
 typedef struct sim_devagg sim_devagg;
 
 typedef struct sim_hot {
-  double work_s; /* PMA without dynamics: this round's compute work, drawn at its start */
+  double work_s; /* PMA's one-pass round: its compute work, drawn at the round start,
+                    then the download's end (regime_pma.c) */
   uint32_t spec; /* index in sc->devices and r->spec_tab */
   uint32_t spare;
 } sim_hot;
@@ -107,7 +108,6 @@ struct sim_run {
   struct dyn_dev *dyn;     /* dyn.c: one per device that changes (ndyn), or NULL */
   size_t ndyn;
   struct dyn_dev **dyn_of; /* per device: its record in dyn, or NULL; NULL when ndyn == 0 */
-  bool draw_early;         /* PMA: compute work drawn at the round start (sim_hot.work_s) */
   /* A regime that takes absences itself (PMA): called when device i leaves
    * (on = false) or returns; false: the default (pause and power off). */
   bool (*on_avail)(sim_run *r, size_t i, bool on);
