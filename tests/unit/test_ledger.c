@@ -2,7 +2,9 @@
 #include <criterion/criterion.h>
 #include <signal.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "sim/hs_ledger.h"
 
@@ -142,5 +144,56 @@ Test(ledger, random_switches_on_neighbours_match_a_reference) {
     double p = state[d] == HS_POWER_OFF ? 0.0 : watts[d][state[d]];
     cr_assert_eq(hs_ledger_power(l, (size_t)d), p);
   }
+  hs_ledger_destroy(l);
+}
+
+/* The caller's bytes share the device's line but never its figures: filled
+ * with ones between switches, they leave every integral exact; they start
+ * zeroed, sit hs_ledger_user_stride apart, and keep what was written. */
+Test(ledger, user_bytes_are_the_callers_and_leave_the_integrals_alone) {
+  enum { N = 5 };
+  hs_ledger *l = hs_ledger_create(N);
+  size_t stride = hs_ledger_user_stride(l);
+  cr_assert_geq(stride, HS_LEDGER_USER_BYTES);
+  for (size_t d = 0; d < N; d++) {
+    unsigned char *u = hs_ledger_user(l, d);
+    cr_assert_eq((uintptr_t)u % 8, 0, "8-byte aligned");
+    if (d) cr_assert_eq(u - (unsigned char *)hs_ledger_user(l, d - 1), (ptrdiff_t)stride);
+    for (size_t k = 0; k < HS_LEDGER_USER_BYTES; k++) cr_assert_eq(u[k], 0);
+    hs_ledger_set_power(l, d, HS_POWER_BUSY, 4.0, 0);
+    hs_ledger_set_power(l, d, HS_POWER_IDLE, 1.0, 0);
+  }
+  for (size_t d = 0; d < N; d++) {
+    hs_ledger_switch(l, d, HS_POWER_BUSY, 1.0);
+    memset(hs_ledger_user(l, d), 0xff, HS_LEDGER_USER_BYTES);
+    hs_ledger_switch(l, d, HS_POWER_IDLE, 3.0);
+    memset(hs_ledger_user(l, d), (int)d, HS_LEDGER_USER_BYTES);
+  }
+  for (size_t d = 0; d < N; d++) {
+    cr_assert_eq(hs_ledger_state(l, d), HS_POWER_IDLE);
+    cr_assert_eq(hs_ledger_time_in(l, d, HS_POWER_OFF, 5.0), 1.0);
+    cr_assert_eq(hs_ledger_time_in(l, d, HS_POWER_BUSY, 5.0), 2.0);
+    cr_assert_eq(hs_ledger_device_energy(l, d, 5.0), 4.0 * 2.0 + 1.0 * 2.0);
+    unsigned char *u = hs_ledger_user(l, d);
+    for (size_t k = 0; k < HS_LEDGER_USER_BYTES; k++) cr_assert_eq(u[k], (unsigned char)d);
+  }
+  hs_ledger_destroy(l);
+}
+
+/* A correction exists only once a power changes after time was spent: a
+ * power change on one device must not move another device's energy, before
+ * or after the corrections are first needed. */
+Test(ledger, a_power_change_corrects_only_its_device) {
+  hs_ledger *l = hs_ledger_create(3);
+  for (size_t d = 0; d < 3; d++) {
+    hs_ledger_set_power(l, d, HS_POWER_BUSY, 6.0, 0);
+    hs_ledger_switch(l, d, HS_POWER_BUSY, 0.0);
+  }
+  hs_ledger_set_power(l, 1, HS_POWER_BUSY, 0.5, 4.0); /* 4 s at 6 W, then 0.5 W */
+  hs_ledger_switch(l, 2, HS_POWER_IDLE, 4.0);
+  hs_ledger_set_power(l, 2, HS_POWER_BUSY, 9.0, 5.0); /* not busy now: the 4 s stay at 6 W */
+  cr_assert_eq(hs_ledger_energy(l, 0, HS_POWER_BUSY, 8.0), 48.0);
+  cr_assert_eq(hs_ledger_energy(l, 1, HS_POWER_BUSY, 8.0), 24.0 + 2.0);
+  cr_assert_eq(hs_ledger_energy(l, 2, HS_POWER_BUSY, 8.0), 24.0);
   hs_ledger_destroy(l);
 }
