@@ -149,7 +149,7 @@ static void on_allreduced(hs_engine *eng, void *subject, uint64_t gi) {
      * scenario's telemetry noise), to the step-level sizing; it plans the
      * next step. */
     size_t n = hs_controller_size(g->step_ctl);
-    double *t = r->scratch;
+    double *t = sim_run_scratch(r);
     if (!g->own_step_ctl)
       for (size_t k = 0; k < n; k++) t[k] = 0;
     for (size_t k = 0; k < g->nranks; k++)
@@ -237,9 +237,9 @@ static void round_done(sim_run *r) {
       const ddp_group *g = &ds->groups[gi];
       double n = 0;
       for (size_t k = 0; k < g->nranks * g->steps; k++) n += (double)g->batch[k];
-      r->scratch[gi] = n;
+      sim_run_scratch(r)[gi] = n;
     }
-    sim_learn_groups_end(r->learn, r->scratch);
+    sim_learn_groups_end(r->learn, sim_run_scratch(r));
   }
   sim_round_end(r);
 }

@@ -90,8 +90,8 @@ static void step_start(sim_run *r, size_t f);
  * unless the round end is also an average. */
 static void learn_mean(sim_run *r, bool adopt) {
   fsdp_state *st = r->rs;
-  for (size_t f = 0; f < st->ngroups; f++) r->scratch[f] = 1.0;
-  sim_learn_groups_end(r->learn, r->scratch);
+  for (size_t f = 0; f < st->ngroups; f++) sim_run_scratch(r)[f] = 1.0;
+  sim_learn_groups_end(r->learn, sim_run_scratch(r));
   for (size_t f = 0; adopt && f < st->ngroups; f++) sim_learn_group_begin(r->learn, f);
 }
 
@@ -178,7 +178,7 @@ static void step_start(sim_run *r, size_t f) {
   flg *g = &st->g[f];
   uint32_t spr = st->o->steps_per_round;
   double cmax = 0;
-  double *c = r->scratch;
+  double *c = sim_run_scratch(r);
   for (size_t k = 0; k < g->n; k++) {
     size_t i = g->first + k;
     const sim_dev *d = &r->dev[i];

@@ -246,7 +246,7 @@ static bool round_feed_controller(sim_run *r) {
   hs_error err = {0};
   hs_status st = HS_OK;
   /* Learning: the participants' real losses (Oort's statistical utility). */
-  if (r->learn && sim_learn_utilities(r->learn, r->scratch, r->ndev))
+  if (r->learn && sim_learn_utilities(r->learn, sim_run_scratch(r), r->ndev))
     st = hs_controller_set_utility(r->ctl, r->scratch, r->ndev, &err);
   if (st == HS_OK) st = hs_controller_update(r->ctl, r->tele, r->ndev, &err);
   if (r->measure_overhead) r->controller_wall_s += wall_s() - t0;
@@ -454,7 +454,6 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
   HS_ASSERT(r->server_link >= 0, "validated link parameters");
   r->alloc = hs_calloc(r->ndev, sizeof *r->alloc);
   r->tele = hs_calloc(r->ndev, sizeof *r->tele);
-  r->scratch = hs_calloc(r->ndev, sizeof *r->scratch);
   /* The learner before the regime: its set-up declares the DDP groups. */
   if (sc->learning && (st = sim_learn_create(sc, r->ndev, &r->learn, err)) != HS_OK) goto done;
   if (r->regime->setup && (st = r->regime->setup(r, err)) != HS_OK) goto done;

@@ -20,6 +20,7 @@
 #include "policies/hs_policy.h"
 #include "devices/hs_profile.h"
 #include "traces/hs_report.h"
+#include "base/hs_alloc.h"
 #include "base/hs_rng.h"
 #include "base/hs_util.h"
 #include "sim/hs_run.h"
@@ -95,7 +96,7 @@ struct sim_run {
   const hs_run_opts *opts; /* never NULL while running */
   gsl_rng *gsl;            /* adapter, retargeted to a device's stream when drawing */
   hs_telemetry *tele;      /* scratch, ndev */
-  double *scratch;         /* scratch, ndev */
+  double *scratch;         /* scratch, ndev: through sim_run_scratch (made when first used) */
   /* summary accumulators */
   double cv_sum;
   uint32_t cv_count;
@@ -140,6 +141,12 @@ static inline double sim_dev_comm_w(const sim_run *r, size_t i) {
 }
 static inline struct dyn_dev *sim_dev_dyn(const sim_run *r, size_t i) {
   return r->dyn_of ? r->dyn_of[i] : NULL;
+}
+
+/* ndev doubles of scratch, zeroed when first asked for (PMA never asks). */
+static inline double *sim_run_scratch(sim_run *r) {
+  if (!r->scratch) r->scratch = hs_calloc(r->ndev ? r->ndev : 1, sizeof *r->scratch);
+  return r->scratch;
 }
 
 /* Switch a device's power state now (ledger + trace spans). */
