@@ -17,7 +17,18 @@
  * synchronised window) and off after; energy is what the ledger integrated.
  * Per-device random streams are keyed by a hash of the device's name, so adding
  * a device does not change another device's draws. Memory is O(devices): rows
- * stream to the output files as rounds end. */
+ * stream to the output files as rounds end.
+ *
+ * Device records (issue 13; run_internal.h): an event reads only the device's
+ * sim_hot, which lives in the ledger's line of the device (hs_ledger_user), so
+ * a state switch and what the event needs cost one cache miss at 10^6
+ * devices; the cold record (compute stream, scaled task, round-start ledger
+ * figures) is read in device order at the round's start and end; what every
+ * device of a scenario entry shares is in sim_spec; names are the scenario's.
+ * Rejected: one record per device with everything (224 B, three lines, three
+ * misses per event: 764 -> 611 B/device and 0.95 -> 1.37 M device-rounds per
+ * CPU second at 10^6 with the split and PMA's one-pass round); a copy of each
+ * name (32 B per device for what only outputs and messages read). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
