@@ -1,14 +1,16 @@
 /* ledger.c: per-device energy integration over piecewise-constant power states.
  *
  * Per device, a 64-byte record (one cache line, 64-byte aligned): the time of
- * the last change, the seconds spent in busy, comm, idle and off, the current
+ * the last change, the seconds spent in busy, comm and idle, the current
  * state, and HS_LEDGER_USER_BYTES bytes that belong to the caller (the run
- * keeps there what every event of a device reads: its spec and its planned
- * work; hs_ledger_user). A cold array holds the power in force per state; a
- * per-state energy correction exists only once a power changes after time was
- * spent in that state (allocated then: most runs never need it). A switch
- * closes the open interval exactly, time[state] += t - t_last, and touches
- * only the device's line. Energy is power x time plus the correction: when
+ * keeps there what the events of a device read and write: PMA's planned work
+ * and switch times; hs_ledger_user). A cold array holds the power in force
+ * per state. Two arrays exist only once needed (most runs never need them):
+ * the seconds spent off, once a device stays off for a nonzero time, and a
+ * per-state energy correction, once a power changes after time was spent in
+ * that state. A switch closes the open interval exactly, time[state] += t -
+ * t_last, and touches only the device's line (and the off array when it
+ * leaves OFF after a nonzero time). Energy is power x time plus the correction: when
  * the power of a state changes, the correction absorbs (old - new) x time
  * spent so far, so the energy already integrated is unchanged. OFF draws
  * nothing.
@@ -22,8 +24,8 @@
  * 32 bytes with the state in a byte array (two devices per line, but the
  * caller's record a second miss). Reads at a time t add the open interval
  * without closing it, so reading never changes results; the arithmetic is
- * the same as before (a missing correction reads as +0.0, which adds exactly
- * as the stored +0.0 did), so results are bit-identical. O(1) per switch and
+ * the same as before (a missing correction or off time reads as +0.0, which
+ * adds exactly as the stored +0.0 did), so results are bit-identical. O(1) per switch and
  * per read; totals over all devices are O(devices). Rejected: storing every
  * interval (memory grows with events; the regimes only need totals and
  * per-round differences, which callers get by reading twice); a log of
@@ -45,10 +47,10 @@
 /* What a switch touches: one cache line per device. */
 typedef struct dev_hot {
   alignas(64) double t_last;
-  double time_s[HS_POWER_NSTATES]; /* busy, comm, idle, off */
+  double time_s[NON]; /* busy, comm, idle (off: l->off_s) */
+  unsigned char user[HS_LEDGER_USER_BYTES];
   uint8_t state;
-  unsigned char pad[64 - 8 - 8 * HS_POWER_NSTATES - 1 - HS_LEDGER_USER_BYTES];
-  alignas(8) unsigned char user[HS_LEDGER_USER_BYTES];
+  unsigned char pad[64 - 8 - 8 * NON - HS_LEDGER_USER_BYTES - 1];
 } dev_hot;
 _Static_assert(sizeof(dev_hot) == 64, "one cache line per device");
 
@@ -60,6 +62,7 @@ struct hs_ledger {
   dev_hot *hot;
   dev_power *power;
   dev_power *adjust; /* energy corrections for power changes; NULL until one is nonzero */
+  double *off_s;     /* seconds spent off; NULL until one is nonzero */
   void *raw;
   size_t n;
 };
@@ -80,6 +83,7 @@ hs_ledger *hs_ledger_create(size_t ndevices) {
   for (size_t i = 0; i < ndevices; i++) l->hot[i].state = HS_POWER_OFF;
   l->power = hs_calloc(n, sizeof *l->power);
   l->adjust = NULL;
+  l->off_s = NULL;
   return l;
 }
 
@@ -88,6 +92,7 @@ void hs_ledger_destroy(hs_ledger *l) {
   hs_free(l->raw);
   hs_free(l->power);
   hs_free(l->adjust);
+  hs_free(l->off_s);
   hs_free(l);
 }
 
@@ -103,9 +108,15 @@ size_t hs_ledger_user_stride(const hs_ledger *l) {
   return sizeof(dev_hot);
 }
 
-static void close_interval(dev_hot *d, double t) {
+static void close_interval(hs_ledger *l, dev_hot *d, double t) {
   HS_ASSERT(t >= d->t_last, "ledger time went backwards");
-  d->time_s[d->state] += t - d->t_last;
+  double dt = t - d->t_last;
+  if (d->state != HS_POWER_OFF) {
+    d->time_s[d->state] += dt;
+  } else if (dt != 0 || l->off_s) { /* +0.0 + +0.0 leaves a missing off time +0.0 */
+    if (!l->off_s) l->off_s = hs_calloc(l->n ? l->n : 1, sizeof *l->off_s);
+    l->off_s[d - l->hot] += dt;
+  }
   d->t_last = t;
 }
 
@@ -117,7 +128,7 @@ void hs_ledger_set_power(hs_ledger *l, size_t dev, hs_power_state st, double wat
     return;
   }
   dev_hot *d = &l->hot[dev];
-  if (d->state == st) close_interval(d, t);
+  if (d->state == st) close_interval(l, d, t);
   double fix = (l->power[dev].w[st] - watts) * d->time_s[st];
   /* +0.0 + fix: the correction a record without one would hold. Nonzero
    * (or -0.0, which +0.0 + -0.0 turns into +0.0 anyway) needs the array. */
@@ -136,7 +147,7 @@ double hs_ledger_get_power_of(const hs_ledger *l, size_t dev, hs_power_state st)
 void hs_ledger_switch(hs_ledger *l, size_t dev, hs_power_state st, double t) {
   HS_ASSERT(dev < l->n && (unsigned)st < HS_POWER_NSTATES, "device or state out of range");
   dev_hot *d = &l->hot[dev];
-  close_interval(d, t);
+  close_interval(l, d, t);
   d->state = (uint8_t)st;
 }
 
@@ -161,7 +172,7 @@ double hs_ledger_time_in(const hs_ledger *l, size_t dev, hs_power_state st, doub
   HS_ASSERT(dev < l->n && (unsigned)st < HS_POWER_NSTATES, "device or state out of range");
   const dev_hot *d = &l->hot[dev];
   HS_ASSERT(t >= d->t_last, "ledger read before the last change");
-  double s = d->time_s[st];
+  double s = st != HS_POWER_OFF ? d->time_s[st] : l->off_s ? l->off_s[dev] : 0.0;
   if (d->state == st) s += t - d->t_last;
   return s;
 }

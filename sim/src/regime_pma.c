@@ -28,7 +28,8 @@
  *   download's end, since every participant reaches that point exactly once;
  * - the three switches of the round (busy at the download's end, comm at the
  *   compute's end, idle at the upload's end) are not made when they happen:
- *   their times are written (stores, which do not stall) and the ledger gets
+ *   their times are written to the device's sim_hot (stores, which do not
+ *   stall; it shares the ledger's line of the device) and the ledger gets
  *   them at the round close in device order, one sequential pass. The ledger
  *   keeps nothing across devices, so each device sees the same switches at
  *   the same times in the same order: bit-identical results;
@@ -52,12 +53,8 @@ typedef struct pma_state {
   bool waiting;       /* no device available: the round opens when one returns */
   bool can_one_pass;  /* no dynamics, no deadline */
   bool one_pass;      /* this round is run in one pass (see above): also no traces */
-  double *t23;        /* one pass: per device, the compute's and the upload's end */
 } pma_state;
 
-/* One pass: the device's download end (sim_hot.work_s holds it once the
- * work is read). */
-#define T1(r, i) (sim_dev_hot(r, i)->work_s)
 
 #define ARG(r, i) ((uint64_t)((pma_state *)(r)->rs)->epoch << 32 | (uint64_t)(i))
 /* The device of an event of this round; SIZE_MAX for a stale one. */
@@ -72,9 +69,10 @@ static void replay(sim_run *r) {
   pma_state *ps = r->rs;
   for (size_t i = 0; i < r->ndev; i++) {
     if (ps->in[i] != 2) continue;
-    hs_ledger_switch(r->ledger, i, HS_POWER_BUSY, T1(r, i));
-    hs_ledger_switch(r->ledger, i, HS_POWER_COMM, ps->t23[2 * i]);
-    hs_ledger_switch(r->ledger, i, HS_POWER_IDLE, ps->t23[2 * i + 1]);
+    const sim_hot *h = sim_dev_hot(r, i);
+    hs_ledger_switch(r->ledger, i, HS_POWER_BUSY, h->work_s);
+    hs_ledger_switch(r->ledger, i, HS_POWER_COMM, h->t2);
+    hs_ledger_switch(r->ledger, i, HS_POWER_IDLE, h->t3);
   }
 }
 
@@ -129,7 +127,7 @@ static void on_uploaded_1p(hs_engine *eng, void *subject, uint64_t arg) {
   size_t i = (size_t)(arg & 0xffffffffu);
   HS_ASSERT(ps->in[i] == 1, "one-pass events are never stale");
   ps->in[i] = 2;
-  ps->t23[2 * i + 1] = hs_engine_now(eng);
+  sim_dev_hot(r, i)->t3 = hs_engine_now(eng);
   if (--ps->pending == 0) round_close(r);
 }
 
@@ -143,12 +141,12 @@ static void on_computed_1p(hs_engine *eng, void *subject, uint64_t arg) {
 
 static void on_downloaded_1p(hs_engine *eng, void *subject, uint64_t arg) {
   sim_run *r = subject;
-  pma_state *ps = r->rs;
   size_t i = (size_t)(arg & 0xffffffffu);
+  sim_hot *h = sim_dev_hot(r, i);
   double now = hs_engine_now(eng);
-  double t2 = now + sim_dev_stretch_s(r, i, sim_dev_hot(r, i)->work_s, 0);
-  T1(r, i) = now;
-  ps->t23[2 * i] = t2;
+  double t2 = now + sim_dev_stretch_s(r, i, h->work_s, 0);
+  h->work_s = now; /* the download's end, from now on */
+  h->t2 = t2;
   hs_engine_schedule(eng, t2, 0, on_computed_1p, r, arg);
 }
 
@@ -230,7 +228,6 @@ static hs_status pma_setup(sim_run *r, hs_error *err) {
   pma_state *ps = hs_calloc(1, sizeof(pma_state));
   ps->in = hs_calloc(r->ndev, 1);
   ps->can_one_pass = r->ndyn == 0 && !(r->sc->dynamics && r->sc->dynamics->deadline_s > 0);
-  if (ps->can_one_pass) ps->t23 = hs_calloc(2 * (r->ndev ? r->ndev : 1), sizeof *ps->t23);
   r->rs = ps;
   r->on_avail = pma_on_avail;
   return HS_OK;
@@ -238,10 +235,7 @@ static hs_status pma_setup(sim_run *r, hs_error *err) {
 
 static void pma_teardown(sim_run *r) {
   pma_state *ps = r->rs;
-  if (ps) {
-    hs_free(ps->in);
-    hs_free(ps->t23);
-  }
+  if (ps) hs_free(ps->in);
   hs_free(ps);
 }
 

@@ -362,7 +362,6 @@ static bool expand_devices(sim_run *r) {
     const hs_device_spec *ds = &sc->devices[refs[k].spec];
     const hs_task_profile *task = hs_profile_task(ds->profile, sc->task);
     sim_dev *d = &r->dev[k];
-    sim_dev_hot(r, k)->spec = (uint32_t)refs[k].spec;
     uint64_t key = hs_fnv1a64_str(refs[k].name);
     /* Population spread: lognormal factors with median 1, drawn from the
      * device's own stream, so they do not depend on the other devices. */

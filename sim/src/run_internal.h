@@ -30,23 +30,23 @@
 
 /* One expanded device, split by how often it is touched (issue 13: at 10^6
  * devices every per-device record an event reads is a cache miss):
- * - sim_hot, in the ledger's user bytes (hs_ledger_user): what every event of
- *   the device reads, in the cache line its state switch touches anyway;
+ * - sim_hot, in the ledger's user bytes (hs_ledger_user): what the events of
+ *   the device read and write, in the cache line its state switches touch;
  * - sim_dev (r->dev[i]): the compute stream, the scaled task and power, the
  *   ledger at the round start; read once per round, in device order;
  * - what is the same for every device of a scenario entry lives once in
  *   sim_spec (r->spec_tab, by the entry's index): task, link, speed trace,
- *   base powers; the name comes from the scenario (hs_scenario_devices);
+ *   base powers; the name and the entry come from the scenario
+ *   (hs_scenario_devices: read in device order, or near it);
  * - what only some runs need is an array of its own, NULL when unused:
  *   r->span (tracing), r->rng_tele (telemetry noise), r->dyn_of (dynamics).
  * Read the fields through the sim_dev_* accessors below. */
 typedef struct sim_devagg sim_devagg;
 
 typedef struct sim_hot {
-  double work_s; /* PMA's one-pass round: its compute work, drawn at the round start,
-                    then the download's end (regime_pma.c) */
-  uint32_t spec; /* index in sc->devices and r->spec_tab */
-  uint32_t spare;
+  double work_s; /* PMA's one-pass round (regime_pma.c): its compute work, drawn at
+                    the round start, then the download's end */
+  double t2, t3; /* PMA's one-pass round: the compute's and the upload's end */
 } sim_hot;
 _Static_assert(sizeof(sim_hot) <= HS_LEDGER_USER_BYTES, "sim_hot lives in the ledger's user bytes");
 
@@ -121,10 +121,11 @@ struct sim_run {
 static inline sim_hot *sim_dev_hot(const sim_run *r, size_t i) {
   return (sim_hot *)(void *)(r->hot + i * r->hot_stride);
 }
+/* The device's scenario entry (index in sc->devices and r->spec_tab). */
+static inline size_t sim_dev_spec(const sim_run *r, size_t i) { return r->refs[i].spec; }
 static inline const sim_spec *sim_dev_sp(const sim_run *r, size_t i) {
-  return &r->spec_tab[sim_dev_hot(r, i)->spec];
+  return &r->spec_tab[r->refs[i].spec];
 }
-static inline size_t sim_dev_spec(const sim_run *r, size_t i) { return sim_dev_hot(r, i)->spec; }
 static inline const char *sim_dev_name(const sim_run *r, size_t i) { return r->refs[i].name; }
 /* Entity id of the device's random streams: a hash of its name. */
 static inline uint64_t sim_dev_key(const sim_run *r, size_t i) {

@@ -50,7 +50,7 @@ size_t sim_run_bytes_per_device(const hs_scenario *sc) {
   size_t b = base_bytes();
   if (!strcmp(sc->policy.kind, "oort")) b += 17;
   if (!strcmp(sc->regime.kind, "pma"))
-    b += 1 + 2 * sizeof(double); /* participation byte, one-pass switch times */
+    b += 1; /* participation byte */
   else
     b += sizeof(double); /* the run's scratch */
   if (strstr(sc->regime.kind, "ddp"))
