@@ -4,8 +4,12 @@
  * the last change, the seconds spent in busy, comm and idle, the current
  * state, and HS_LEDGER_USER_BYTES bytes that belong to the caller (the run
  * keeps there what the events of a device read and write: PMA's planned work
- * and switch times; hs_ledger_user). A cold array holds the power in force
- * per state. Two arrays exist only once needed (most runs never need them):
+ * and switch times; hs_ledger_user). The power in force per state is a
+ * power class (a few per run: the scenario's entries) times the device's
+ * factor (its power spread): 4 bytes in the line and 8 in a cold array, not
+ * 24, and the same product the caller would have passed (so the same bits).
+ * Once a caller sets a power of its own (throttling, DVFS), every device gets
+ * its three powers stored (24 B each). Two arrays exist only once needed:
  * the seconds spent off, once a device stays off for a nonzero time, and a
  * per-state energy correction, once a power changes after time was spent in
  * that state. A switch closes the open interval exactly, time[state] += t -
@@ -36,6 +40,7 @@
 
 #include <math.h>
 #include <stdalign.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -50,7 +55,8 @@ typedef struct dev_hot {
   double time_s[NON]; /* busy, comm, idle (off: l->off_s) */
   unsigned char user[HS_LEDGER_USER_BYTES];
   uint8_t state;
-  unsigned char pad[64 - 8 - 8 * NON - HS_LEDGER_USER_BYTES - 1];
+  unsigned char pad[64 - 8 - 8 * NON - HS_LEDGER_USER_BYTES - 1 - 4];
+  uint32_t cls; /* power class (0: none, 0 W) */
 } dev_hot;
 _Static_assert(sizeof(dev_hot) == 64, "one cache line per device");
 
@@ -60,7 +66,10 @@ typedef struct dev_power {
 
 struct hs_ledger {
   dev_hot *hot;
-  dev_power *power;
+  dev_power *cls_w;  /* power classes; [0] is 0 W */
+  size_t ncls, capcls;
+  double *factor;    /* per device, times its class; NULL until a class is set */
+  dev_power *power;  /* per device, stored powers; NULL until a power is set directly */
   dev_power *adjust; /* energy corrections for power changes; NULL until one is nonzero */
   double *off_s;     /* seconds spent off; NULL until one is nonzero */
   void *raw;
@@ -81,7 +90,11 @@ hs_ledger *hs_ledger_create(size_t ndevices) {
   l->raw = hs_calloc(n + 1, sizeof(dev_hot));
   l->hot = (dev_hot *)(((uintptr_t)l->raw + 63) & ~(uintptr_t)63);
   for (size_t i = 0; i < ndevices; i++) l->hot[i].state = HS_POWER_OFF;
-  l->power = hs_calloc(n, sizeof *l->power);
+  l->capcls = 8;
+  l->cls_w = hs_calloc(l->capcls, sizeof *l->cls_w);
+  l->ncls = 1;
+  l->factor = NULL;
+  l->power = NULL;
   l->adjust = NULL;
   l->off_s = NULL;
   return l;
@@ -90,6 +103,8 @@ hs_ledger *hs_ledger_create(size_t ndevices) {
 void hs_ledger_destroy(hs_ledger *l) {
   if (!l) return;
   hs_free(l->raw);
+  hs_free(l->cls_w);
+  hs_free(l->factor);
   hs_free(l->power);
   hs_free(l->adjust);
   hs_free(l->off_s);
@@ -120,12 +135,61 @@ static void close_interval(hs_ledger *l, dev_hot *d, double t) {
   d->t_last = t;
 }
 
+/* The power of dev in a powered state st. */
+static double pw(const hs_ledger *l, size_t dev, unsigned st) {
+  if (l->power) return l->power[dev].w[st];
+  return l->factor ? l->cls_w[l->hot[dev].cls].w[st] * l->factor[dev] : 0.0;
+}
+
+size_t hs_ledger_add_class(hs_ledger *l, double busy_w, double comm_w, double idle_w) {
+  HS_ASSERT(isfinite(busy_w) && busy_w >= 0 && isfinite(comm_w) && comm_w >= 0 &&
+                isfinite(idle_w) && idle_w >= 0,
+            "power must be finite and >= 0");
+  HS_ASSERT(l->ncls < UINT32_MAX, "too many power classes");
+  if (l->ncls == l->capcls) {
+    l->capcls *= 2;
+    l->cls_w = hs_reallocarray(l->cls_w, l->capcls, sizeof *l->cls_w);
+  }
+  dev_power *c = &l->cls_w[l->ncls];
+  c->w[HS_POWER_BUSY] = busy_w;
+  c->w[HS_POWER_COMM] = comm_w;
+  c->w[HS_POWER_IDLE] = idle_w;
+  return l->ncls++;
+}
+
+void hs_ledger_set_class(hs_ledger *l, size_t dev, size_t cls, double factor, double t) {
+  HS_ASSERT(dev < l->n && cls < l->ncls, "device or class out of range");
+  HS_ASSERT(isfinite(factor) && factor >= 0, "factor must be finite and >= 0");
+  dev_hot *d = &l->hot[dev];
+  bool fresh = true; /* no time in a powered state yet: nothing to correct */
+  for (int s = 0; s < NON; s++) fresh &= d->time_s[s] == 0 && !(d->state == s && t > d->t_last);
+  if (!fresh || l->power) {
+    for (int s = 0; s < NON; s++)
+      hs_ledger_set_power(l, dev, (hs_power_state)s, l->cls_w[cls].w[s] * factor, t);
+    return;
+  }
+  if (!l->factor) l->factor = hs_calloc(l->n ? l->n : 1, sizeof *l->factor);
+  d->cls = (uint32_t)cls;
+  l->factor[dev] = factor;
+}
+
+double hs_ledger_factor(const hs_ledger *l, size_t dev) {
+  HS_ASSERT(dev < l->n, "device out of range");
+  return l->factor ? l->factor[dev] : 0.0;
+}
+
 void hs_ledger_set_power(hs_ledger *l, size_t dev, hs_power_state st, double watts, double t) {
   HS_ASSERT(dev < l->n && (unsigned)st < HS_POWER_NSTATES, "device or state out of range");
   HS_ASSERT(isfinite(watts) && watts >= 0, "power must be finite and >= 0");
   if (st == HS_POWER_OFF) {
     HS_ASSERT(watts == 0, "a device that is off draws nothing");
     return;
+  }
+  if (!l->power) { /* from classes to stored powers, each the same product */
+    dev_power *p = hs_calloc(l->n ? l->n : 1, sizeof *p);
+    for (size_t i = 0; i < l->n; i++)
+      for (int s = 0; s < NON; s++) p[i].w[s] = pw(l, i, (unsigned)s);
+    l->power = p;
   }
   dev_hot *d = &l->hot[dev];
   if (d->state == st) close_interval(l, d, t);
@@ -141,7 +205,7 @@ void hs_ledger_set_power(hs_ledger *l, size_t dev, hs_power_state st, double wat
 
 double hs_ledger_get_power_of(const hs_ledger *l, size_t dev, hs_power_state st) {
   HS_ASSERT(dev < l->n && (unsigned)st < HS_POWER_NSTATES, "device or state out of range");
-  return st == HS_POWER_OFF ? 0.0 : l->power[dev].w[st];
+  return st == HS_POWER_OFF ? 0.0 : pw(l, dev, st);
 }
 
 void hs_ledger_switch(hs_ledger *l, size_t dev, hs_power_state st, double t) {
@@ -159,7 +223,7 @@ hs_power_state hs_ledger_state(const hs_ledger *l, size_t dev) {
 double hs_ledger_power(const hs_ledger *l, size_t dev) {
   HS_ASSERT(dev < l->n, "device out of range");
   unsigned st = l->hot[dev].state;
-  return st == HS_POWER_OFF ? 0.0 : l->power[dev].w[st];
+  return st == HS_POWER_OFF ? 0.0 : pw(l, dev, st);
 }
 
 double hs_ledger_total_power(const hs_ledger *l) {
@@ -180,7 +244,7 @@ double hs_ledger_time_in(const hs_ledger *l, size_t dev, hs_power_state st, doub
 double hs_ledger_energy(const hs_ledger *l, size_t dev, hs_power_state st, double t) {
   if (st == HS_POWER_OFF) return 0.0;
   double s = hs_ledger_time_in(l, dev, st, t);
-  return l->power[dev].w[st] * s + (l->adjust ? l->adjust[dev].w[st] : 0.0);
+  return pw(l, dev, st) * s + (l->adjust ? l->adjust[dev].w[st] : 0.0);
 }
 
 double hs_ledger_device_energy(const hs_ledger *l, size_t dev, double t) {

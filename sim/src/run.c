@@ -353,6 +353,7 @@ static bool expand_devices(sim_run *r) {
     sp->idle_w = hs_profile_idle_w(ds->profile);
     sp->comm_w = hs_profile_comm_w(ds->profile);
     sp->trace = ds->speed_trace;
+    sp->ledger_class = hs_ledger_add_class(r->ledger, sp->busy_w, sp->comm_w, sp->idle_w);
   }
   r->hot = hs_ledger_user(r->ledger, 0);
   r->hot_stride = hs_ledger_user_stride(r->ledger);
@@ -375,7 +376,7 @@ static bool expand_devices(sim_run *r) {
       power = exp(ds->power_spread * z2);
     }
     d->tau_s = task->tau_s * speed;
-    d->power = power;
+    hs_ledger_set_class(r->ledger, k, r->spec_tab[refs[k].spec].ledger_class, power, 0);
     hs_rng_init(&d->rng_compute, sc->seed, key, HS_RNG_COMPUTE);
     if (noise) hs_rng_init(&r->rng_tele[k], sc->seed, key, HS_RNG_TELEMETRY);
   }
@@ -511,9 +512,6 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
   }
 
   for (size_t i = 0; i < r->ndev; i++) {
-    hs_ledger_set_power(r->ledger, i, HS_POWER_BUSY, sim_dev_busy_w(r, i), 0);
-    hs_ledger_set_power(r->ledger, i, HS_POWER_COMM, sim_dev_comm_w(r, i), 0);
-    hs_ledger_set_power(r->ledger, i, HS_POWER_IDLE, sim_dev_idle_w(r, i), 0);
     sim_dev_state(r, i, HS_POWER_IDLE);
   }
   sim_dyn_start(r);

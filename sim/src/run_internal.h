@@ -32,8 +32,9 @@
  * devices every per-device record an event reads is a cache miss):
  * - sim_hot, in the ledger's user bytes (hs_ledger_user): what the events of
  *   the device read and write, in the cache line its state switches touch;
- * - sim_dev (r->dev[i]): the compute stream, the scaled task and power, the
- *   ledger at the round start; read once per round, in device order;
+ * - sim_dev (r->dev[i]): the compute stream, the scaled task, the ledger at
+ *   the round start; read once per round, in device order (the power factor
+ *   is the ledger's: hs_ledger_factor);
  * - what is the same for every device of a scenario entry lives once in
  *   sim_spec (r->spec_tab, by the entry's index): task, link, speed trace,
  *   base powers; the name and the entry come from the scenario
@@ -53,7 +54,6 @@ _Static_assert(sizeof(sim_hot) <= HS_LEDGER_USER_BYTES, "sim_hot lives in the le
 typedef struct sim_dev {
   hs_rng rng_compute;
   double tau_s;    /* the scenario task's tau_s times the device's speed factor */
-  double power;    /* the device's power factor (population spread) */
   double e0_j, busy0_s, comm0_s, idle0_s, busy0_j; /* ledger at the round start */
 } sim_dev;
 
@@ -62,6 +62,7 @@ typedef struct sim_spec {
   double access_bps, access_latency_s; /* its link */
   double busy_w, idle_w, comm_w;       /* before the device's power factor */
   const hs_speed_trace *trace;
+  size_t ledger_class;                 /* these powers as the ledger's power class */
 } sim_spec;
 
 typedef struct sim_span {
@@ -131,14 +132,16 @@ static inline const char *sim_dev_name(const sim_run *r, size_t i) { return r->r
 static inline uint64_t sim_dev_key(const sim_run *r, size_t i) {
   return hs_fnv1a64_str(r->refs[i].name);
 }
+/* The device's powers at the start (its entry's times its power factor, which
+ * the ledger keeps: hs_ledger_factor). */
 static inline double sim_dev_busy_w(const sim_run *r, size_t i) {
-  return sim_dev_sp(r, i)->busy_w * r->dev[i].power;
+  return sim_dev_sp(r, i)->busy_w * hs_ledger_factor(r->ledger, i);
 }
 static inline double sim_dev_idle_w(const sim_run *r, size_t i) {
-  return sim_dev_sp(r, i)->idle_w * r->dev[i].power;
+  return sim_dev_sp(r, i)->idle_w * hs_ledger_factor(r->ledger, i);
 }
 static inline double sim_dev_comm_w(const sim_run *r, size_t i) {
-  return sim_dev_sp(r, i)->comm_w * r->dev[i].power;
+  return sim_dev_sp(r, i)->comm_w * hs_ledger_factor(r->ledger, i);
 }
 static inline struct dyn_dev *sim_dev_dyn(const sim_run *r, size_t i) {
   return r->dyn_of ? r->dyn_of[i] : NULL;

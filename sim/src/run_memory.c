@@ -39,7 +39,7 @@
 /* Per device, whatever the regime and policy (see the header comment). */
 static size_t base_bytes(void) {
   return sizeof(sim_dev)                       /* run.c's cold device records */
-         + 64 + 3 * 8                          /* ledger: line (with sim_hot), powers */
+         + 64 + 8                              /* ledger: line (with sim_hot), power factor */
          + sizeof(uint64_t) + sizeof(hs_telemetry) /* alloc, tele */
          + 2 * (48 + 24)                       /* engine: 2 event slots + queue entries */
          + 6 * 8 + 1 + 4                       /* controller: alloc, next, tau, eps, w, sd, have, order */

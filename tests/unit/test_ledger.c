@@ -197,3 +197,52 @@ Test(ledger, a_power_change_corrects_only_its_device) {
   cr_assert_eq(hs_ledger_energy(l, 2, HS_POWER_BUSY, 8.0), 24.0);
   hs_ledger_destroy(l);
 }
+
+/* Power classes give the bits of the products set directly: two ledgers, one
+ * with classes and one with hs_ledger_set_power, see the same random
+ * switches, then the same direct power change mid-run (which makes the first
+ * store every power), and agree exactly on every figure. */
+Test(ledger, power_classes_equal_powers_set_directly) {
+  enum { N = 9, STEPS = 5000 };
+  static const double base[3][3] = {{6.1, 2.3, 1.7}, {11.9, 3.3, 0.9}, {0.37, 0.11, 0.07}};
+  hs_ledger *a = hs_ledger_create(N), *b = hs_ledger_create(N);
+  size_t cls[3];
+  for (int c = 0; c < 3; c++) cls[c] = hs_ledger_add_class(a, base[c][0], base[c][1], base[c][2]);
+  cr_assert_geq(cls[0], 1, "class 0 is the 0 W class");
+  for (size_t d = 0; d < N; d++) {
+    double f = exp(0.1 * (double)d - 0.3);
+    int c = (int)(d % 3);
+    hs_ledger_set_class(a, d, cls[c], f, 0);
+    for (int s = 0; s < 3; s++) hs_ledger_set_power(b, d, (hs_power_state)s, base[c][s] * f, 0);
+    cr_assert_eq(hs_ledger_factor(a, d), f);
+    for (int s = 0; s < 3; s++)
+      cr_assert_eq(hs_ledger_get_power_of(a, d, (hs_power_state)s), base[c][s] * f);
+  }
+  uint64_t x = 7;
+  double t = 0;
+  for (int i = 0; i < STEPS; i++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    size_t d = x % N;
+    hs_power_state s = (hs_power_state)((x >> 8) % 4);
+    t += (double)((x >> 16) % 1000) * 1e-3;
+    hs_ledger_switch(a, d, s, t);
+    hs_ledger_switch(b, d, s, t);
+    if (i == STEPS / 2) { /* a throttle: one device's busy power changes */
+      hs_ledger_set_power(a, 4, HS_POWER_BUSY, 2.5, t);
+      hs_ledger_set_power(b, 4, HS_POWER_BUSY, 2.5, t);
+    }
+  }
+  for (size_t d = 0; d < N; d++) {
+    cr_assert_eq(hs_ledger_power(a, d), hs_ledger_power(b, d));
+    cr_assert_eq(hs_ledger_device_energy(a, d, t + 1), hs_ledger_device_energy(b, d, t + 1));
+    for (int s = 0; s < 4; s++) {
+      cr_assert_eq(hs_ledger_energy(a, d, (hs_power_state)s, t + 1),
+                   hs_ledger_energy(b, d, (hs_power_state)s, t + 1), "dev %zu st %d", d, s);
+      cr_assert_eq(hs_ledger_time_in(a, d, (hs_power_state)s, t + 1),
+                   hs_ledger_time_in(b, d, (hs_power_state)s, t + 1));
+    }
+  }
+  cr_assert_eq(hs_ledger_total_power(a), hs_ledger_total_power(b));
+  hs_ledger_destroy(a);
+  hs_ledger_destroy(b);
+}

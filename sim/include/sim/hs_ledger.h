@@ -45,6 +45,18 @@ size_t hs_ledger_user_stride(const hs_ledger *l);
 void hs_ledger_set_power(hs_ledger *l, size_t dev, hs_power_state st, double watts, double t);
 double hs_ledger_get_power_of(const hs_ledger *l, size_t dev, hs_power_state st);
 
+/* Power classes, for many devices that draw a few base powers times a factor
+ * of their own: 12 bytes per device instead of 24. A class holds the busy,
+ * comm and idle watts (id >= 1; class 0 draws nothing); hs_ledger_set_class
+ * gives dev the class's watts times factor in every powered state, exactly
+ * the products hs_ledger_set_power would have been passed (so the same
+ * results), and hs_ledger_factor returns the factor (0 when none was set).
+ * hs_ledger_set_power still works on any device at any time (the ledger then
+ * stores every device's three powers). */
+size_t hs_ledger_add_class(hs_ledger *l, double busy_w, double comm_w, double idle_w);
+void hs_ledger_set_class(hs_ledger *l, size_t dev, size_t cls, double factor, double t);
+double hs_ledger_factor(const hs_ledger *l, size_t dev);
+
 /* Switch `dev` to `st` at time t (>= its last change). Switching to the same
  * state is allowed and just closes the interval. */
 void hs_ledger_switch(hs_ledger *l, size_t dev, hs_power_state st, double t);
