@@ -72,6 +72,9 @@ struct hs_ledger {
   dev_power *power;  /* per device, stored powers; NULL until a power is set directly */
   dev_power *adjust; /* energy corrections for power changes; NULL until one is nonzero */
   double *off_s;     /* seconds spent off; NULL until one is nonzero */
+  dev_power *mark_s; /* per device, seconds per powered state at the mark; NULL before one */
+  dev_power *mark_j; /* per device, joules per state at the mark, saved before a power
+                        change moves them (w[0] NaN: not saved); NULL until one is */
   void *raw;
   size_t n;
 };
@@ -97,6 +100,8 @@ hs_ledger *hs_ledger_create(size_t ndevices) {
   l->power = NULL;
   l->adjust = NULL;
   l->off_s = NULL;
+  l->mark_s = NULL;
+  l->mark_j = NULL;
   return l;
 }
 
@@ -108,6 +113,8 @@ void hs_ledger_destroy(hs_ledger *l) {
   hs_free(l->power);
   hs_free(l->adjust);
   hs_free(l->off_s);
+  hs_free(l->mark_s);
+  hs_free(l->mark_j);
   hs_free(l);
 }
 
@@ -178,12 +185,26 @@ double hs_ledger_factor(const hs_ledger *l, size_t dev) {
   return l->factor ? l->factor[dev] : 0.0;
 }
 
+/* Joules of dev in powered state s at the mark, from the marked seconds and
+ * the power and correction in force: the arithmetic of hs_ledger_energy. */
+static double mark_joules(const hs_ledger *l, size_t dev, unsigned s) {
+  return pw(l, dev, s) * l->mark_s[dev].w[s] + (l->adjust ? l->adjust[dev].w[s] : 0.0);
+}
+
 void hs_ledger_set_power(hs_ledger *l, size_t dev, hs_power_state st, double watts, double t) {
   HS_ASSERT(dev < l->n && (unsigned)st < HS_POWER_NSTATES, "device or state out of range");
   HS_ASSERT(isfinite(watts) && watts >= 0, "power must be finite and >= 0");
   if (st == HS_POWER_OFF) {
     HS_ASSERT(watts == 0, "a device that is off draws nothing");
     return;
+  }
+  if (l->mark_s) { /* keep the energies at the mark before the power moves them */
+    if (!l->mark_j) {
+      l->mark_j = hs_malloc((l->n ? l->n : 1) * sizeof *l->mark_j);
+      for (size_t i = 0; i < l->n; i++) l->mark_j[i].w[0] = NAN;
+    }
+    if (isnan(l->mark_j[dev].w[0]))
+      for (int s = 0; s < NON; s++) l->mark_j[dev].w[s] = mark_joules(l, dev, (unsigned)s);
   }
   if (!l->power) { /* from classes to stored powers, each the same product */
     dev_power *p = hs_calloc(l->n ? l->n : 1, sizeof *p);
@@ -256,5 +277,33 @@ double hs_ledger_device_energy(const hs_ledger *l, size_t dev, double t) {
 double hs_ledger_state_energy(const hs_ledger *l, hs_power_state st, double t) {
   double e = 0;
   for (size_t i = 0; i < l->n; i++) e += hs_ledger_energy(l, i, st, t);
+  return e;
+}
+
+/* --- the mark: figures at a past instant, for per-round differences --------- */
+
+void hs_ledger_mark(hs_ledger *l, double t) {
+  if (!l->mark_s) l->mark_s = hs_malloc((l->n ? l->n : 1) * sizeof *l->mark_s);
+  for (size_t i = 0; i < l->n; i++)
+    for (int s = 0; s < NON; s++) l->mark_s[i].w[s] = hs_ledger_time_in(l, i, (hs_power_state)s, t);
+  if (l->mark_j)
+    for (size_t i = 0; i < l->n; i++) l->mark_j[i].w[0] = NAN;
+}
+
+double hs_ledger_mark_time_in(const hs_ledger *l, size_t dev, hs_power_state st) {
+  HS_ASSERT(l->mark_s && dev < l->n && (unsigned)st < NON, "a mark, a device, a powered state");
+  return l->mark_s[dev].w[st];
+}
+
+double hs_ledger_mark_energy(const hs_ledger *l, size_t dev, hs_power_state st) {
+  HS_ASSERT(l->mark_s && dev < l->n && (unsigned)st < HS_POWER_NSTATES, "a mark, a device");
+  if (st == HS_POWER_OFF) return 0.0;
+  if (l->mark_j && !isnan(l->mark_j[dev].w[0])) return l->mark_j[dev].w[st];
+  return mark_joules(l, dev, st);
+}
+
+double hs_ledger_mark_device_energy(const hs_ledger *l, size_t dev) {
+  double e = 0;
+  for (int s = 0; s < NON; s++) e += hs_ledger_mark_energy(l, dev, (hs_power_state)s);
   return e;
 }

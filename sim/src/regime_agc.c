@@ -308,7 +308,7 @@ static void agc_telemetry(sim_run *r, size_t i, sim_meter *m) {
   double now = hs_engine_now(r->eng);
   bool done = s->phase[i] == PH_IN || s->phase[i] == PH_CUT_SEND;
   m->samples = done && m->train_s > 0 ? s->samples[i] : 0;
-  m->train_j = hs_ledger_energy(r->ledger, i, HS_POWER_BUSY, now) - r->dev[i].busy0_j;
+  m->train_j = hs_ledger_energy(r->ledger, i, HS_POWER_BUSY, now) - sim_dev_busy0_j(r, i);
 }
 
 /* --- set-up

@@ -152,7 +152,8 @@ static void on_ring_computed(hs_engine *eng, void *subject, uint64_t i) {
     if (!r->alloc[k]) continue;
     cp.ranks++;
     if (sim_dev_sp(r, k)->access_bps < cp.beta_bps) cp.beta_bps = sim_dev_sp(r, k)->access_bps;
-    if (sim_dev_sp(r, k)->access_latency_s > cp.alpha_s) cp.alpha_s = sim_dev_sp(r, k)->access_latency_s;
+    double lat = sim_dev_sp(r, k)->access_latency_s;
+    if (lat > cp.alpha_s) cp.alpha_s = lat;
     sim_dev_state(r, k, HS_POWER_COMM);
   }
   double t = hs_collective_find("ring")->time_s(&cp);

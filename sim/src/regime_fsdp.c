@@ -227,7 +227,7 @@ void fsdp_telemetry(sim_run *r, size_t i, sim_meter *m) {
    * time and energy: the round's busy time (the ledger's). */
   if (st->o->micro_batch) m->samples = (uint64_t)st->o->micro_batch * st->o->steps_per_round;
   m->train_j =
-      hs_ledger_energy(r->ledger, i, HS_POWER_BUSY, hs_engine_now(r->eng)) - r->dev[i].busy0_j;
+      hs_ledger_energy(r->ledger, i, HS_POWER_BUSY, hs_engine_now(r->eng)) - sim_dev_busy0_j(r, i);
 }
 
 void fsdp_start_round(sim_run *r) {

@@ -220,7 +220,7 @@ static bool pma_on_avail(sim_run *r, size_t i, bool on) {
  * reports 0/0/0). */
 static void pma_telemetry(sim_run *r, size_t i, sim_meter *m) {
   double now = hs_engine_now(r->eng);
-  m->train_j = hs_ledger_energy(r->ledger, i, HS_POWER_BUSY, now) - r->dev[i].busy0_j;
+  m->train_j = hs_ledger_energy(r->ledger, i, HS_POWER_BUSY, now) - sim_dev_busy0_j(r, i);
 }
 
 static hs_status pma_setup(sim_run *r, hs_error *err) {

@@ -136,24 +136,12 @@ double sim_dev_last_compute_j(sim_run *r, size_t i) {
 
 /* --- rounds --------------------------------------------------------------- */
 
-static void snapshot(sim_run *r) {
-  double now = hs_engine_now(r->eng);
-  for (size_t i = 0; i < r->ndev; i++) {
-    sim_dev *d = &r->dev[i];
-    d->e0_j = hs_ledger_device_energy(r->ledger, i, now);
-    d->busy0_s = hs_ledger_time_in(r->ledger, i, HS_POWER_BUSY, now);
-    d->comm0_s = hs_ledger_time_in(r->ledger, i, HS_POWER_COMM, now);
-    d->idle0_s = hs_ledger_time_in(r->ledger, i, HS_POWER_IDLE, now);
-    d->busy0_j = hs_ledger_energy(r->ledger, i, HS_POWER_BUSY, now);
-  }
-}
-
 /* A round starts: the controller's allocation applies, the ledger is read. */
 static void round_open(sim_run *r) {
   r->round_start_s = hs_engine_now(r->eng);
   r->round_cv = NAN;
   memcpy(r->alloc, hs_controller_allocation(r->ctl), r->ndev * sizeof *r->alloc);
-  snapshot(r);
+  hs_ledger_mark(r->ledger, r->round_start_s); /* the round's differences start here */
 }
 
 /* Measurement noise: x times a lognormal factor with mean 1 and coefficient
@@ -192,11 +180,14 @@ static bool round_measure(sim_run *r, double now, round_totals *t) {
   double energy = 0, max_wait = 0, sum = 0, sq = 0;
   size_t active = 0;
   for (size_t i = 0; i < r->ndev; i++) {
-    sim_dev *d = &r->dev[i];
-    double e = hs_ledger_device_energy(r->ledger, i, now) - d->e0_j;
-    double busy = hs_ledger_time_in(r->ledger, i, HS_POWER_BUSY, now) - d->busy0_s;
-    double comm = hs_ledger_time_in(r->ledger, i, HS_POWER_COMM, now) - d->comm0_s;
-    double wait = hs_ledger_time_in(r->ledger, i, HS_POWER_IDLE, now) - d->idle0_s;
+    const hs_ledger *l = r->ledger;
+    double e = hs_ledger_device_energy(l, i, now) - hs_ledger_mark_device_energy(l, i);
+    double busy =
+        hs_ledger_time_in(l, i, HS_POWER_BUSY, now) - hs_ledger_mark_time_in(l, i, HS_POWER_BUSY);
+    double comm =
+        hs_ledger_time_in(l, i, HS_POWER_COMM, now) - hs_ledger_mark_time_in(l, i, HS_POWER_COMM);
+    double wait =
+        hs_ledger_time_in(l, i, HS_POWER_IDLE, now) - hs_ledger_mark_time_in(l, i, HS_POWER_IDLE);
     /* Telemetry: the training time and energy a meter on the board saw: the
      * whole busy time of the round (PMA: the local training loop, overhead
      * included), or what the regime's hook says (DDP: the steps' compute;
@@ -217,7 +208,7 @@ static bool round_measure(sim_run *r, double now, round_totals *t) {
       sim_fail(r, HS_EINVAL, msg);
       return false;
     }
-    if (!meter) m.train_j = hs_ledger_energy(r->ledger, i, HS_POWER_BUSY, now) - d->busy0_j;
+    if (!meter) m.train_j = hs_ledger_energy(l, i, HS_POWER_BUSY, now) - sim_dev_busy0_j(r, i);
     energy += e;
     if (wait > max_wait) max_wait = wait;
     if (n > 0) {

@@ -32,9 +32,9 @@
  * devices every per-device record an event reads is a cache miss):
  * - sim_hot, in the ledger's user bytes (hs_ledger_user): what the events of
  *   the device read and write, in the cache line its state switches touch;
- * - sim_dev (r->dev[i]): the compute stream, the scaled task, the ledger at
- *   the round start; read once per round, in device order (the power factor
- *   is the ledger's: hs_ledger_factor);
+ * - sim_dev (r->dev[i]): the compute stream and the scaled task, read once
+ *   per round in device order (the power factor and the figures at the
+ *   round's start are the ledger's: hs_ledger_factor, hs_ledger_mark);
  * - what is the same for every device of a scenario entry lives once in
  *   sim_spec (r->spec_tab, by the entry's index): task, link, speed trace,
  *   base powers; the name and the entry come from the scenario
@@ -54,7 +54,6 @@ _Static_assert(sizeof(sim_hot) <= HS_LEDGER_USER_BYTES, "sim_hot lives in the le
 typedef struct sim_dev {
   hs_rng rng_compute;
   double tau_s;    /* the scenario task's tau_s times the device's speed factor */
-  double e0_j, busy0_s, comm0_s, idle0_s, busy0_j; /* ledger at the round start */
 } sim_dev;
 
 typedef struct sim_spec {
@@ -142,6 +141,11 @@ static inline double sim_dev_idle_w(const sim_run *r, size_t i) {
 }
 static inline double sim_dev_comm_w(const sim_run *r, size_t i) {
   return sim_dev_sp(r, i)->comm_w * hs_ledger_factor(r->ledger, i);
+}
+/* Busy joules of device i when the round opened (for the round's training
+ * energy: hs_ledger_energy(.., HS_POWER_BUSY, now) minus this). */
+static inline double sim_dev_busy0_j(const sim_run *r, size_t i) {
+  return hs_ledger_mark_energy(r->ledger, i, HS_POWER_BUSY);
 }
 static inline struct dyn_dev *sim_dev_dyn(const sim_run *r, size_t i) {
   return r->dyn_of ? r->dyn_of[i] : NULL;

@@ -39,7 +39,7 @@
 /* Per device, whatever the regime and policy (see the header comment). */
 static size_t base_bytes(void) {
   return sizeof(sim_dev)                       /* run.c's cold device records */
-         + 64 + 8                              /* ledger: line (with sim_hot), power factor */
+         + 64 + 8 + 3 * 8                      /* ledger: line (with sim_hot), power factor, mark */
          + sizeof(uint64_t) + sizeof(hs_telemetry) /* alloc, tele */
          + 2 * (48 + 24)                       /* engine: 2 event slots + queue entries */
          + 6 * 8 + 1 + 4                       /* controller: alloc, next, tau, eps, w, sd, have, order */
@@ -56,7 +56,7 @@ size_t sim_run_bytes_per_device(const hs_scenario *sc) {
   if (strstr(sc->regime.kind, "ddp"))
     b += 16 + 8 * (size_t)(sc->regime.steps_per_round ? sc->regime.steps_per_round : 1);
   if (sc->telemetry_time_noise > 0 || sc->telemetry_energy_noise > 0) b += sizeof(hs_rng);
-  if (sc->dynamics) b += sizeof(void *);
+  if (sc->dynamics) b += sizeof(void *) + 2 * 3 * 8; /* dynamics' map; stored powers, mark joules */
   return b;
 }
 

@@ -246,3 +246,37 @@ Test(ledger, power_classes_equal_powers_set_directly) {
   hs_ledger_destroy(a);
   hs_ledger_destroy(b);
 }
+
+/* The mark reads back, bit for bit, what the reads at its instant gave, also
+ * after a power change since (a throttle mid-round) and after a new mark. */
+Test(ledger, the_mark_keeps_the_figures_of_its_instant) {
+  enum { N = 4 };
+  hs_ledger *l = hs_ledger_create(N);
+  size_t c = hs_ledger_add_class(l, 7.3, 2.9, 1.1);
+  for (size_t d = 0; d < N; d++) {
+    hs_ledger_set_class(l, d, c, 1.0 + 0.1 * (double)d, 0);
+    hs_ledger_switch(l, d, HS_POWER_IDLE, 0);
+    hs_ledger_switch(l, d, HS_POWER_BUSY, 0.3 * (double)d);
+  }
+  for (int round = 0; round < 2; round++) {
+    double t0 = 1.7 + round, e[N][4], s[N][3], dev_e[N];
+    for (size_t d = 0; d < N; d++) {
+      for (int st = 0; st < 4; st++) e[d][st] = hs_ledger_energy(l, d, (hs_power_state)st, t0);
+      for (int st = 0; st < 3; st++) s[d][st] = hs_ledger_time_in(l, d, (hs_power_state)st, t0);
+      dev_e[d] = hs_ledger_device_energy(l, d, t0);
+    }
+    hs_ledger_mark(l, t0);
+    hs_ledger_switch(l, 1, HS_POWER_COMM, t0 + 0.25);
+    hs_ledger_set_power(l, 2, HS_POWER_BUSY, 0.5 + round, t0 + 0.5); /* busy now: corrected */
+    hs_ledger_set_power(l, 3, HS_POWER_IDLE, 4.0, t0 + 0.5);         /* idle before: corrected */
+    for (size_t d = 0; d < N; d++) {
+      for (int st = 0; st < 4; st++)
+        cr_assert_eq(hs_ledger_mark_energy(l, d, (hs_power_state)st), e[d][st], "round %d dev %zu",
+                     round, d);
+      for (int st = 0; st < 3; st++)
+        cr_assert_eq(hs_ledger_mark_time_in(l, d, (hs_power_state)st), s[d][st]);
+      cr_assert_eq(hs_ledger_mark_device_energy(l, d), dev_e[d]);
+    }
+  }
+  hs_ledger_destroy(l);
+}

@@ -74,4 +74,15 @@ double hs_ledger_state_energy(const hs_ledger *l, hs_power_state st, double t);
 /* Seconds `dev` has spent in `st` up to t. */
 double hs_ledger_time_in(const hs_ledger *l, size_t dev, hs_power_state st, double t);
 
+/* The mark: every device's figures at an instant t (>= each device's last
+ * change), for per-round differences. Reading at the mark gives the bits the
+ * reads at t gave then (seconds in busy, comm or idle; joules per state or in
+ * all), even after a power change since (the ledger keeps the energies a
+ * change would move). O(devices) per mark, 24 bytes per device; a new mark
+ * replaces the last. */
+void hs_ledger_mark(hs_ledger *l, double t);
+double hs_ledger_mark_time_in(const hs_ledger *l, size_t dev, hs_power_state st); /* not OFF */
+double hs_ledger_mark_energy(const hs_ledger *l, size_t dev, hs_power_state st);
+double hs_ledger_mark_device_energy(const hs_ledger *l, size_t dev);
+
 #endif
