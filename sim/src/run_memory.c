@@ -56,7 +56,7 @@ size_t sim_run_bytes_per_device(const hs_scenario *sc) {
   if (strstr(sc->regime.kind, "ddp"))
     b += 16 + 8 * (size_t)(sc->regime.steps_per_round ? sc->regime.steps_per_round : 1);
   if (sc->telemetry_time_noise > 0 || sc->telemetry_energy_noise > 0) b += sizeof(hs_rng);
-  if (sc->dynamics) b += sizeof(void *) + 2 * 3 * 8; /* dynamics' map; stored powers, mark joules */
+  if (sc->dynamics) b += sizeof(void *) + 2 * 3 * 8; /* map; stored powers, mark joules */
   return b;
 }
 
