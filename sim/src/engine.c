@@ -32,6 +32,7 @@
 #define NONE UINT64_MAX
 #define NO_SLOT UINT32_MAX
 #define COMPACT_MIN 1024
+#define PF_AHEAD 8 /* free slots prefetched this far ahead */
 
 #if defined(__GNUC__)
 #define PREFETCH_W(p) __builtin_prefetch((p), 1)
@@ -161,9 +162,15 @@ hs_event_id hs_engine_schedule(hs_engine *e, double time, int priority, hs_event
                        .prio = priority};
   e->live++;
   push(e, s, time, priority);
-  /* The next schedule's slot: start fetching it (a store to a cold line still
-   * has to bring the line in). */
-  if (e->nfree) PREFETCH_W(&e->slots[(uint32_t)e->free_slots[e->nfree - 1]]);
+  /* Start fetching the slot PF_AHEAD schedules from now (a store to a cold
+   * line still has to bring the line in; in a burst of 10^6 schedules, one
+   * ahead was too late and the stores queued up). */
+  if (e->nfree) {
+    size_t k = e->nfree > PF_AHEAD ? e->nfree - PF_AHEAD : 0;
+    const slot *p = &e->slots[(uint32_t)e->free_slots[k]];
+    PREFETCH_W(p);
+    PREFETCH_W((const char *)p + sizeof *p - 1); /* a slot may straddle two lines */
+  }
   return make_id(gen, s);
 }
 
