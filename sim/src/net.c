@@ -53,6 +53,7 @@
 #include "base/hs_status.h"
 
 #define SIM_NONE UINT32_MAX
+#define PF_AHEAD 8 /* free flow slots prefetched this far ahead */
 
 /* With 10^5 flows in flight their slots do not fit in cache; fetching the next
  * finisher's slot while the engine runs other events hides that miss. */
@@ -187,8 +188,11 @@ struct hs_net {
 
   uint32_t *scratch; /* sorted links of a new transfer */
   uint32_t capscratch;
-  sim_ord *ord;      /* classes of a filling by cap */
-  uint32_t capord;
+  /* The active classes that cross a shared link, sorted by (cap, index): the
+   * filling's order, kept up to date when a class (de)activates instead of
+   * sorted at every rate update. */
+  sim_ord *ord;
+  uint32_t nord, capord;
   sim_done *done;
   uint32_t ndone, capdone;
 
@@ -275,7 +279,9 @@ static void heap_update(hs_net *net, sim_heap *h, uint32_t pos, double key, uint
 
 /* ---- FIFOs and lanes -------------------------------------------------- */
 
-static void fifo_push(sim_fifo *q, sim_hent e) {
+/* The entry as scalars: built on the stack and copied whole, it cost a
+ * store-forwarding stall per push (a third of hs_net_transfer's time). */
+static void fifo_push(sim_fifo *q, double key, uint64_t seq, uint32_t item) {
   if (q->a == NULL || q->tail - q->head == (uint64_t)q->mask + 1) {
     uint32_t size = q->a ? 2 * (q->mask + 1) : 16;
     sim_hent *a = hs_reallocarray(NULL, size, sizeof *a);
@@ -284,7 +290,10 @@ static void fifo_push(sim_fifo *q, sim_hent e) {
     q->a = a;
     q->mask = size - 1;
   }
-  q->a[q->tail++ & q->mask] = e;
+  sim_hent *e = &q->a[q->tail++ & q->mask];
+  e->key = key;
+  e->seq = seq;
+  e->item = item;
 }
 
 static bool fifo_empty(const sim_fifo *q) { return q->head == q->tail; }
@@ -433,7 +442,7 @@ static void class_push(hs_net *net, sim_class *c, uint32_t slot) {
   sim_hent e = {f->fv, f->seq, slot};
   c->nflows++;
   if (fifo_empty(&c->run) || hent_less(fifo_back(&c->run), &e)) {
-    fifo_push(&c->run, e);
+    fifo_push(&c->run, e.key, e.seq, e.item);
     f->in_run = true;
   } else {
     heap_push(net, &c->heap, e.key, e.seq, slot);
@@ -487,6 +496,43 @@ static double class_next_time(const sim_class *c) {
   return c->t0 + left * 8.0 / c->rate_bps;
 }
 
+static bool ord_less(const sim_ord *a, const sim_ord *b) {
+  return a->cap < b->cap || (a->cap == b->cap && a->ci < b->ci);
+}
+
+/* Position of x in the sorted order: the first entry not less than it. */
+static uint32_t ord_find(const hs_net *net, sim_ord x) {
+  uint32_t lo = 0, hi = net->nord;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (ord_less(&net->ord[mid], &x))
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/* O(log K) to find, O(K) to shift: within the filling's own O(K log K). */
+static void ord_insert(hs_net *net, uint32_t ci) {
+  if (net->nord == net->capord) {
+    net->capord = net->capord ? 2 * net->capord : 8;
+    net->ord = hs_reallocarray(net->ord, net->capord, sizeof *net->ord);
+  }
+  sim_ord x = {net->classes[ci].cap_bps, ci};
+  uint32_t i = ord_find(net, x);
+  memmove(&net->ord[i + 1], &net->ord[i], (net->nord - i) * sizeof *net->ord);
+  net->ord[i] = x;
+  net->nord++;
+}
+
+static void ord_remove(hs_net *net, uint32_t ci) {
+  uint32_t i = ord_find(net, (sim_ord){net->classes[ci].cap_bps, ci});
+  HS_ASSERT(i < net->nord && net->ord[i].ci == ci, "an active class is in the order");
+  net->nord--;
+  memmove(&net->ord[i], &net->ord[i + 1], (net->nord - i) * sizeof *net->ord);
+}
+
 static void class_activate(hs_net *net, uint32_t ci) {
   sim_class *c = &net->classes[ci];
   HS_ASSERT(c->apos == SIM_NONE, "class activated twice");
@@ -497,6 +543,7 @@ static void class_activate(hs_net *net, uint32_t ci) {
   c->apos = net->nactive;
   net->active[net->nactive++] = ci;
   c->rate_bps = 0; /* set by the next filling */
+  if (c->nlinks) ord_insert(net, ci);
   heap_push(net, &net->chead, INFINITY, 0, ci);
 }
 
@@ -507,6 +554,7 @@ static void class_deactivate(hs_net *net, uint32_t ci) {
   net->active[c->apos] = last;
   net->classes[last].apos = c->apos;
   c->apos = SIM_NONE;
+  if (c->nlinks) ord_remove(net, ci);
   c->run.head = c->run.tail; /* every entry left is a cancelled flow's */
   c->run.dead = 0;
   heap_remove(net, &net->chead, c->hpos);
@@ -532,14 +580,6 @@ static uint32_t *scratch(hs_net *net, size_t n) {
 }
 
 /* ---- max-min filling -------------------------------------------------- */
-
-/* qsort has no context argument and hs_run must stay re-entrant (no globals),
- * so the filling sorts (cap, class) pairs. */
-static int by_cap(const void *x, const void *y) {
-  const sim_ord *a = x, *b = y;
-  if (a->cap != b->cap) return a->cap < b->cap ? -1 : 1;
-  return a->ci < b->ci ? -1 : (a->ci > b->ci);
-}
 
 static bool class_crosses(const sim_class *c, uint32_t l) {
   for (uint32_t i = 0; i < c->nlinks; i++)
@@ -572,12 +612,6 @@ static void rates_update(hs_net *net, double now) {
     L->rem = L->bw_bps;
     L->users = 0;
   }
-  uint32_t m = 0;
-  if (net->nactive > net->capord) {
-    net->capord = 2 * net->nactive;
-    net->ord = hs_reallocarray(net->ord, net->capord, sizeof *net->ord);
-  }
-  sim_ord *order = net->ord;
   for (uint32_t k = 0; k < net->nactive; k++) {
     sim_class *c = &net->classes[net->active[k]];
     c->frozen = false;
@@ -587,18 +621,9 @@ static void rates_update(hs_net *net, double now) {
       continue;
     }
     for (uint32_t i = 0; i < c->nlinks; i++) net->links[c->links[i]].users += (double)c->nflows;
-    order[m++] = (sim_ord){c->cap_bps, net->active[k]};
   }
-  if (m > 16) {
-    qsort(order, m, sizeof *order, by_cap);
-  } else { /* a handful of link types: insertion sort beats qsort's call overhead */
-    for (uint32_t i = 1; i < m; i++) {
-      sim_ord x = order[i];
-      uint32_t j = i;
-      for (; j > 0 && by_cap(&x, &order[j - 1]) < 0; j--) order[j] = order[j - 1];
-      order[j] = x;
-    }
-  }
+  const sim_ord *order = net->ord;
+  uint32_t m = net->nord;
 
   uint32_t next = 0, left = m;
   while (left > 0) {
@@ -886,12 +911,17 @@ hs_flow_id hs_net_transfer(hs_net *net, double bytes, double cap_bps, double lat
                                 .subject = subject, .arg = arg, .gen = gen, .cls = ci,
                                 .hpos = SIM_NONE, .lane = li, .state = SIM_FLOW_LATENT};
   sim_lane *ln = &net->lanes[li];
-  fifo_push(&ln->q, (sim_hent){hs_engine_now(net->eng) + path, seq, slot});
+  fifo_push(&ln->q, hs_engine_now(net->eng) + path, seq, slot);
   if (ln->hpos == SIM_NONE) lane_refresh(net, li);
   net->st.flows_started++;
   net->st.flows_latent++;
   schedule_next(net);
-  if (net->nfree) SIM_PREFETCH(&net->flows[(uint32_t)net->free_slots[net->nfree - 1]]);
+  if (net->nfree) { /* PF_AHEAD transfers ahead: in a burst one was too late */
+    uint32_t k = net->nfree > PF_AHEAD ? net->nfree - PF_AHEAD : 0;
+    const sim_flow *p = &net->flows[(uint32_t)net->free_slots[k]];
+    SIM_PREFETCH(p);
+    SIM_PREFETCH((const char *)p + sizeof *p - 1);
+  }
   return ((uint64_t)gen << 32) | ((uint64_t)slot + 1);
 }
 
