@@ -41,7 +41,6 @@
 #include <math.h>
 
 #include "base/hs_alloc.h"
-#include "base/hs_assert.h"
 #include "run_internal.h"
 
 #include "dyn.h"
@@ -64,11 +63,13 @@ static size_t dev_of(sim_run *r, uint64_t arg) {
   return (uint32_t)(arg >> 32) == ps->epoch && ps->in[i] == 1 ? i : SIZE_MAX;
 }
 
-/* One pass: the round's switches reach the ledger, in device order. */
+/* One pass: the round's switches reach the ledger, in device order; every
+ * participant has uploaded (the round closes after the last upload). */
 static void replay(sim_run *r) {
   pma_state *ps = r->rs;
   for (size_t i = 0; i < r->ndev; i++) {
-    if (ps->in[i] != 2) continue;
+    if (ps->in[i] != 1) continue;
+    ps->in[i] = 2;
     const sim_hot *h = sim_dev_hot(r, i);
     hs_ledger_switch(r->ledger, i, HS_POWER_BUSY, h->work_s);
     hs_ledger_switch(r->ledger, i, HS_POWER_COMM, h->t2);
@@ -120,13 +121,13 @@ static void on_downloaded(hs_engine *eng, void *subject, uint64_t arg) {
 }
 
 /* The one-pass round's events: argument (entry << 32 | device); none is ever
- * stale (no participant can drop out, the round closes after the last). */
+ * stale (no participant can drop out, the round closes after the last), so
+ * they do not read the participation bytes (a cache miss at 10^6: 70 % of
+ * the upload's handler); the replay marks the participants uploaded. */
 static void on_uploaded_1p(hs_engine *eng, void *subject, uint64_t arg) {
   sim_run *r = subject;
   pma_state *ps = r->rs;
   size_t i = (size_t)(arg & 0xffffffffu);
-  HS_ASSERT(ps->in[i] == 1, "one-pass events are never stale");
-  ps->in[i] = 2;
   sim_dev_hot(r, i)->t3 = hs_engine_now(eng);
   if (--ps->pending == 0) round_close(r);
 }
