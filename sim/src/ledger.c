@@ -4,20 +4,27 @@
  * the last change, the seconds spent in busy, comm and idle, the current
  * state, and HS_LEDGER_USER_BYTES bytes that belong to the caller (the run
  * keeps there what the events of a device read and write: PMA's planned work
- * and switch times; hs_ledger_user). The power in force per state is a
- * power class (a few per run: the scenario's entries) times the device's
- * factor (its power spread): 4 bytes in the line and 8 in a cold array, not
- * 24, and the same product the caller would have passed (so the same bits).
- * Once a caller sets a power of its own (throttling, DVFS), every device gets
- * its three powers stored (24 B each). Two arrays exist only once needed:
- * the seconds spent off, once a device stays off for a nonzero time, and a
+ * and switch times; hs_ledger_user). The power in force per state is a power
+ * class (a few per run: the scenario's entries) times the device's factor
+ * (its power spread): 4 bytes in the line and 8 in a cold array, not 24, and
+ * the same product the caller would have passed (so the same bits). Once a
+ * caller sets a power of its own (throttling, DVFS), every device gets its
+ * three powers stored (24 B each). Two arrays exist only once needed: the
+ * seconds spent off, once a device stays off for a nonzero time, and a
  * per-state energy correction, once a power changes after time was spent in
  * that state. A switch closes the open interval exactly, time[state] += t -
  * t_last, and touches only the device's line (and the off array when it
- * leaves OFF after a nonzero time). Energy is power x time plus the correction: when
- * the power of a state changes, the correction absorbs (old - new) x time
- * spent so far, so the energy already integrated is unchanged. OFF draws
- * nothing.
+ * leaves OFF after a nonzero time). Energy is power x time plus the
+ * correction: when the power of a state changes, the correction absorbs
+ * (old - new) x time spent so far, so the energy already integrated is
+ * unchanged. OFF draws nothing.
+ *
+ * The mark (hs_ledger_mark): every device's seconds per powered state at one
+ * instant (the round start), 24 B per device; the joules at the mark are
+ * derived from them with the powers and corrections in force, which is the
+ * arithmetic the reads at the mark did, as long as neither has changed; a
+ * power change first saves the device's joules at the mark (an array made
+ * when first needed). So per-round differences cost the run no snapshot.
  *
  * Why this shape: the ledger is touched at random by every state change (four
  * per device and PMA round), and at 10^5-10^6 devices each touch is a cache
@@ -29,13 +36,13 @@
  * caller's record a second miss). Reads at a time t add the open interval
  * without closing it, so reading never changes results; the arithmetic is
  * the same as before (a missing correction or off time reads as +0.0, which
- * adds exactly as the stored +0.0 did), so results are bit-identical. O(1) per switch and
- * per read; totals over all devices are O(devices). Rejected: storing every
- * interval (memory grows with events; the regimes only need totals and
- * per-round differences, which callers get by reading twice); a log of
- * switches replayed at the round end (the record is touched by the event
- * anyway, once the caller's fields share its line, so deferring saves
- * nothing and adds a flush before every read). */
+ * adds exactly as the stored +0.0 did), so results are bit-identical. O(1)
+ * per switch and per read; totals over all devices and the mark are
+ * O(devices). Rejected: storing every interval (memory grows with events;
+ * the regimes only need totals and per-round differences); a log of switches
+ * inside the ledger, replayed before any read (every read would need a
+ * flush; PMA defers its switches itself, where it knows no read comes before
+ * the round close: regime_pma.c). */
 #include "sim/hs_ledger.h"
 
 #include <math.h>
