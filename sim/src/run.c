@@ -26,9 +26,10 @@
  * figures) is read in device order at the round's start and end; what every
  * device of a scenario entry shares is in sim_spec; names are the scenario's.
  * Rejected: one record per device with everything (224 B, three lines, three
- * misses per event: 764 -> 611 B/device and 0.95 -> 1.37 M device-rounds per
- * CPU second at 10^6 with the split and PMA's one-pass round); a copy of each
- * name (32 B per device for what only outputs and messages read). */
+ * misses per event; with the split and PMA's one-pass round, hs-bench-pma
+ * 10^6 x 100 went from 108 to 78 CPU seconds and 764 to ~600 B/device); a
+ * copy of each name (32 B per device for what only outputs and messages
+ * read). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
