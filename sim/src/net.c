@@ -1,8 +1,9 @@
 /* net.c: the fluid network, max-min fair over classes of flows.
  *
  * Data structures.
- *  - flows[]: slots with a generation, so an hs_flow_id (generation << 32 |
- *    slot + 1) goes stale when its flow ends; free slots on a stack.
+ *  - flows[]: slots with a generation (in gens[], apart), so an hs_flow_id
+ *    (generation << 32 | slot + 1) goes stale when its flow ends; free slots
+ *    on a stack, put back in ascending order when the network is idle.
  *  - classes[]: one per distinct (cap, sorted shared-link set), found through an
  *    open-addressing hash table; never freed (there are few link types). Flows
  *    of one class always share one rate, so a class keeps a virtual clock v
@@ -84,7 +85,6 @@ typedef struct sim_flow {
   hs_event_fn on_done;
   void *subject;
   uint64_t arg;
-  uint32_t gen;
   uint32_t cls;
   uint32_t hpos;     /* ACTIVE and not in_run: position in its class heap */
   uint32_t lane;     /* LATENT: its lane */
@@ -170,6 +170,10 @@ struct hs_net {
    * miss on every transfer; now a transfer only writes the slot. */
   uint64_t *free_slots;
   uint32_t nfree, capfree;
+  /* Generation of each slot, apart from the slots (4 bytes each), so that an
+   * idle network can put its free slots back in order without reading them. */
+  uint32_t *gens;
+  uint32_t freed; /* flows freed since the free slots were last ordered */
 
   sim_class *classes;
   uint32_t nclasses, capclasses;
@@ -699,13 +703,32 @@ static void schedule_next(hs_net *net) {
 static void flow_free(hs_net *net, uint32_t slot) {
   sim_flow *f = &net->flows[slot];
   f->state = SIM_FLOW_FREE;
-  f->gen++;
-  if (f->gen == 0) f->gen = 1;
+  uint32_t gen = net->gens[slot] + 1;
+  if (gen == 0) gen = 1;
+  net->gens[slot] = gen;
+  net->freed++;
   if (net->nfree == net->capfree) {
     net->capfree = net->capfree ? 2 * net->capfree : 64;
     net->free_slots = hs_reallocarray(net->free_slots, net->capfree, sizeof *net->free_slots);
   }
-  net->free_slots[net->nfree++] = (uint64_t)f->gen << 32 | slot;
+  net->free_slots[net->nfree++] = (uint64_t)gen << 32 | slot;
+}
+
+/* When no flow is left, hand out the slots in ascending order again: a burst
+ * of transfers (10^6 downloads at a round's start) then writes its flow
+ * records in sequence, and admits and completes them in sequence, instead of
+ * at the random slots the last completions freed. O(slots), done only after
+ * slots/2 flows were freed since the last time (O(1) amortized per flow). */
+static void maybe_reorder_free(hs_net *net) {
+  if (net->st.flows_active || net->st.flows_latent || net->nslots < 64 ||
+      net->freed < net->nslots / 2)
+    return;
+  HS_ASSERT(net->nfree == net->nslots, "an idle network has every slot free");
+  for (uint32_t k = 0; k < net->nslots; k++) {
+    uint32_t slot = net->nslots - 1 - k; /* the top of the stack is slot 0 */
+    net->free_slots[k] = (uint64_t)net->gens[slot] << 32 | slot;
+  }
+  net->freed = 0;
 }
 
 static void push_done(hs_net *net, const sim_flow *f) {
@@ -778,6 +801,7 @@ static void net_event(hs_engine *eng, void *subject, uint64_t arg) {
   }
   if (changed) rates_update(net, now);
   schedule_next(net);
+  maybe_reorder_free(net);
 
   /* Callbacks last, on a consistent state; they may start or cancel flows
    * (never this handler re-entrantly), so iterate over a fixed count. */
@@ -812,6 +836,7 @@ void hs_net_destroy(hs_net *net) {
   hs_free(net->links);
   hs_free(net->flows);
   hs_free(net->free_slots);
+  hs_free(net->gens);
   hs_free(net->classes);
   hs_free(net->ctab);
   hs_free(net->active);
@@ -903,12 +928,14 @@ hs_flow_id hs_net_transfer(hs_net *net, double bytes, double cap_bps, double lat
     if (net->nslots == net->capslots) {
       net->capslots = net->capslots ? 2 * net->capslots : 64;
       net->flows = hs_reallocarray(net->flows, net->capslots, sizeof *net->flows);
+      net->gens = hs_reallocarray(net->gens, net->capslots, sizeof *net->gens);
     }
     slot = net->nslots++;
+    net->gens[slot] = gen;
   }
   /* Write-only: the slot is likely cold, and stores do not wait for it. */
   net->flows[slot] = (sim_flow){.bytes = bytes, .seq = seq, .on_done = on_done,
-                                .subject = subject, .arg = arg, .gen = gen, .cls = ci,
+                                .subject = subject, .arg = arg, .cls = ci,
                                 .hpos = SIM_NONE, .lane = li, .state = SIM_FLOW_LATENT};
   sim_lane *ln = &net->lanes[li];
   fifo_push(&ln->q, hs_engine_now(net->eng) + path, seq, slot);
@@ -929,7 +956,7 @@ static const sim_flow *flow_lookup(const hs_net *net, hs_flow_id id, uint32_t *s
   uint64_t s = id & 0xffffffffULL;
   if (s == 0 || s > net->nslots) return NULL;
   const sim_flow *f = &net->flows[s - 1];
-  if (f->state == SIM_FLOW_FREE || f->gen != (uint32_t)(id >> 32)) return NULL;
+  if (f->state == SIM_FLOW_FREE || net->gens[s - 1] != (uint32_t)(id >> 32)) return NULL;
   if (slot_out) *slot_out = (uint32_t)(s - 1);
   return f;
 }
@@ -970,6 +997,7 @@ bool hs_net_cancel(hs_net *net, hs_flow_id id) {
   }
   net->st.flows_cancelled++;
   schedule_next(net);
+  maybe_reorder_free(net);
   return true;
 }
 
