@@ -347,7 +347,7 @@ static bool expand_devices(sim_run *r) {
     sp->trace = ds->speed_trace;
     sp->ledger_class = hs_ledger_add_class(r->ledger, sp->busy_w, sp->comm_w, sp->idle_w);
   }
-  r->hot = hs_ledger_user(r->ledger, 0);
+  r->hot = r->ndev ? hs_ledger_user(r->ledger, 0) : NULL; /* the loader refuses 0 devices */
   r->hot_stride = hs_ledger_user_stride(r->ledger);
   bool noise = sc->telemetry_time_noise > 0 || sc->telemetry_energy_noise > 0;
   if (noise) r->rng_tele = hs_calloc(r->ndev, sizeof *r->rng_tele);
