@@ -82,7 +82,7 @@ static void arm_level(sim_run *r, size_t i, dyn_dev *dd, double now) {
 static void on_level(hs_engine *eng, void *subject, uint64_t arg) {
   sim_run *r = subject;
   size_t i = (size_t)(arg & 0xffffffffu);
-  dyn_dev *dd = r->dev[i].dyn;
+  dyn_dev *dd = sim_dev_dyn(r, i);
   if ((uint32_t)(arg >> 32) != dd->gen) return;
   uint32_t from = dd->s.level;
   dev_sync(dd, hs_engine_now(eng));
@@ -95,7 +95,7 @@ static void on_level(hs_engine *eng, void *subject, uint64_t arg) {
 }
 
 void sim_dyn_state(sim_run *r, size_t i, hs_power_state st) {
-  dyn_dev *dd = r->dev[i].dyn;
+  dyn_dev *dd = sim_dev_dyn(r, i);
   double now = hs_engine_now(r->eng);
   dev_sync(dd, now);
   dd->st = st;
@@ -108,8 +108,8 @@ void sim_dyn_state(sim_run *r, size_t i, hs_power_state st) {
  * the energy of the work part. s is a copy (planning commits nothing). */
 static double walk(sim_run *r, size_t i, dyn_thermal *s, double t, double t_end, double work,
                    double *j) {
-  dyn_dev *dd = r->dev[i].dyn;
-  const hs_speed_trace *trace = r->dev[i].trace;
+  dyn_dev *dd = sim_dev_dyn(r, i);
+  const hs_speed_trace *trace = sim_dev_sp(r, i)->trace;
   for (;;) {
     if (work < 0 && t >= t_end) return t;
     bool on = !dd->has_av || dyn_pw_at(&dd->av, t) > 0;
@@ -153,7 +153,7 @@ static double walk(sim_run *r, size_t i, dyn_thermal *s, double t, double t_end,
 /* Seconds the computation takes once the lead-in of after_s seconds (busy)
  * is over; INFINITY when it never ends. */
 double sim_dyn_finish(sim_run *r, size_t i, double work_s, double after_s) {
-  dyn_dev *dd = r->dev[i].dyn;
+  dyn_dev *dd = sim_dev_dyn(r, i);
   double now = hs_engine_now(r->eng);
   dev_sync(dd, now);
   dyn_thermal s = dd->s;
@@ -165,10 +165,10 @@ double sim_dyn_finish(sim_run *r, size_t i, double work_s, double after_s) {
   return end - t0;
 }
 
-double sim_dyn_last_j(const sim_run *r, size_t i) { return r->dev[i].dyn->last_j; }
+double sim_dyn_last_j(const sim_run *r, size_t i) { return sim_dev_dyn(r, i)->last_j; }
 
 bool sim_dev_available(const sim_run *r, size_t i) {
-  return !r->dev[i].dyn || !r->dev[i].dyn->away;
+  return !sim_dev_dyn(r, i) || !sim_dev_dyn(r, i)->away;
 }
 
 /* --- availability ----------------------------------------------------------- */
@@ -183,7 +183,7 @@ static void arm_avail(sim_run *r, size_t i, dyn_dev *dd) {
 
 static void on_avail(hs_engine *eng, void *subject, uint64_t i) {
   sim_run *r = subject;
-  dyn_dev *dd = r->dev[i].dyn;
+  dyn_dev *dd = sim_dev_dyn(r, i);
   bool on = dyn_pw_at(&dd->av, hs_engine_now(eng)) > 0;
   if (on == !dd->away) {
     arm_avail(r, i, dd);
@@ -217,31 +217,33 @@ void sim_dyn_setup(sim_run *r) {
   size_t nd = 0;
   for (size_t i = 0; i < r->ndev; i++) nd += changes(&dy->dev[i]);
   r->dyn = nd ? hs_calloc(nd, sizeof *r->dyn) : NULL;
+  r->dyn_of = nd ? hs_calloc(r->ndev, sizeof *r->dyn_of) : NULL;
   r->ndyn = nd;
   nd = 0;
   for (size_t i = 0; i < r->ndev; i++) {
     const dyn_dev_spec *ds = &dy->dev[i];
-    sim_dev *d = &r->dev[i];
     if (!changes(ds)) continue;
     dyn_dev *dd = &r->dyn[nd++];
-    d->dyn = dd;
+    r->dyn_of[i] = dd;
+    double busy_w = sim_dev_busy_w(r, i), idle_w = sim_dev_idle_w(r, i);
+    uint64_t key = sim_dev_key(r, i);
     dd->th = ds->thermal;
-    dd->idle_w = d->idle_w;
-    dd->comm_w = d->comm_w;
-    dd->p_busy[0] = d->busy_w;
+    dd->idle_w = idle_w;
+    dd->comm_w = sim_dev_comm_w(r, i);
+    dd->p_busy[0] = busy_w;
     if (dd->th) {
       HS_ASSERT(dd->th->nlevels <= DYN_MAX_LEVELS, "the profile loader caps the levels");
-      for (size_t k = 0; k < dd->th->nlevels; k++) dd->p_busy[k] = d->busy_w * dd->th->busy_factor[k];
-      dd->s.temp_c = isnan(dy->start_c) ? dd->th->ambient_c + dd->th->r_c_per_w * d->idle_w
+      for (size_t k = 0; k < dd->th->nlevels; k++) dd->p_busy[k] = busy_w * dd->th->busy_factor[k];
+      dd->s.temp_c = isnan(dy->start_c) ? dd->th->ambient_c + dd->th->r_c_per_w * idle_w
                                         : dy->start_c;
       double p[DYN_MAX_LEVELS];
-      for (size_t k = 0; k < dd->th->nlevels; k++) p[k] = d->idle_w;
+      for (size_t k = 0; k < dd->th->nlevels; k++) p[k] = idle_w;
       dyn_thermal_advance(dd->th, &dd->s, p, 0); /* a hot start begins throttled */
     }
     dd->st = HS_POWER_OFF;
     if (ds->cot_slowdown > 0) {
       dd->has_cot = true;
-      dyn_pw_markov(&dd->cot, r->sc->seed, d->key, DYN_RNG_COTENANT, 1.0, ds->cot_free_s,
+      dyn_pw_markov(&dd->cot, r->sc->seed, key, DYN_RNG_COTENANT, 1.0, ds->cot_free_s,
                     ds->cot_slowdown, ds->cot_loaded_s);
     }
     if (ds->av_trace) {
@@ -249,7 +251,7 @@ void sim_dyn_setup(sim_run *r) {
       dyn_pw_intervals(&dd->av, ds->av_iv, ds->av_n);
     } else if (ds->av_on_s > 0) {
       dd->has_av = true;
-      dyn_pw_markov(&dd->av, r->sc->seed, d->key, DYN_RNG_AVAIL, 1.0, ds->av_on_s, 0.0,
+      dyn_pw_markov(&dd->av, r->sc->seed, key, DYN_RNG_AVAIL, 1.0, ds->av_on_s, 0.0,
                     ds->av_off_s);
     }
   }
@@ -257,7 +259,7 @@ void sim_dyn_setup(sim_run *r) {
 
 void sim_dyn_start(sim_run *r) {
   for (size_t i = 0; r->ndyn && i < r->ndev; i++) {
-    dyn_dev *dd = r->dev[i].dyn;
+    dyn_dev *dd = sim_dev_dyn(r, i);
     if (!dd || !dd->has_av) continue;
     if (dyn_pw_at(&dd->av, 0) <= 0) {
       dd->away = true;
@@ -274,6 +276,8 @@ void sim_dyn_free(sim_run *r) {
     dyn_pw_fini(&r->dyn[i].av);
   }
   hs_free(r->dyn);
+  hs_free(r->dyn_of);
   r->dyn = NULL;
+  r->dyn_of = NULL;
   r->ndyn = 0;
 }

@@ -1,27 +1,43 @@
-/* evq.c: the pending-event set, a two-level calendar over a small heap.
+/* evq.c: the pending-event set, a ladder of calendars over a small heap.
  *
  * Tiers, in time order (the invariant everything rests on):
- *   heap   a 4-ary min-heap of the entries whose bucket number d(t) < cur;
- *   bucket i (cur <= i < nbk): an unsorted chain of 16-entry chunks holding
- *          the entries with floor(d(t)) = i;
- *   far    an unsorted chain of chunks with the entries with d(t) >= nbk,
- * where d(t) = (t - base) * inv_w. d is monotone in t (a subtraction and a
- * multiplication, each correctly rounded), so every heap entry is strictly
- * earlier than every bucket entry, bucket i's than bucket i+1's, and all of
- * them than far's: the heap top is the global minimum of (time, priority,
- * seq), and the order is exactly the heap's order (byte-identical runs).
- * When the heap is empty, the next non-empty bucket is poured into it (Floyd
- * heapify, O(m)) and cur moves past it; when the buckets are used up, far is
- * spread over a new calendar: base = its least time, nbk = |far| / 64 buckets
- * (at least 1), inv_w chosen so its greatest time falls in the last bucket.
- * Every entry is thus moved at most far -> bucket -> heap (O(1) amortized)
- * and the heap holds about one bucket (tens to a few thousand entries: L1/L2)
- * instead of every pending event. If the calendar was sized on a few events
- * and most new ones land in the heap (a PMA round: all its events fall before
- * the deadline timer the calendar was built on), everything is respread over
- * a new calendar, at most once per size/2 heap pushes (O(1) amortized).
- * Degenerate inputs (all events at one instant) put many entries in one
- * bucket: the heap then costs O(log n), as the plain heap did, never worse.
+ *   heap    a 4-ary min-heap of the entries due first;
+ *   rungs   rung[nr-1] (innermost) .. rung[0]: each a calendar, bucket i
+ *           (cur <= i < nbk) an unsorted chain of 16-entry chunks holding its
+ *           entries with floor(d(t)) = i, d(t) = (t - base) * inv_w;
+ *   far     an unsorted chain of chunks with the entries beyond rung 0.
+ * Rung 0 is spread from far; rung r+1 from one bucket of rung r (a bucket of
+ * more than SPLIT_MIN entries is spread over a finer rung of its own instead
+ * of being poured into the heap) or from the heap. Rung r+1 thus holds only
+ * entries before rung r's current bucket (d_r < cur_r), and its last bucket
+ * takes everything up to that boundary. An entry belongs to the heap when d
+ * of the innermost rung is below its cur; else to the innermost rung whose
+ * parent has not reached it; else to rung 0's bucket or far. d is monotone in
+ * t (a subtraction and a multiplication, each correctly rounded), so every
+ * heap entry is strictly earlier than every rung entry, rung r+1's than rung
+ * r's, bucket i's than bucket i+1's, and all of them than far's: the heap top
+ * is the global minimum of (time, priority, seq), and the order is exactly a
+ * single heap's (byte-identical runs).
+ * When the heap is empty, the innermost rung's next non-empty bucket is poured
+ * into it (Floyd heapify, O(m)) or split; a used-up inner rung is dropped at
+ * once (its last bucket may reach past its parent's boundary); when rung 0 is
+ * used up, far is spread over a new rung 0: base = its least time, nbk =
+ * |far| / 64 buckets (at least 1), inv_w chosen so its greatest time falls in
+ * the last bucket. Why rungs: a calendar's equal-width buckets are sized on
+ * the extremes, so one late event (the network's next completion 300 s away
+ * while 10^6 compute events fall within 2 s) put every event in one bucket
+ * and the heap grew to 10^4-10^5 entries (hs-bench-pma 10^6: avg heap 16 000
+ * at a pop, sift_down 10 % of the run; now 2 %).
+ * If the heap grows past RESPREAD_MIN and twice its size at the last pour
+ * (a calendar sized on a few events, and most new ones earlier than its next
+ * bucket: a PMA round's compute events pushed type by type, each type's
+ * earlier than the one before), it is spread over a new innermost rung, O(hn)
+ * once per doubling. At most SIM_EVQ_RUNGS rungs; beyond, or when nothing can
+ * be divided, the old rule applies: everything is respread over a new rung 0,
+ * at most once per size/2 heap pushes (O(1) amortized). Every entry is moved
+ * a bounded number of times (far -> rungs -> heap, at most once per rung).
+ * Degenerate inputs (all events at one instant) cannot be divided: the heap
+ * then costs O(log n), as the plain heap did, never worse.
  * When a bucket is poured, the engine's records of its events are prefetched
  * together (pf_base): at 10^6 pending each is a cache miss, now overlapped.
  *
@@ -41,13 +57,16 @@
  * only keys + a 32-bit slot; the misses are per level, not per byte); a radix
  * heap on the 128-bit keys (monotone, fine for the clock, but its buckets by
  * the highest differing bit of the time's bits mix ~2^52 values in the top
- * bucket: refills re-sort the same entries many times); a full ladder queue
- * (recursive rungs: more code for the degenerate spans only); sorted bucket
- * lists of the classic calendar queue (O(bucket) inserts).
+ * bucket: refills re-sort the same entries many times); sorted bucket lists of
+ * the classic calendar queue (O(bucket) inserts). Rungs (a ladder queue) were
+ * first rejected as needed for degenerate spans only; PMA at 10^6 devices
+ * showed otherwise (above); they reuse the calendar's buckets and chunks.
+ * Splitting threshold (SPLIT_MIN) and the hold model after the ladder: see
+ * the notes of the change (hold model unchanged within noise).
  *
- * Memory: 24 bytes per entry, plus up to one partly filled 392-byte chunk per
- * non-empty bucket and 16 bytes per bucket header (nbk <= pending / 64). Far
- * is made of the same chunks: a rebuild frees its chunks as it spreads them,
+ * Memory: 24 bytes per entry, plus up to one partly filled 388-byte chunk per
+ * non-empty bucket and 16 bytes per bucket header (nbk <= pending / 64 per
+ * rung; the rungs' arrays are kept for reuse). Far is made of the same chunks: a rebuild frees its chunks as it spreads them,
  * so the buckets reuse them (an array for far doubled the queue's peak). The
  * chunk pool keeps its peak size. */
 #include "evq.h"
@@ -60,7 +79,8 @@
 #define SIM_EVQ_NIL UINT32_MAX
 #define CHUNK_N 16    /* entries per chunk */
 #define PER_BUCKET 64 /* far entries per bucket at a rebuild */
-#define RESPREAD_MIN 4096 /* heaps this small are cheap: never respread them */
+#define RESPREAD_MIN 4096 /* heaps this small are cheap: never spread them */
+#define SPLIT_MIN 1024    /* a bucket larger than this is spread over a new rung */
 
 struct sim_evq_chunk {
   uint32_t next;
@@ -80,12 +100,13 @@ void sim_evq_init(sim_evq *q, size_t cap) {
   (void)cap; /* every tier grows on demand */
   q->far = (sim_evq_bucket){SIM_EVQ_NIL, SIM_EVQ_NIL, 0, 0};
   q->free_chunk = SIM_EVQ_NIL;
-  q->inv_w = 1.0;
+  q->nr = 1;
+  q->rung[0].inv_w = 1.0;
 }
 
 void sim_evq_fini(sim_evq *q) {
   hs_free(q->heap);
-  hs_free(q->bk);
+  for (size_t r = 0; r < SIM_EVQ_RUNGS; r++) hs_free(q->rung[r].bk);
   hs_free(q->chunk);
   memset(q, 0, sizeof *q);
 }
@@ -225,131 +246,269 @@ static void chain_append(sim_evq *q, sim_evq_bucket src, sim_evq_bucket *dst) {
     for (size_t j = 0; j < m; j++) bucket_add(q, dst, buf[j]);
 }
 
-static inline double bucket_of(const sim_evq *q, const sim_evq_entry *e) {
-  return (sim_evq_time(e) - q->base) * q->inv_w;
+static inline double bucket_of(const sim_evq_rung *R, const sim_evq_entry *e) {
+  return (sim_evq_time(e) - R->base) * R->inv_w;
 }
 
-/* Spread far over a new calendar. Called with heap and buckets empty. Events
- * at an infinite time stay in far (d = inf); when nothing else is left they
- * go to the heap, base becomes infinite, and every later push then lands in
- * the heap too (d is -inf or NaN, see sim_evq_push) until the queue empties. */
-static void rebuild(sim_evq *q) {
-  q->hpush = 0;
-  double tmin = INFINITY, tmax = 0;
-  for (uint32_t c = q->far.head; c != SIM_EVQ_NIL; c = q->chunk[c].next) {
+static void rung_reserve(sim_evq_rung *R, size_t k) {
+  if (k <= R->bkcap) return;
+  R->bk = hs_reallocarray(R->bk, k, sizeof *R->bk);
+  for (size_t i = R->bkcap; i < k; i++) R->bk[i] = (sim_evq_bucket){SIM_EVQ_NIL, SIM_EVQ_NIL, 0, 0};
+  R->bkcap = k;
+}
+
+/* The width for k buckets from tmin to tmax (finite), so that tmax falls in the
+ * last one; 0 when the span is one instant (or too small to divide). */
+static double fit_inv(double tmin, double tmax, size_t k) {
+  double span = tmax - tmin;
+  double inv = span > 0 ? ((double)k - 0.5) / span : 0;
+  if (!(isfinite(inv) && inv > 0)) return 0;
+  while (span * inv >= (double)k) inv *= 1 - 0x1p-40; /* rounding */
+  return inv;
+}
+
+/* Least and greatest finite time of a chain (tmin is INFINITY when it holds
+ * only infinite times). */
+static void chain_span(const sim_evq *q, const sim_evq_bucket *b, double *tmin, double *tmax) {
+  double lo = INFINITY, hi = 0;
+  for (uint32_t c = b->head; c != SIM_EVQ_NIL; c = q->chunk[c].next) {
     const sim_evq_chunk *ch = &q->chunk[c];
-    size_t m = ch->next == SIM_EVQ_NIL ? q->far.tail_n : CHUNK_N;
+    size_t m = ch->next == SIM_EVQ_NIL ? b->tail_n : CHUNK_N;
     for (size_t j = 0; j < m; j++) {
       double t = sim_evq_time(&ch->e[j]);
-      if (t < tmin) tmin = t;
-      if (t > tmax && t < INFINITY) tmax = t;
+      if (t < lo) lo = t;
+      if (t > hi && t < INFINITY) hi = t;
     }
   }
+  *tmin = lo;
+  *tmax = hi;
+}
+
+/* Spread far over rung 0. Called with the heap empty and rung 0 the only one,
+ * used up. Events at an infinite time stay in far (d = inf); when nothing else
+ * is left they go to the heap, base becomes infinite, and every later push
+ * then lands in the heap too (d is -inf or NaN, see sim_evq_push) until the
+ * queue empties. */
+static void rebuild(sim_evq *q) {
+  sim_evq_rung *R = &q->rung[0];
+  q->hpush = 0;
+  double tmin, tmax;
+  chain_span(q, &q->far, &tmin, &tmax);
   if (!(tmin < INFINITY)) {
     heap_reserve(q, q->far.n);
-    q->hn = bucket_drain(q, &q->far, q->heap);
+    q->hn = q->hbase = bucket_drain(q, &q->far, q->heap);
     heapify(q->heap, q->hn);
-    q->base = INFINITY;
-    q->nbk = q->cur = 0;
+    R->base = INFINITY;
+    R->nbk = R->cur = 0;
     return;
   }
   size_t k = q->far.n / PER_BUCKET;
   if (k < 1) k = 1;
-  if (k > q->bkcap) {
-    q->bk = hs_reallocarray(q->bk, k, sizeof *q->bk);
-    for (size_t i = q->bkcap; i < k; i++)
-      q->bk[i] = (sim_evq_bucket){SIM_EVQ_NIL, SIM_EVQ_NIL, 0, 0};
-    q->bkcap = k;
-  }
-  q->base = tmin;
-  double span = tmax - tmin;
-  double inv = span > 0 ? ((double)k - 0.5) / span : 0;
-  if (isfinite(inv) && inv > 0) {
-    while (span * inv >= (double)k) inv *= 1 - 0x1p-40; /* rounding */
-    q->inv_w = inv;
-  } else {
+  rung_reserve(R, k);
+  R->base = tmin;
+  double inv = fit_inv(tmin, tmax, k);
+  if (inv > 0)
+    R->inv_w = inv;
+  else
     k = 1; /* one instant (or a subnormal span): keep the previous width */
-  }
-  q->nbk = k;
-  q->cur = 0;
+  R->nbk = k;
+  R->cur = 0;
   /* Chunk by chunk, so far's memory is reused by the buckets as it empties. */
   sim_evq_bucket old = bucket_take(&q->far);
   sim_evq_entry buf[CHUNK_N];
   uint32_t c = old.head;
   for (size_t m; (m = chain_next(q, &old, &c, buf));)
     for (size_t j = 0; j < m; j++) {
-      double d = bucket_of(q, &buf[j]);
+      double d = bucket_of(R, &buf[j]);
       /* Beyond the last bucket: infinite times, or beyond a kept width. */
-      bucket_add(q, d < (double)k ? &q->bk[(size_t)d] : &q->far, buf[j]);
+      bucket_add(q, d < (double)k ? &R->bk[(size_t)d] : &q->far, buf[j]);
     }
 }
 
-/* Everything back into far and a new calendar over it: when the calendar was
- * sized on a few events and most new ones fall before its first bucket, the
- * heap would otherwise grow to hold them all. O(size), and allowed only after
- * size/2 pushes into the heap since the last calendar: O(1) amortized, also
+/* The rung a spread of entries earlier than the innermost rung's remaining
+ * buckets goes to: a new innermost one, or the innermost itself when it is used
+ * up (then nothing lies between it and its parent, and it can be replaced; so
+ * every rung but the innermost always has a bucket left). NULL when the
+ * ladder is full. */
+static sim_evq_rung *child_rung(sim_evq *q) {
+  sim_evq_rung *R = &q->rung[q->nr - 1];
+  if (R->cur == R->nbk) return R;
+  if (q->nr == SIM_EVQ_RUNGS) return NULL;
+  return &q->rung[q->nr++];
+}
+
+/* Put e into rung R (not rung 0) whose range it lies in: the last bucket
+ * takes everything up to the parent's boundary. */
+static inline void rung_add(sim_evq *q, sim_evq_rung *R, sim_evq_entry e) {
+  double d = bucket_of(R, &e);
+  size_t i = d < (double)R->nbk ? (size_t)d : R->nbk - 1;
+  bucket_add(q, &R->bk[i], e);
+}
+
+/* Spread a taken chain of n entries over [tmin, tmax] (finite, tmin < tmax
+ * as fit_inv says) into rung R. */
+static void rung_fill(sim_evq *q, sim_evq_rung *R, sim_evq_bucket chain, double tmin,
+                      double inv, size_t k) {
+  rung_reserve(R, k);
+  R->base = tmin;
+  R->inv_w = inv;
+  R->nbk = k;
+  R->cur = 0;
+  sim_evq_entry buf[CHUNK_N];
+  uint32_t c = chain.head;
+  for (size_t m; (m = chain_next(q, &chain, &c, buf));)
+    for (size_t j = 0; j < m; j++) rung_add(q, R, buf[j]);
+}
+
+/* Instead of pouring a large bucket into the heap (O(log b) per event after),
+ * spread it over a finer rung of its own; false when it cannot be divided (one
+ * instant) or the ladder is full, and b is left as it was. */
+static bool split(sim_evq *q, sim_evq_bucket *b) {
+  if (q->rung[0].base == INFINITY) return false;
+  double tmin, tmax;
+  chain_span(q, b, &tmin, &tmax);
+  size_t k = b->n / PER_BUCKET;
+  double inv = fit_inv(tmin, tmax, k);
+  if (!(inv > 0) || !(tmax < INFINITY)) return false;
+  sim_evq_rung *R = child_rung(q);
+  if (!R) return false;
+  rung_fill(q, R, bucket_take(b), tmin, inv, k);
+  return true;
+}
+
+/* The heap grew far past the bucket it was poured from (a calendar sized on a
+ * few events, and most new ones earlier than its next bucket): spread the
+ * heap over a new innermost rung. O(hn), done only when hn doubled since the
+ * last pour or spread (O(1) amortized per push). False when it cannot be
+ * divided or the ladder is full. */
+static bool spread_heap(sim_evq *q) {
+  if (q->rung[0].base == INFINITY) return false;
+  double tmin = INFINITY, tmax = 0;
+  for (size_t i = 0; i < q->hn; i++) {
+    double t = sim_evq_time(&q->heap[i]);
+    if (t < tmin) tmin = t;
+    if (t > tmax) tmax = t;
+  }
+  size_t k = q->hn / PER_BUCKET;
+  double inv = tmax < INFINITY ? fit_inv(tmin, tmax, k) : 0;
+  if (!(inv > 0)) return false;
+  sim_evq_rung *R = child_rung(q);
+  if (!R) return false;
+  rung_reserve(R, k);
+  R->base = tmin;
+  R->inv_w = inv;
+  R->nbk = k;
+  R->cur = 0;
+  for (size_t i = 0; i < q->hn; i++) rung_add(q, R, q->heap[i]);
+  q->hn = q->hbase = 0;
+  return true;
+}
+
+/* Everything back into far and rung 0 rebuilt over it: the fallback when the
+ * heap keeps growing and the ladder is full. O(size), and allowed only after
+ * size/2 pushes into the heap since rung 0 was made: O(1) amortized, also
  * when the heap is big for a reason a calendar cannot fix (one instant). */
 static void respread(sim_evq *q) {
   for (size_t i = 0; i < q->hn; i++) bucket_add(q, &q->far, q->heap[i]);
-  q->hn = 0;
-  for (size_t i = q->cur; i < q->nbk; i++)
-    if (q->bk[i].n) chain_append(q, bucket_take(&q->bk[i]), &q->far);
-  q->cur = q->nbk;
+  q->hn = q->hbase = 0;
+  for (size_t r = 0; r < q->nr; r++) {
+    sim_evq_rung *R = &q->rung[r];
+    for (size_t i = R->cur; i < R->nbk; i++)
+      if (R->bk[i].n) chain_append(q, bucket_take(&R->bk[i]), &q->far);
+    R->cur = R->nbk;
+  }
+  q->nr = 1;
   rebuild(q);
+}
+
+static void pour(sim_evq *q, sim_evq_bucket *b) {
+  heap_reserve(q, b->n);
+  q->hn = q->hbase = bucket_drain(q, b, q->heap);
+#if defined(__GNUC__)
+  /* These are the next events to fire: start loading their records (the
+   * engine's slots, a cache miss each at 10^6 pending) all at once. */
+  if (q->pf_base)
+    for (size_t i = 0; i < q->hn; i++) {
+      const char *rec = q->pf_base + (size_t)q->heap[i].slot * q->pf_stride;
+      __builtin_prefetch(rec); /* both ends: a record may straddle two lines */
+      __builtin_prefetch(rec + q->pf_stride - 1);
+    }
+#endif
+  heapify(q->heap, q->hn);
 }
 
 /* Make the heap non-empty if any entry is pending; false when none is. */
 static bool refill(sim_evq *q) {
   while (q->hn == 0) {
-    while (q->cur < q->nbk && q->bk[q->cur].head == SIM_EVQ_NIL) q->cur++;
-    if (q->cur < q->nbk) {
-      sim_evq_bucket *b = &q->bk[q->cur++];
-      heap_reserve(q, b->n);
-      q->hn = bucket_drain(q, b, q->heap);
-#if defined(__GNUC__)
-      /* These are the next events to fire: start loading their records (the
-       * engine's slots, a cache miss each at 10^6 pending) all at once. */
-      if (q->pf_base)
-        for (size_t i = 0; i < q->hn; i++) {
-          const char *rec = q->pf_base + (size_t)q->heap[i].slot * q->pf_stride;
-          __builtin_prefetch(rec); /* both ends: a record may straddle two lines */
-          __builtin_prefetch(rec + q->pf_stride - 1);
-        }
-#endif
-      heapify(q->heap, q->hn);
+    sim_evq_rung *R = &q->rung[q->nr - 1];
+    while (R->cur < R->nbk && R->bk[R->cur].head == SIM_EVQ_NIL) R->cur++;
+    if (R->cur < R->nbk) {
+      sim_evq_bucket *b = &R->bk[R->cur++];
+      if (b->n > SPLIT_MIN && split(q, b)) continue;
+      pour(q, b);
+      /* A used-up inner rung goes at once: its last bucket may reach past
+       * its parent's boundary, and the heap test must use the parent's. */
+      if (R->cur == R->nbk && q->nr > 1) q->nr--;
+    } else if (q->nr > 1) {
+      q->nr--;
     } else if (q->far.n) {
       rebuild(q);
     } else {
       /* Empty: the next pushes go to far and the next top sizes a calendar
        * for them (this also leaves the infinite-base mode). */
-      q->base = 0;
-      q->nbk = q->cur = 0;
+      R->base = 0;
+      R->nbk = R->cur = 0;
       return false;
     }
   }
   return true;
 }
 
+static void heap_grew(sim_evq *q) {
+  if (q->hn > 2 * q->hbase) {
+    if (spread_heap(q)) return;
+    q->hbase = q->hn; /* cannot be divided now: retry when it doubled again */
+  }
+  if (++q->hpush > q->size / 2) respread(q);
+}
+
 void sim_evq_push(sim_evq *q, uint64_t tb, uint64_t ps, uint32_t slot) {
   double t;
   memcpy(&t, &tb, sizeof t);
-  double d = (t - q->base) * q->inv_w;
+  size_t r = q->nr - 1;
+  sim_evq_rung *R = &q->rung[r];
+  double d = (t - R->base) * R->inv_w;
   q->size++;
-  if (!(d >= (double)q->cur)) { /* NaN (t = base = inf) included */
+  if (!(d >= (double)R->cur)) { /* NaN (t = base = inf) included */
     heap_reserve(q, q->hn + 1);
     sift_up(q->heap, q->hn++, (sim_evq_entry){tb, ps, slot});
-    if (q->hn > RESPREAD_MIN && ++q->hpush > q->size / 2) respread(q);
-  } else if (d < (double)q->nbk) {
-    sim_evq_bucket *b = &q->bk[(size_t)d];
-    if (b->tail == SIM_EVQ_NIL || b->tail_n == CHUNK_N) bucket_grow(q, b);
-    sim_evq_entry *e = &q->chunk[b->tail].e[b->tail_n++];
-    b->n++;
-    e->tb = tb;
-    e->ps = ps;
-    e->slot = slot;
-  } else {
-    bucket_add(q, &q->far, (sim_evq_entry){tb, ps, slot});
+    if (q->hn > RESPREAD_MIN) heap_grew(q);
+    return;
   }
+  /* Outwards to the rung whose range holds t: rung r holds what its parent
+   * has not reached yet (d of the parent below the parent's cur). */
+  for (; r > 0; r--) {
+    const sim_evq_rung *P = &q->rung[r - 1];
+    double e = (t - P->base) * P->inv_w;
+    if (!(e >= (double)P->cur)) break;
+    R = &q->rung[r - 1];
+    d = e;
+  }
+  sim_evq_bucket *b;
+  if (r > 0) {
+    assert(R->cur < R->nbk); /* inner rungs always have a bucket left */
+    b = &R->bk[d < (double)R->nbk ? (size_t)d : R->nbk - 1];
+  } else if (d < (double)R->nbk) {
+    b = &R->bk[(size_t)d];
+  } else {
+    b = &q->far;
+  }
+  if (b->tail == SIM_EVQ_NIL || b->tail_n == CHUNK_N) bucket_grow(q, b);
+  sim_evq_entry *e = &q->chunk[b->tail].e[b->tail_n++];
+  b->n++;
+  e->tb = tb;
+  e->ps = ps;
+  e->slot = slot;
 }
 
 const sim_evq_entry *sim_evq_top(sim_evq *q) { return refill(q) ? &q->heap[0] : NULL; }
@@ -391,7 +550,11 @@ void sim_evq_compact(sim_evq *q, bool (*keep)(const sim_evq_entry *e, const void
   q->hn = filter(q->heap, q->hn, keep, ctx);
   heapify(q->heap, q->hn);
   size_t total = q->hn + bucket_filter(q, &q->far, keep, ctx);
-  for (size_t i = q->cur; i < q->nbk; i++)
-    if (q->bk[i].n) total += bucket_filter(q, &q->bk[i], keep, ctx);
+  for (size_t r = 0; r < q->nr; r++) {
+    sim_evq_rung *R = &q->rung[r];
+    for (size_t i = R->cur; i < R->nbk; i++)
+      if (R->bk[i].n) total += bucket_filter(q, &R->bk[i], keep, ctx);
+  }
   q->size = total;
 }
+

@@ -56,20 +56,31 @@ typedef struct sim_evq_bucket {
 
 typedef struct sim_evq_chunk sim_evq_chunk;
 
-/* Three tiers, ordered by time: every entry of `heap` is earlier than every
- * entry of the buckets, bucket i's entries are earlier than bucket i+1's, and
- * all of them earlier than `far`'s (see evq.c). */
+/* A calendar over a time range: bucket of time t is floor((t - base) * inv_w);
+ * buckets [cur, nbk) may hold entries. */
+typedef struct sim_evq_rung {
+  double base, inv_w;
+  sim_evq_bucket *bk;
+  size_t nbk, bkcap, cur;
+} sim_evq_rung;
+
+#define SIM_EVQ_RUNGS 8
+
+/* Tiers, ordered by time: every entry of `heap` is earlier than every entry
+ * of the innermost rung's buckets, rung r+1's entries are earlier than rung
+ * r's (rung r+1 was spread from one bucket of rung r, or from the heap), and
+ * every rung's earlier than `far`'s (see evq.c). */
 typedef struct sim_evq {
   sim_evq_entry *heap; /* 4-ary min-heap of the entries due first */
   size_t hn, hcap;
-  sim_evq_bucket *bk; /* buckets [cur, nbk) may hold entries */
-  size_t nbk, bkcap, cur;
-  size_t hpush;       /* pushes into the heap since the calendar was made */
-  double base, inv_w; /* bucket of time t: floor((t - base) * inv_w) */
+  size_t hbase;       /* heap size after the last pour or spread */
+  size_t hpush;       /* pushes into the heap since rung 0 was made */
+  sim_evq_rung rung[SIM_EVQ_RUNGS];
+  size_t nr;          /* rungs in use, >= 1; rung[nr - 1] is the innermost */
   sim_evq_chunk *chunk;
   size_t nchunk, chunkcap;
   uint32_t free_chunk;
-  sim_evq_bucket far; /* unsorted, beyond the last bucket */
+  sim_evq_bucket far; /* unsorted, beyond rung 0's last bucket */
   size_t size; /* entries in all tiers */
   /* Optional: where entry.slot's record lives (pf_base + slot * pf_stride);
    * when a bucket moves into the heap, those records are prefetched. */

@@ -1,8 +1,9 @@
 /* net.c: the fluid network, max-min fair over classes of flows.
  *
  * Data structures.
- *  - flows[]: slots with a generation, so an hs_flow_id (generation << 32 |
- *    slot + 1) goes stale when its flow ends; free slots on a stack.
+ *  - flows[]: slots with a generation (in gens[], apart), so an hs_flow_id
+ *    (generation << 32 | slot + 1) goes stale when its flow ends; free slots
+ *    on a stack, put back in ascending order when the network is idle.
  *  - classes[]: one per distinct (cap, sorted shared-link set), found through an
  *    open-addressing hash table; never freed (there are few link types). Flows
  *    of one class always share one rate, so a class keeps a virtual clock v
@@ -53,6 +54,7 @@
 #include "base/hs_status.h"
 
 #define SIM_NONE UINT32_MAX
+#define PF_AHEAD 8 /* free flow slots prefetched this far ahead */
 
 /* With 10^5 flows in flight their slots do not fit in cache; fetching the next
  * finisher's slot while the engine runs other events hides that miss. */
@@ -83,7 +85,6 @@ typedef struct sim_flow {
   hs_event_fn on_done;
   void *subject;
   uint64_t arg;
-  uint32_t gen;
   uint32_t cls;
   uint32_t hpos;     /* ACTIVE and not in_run: position in its class heap */
   uint32_t lane;     /* LATENT: its lane */
@@ -169,6 +170,10 @@ struct hs_net {
    * miss on every transfer; now a transfer only writes the slot. */
   uint64_t *free_slots;
   uint32_t nfree, capfree;
+  /* Generation of each slot, apart from the slots (4 bytes each), so that an
+   * idle network can put its free slots back in order without reading them. */
+  uint32_t *gens;
+  uint32_t freed; /* flows freed since the free slots were last ordered */
 
   sim_class *classes;
   uint32_t nclasses, capclasses;
@@ -187,8 +192,11 @@ struct hs_net {
 
   uint32_t *scratch; /* sorted links of a new transfer */
   uint32_t capscratch;
-  sim_ord *ord;      /* classes of a filling by cap */
-  uint32_t capord;
+  /* The active classes that cross a shared link, sorted by (cap, index): the
+   * filling's order, kept up to date when a class (de)activates instead of
+   * sorted at every rate update. */
+  sim_ord *ord;
+  uint32_t nord, capord;
   sim_done *done;
   uint32_t ndone, capdone;
 
@@ -275,7 +283,9 @@ static void heap_update(hs_net *net, sim_heap *h, uint32_t pos, double key, uint
 
 /* ---- FIFOs and lanes -------------------------------------------------- */
 
-static void fifo_push(sim_fifo *q, sim_hent e) {
+/* The entry as scalars: built on the stack and copied whole, it cost a
+ * store-forwarding stall per push (a third of hs_net_transfer's time). */
+static void fifo_push(sim_fifo *q, double key, uint64_t seq, uint32_t item) {
   if (q->a == NULL || q->tail - q->head == (uint64_t)q->mask + 1) {
     uint32_t size = q->a ? 2 * (q->mask + 1) : 16;
     sim_hent *a = hs_reallocarray(NULL, size, sizeof *a);
@@ -284,7 +294,10 @@ static void fifo_push(sim_fifo *q, sim_hent e) {
     q->a = a;
     q->mask = size - 1;
   }
-  q->a[q->tail++ & q->mask] = e;
+  sim_hent *e = &q->a[q->tail++ & q->mask];
+  e->key = key;
+  e->seq = seq;
+  e->item = item;
 }
 
 static bool fifo_empty(const sim_fifo *q) { return q->head == q->tail; }
@@ -433,7 +446,7 @@ static void class_push(hs_net *net, sim_class *c, uint32_t slot) {
   sim_hent e = {f->fv, f->seq, slot};
   c->nflows++;
   if (fifo_empty(&c->run) || hent_less(fifo_back(&c->run), &e)) {
-    fifo_push(&c->run, e);
+    fifo_push(&c->run, e.key, e.seq, e.item);
     f->in_run = true;
   } else {
     heap_push(net, &c->heap, e.key, e.seq, slot);
@@ -487,6 +500,43 @@ static double class_next_time(const sim_class *c) {
   return c->t0 + left * 8.0 / c->rate_bps;
 }
 
+static bool ord_less(const sim_ord *a, const sim_ord *b) {
+  return a->cap < b->cap || (a->cap == b->cap && a->ci < b->ci);
+}
+
+/* Position of x in the sorted order: the first entry not less than it. */
+static uint32_t ord_find(const hs_net *net, sim_ord x) {
+  uint32_t lo = 0, hi = net->nord;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (ord_less(&net->ord[mid], &x))
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/* O(log K) to find, O(K) to shift: within the filling's own O(K log K). */
+static void ord_insert(hs_net *net, uint32_t ci) {
+  if (net->nord == net->capord) {
+    net->capord = net->capord ? 2 * net->capord : 8;
+    net->ord = hs_reallocarray(net->ord, net->capord, sizeof *net->ord);
+  }
+  sim_ord x = {net->classes[ci].cap_bps, ci};
+  uint32_t i = ord_find(net, x);
+  memmove(&net->ord[i + 1], &net->ord[i], (net->nord - i) * sizeof *net->ord);
+  net->ord[i] = x;
+  net->nord++;
+}
+
+static void ord_remove(hs_net *net, uint32_t ci) {
+  uint32_t i = ord_find(net, (sim_ord){net->classes[ci].cap_bps, ci});
+  HS_ASSERT(i < net->nord && net->ord[i].ci == ci, "an active class is in the order");
+  net->nord--;
+  memmove(&net->ord[i], &net->ord[i + 1], (net->nord - i) * sizeof *net->ord);
+}
+
 static void class_activate(hs_net *net, uint32_t ci) {
   sim_class *c = &net->classes[ci];
   HS_ASSERT(c->apos == SIM_NONE, "class activated twice");
@@ -497,6 +547,7 @@ static void class_activate(hs_net *net, uint32_t ci) {
   c->apos = net->nactive;
   net->active[net->nactive++] = ci;
   c->rate_bps = 0; /* set by the next filling */
+  if (c->nlinks) ord_insert(net, ci);
   heap_push(net, &net->chead, INFINITY, 0, ci);
 }
 
@@ -507,6 +558,7 @@ static void class_deactivate(hs_net *net, uint32_t ci) {
   net->active[c->apos] = last;
   net->classes[last].apos = c->apos;
   c->apos = SIM_NONE;
+  if (c->nlinks) ord_remove(net, ci);
   c->run.head = c->run.tail; /* every entry left is a cancelled flow's */
   c->run.dead = 0;
   heap_remove(net, &net->chead, c->hpos);
@@ -532,14 +584,6 @@ static uint32_t *scratch(hs_net *net, size_t n) {
 }
 
 /* ---- max-min filling -------------------------------------------------- */
-
-/* qsort has no context argument and hs_run must stay re-entrant (no globals),
- * so the filling sorts (cap, class) pairs. */
-static int by_cap(const void *x, const void *y) {
-  const sim_ord *a = x, *b = y;
-  if (a->cap != b->cap) return a->cap < b->cap ? -1 : 1;
-  return a->ci < b->ci ? -1 : (a->ci > b->ci);
-}
 
 static bool class_crosses(const sim_class *c, uint32_t l) {
   for (uint32_t i = 0; i < c->nlinks; i++)
@@ -572,12 +616,6 @@ static void rates_update(hs_net *net, double now) {
     L->rem = L->bw_bps;
     L->users = 0;
   }
-  uint32_t m = 0;
-  if (net->nactive > net->capord) {
-    net->capord = 2 * net->nactive;
-    net->ord = hs_reallocarray(net->ord, net->capord, sizeof *net->ord);
-  }
-  sim_ord *order = net->ord;
   for (uint32_t k = 0; k < net->nactive; k++) {
     sim_class *c = &net->classes[net->active[k]];
     c->frozen = false;
@@ -587,18 +625,9 @@ static void rates_update(hs_net *net, double now) {
       continue;
     }
     for (uint32_t i = 0; i < c->nlinks; i++) net->links[c->links[i]].users += (double)c->nflows;
-    order[m++] = (sim_ord){c->cap_bps, net->active[k]};
   }
-  if (m > 16) {
-    qsort(order, m, sizeof *order, by_cap);
-  } else { /* a handful of link types: insertion sort beats qsort's call overhead */
-    for (uint32_t i = 1; i < m; i++) {
-      sim_ord x = order[i];
-      uint32_t j = i;
-      for (; j > 0 && by_cap(&x, &order[j - 1]) < 0; j--) order[j] = order[j - 1];
-      order[j] = x;
-    }
-  }
+  const sim_ord *order = net->ord;
+  uint32_t m = net->nord;
 
   uint32_t next = 0, left = m;
   while (left > 0) {
@@ -674,13 +703,32 @@ static void schedule_next(hs_net *net) {
 static void flow_free(hs_net *net, uint32_t slot) {
   sim_flow *f = &net->flows[slot];
   f->state = SIM_FLOW_FREE;
-  f->gen++;
-  if (f->gen == 0) f->gen = 1;
+  uint32_t gen = net->gens[slot] + 1;
+  if (gen == 0) gen = 1;
+  net->gens[slot] = gen;
+  net->freed++;
   if (net->nfree == net->capfree) {
     net->capfree = net->capfree ? 2 * net->capfree : 64;
     net->free_slots = hs_reallocarray(net->free_slots, net->capfree, sizeof *net->free_slots);
   }
-  net->free_slots[net->nfree++] = (uint64_t)f->gen << 32 | slot;
+  net->free_slots[net->nfree++] = (uint64_t)gen << 32 | slot;
+}
+
+/* When no flow is left, hand out the slots in ascending order again: a burst
+ * of transfers (10^6 downloads at a round's start) then writes its flow
+ * records in sequence, and admits and completes them in sequence, instead of
+ * at the random slots the last completions freed. O(slots), done only after
+ * slots/2 flows were freed since the last time (O(1) amortized per flow). */
+static void maybe_reorder_free(hs_net *net) {
+  if (net->st.flows_active || net->st.flows_latent || net->nslots < 64 ||
+      net->freed < net->nslots / 2)
+    return;
+  HS_ASSERT(net->nfree == net->nslots, "an idle network has every slot free");
+  for (uint32_t k = 0; k < net->nslots; k++) {
+    uint32_t slot = net->nslots - 1 - k; /* the top of the stack is slot 0 */
+    net->free_slots[k] = (uint64_t)net->gens[slot] << 32 | slot;
+  }
+  net->freed = 0;
 }
 
 static void push_done(hs_net *net, const sim_flow *f) {
@@ -753,6 +801,7 @@ static void net_event(hs_engine *eng, void *subject, uint64_t arg) {
   }
   if (changed) rates_update(net, now);
   schedule_next(net);
+  maybe_reorder_free(net);
 
   /* Callbacks last, on a consistent state; they may start or cancel flows
    * (never this handler re-entrantly), so iterate over a fixed count. */
@@ -787,6 +836,7 @@ void hs_net_destroy(hs_net *net) {
   hs_free(net->links);
   hs_free(net->flows);
   hs_free(net->free_slots);
+  hs_free(net->gens);
   hs_free(net->classes);
   hs_free(net->ctab);
   hs_free(net->active);
@@ -878,20 +928,27 @@ hs_flow_id hs_net_transfer(hs_net *net, double bytes, double cap_bps, double lat
     if (net->nslots == net->capslots) {
       net->capslots = net->capslots ? 2 * net->capslots : 64;
       net->flows = hs_reallocarray(net->flows, net->capslots, sizeof *net->flows);
+      net->gens = hs_reallocarray(net->gens, net->capslots, sizeof *net->gens);
     }
     slot = net->nslots++;
+    net->gens[slot] = gen;
   }
   /* Write-only: the slot is likely cold, and stores do not wait for it. */
   net->flows[slot] = (sim_flow){.bytes = bytes, .seq = seq, .on_done = on_done,
-                                .subject = subject, .arg = arg, .gen = gen, .cls = ci,
+                                .subject = subject, .arg = arg, .cls = ci,
                                 .hpos = SIM_NONE, .lane = li, .state = SIM_FLOW_LATENT};
   sim_lane *ln = &net->lanes[li];
-  fifo_push(&ln->q, (sim_hent){hs_engine_now(net->eng) + path, seq, slot});
+  fifo_push(&ln->q, hs_engine_now(net->eng) + path, seq, slot);
   if (ln->hpos == SIM_NONE) lane_refresh(net, li);
   net->st.flows_started++;
   net->st.flows_latent++;
   schedule_next(net);
-  if (net->nfree) SIM_PREFETCH(&net->flows[(uint32_t)net->free_slots[net->nfree - 1]]);
+  if (net->nfree) { /* PF_AHEAD transfers ahead: in a burst one was too late */
+    uint32_t k = net->nfree > PF_AHEAD ? net->nfree - PF_AHEAD : 0;
+    const sim_flow *p = &net->flows[(uint32_t)net->free_slots[k]];
+    SIM_PREFETCH(p);
+    SIM_PREFETCH((const char *)p + sizeof *p - 1);
+  }
   return ((uint64_t)gen << 32) | ((uint64_t)slot + 1);
 }
 
@@ -899,7 +956,7 @@ static const sim_flow *flow_lookup(const hs_net *net, hs_flow_id id, uint32_t *s
   uint64_t s = id & 0xffffffffULL;
   if (s == 0 || s > net->nslots) return NULL;
   const sim_flow *f = &net->flows[s - 1];
-  if (f->state == SIM_FLOW_FREE || f->gen != (uint32_t)(id >> 32)) return NULL;
+  if (f->state == SIM_FLOW_FREE || net->gens[s - 1] != (uint32_t)(id >> 32)) return NULL;
   if (slot_out) *slot_out = (uint32_t)(s - 1);
   return f;
 }
@@ -940,6 +997,7 @@ bool hs_net_cancel(hs_net *net, hs_flow_id id) {
   }
   net->st.flows_cancelled++;
   schedule_next(net);
+  maybe_reorder_free(net);
   return true;
 }
 

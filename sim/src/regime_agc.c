@@ -109,7 +109,7 @@ static void on_computed(hs_engine *eng, void *subject, uint64_t i) {
   (void)eng;
   sim_run *r = subject;
   agc_state *s = r->rs;
-  const sim_dev *d = &r->dev[i];
+  const sim_spec *d = sim_dev_sp(r, i);
   s->ev[i] = 0;
   s->phase[i] = PH_SEND;
   sim_dev_state(r, i, HS_POWER_COMM);
@@ -308,7 +308,7 @@ static void agc_telemetry(sim_run *r, size_t i, sim_meter *m) {
   double now = hs_engine_now(r->eng);
   bool done = s->phase[i] == PH_IN || s->phase[i] == PH_CUT_SEND;
   m->samples = done && m->train_s > 0 ? s->samples[i] : 0;
-  m->train_j = hs_ledger_energy(r->ledger, i, HS_POWER_BUSY, now) - r->dev[i].busy0_j;
+  m->train_j = hs_ledger_energy(r->ledger, i, HS_POWER_BUSY, now) - sim_dev_busy0_j(r, i);
 }
 
 /* --- set-up
@@ -357,10 +357,10 @@ static hs_status agc_setup(sim_run *r, hs_error *err) {
     s->lag = hs_malloc(k * sizeof *s->lag);
     for (size_t i = 0; i < k; i++) {
       hs_rng g;
-      hs_rng_init(&g, sc->seed, r->dev[i].key, 0x4d55u);
+      hs_rng_init(&g, sc->seed, sim_dev_key(r, i), 0x4d55u);
       s->mu[i] = 0.01 + 1.99 * hs_rng_uniform(&g);
       s->p[i] = exp(-s->mu[i] * (o->z_th - 1.0));
-      hs_rng_init(&s->lag[i], sc->seed, r->dev[i].key, 0x4c4147u);
+      hs_rng_init(&s->lag[i], sc->seed, sim_dev_key(r, i), 0x4c4147u);
     }
   }
   /* The deadline: given, or z_th times the slowest nominal arrival with a

@@ -271,21 +271,21 @@ hs_status agc_code_build(agc_code *c, agc_scheme s, const agc_opts *o, const dou
  */
 
 static double upload_s(sim_run *r, size_t i, double bits, size_t senders) {
-  const sim_dev *dv = &r->dev[i];
+  const sim_spec *dv = sim_dev_sp(r, i);
   double srv = hs_net_link_bandwidth_bps(r->net, r->server_link) / (double)(senders ? senders : 1);
   double bps = dv->access_bps < srv ? dv->access_bps : srv;
   return dv->access_latency_s + hs_net_link_latency_s(r->net, r->server_link) + bits / bps;
 }
 
 double agc_nominal_arrival(sim_run *r, size_t i, uint64_t samples, double bits) {
-  const sim_dev *dv = &r->dev[i];
-  double work = dv->overhead_s + (double)samples * dv->tau_s;
+  const sim_spec *dv = sim_dev_sp(r, i);
+  double work = dv->overhead_s + (double)samples * r->dev[i].tau_s;
   return sim_dev_stretch_s(r, i, work, 0) + upload_s(r, i, bits, r->ndev);
 }
 
 /* Work seconds (speed 1) device i gets done in the next budget_s seconds. */
 static double work_within(sim_run *r, size_t i, double budget_s) {
-  if (!r->dev[i].trace) return budget_s;
+  if (!sim_dev_sp(r, i)->trace) return budget_s;
   double lo = 0, hi = budget_s > 0 ? budget_s : 0;
   for (int it = 0; it < 200 && sim_dev_stretch_s(r, i, hi, 0) <= budget_s; it++) hi = 2 * hi + 1e-9;
   for (int it = 0; it < 100; it++) {
@@ -301,15 +301,15 @@ static double work_within(sim_run *r, size_t i, double budget_s) {
 void agc_p_from_profiles(sim_run *r, const uint64_t *samples, const double *bits, double deadline_s,
                          double p_min, double p_max, double *p) {
   for (size_t i = 0; i < r->ndev; i++) {
-    const sim_dev *dv = &r->dev[i];
+    const sim_spec *dv = sim_dev_sp(r, i);
     double budget = deadline_s - upload_s(r, i, bits[i], r->ndev);
     double work = budget > 0 ? work_within(r, i, budget) : -1.0, q;
     if (work < 0)
       q = 1.0;
-    else if (samples[i] == 0 || dv->tau_s <= 0)
+    else if (samples[i] == 0 || r->dev[i].tau_s <= 0)
       q = work >= dv->overhead_s ? 0.0 : 1.0;
     else {
-      double x = (work - dv->overhead_s) / ((double)samples[i] * dv->tau_s);
+      double x = (work - dv->overhead_s) / ((double)samples[i] * r->dev[i].tau_s);
       if (x <= 0)
         q = 1.0;
       else if (dv->tau_cv <= 0)
@@ -374,19 +374,19 @@ void agc_p_first_k(sim_run *r, const uint64_t *samples, const double *bits, cons
   uint32_t *miss = hs_calloc(k, sizeof *miss);
   hs_rng *g = hs_malloc(k * sizeof *g);
   for (size_t i = 0; i < k; i++) {
-    hs_rng_init(&g[i], seed, r->dev[i].key, 0x464b4d43u);
+    hs_rng_init(&g[i], seed, sim_dev_key(r, i), 0x464b4d43u);
   }
   for (int m = 0; m < AGC_FK_DRAWS; m++) {
     size_t ns = 0;
     for (size_t i = 0; i < k; i++) {
-      const sim_dev *dv = &r->dev[i];
+      const sim_spec *dv = sim_dev_sp(r, i);
       double cv = dv->tau_cv, f = 1.0;
       double u = ((double)(hs_rng_next(&g[i]) >> 11) + 0.5) * 0x1.0p-53;
       if (cv > 0) {
         double s2 = log1p(cv * cv);
         f = exp(sqrt(s2) * gsl_cdf_ugaussian_Pinv(u) - 0.5 * s2);
       }
-      double work = dv->overhead_s + (double)samples[i] * dv->tau_s * f;
+      double work = dv->overhead_s + (double)samples[i] * r->dev[i].tau_s * f;
       t[i] = sim_dev_stretch_s(r, i, work, 0) + upload_s(r, i, bits[i], r->ndev);
       if (sends[i]) sel[ns++] = t[i];
     }

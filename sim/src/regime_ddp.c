@@ -140,7 +140,7 @@ static void on_allreduced(hs_engine *eng, void *subject, uint64_t gi) {
     size_t i = g->ranks[k];
     sim_dev_state(r, i, HS_POWER_IDLE);
     ds->window_s[i] += g->fwd_s[k];
-    ds->window_j[i] += isnan(g->fwd_j[k]) ? g->fwd_s[k] * r->dev[i].busy_w : g->fwd_j[k];
+    ds->window_j[i] += isnan(g->fwd_j[k]) ? g->fwd_s[k] * sim_dev_busy_w(r, i) : g->fwd_j[k];
   }
   double cv = group_cv(g);
   if (!isnan(cv)) {
@@ -152,7 +152,7 @@ static void on_allreduced(hs_engine *eng, void *subject, uint64_t gi) {
      * scenario's telemetry noise), to the step-level sizing; it plans the
      * next step. */
     size_t n = hs_controller_size(g->step_ctl);
-    double *t = r->scratch;
+    double *t = sim_run_scratch(r);
     if (!g->own_step_ctl)
       for (size_t k = 0; k < n; k++) t[k] = 0;
     for (size_t k = 0; k < g->nranks; k++)
@@ -200,7 +200,7 @@ static void step_start(sim_run *r, ddp_group *g) {
     uint64_t b = g->batch[k * g->steps + g->step];
     /* The per-round overhead comes first, so a speed change times the step's
      * forward-backward from where the overhead ends. */
-    double t = g->step == 0 ? sim_dev_stretch_s(r, i, r->dev[i].overhead_s, 0) : 0;
+    double t = g->step == 0 ? sim_dev_stretch_s(r, i, sim_dev_sp(r, i)->overhead_s, 0) : 0;
     g->fwd_s[k] = 0;
     g->fwd_j[k] = NAN;
     if (b > 0) {
@@ -240,9 +240,9 @@ static void round_done(sim_run *r) {
       const ddp_group *g = &ds->groups[gi];
       double n = 0;
       for (size_t k = 0; k < g->nranks * g->steps; k++) n += (double)g->batch[k];
-      r->scratch[gi] = n;
+      sim_run_scratch(r)[gi] = n;
     }
-    sim_learn_groups_end(r->learn, r->scratch);
+    sim_learn_groups_end(r->learn, sim_run_scratch(r));
   }
   sim_round_end(r);
 }
@@ -394,8 +394,8 @@ static hs_status ddp_setup(sim_run *r, hs_error *err) {
   double alpha = 0, beta = INFINITY;
   for (size_t i = 0; i < r->ndev; i++) {
     g->ranks[i] = i;
-    if (r->dev[i].access_latency_s > alpha) alpha = r->dev[i].access_latency_s;
-    if (r->dev[i].access_bps < beta) beta = r->dev[i].access_bps;
+    if (sim_dev_sp(r, i)->access_latency_s > alpha) alpha = sim_dev_sp(r, i)->access_latency_s;
+    if (sim_dev_sp(r, i)->access_bps < beta) beta = sim_dev_sp(r, i)->access_bps;
   }
   if (r->learn) sim_learn_groups(r->learn, 1); /* learning: one model for the group */
   return allreduce_time(r, g, collective_of(r->sc), alpha, beta,

@@ -80,7 +80,7 @@ static void on_uploaded(hs_engine *eng, void *subject, uint64_t i) {
   if (!sim_learn_arrival(r, i, d->inflight_samples, w)) return; /* learning: mix it in */
   d->window_samples += d->inflight_samples;
   d->window_s += d->inflight_s;
-  d->window_j += d->inflight_s * r->dev[i].busy_w;
+  d->window_j += d->inflight_s * sim_dev_busy_w(r, i);
   fs->arrived += d->inflight_samples;
   while (fs->arrived >= fs->next_boundary && !r->finished && r->status == HS_OK) {
     fs->next_boundary += r->sc->samples_per_round;

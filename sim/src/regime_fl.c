@@ -158,8 +158,9 @@ static void on_ring_computed(hs_engine *eng, void *subject, uint64_t i) {
   for (size_t k = 0; k < r->ndev; k++) {
     if (!r->alloc[k]) continue;
     cp.ranks++;
-    if (r->dev[k].access_bps < cp.beta_bps) cp.beta_bps = r->dev[k].access_bps;
-    if (r->dev[k].access_latency_s > cp.alpha_s) cp.alpha_s = r->dev[k].access_latency_s;
+    if (sim_dev_sp(r, k)->access_bps < cp.beta_bps) cp.beta_bps = sim_dev_sp(r, k)->access_bps;
+    double lat = sim_dev_sp(r, k)->access_latency_s;
+    if (lat > cp.alpha_s) cp.alpha_s = lat;
     sim_dev_state(r, k, HS_POWER_COMM);
   }
   double t = hs_collective_find("ring")->time_s(&cp);
@@ -230,7 +231,7 @@ static hs_status fl_setup(sim_run *r, hs_error *err) {
       return hs_error_set(err, HS_EINVAL,
                           "%s: regime.dvfs: the thermal model (dynamics.thermal) already sets "
                           "the frequency level of device \"%s\"; use one or the other",
-                          r->sc->path, r->dev[i].name);
+                          r->sc->path, sim_dev_name(r, i));
   const fl_opts *o = r->sc->regime.opts;
   fl_state *fs = hs_calloc(1, sizeof *fs);
   fs->threshold = !strcmp(o->topology, "threshold");

@@ -125,7 +125,7 @@ double fl_dvfs_train(sim_run *r, size_t i, double t, double pace_s) {
   const double *speed = NULL, *power = NULL;
   double sp[32], pw[32];
   if (o->dvfs_profile) {
-    const hs_thermal_profile *th = hs_profile_thermal(r->sc->devices[r->dev[i].spec].profile);
+    const hs_thermal_profile *th = hs_profile_thermal(r->sc->devices[sim_dev_spec(r, i)].profile);
     n = th ? (th->nlevels < 32 ? th->nlevels : 32) : 0;
     speed = th ? th->speed : NULL;
     power = th ? th->busy_factor : NULL;
@@ -139,7 +139,7 @@ double fl_dvfs_train(sim_run *r, size_t i, double t, double pace_s) {
   else if (o->governor == 2 && pace_s > 0)
     for (size_t j = 0; j < n; j++)
       if (t / speed[j] <= pace_s && power[j] <= power[k]) k = j;
-  hs_ledger_set_power(r->ledger, i, HS_POWER_BUSY, r->dev[i].busy_w * power[k],
+  hs_ledger_set_power(r->ledger, i, HS_POWER_BUSY, sim_dev_busy_w(r, i) * power[k],
                       hs_engine_now(r->eng));
   return t / speed[k];
 }

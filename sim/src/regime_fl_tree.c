@@ -156,8 +156,8 @@ static void hop(sim_run *r, size_t l, size_t j, hs_event_fn done, uint64_t arg) 
   const fl_opts *o = opts_of(r);
   double cap, lat;
   if (l == 0) {
-    cap = r->dev[j].access_bps;
-    lat = r->dev[j].access_latency_s;
+    cap = sim_dev_sp(r, j)->access_bps;
+    lat = sim_dev_sp(r, j)->access_latency_s;
   } else {
     const hs_link_spec *ls = hs_scenario_link(r->sc, o->levels[l - 1].link);
     cap = ls->bandwidth_mbps * HS_NET_BPS_PER_MBPS;

@@ -90,8 +90,8 @@ static void step_start(sim_run *r, size_t f);
  * unless the round end is also an average. */
 static void learn_mean(sim_run *r, bool adopt) {
   fsdp_state *st = r->rs;
-  for (size_t f = 0; f < st->ngroups; f++) r->scratch[f] = 1.0;
-  sim_learn_groups_end(r->learn, r->scratch);
+  for (size_t f = 0; f < st->ngroups; f++) sim_run_scratch(r)[f] = 1.0;
+  sim_learn_groups_end(r->learn, sim_run_scratch(r));
   for (size_t f = 0; adopt && f < st->ngroups; f++) sim_learn_group_begin(r->learn, f);
 }
 
@@ -178,7 +178,7 @@ static void step_start(sim_run *r, size_t f) {
   flg *g = &st->g[f];
   uint32_t spr = st->o->steps_per_round;
   double cmax = 0;
-  double *c = r->scratch;
+  double *c = sim_run_scratch(r);
   for (size_t k = 0; k < g->n; k++) {
     size_t i = g->first + k;
     const sim_dev *d = &r->dev[i];
@@ -188,7 +188,7 @@ static void step_start(sim_run *r, size_t f) {
     g->batch[k] = b;
     c[k] = 0;
     if (b > 0) {
-      hs_task_profile t = {.tau_s = d->tau_s, .tau_cv = d->tau_cv * st->o->jitter};
+      hs_task_profile t = {.tau_s = d->tau_s, .tau_cv = sim_dev_sp(r, i)->tau_cv * st->o->jitter};
       c[k] = sim_dev_stretch_s(r, i, hs_task_compute_time(&t, b, &r->dev[i].rng_compute), 0);
     }
     if (c[k] > cmax) cmax = c[k];
@@ -227,7 +227,7 @@ void fsdp_telemetry(sim_run *r, size_t i, sim_meter *m) {
    * time and energy: the round's busy time (the ledger's). */
   if (st->o->micro_batch) m->samples = (uint64_t)st->o->micro_batch * st->o->steps_per_round;
   m->train_j =
-      hs_ledger_energy(r->ledger, i, HS_POWER_BUSY, hs_engine_now(r->eng)) - r->dev[i].busy0_j;
+      hs_ledger_energy(r->ledger, i, HS_POWER_BUSY, hs_engine_now(r->eng)) - sim_dev_busy0_j(r, i);
 }
 
 void fsdp_start_round(sim_run *r) {
@@ -273,16 +273,16 @@ static hs_status check_memory(sim_run *r, fsdp_state *st, const sim_model *m, hs
   double need = state + units + act;
   st->hbm_need = need;
   for (size_t i = 0; i < st->n; i++) {
-    const hs_profile *p = sc->devices[r->dev[i].spec].profile;
+    const hs_profile *p = sc->devices[sim_dev_spec(r, i)].profile;
     double hbm = hs_profile_hbm_bytes(p);
     if (hbm <= 0)
       return hs_error_set(err, HS_EINVAL, "%s: devices: GPU %s: profile %s has no gpu.hbm_bytes",
-                          sc->path, r->dev[i].name, hs_profile_name(p));
+                          sc->path, sim_dev_name(r, i), hs_profile_name(p));
     if (need > hbm)
       return hs_error_set(err, HS_EINVAL,
                           "%s: regime: GPU %s (%s) needs %.0f bytes of HBM (state %.4g + "
                           "unsharded units %.4g + activations %.4g), has %.0f",
-                          sc->path, r->dev[i].name, hs_profile_name(p), need, state, units, act,
+                          sc->path, sim_dev_name(r, i), hs_profile_name(p), need, state, units, act,
                           hbm);
   }
   return HS_OK;
@@ -374,7 +374,7 @@ hs_status fsdp_setup(sim_run *r, hs_error *err) {
     st->agg_bytes[at] = 2.0 * (pF - 1) / pF * P / pS * b;
   }
   for (size_t i = 0; i < st->n; i++) {
-    double o = hs_profile_opt_s_per_param(sc->devices[r->dev[i].spec].profile) * P / pS;
+    double o = hs_profile_opt_s_per_param(sc->devices[sim_dev_spec(r, i)].profile) * P / pS;
     flg *g = &st->g[i / G];
     if (o > g->opt_s) g->opt_s = o;
   }

@@ -16,7 +16,28 @@
  * participant that becomes unavailable mid-round vanishes the same way (it is
  * off until it returns), and the server stops waiting for it. A device that is
  * unavailable when the round opens sits it out. Events of a lost participant
- * still in flight carry the round's epoch and do nothing. */
+ * still in flight carry the round's epoch and do nothing.
+ *
+ * The one-pass round (issue 13). At 10^6 devices the events of a round reach
+ * the devices in random order, and every per-device record an event reads is
+ * a cache miss that stalls it. Without dynamics, deadline and traces nothing
+ * can drop a participant or read the ledger before the round closes, so:
+ * - each participant's compute work is drawn at the round start, in device
+ *   order (one sequential pass over the cold records), and kept in its
+ *   sim_hot; its stream gives the same draw it would have given at the
+ *   download's end, since every participant reaches that point exactly once;
+ * - the three switches of the round (busy at the download's end, comm at the
+ *   compute's end, idle at the upload's end) are not made when they happen:
+ *   their times are written to the device's sim_hot (stores, which do not
+ *   stall; it shares the ledger's line of the device) and the ledger gets
+ *   them at the round close in device order, one sequential pass. The ledger
+ *   keeps nothing across devices, so each device sees the same switches at
+ *   the same times in the same order: bit-identical results;
+ * - the compute's end needs only the device's link, which its event argument
+ *   carries (the entry's index), so it touches no per-device record at all.
+ * Downloads start together in device order and finish per link class in that
+ * order, so the download's end reads sim_hot nearly sequentially. With
+ * dynamics, a deadline or traces the round runs event by event (above). */
 #include <math.h>
 
 #include "base/hs_alloc.h"
@@ -29,7 +50,10 @@ typedef struct pma_state {
   uint32_t epoch;     /* bumps when a round opens */
   unsigned char *in;  /* per device: 1 participating, 2 uploaded, 0 out or lost */
   bool waiting;       /* no device available: the round opens when one returns */
+  bool can_one_pass;  /* no dynamics, no deadline */
+  bool one_pass;      /* this round is run in one pass (see above): also no traces */
 } pma_state;
+
 
 #define ARG(r, i) ((uint64_t)((pma_state *)(r)->rs)->epoch << 32 | (uint64_t)(i))
 /* The device of an event of this round; SIZE_MAX for a stale one. */
@@ -39,8 +63,23 @@ static size_t dev_of(sim_run *r, uint64_t arg) {
   return (uint32_t)(arg >> 32) == ps->epoch && ps->in[i] == 1 ? i : SIZE_MAX;
 }
 
+/* One pass: the round's switches reach the ledger, in device order; every
+ * participant has uploaded (the round closes after the last upload). */
+static void replay(sim_run *r) {
+  pma_state *ps = r->rs;
+  for (size_t i = 0; i < r->ndev; i++) {
+    if (ps->in[i] != 1) continue;
+    ps->in[i] = 2;
+    const sim_hot *h = sim_dev_hot(r, i);
+    hs_ledger_switch(r->ledger, i, HS_POWER_BUSY, h->work_s);
+    hs_ledger_switch(r->ledger, i, HS_POWER_COMM, h->t2);
+    hs_ledger_switch(r->ledger, i, HS_POWER_IDLE, h->t3);
+  }
+}
+
 static void round_close(sim_run *r) {
   pma_state *ps = r->rs;
+  if (ps->one_pass) replay(r);
   ps->epoch++; /* whatever is still in flight belongs to a closed round */
   /* Lost, vanished and absent participants bring no update: the round's
    * FedAvg (learning), rows and telemetry see 0 samples for them. */
@@ -81,6 +120,37 @@ static void on_downloaded(hs_engine *eng, void *subject, uint64_t arg) {
   hs_engine_schedule_in(eng, t, 0, on_computed, r, arg);
 }
 
+/* The one-pass round's events: argument (entry << 32 | device); none is ever
+ * stale (no participant can drop out, the round closes after the last), so
+ * they do not read the participation bytes (a cache miss at 10^6: 70 % of
+ * the upload's handler); the replay marks the participants uploaded. */
+static void on_uploaded_1p(hs_engine *eng, void *subject, uint64_t arg) {
+  sim_run *r = subject;
+  pma_state *ps = r->rs;
+  size_t i = (size_t)(arg & 0xffffffffu);
+  sim_dev_hot(r, i)->t3 = hs_engine_now(eng);
+  if (--ps->pending == 0) round_close(r);
+}
+
+static void on_computed_1p(hs_engine *eng, void *subject, uint64_t arg) {
+  (void)eng;
+  sim_run *r = subject;
+  const sim_spec *sp = &r->spec_tab[arg >> 32];
+  hs_net_transfer(r->net, r->sc->model_bytes, sp->access_bps, sp->access_latency_s,
+                  &r->server_link, 1, on_uploaded_1p, r, arg);
+}
+
+static void on_downloaded_1p(hs_engine *eng, void *subject, uint64_t arg) {
+  sim_run *r = subject;
+  size_t i = (size_t)(arg & 0xffffffffu);
+  sim_hot *h = sim_dev_hot(r, i);
+  double now = hs_engine_now(eng);
+  double t2 = now + sim_dev_stretch_s(r, i, h->work_s, 0);
+  h->work_s = now; /* the download's end, from now on */
+  h->t2 = t2;
+  hs_engine_schedule(eng, t2, 0, on_computed_1p, r, arg);
+}
+
 /* The server closes the round: whoever has not uploaded is lost. */
 static void on_deadline(hs_engine *eng, void *subject, uint64_t epoch) {
   (void)eng;
@@ -118,8 +188,16 @@ static void pma_start_round(sim_run *r) {
     ps->waiting = true; /* every participant is away: open when one returns */
     return;
   }
-  for (size_t i = 0; i < r->ndev; i++)
-    if (ps->in[i] == 1) sim_dev_model_transfer(r, i, on_downloaded, ARG(r, i));
+  ps->one_pass = ps->can_one_pass && !r->span;
+  for (size_t i = 0; i < r->ndev; i++) {
+    if (ps->in[i] != 1) continue;
+    if (ps->one_pass) {
+      sim_dev_hot(r, i)->work_s = sim_dev_draw_work(r, i, r->alloc[i], true);
+      sim_dev_model_transfer(r, i, on_downloaded_1p, (uint64_t)sim_dev_spec(r, i) << 32 | i);
+    } else {
+      sim_dev_model_transfer(r, i, on_downloaded, ARG(r, i));
+    }
+  }
   if (deadline > 0) hs_engine_schedule_in(r->eng, deadline, 0, on_deadline, r, ps->epoch);
 }
 
@@ -143,13 +221,14 @@ static bool pma_on_avail(sim_run *r, size_t i, bool on) {
  * reports 0/0/0). */
 static void pma_telemetry(sim_run *r, size_t i, sim_meter *m) {
   double now = hs_engine_now(r->eng);
-  m->train_j = hs_ledger_energy(r->ledger, i, HS_POWER_BUSY, now) - r->dev[i].busy0_j;
+  m->train_j = hs_ledger_energy(r->ledger, i, HS_POWER_BUSY, now) - sim_dev_busy0_j(r, i);
 }
 
 static hs_status pma_setup(sim_run *r, hs_error *err) {
   (void)err;
   pma_state *ps = hs_calloc(1, sizeof(pma_state));
   ps->in = hs_calloc(r->ndev, 1);
+  ps->can_one_pass = r->ndyn == 0 && !(r->sc->dynamics && r->sc->dynamics->deadline_s > 0);
   r->rs = ps;
   r->on_avail = pma_on_avail;
   return HS_OK;

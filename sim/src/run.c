@@ -17,7 +17,19 @@
  * synchronised window) and off after; energy is what the ledger integrated.
  * Per-device random streams are keyed by a hash of the device's name, so adding
  * a device does not change another device's draws. Memory is O(devices): rows
- * stream to the output files as rounds end. */
+ * stream to the output files as rounds end.
+ *
+ * Device records (issue 13; run_internal.h): an event reads only the device's
+ * sim_hot, which lives in the ledger's line of the device (hs_ledger_user), so
+ * a state switch and what the event needs cost one cache miss at 10^6
+ * devices; the cold record (compute stream, scaled task, round-start ledger
+ * figures) is read in device order at the round's start and end; what every
+ * device of a scenario entry shares is in sim_spec; names are the scenario's.
+ * Rejected: one record per device with everything (224 B, three lines, three
+ * misses per event; with the split and PMA's one-pass round, hs-bench-pma
+ * 10^6 x 100 went from 108 to 78 CPU seconds and 764 to ~600 B/device); a
+ * copy of each name (32 B per device for what only outputs and messages
+ * read). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -54,24 +66,26 @@ static const char *span_name(hs_power_state st) {
   }
 }
 
+/* Only the ledger's line of the device (its sim_hot is there too) is touched
+ * unless the run has dynamics or traces. */
 void sim_dev_state(sim_run *r, size_t i, hs_power_state st) {
   double now = hs_engine_now(r->eng);
-  sim_dev *d = &r->dev[i];
-  if (d->dyn) sim_dyn_state(r, i, st);
+  if (r->dyn_of && r->dyn_of[i]) sim_dyn_state(r, i, st);
   hs_ledger_switch(r->ledger, i, st, now);
-  if (hs_report_tracing(r->report) && !d->untraced && d->span_state != st) {
-    if (d->span_state != HS_POWER_OFF && now > d->span_start_s)
-      hs_report_span(r->report, (uint32_t)i, span_name(d->span_state), d->span_start_s, now);
-    d->span_state = st;
-    d->span_start_s = now;
+  sim_span *sp = r->span ? &r->span[i] : NULL;
+  if (sp && hs_report_tracing(r->report) && !sp->untraced && sp->state != st) {
+    if (sp->state != HS_POWER_OFF && now > sp->start_s)
+      hs_report_span(r->report, (uint32_t)i, span_name(sp->state), sp->start_s, now);
+    sp->state = st;
+    sp->start_s = now;
   }
 }
 
 void sim_dev_model_transfer(sim_run *r, size_t i, hs_event_fn on_done, uint64_t arg) {
-  const sim_dev *d = &r->dev[i];
+  const sim_spec *sp = sim_dev_sp(r, i);
   sim_dev_state(r, i, HS_POWER_COMM);
-  hs_net_transfer(r->net, r->sc->model_bytes, d->access_bps, d->access_latency_s, &r->server_link,
-                  1, on_done, r, arg);
+  hs_net_transfer(r->net, r->sc->model_bytes, sp->access_bps, sp->access_latency_s,
+                  &r->server_link, 1, on_done, r, arg);
 }
 
 /* A time past the largest double: simulated time has run out of range. */
@@ -85,56 +99,50 @@ static void fail_time_overflow(sim_run *r, const char *what) {
 }
 
 double sim_dev_stretch_s(sim_run *r, size_t i, double work_s, double after_s) {
-  const sim_dev *d = &r->dev[i];
+  const hs_speed_trace *trace = sim_dev_sp(r, i)->trace;
+  bool dyn = sim_dev_dyn(r, i) != NULL;
   double t0 = hs_engine_now(r->eng) + after_s;
-  double end = d->trace && isfinite(t0) ? hs_speed_trace_finish(d->trace, t0, work_s) : t0 + work_s;
-  if (d->dyn) end = t0 + sim_dyn_finish(r, i, work_s, after_s);
+  double end = trace && isfinite(t0) ? hs_speed_trace_finish(trace, t0, work_s) : t0 + work_s;
+  if (dyn) end = t0 + sim_dyn_finish(r, i, work_s, after_s);
   if (!isfinite(end)) {
     /* Fail, and give the caller a harmless 0: the engine stops before the
      * event it schedules. */
     char what[128];
-    snprintf(what, sizeof what, "a computation on %s", d->name);
+    snprintf(what, sizeof what, "a computation on %s", sim_dev_name(r, i));
     fail_time_overflow(r, what);
     return 0;
   }
-  return d->trace || d->dyn ? end - t0 : work_s;
+  return trace || dyn ? end - t0 : work_s;
+}
+
+double sim_dev_draw_work(sim_run *r, size_t i, uint64_t samples, bool with_overhead) {
+  sim_dev *d = &r->dev[i];
+  const sim_spec *sp = sim_dev_sp(r, i);
+  hs_task_profile t = {0};
+  t.tau_s = d->tau_s;
+  t.tau_cv = sp->tau_cv;
+  t.overhead_s = with_overhead ? sp->overhead_s : 0;
+  return hs_task_compute_time(&t, samples, &d->rng_compute);
 }
 
 double sim_dev_compute_s(sim_run *r, size_t i, uint64_t samples, bool with_overhead,
                          double after_s) {
-  sim_dev *d = &r->dev[i];
-  hs_task_profile t = {0};
-  t.tau_s = d->tau_s;
-  t.tau_cv = d->tau_cv;
-  t.overhead_s = with_overhead ? d->overhead_s : 0;
-  double work = hs_task_compute_time(&t, samples, &d->rng_compute);
+  double work = sim_dev_draw_work(r, i, samples, with_overhead);
   return sim_dev_stretch_s(r, i, work, after_s);
 }
 
 double sim_dev_last_compute_j(sim_run *r, size_t i) {
-  return r->dev[i].dyn ? sim_dyn_last_j(r, i) : NAN;
+  return sim_dev_dyn(r, i) ? sim_dyn_last_j(r, i) : NAN;
 }
 
 /* --- rounds --------------------------------------------------------------- */
-
-static void snapshot(sim_run *r) {
-  double now = hs_engine_now(r->eng);
-  for (size_t i = 0; i < r->ndev; i++) {
-    sim_dev *d = &r->dev[i];
-    d->e0_j = hs_ledger_device_energy(r->ledger, i, now);
-    d->busy0_s = hs_ledger_time_in(r->ledger, i, HS_POWER_BUSY, now);
-    d->comm0_s = hs_ledger_time_in(r->ledger, i, HS_POWER_COMM, now);
-    d->idle0_s = hs_ledger_time_in(r->ledger, i, HS_POWER_IDLE, now);
-    d->busy0_j = hs_ledger_energy(r->ledger, i, HS_POWER_BUSY, now);
-  }
-}
 
 /* A round starts: the controller's allocation applies, the ledger is read. */
 static void round_open(sim_run *r) {
   r->round_start_s = hs_engine_now(r->eng);
   r->round_cv = NAN;
   memcpy(r->alloc, hs_controller_allocation(r->ctl), r->ndev * sizeof *r->alloc);
-  snapshot(r);
+  hs_ledger_mark(r->ledger, r->round_start_s); /* the round's differences start here */
 }
 
 /* Measurement noise: x times a lognormal factor with mean 1 and coefficient
@@ -143,7 +151,8 @@ static void round_open(sim_run *r) {
  * trained samples (with cv = 1 a normal factor is <= 0 one time in six). */
 static double noisy(sim_run *r, size_t i, double x, double cv) {
   if (cv <= 0) return x;
-  hs_rng_gsl_retarget(r->gsl, &r->dev[i].rng_telemetry);
+  HS_ASSERT(r->rng_tele, "telemetry streams exist when there is noise");
+  hs_rng_gsl_retarget(r->gsl, &r->rng_tele[i]);
   double s2 = log1p(cv * cv);
   return x * exp(sqrt(s2) * gsl_ran_ugaussian(r->gsl) - 0.5 * s2);
 }
@@ -172,11 +181,14 @@ static bool round_measure(sim_run *r, double now, round_totals *t) {
   double energy = 0, max_wait = 0, sum = 0, sq = 0;
   size_t active = 0;
   for (size_t i = 0; i < r->ndev; i++) {
-    sim_dev *d = &r->dev[i];
-    double e = hs_ledger_device_energy(r->ledger, i, now) - d->e0_j;
-    double busy = hs_ledger_time_in(r->ledger, i, HS_POWER_BUSY, now) - d->busy0_s;
-    double comm = hs_ledger_time_in(r->ledger, i, HS_POWER_COMM, now) - d->comm0_s;
-    double wait = hs_ledger_time_in(r->ledger, i, HS_POWER_IDLE, now) - d->idle0_s;
+    const hs_ledger *l = r->ledger;
+    double e = hs_ledger_device_energy(l, i, now) - hs_ledger_mark_device_energy(l, i);
+    double busy =
+        hs_ledger_time_in(l, i, HS_POWER_BUSY, now) - hs_ledger_mark_time_in(l, i, HS_POWER_BUSY);
+    double comm =
+        hs_ledger_time_in(l, i, HS_POWER_COMM, now) - hs_ledger_mark_time_in(l, i, HS_POWER_COMM);
+    double wait =
+        hs_ledger_time_in(l, i, HS_POWER_IDLE, now) - hs_ledger_mark_time_in(l, i, HS_POWER_IDLE);
     /* Telemetry: the training time and energy a meter on the board saw: the
      * whole busy time of the round (PMA: the local training loop, overhead
      * included), or what the regime's hook says (DDP: the steps' compute;
@@ -193,11 +205,11 @@ static bool round_measure(sim_run *r, double now, round_totals *t) {
                "round %u: %s trained %llu samples in 0 s: at t = %g s a double cannot "
                "resolve its training time (model_bytes, link bandwidths, speed traces or "
                "tau_s too extreme)",
-               r->round, d->name, (unsigned long long)n, now);
+               r->round, sim_dev_name(r, i), (unsigned long long)n, now);
       sim_fail(r, HS_EINVAL, msg);
       return false;
     }
-    if (!meter) m.train_j = hs_ledger_energy(r->ledger, i, HS_POWER_BUSY, now) - d->busy0_j;
+    if (!meter) m.train_j = hs_ledger_energy(l, i, HS_POWER_BUSY, now) - sim_dev_busy0_j(r, i);
     energy += e;
     if (wait > max_wait) max_wait = wait;
     if (n > 0) {
@@ -212,8 +224,8 @@ static bool round_measure(sim_run *r, double now, round_totals *t) {
     if (r->agg) {
       sim_devagg_add(r->agg, i, n, busy, comm, wait, e);
     } else if (r->report) {
-      hs_device_row row = {r->round, d->name, n, busy, comm, wait, e,
-                           hs_profile_name(sc->devices[d->spec].profile)};
+      hs_device_row row = {r->round, sim_dev_name(r, i), n, busy, comm, wait, e,
+                           hs_profile_name(sc->devices[sim_dev_spec(r, i)].profile)};
       hs_report_device(r->report, &row);
     }
   }
@@ -237,7 +249,7 @@ static bool round_feed_controller(sim_run *r) {
   hs_error err = {0};
   hs_status st = HS_OK;
   /* Learning: the participants' real losses (Oort's statistical utility). */
-  if (r->learn && sim_learn_utilities(r->learn, r->scratch, r->ndev))
+  if (r->learn && sim_learn_utilities(r->learn, sim_run_scratch(r), r->ndev))
     st = hs_controller_set_utility(r->ctl, r->scratch, r->ndev, &err);
   if (st == HS_OK) st = hs_controller_update(r->ctl, r->tele, r->ndev, &err);
   if (r->measure_overhead) r->controller_wall_s += wall_s() - t0;
@@ -309,46 +321,56 @@ bool sim_learn_arrival(sim_run *r, size_t i, uint64_t n, double a) {
 
 /* --- set-up ----------------------------------------------------------------- */
 
+/* The per-entry table, the devices' cold records and their sim_hot (in the
+ * ledger, which must exist). False when the device array cannot be had. */
 static bool expand_devices(sim_run *r) {
   const hs_scenario *sc = r->sc;
   const hs_device_ref *refs = hs_scenario_devices(sc);
+  r->refs = refs;
   r->ndev = sc->total_devices;
-  /* 64 bytes once for the alignment (not per device: issue 16 finding 6). */
-  r->dev_raw = calloc(1, r->ndev * sizeof *r->dev + 64);
-  if (!r->dev_raw) return false;
-  r->dev = (sim_dev *)(((uintptr_t)r->dev_raw + 63) & ~(uintptr_t)63);
-  for (size_t k = 0; k < r->ndev; k++) {
-    const hs_device_spec *ds = &sc->devices[refs[k].spec];
+  r->dev = calloc(r->ndev ? r->ndev : 1, sizeof *r->dev);
+  if (!r->dev) return false;
+  r->spec_tab = hs_calloc(sc->ndevices ? sc->ndevices : 1, sizeof *r->spec_tab);
+  for (size_t s = 0; s < sc->ndevices; s++) {
+    const hs_device_spec *ds = &sc->devices[s];
     const hs_task_profile *task = hs_profile_task(ds->profile, sc->task);
     const hs_link_spec *link = hs_scenario_link(sc, ds->link);
     HS_ASSERT(task && link, "scenario validated: task and link exist");
+    sim_spec *sp = &r->spec_tab[s];
+    sp->tau_cv = task->tau_cv;
+    sp->overhead_s = task->overhead_s;
+    sp->access_bps = link->bandwidth_mbps * HS_NET_BPS_PER_MBPS;
+    sp->access_latency_s = link->latency_ms * HS_NET_S_PER_MS;
+    sp->busy_w = task->busy_w;
+    sp->idle_w = hs_profile_idle_w(ds->profile);
+    sp->comm_w = hs_profile_comm_w(ds->profile);
+    sp->trace = ds->speed_trace;
+    sp->ledger_class = hs_ledger_add_class(r->ledger, sp->busy_w, sp->comm_w, sp->idle_w);
+  }
+  r->hot = r->ndev ? hs_ledger_user(r->ledger, 0) : NULL; /* the loader refuses 0 devices */
+  r->hot_stride = hs_ledger_user_stride(r->ledger);
+  bool noise = sc->telemetry_time_noise > 0 || sc->telemetry_energy_noise > 0;
+  if (noise) r->rng_tele = hs_calloc(r->ndev, sizeof *r->rng_tele);
+  for (size_t k = 0; k < r->ndev; k++) {
+    const hs_device_spec *ds = &sc->devices[refs[k].spec];
+    const hs_task_profile *task = hs_profile_task(ds->profile, sc->task);
     sim_dev *d = &r->dev[k];
-    d->name = hs_strdup(refs[k].name);
-    d->key = hs_fnv1a64_str(d->name);
-    d->spec = refs[k].spec;
-    d->tau_cv = task->tau_cv;
-    d->overhead_s = task->overhead_s;
+    uint64_t key = hs_fnv1a64_str(refs[k].name);
     /* Population spread: lognormal factors with median 1, drawn from the
      * device's own stream, so they do not depend on the other devices. */
     double speed = 1.0, power = 1.0;
     if (ds->speed_spread > 0 || ds->power_spread > 0) {
       hs_rng pop;
-      hs_rng_init(&pop, sc->seed, d->key, HS_RNG_POPULATION);
+      hs_rng_init(&pop, sc->seed, key, HS_RNG_POPULATION);
       hs_rng_gsl_retarget(r->gsl, &pop);
       double z1 = gsl_ran_ugaussian(r->gsl), z2 = gsl_ran_ugaussian(r->gsl);
       speed = exp(ds->speed_spread * z1);
       power = exp(ds->power_spread * z2);
     }
     d->tau_s = task->tau_s * speed;
-    d->busy_w = task->busy_w * power;
-    d->idle_w = hs_profile_idle_w(ds->profile) * power;
-    d->comm_w = hs_profile_comm_w(ds->profile) * power;
-    d->access_bps = link->bandwidth_mbps * HS_NET_BPS_PER_MBPS;
-    d->access_latency_s = link->latency_ms * HS_NET_S_PER_MS;
-    d->trace = ds->speed_trace;
-    hs_rng_init(&d->rng_compute, sc->seed, d->key, HS_RNG_COMPUTE);
-    hs_rng_init(&d->rng_telemetry, sc->seed, d->key, HS_RNG_TELEMETRY);
-    d->span_state = HS_POWER_OFF;
+    hs_ledger_set_class(r->ledger, k, r->spec_tab[refs[k].spec].ledger_class, power, 0);
+    hs_rng_init(&d->rng_compute, sc->seed, key, HS_RNG_COMPUTE);
+    if (noise) hs_rng_init(&r->rng_tele[k], sc->seed, key, HS_RNG_TELEMETRY);
   }
   return true;
 }
@@ -383,8 +405,10 @@ static void run_free(sim_run *r) {
   hs_ledger_destroy(r->ledger);
   hs_engine_destroy(r->eng);
   if (r->gsl) hs_rng_gsl_destroy(r->gsl);
-  for (size_t i = 0; r->dev && i < r->ndev; i++) hs_free(r->dev[i].name);
-  free(r->dev_raw);
+  free(r->dev);
+  hs_free(r->spec_tab);
+  hs_free(r->span);
+  hs_free(r->rng_tele);
   hs_free(r->alloc);
   hs_free(r->tele);
   hs_free(r->scratch);
@@ -417,14 +441,14 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
   hs_rng dummy;
   hs_rng_init(&dummy, sc->seed, 0, 0);
   r->gsl = hs_rng_gsl_create(&dummy);
+  r->ledger = hs_ledger_create(sc->total_devices);
   if (!expand_devices(r)) {
     st = hs_error_set(err, HS_ENOMEM, "%s: devices: not enough memory for %zu devices (%zu bytes)",
-                      sc->path, sc->total_devices, sc->total_devices * sizeof *r->dev);
+                      sc->path, sc->total_devices, sc->total_devices * sizeof(sim_dev));
     goto done;
   }
   sim_dyn_setup(r);
   r->eng = hs_engine_create(2 * r->ndev + 16);
-  r->ledger = hs_ledger_create(r->ndev);
   r->net = hs_net_create(r->eng);
   const hs_link_spec *srv = hs_scenario_link(sc, sc->server_link);
   HS_ASSERT(srv, "scenario validated: server link exists");
@@ -433,7 +457,6 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
   HS_ASSERT(r->server_link >= 0, "validated link parameters");
   r->alloc = hs_calloc(r->ndev, sizeof *r->alloc);
   r->tele = hs_calloc(r->ndev, sizeof *r->tele);
-  r->scratch = hs_calloc(r->ndev, sizeof *r->scratch);
   /* The learner before the regime: its set-up declares the DDP groups. */
   if (sc->learning && (st = sim_learn_create(sc, r->ndev, &r->learn, err)) != HS_OK) goto done;
   if (r->regime->setup && (st = r->regime->setup(r, err)) != HS_OK) goto done;
@@ -464,6 +487,10 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
     size_t limit = opts->devices_threshold ? opts->devices_threshold : HS_DEVICES_THRESHOLD;
     bool profiles = opts->devices == HS_DEVICES_PROFILES ||
                     (opts->devices == HS_DEVICES_AUTO && r->ndev > limit);
+    if (opts->trace || opts->trace_devices) {
+      r->span = hs_calloc(r->ndev ? r->ndev : 1, sizeof *r->span);
+      for (size_t i = 0; i < r->ndev; i++) r->span[i].state = HS_POWER_OFF;
+    }
     if ((st = sim_run_trace_select(r, opts->trace_devices, err)) != HS_OK) goto done;
     r->report = hs_report_open_as(opts->out_dir, opts->trace || opts->trace_devices, profiles, err);
     if (!r->report) {
@@ -473,13 +500,10 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
     if (profiles) r->agg = sim_devagg_create(r);
     if (r->learn && (st = hs_report_learning_open(r->report, err)) != HS_OK) goto done;
     for (size_t i = 0; i < r->ndev && hs_report_tracing(r->report); i++)
-      if (!r->dev[i].untraced) hs_report_track(r->report, (uint32_t)i, r->dev[i].name);
+      if (!r->span[i].untraced) hs_report_track(r->report, (uint32_t)i, sim_dev_name(r, i));
   }
 
   for (size_t i = 0; i < r->ndev; i++) {
-    hs_ledger_set_power(r->ledger, i, HS_POWER_BUSY, r->dev[i].busy_w, 0);
-    hs_ledger_set_power(r->ledger, i, HS_POWER_COMM, r->dev[i].comm_w, 0);
-    hs_ledger_set_power(r->ledger, i, HS_POWER_IDLE, r->dev[i].idle_w, 0);
     sim_dev_state(r, i, HS_POWER_IDLE);
   }
   sim_dyn_start(r);

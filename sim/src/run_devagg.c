@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "base/hs_alloc.h"
+#include "base/hs_assert.h"
 #include "run_internal.h"
 
 struct sim_devagg {
@@ -51,12 +52,12 @@ sim_devagg *sim_devagg_create(const sim_run *r) {
   a->fill = hs_calloc(a->nprof + 1, sizeof *a->fill);
   a->samples = hs_calloc(a->nprof + 1, sizeof *a->samples);
   a->energy = hs_calloc(a->nprof + 1, sizeof *a->energy);
-  for (size_t i = 0; i < r->ndev; i++) a->cnt[prof_of_spec[r->dev[i].spec]]++;
+  for (size_t i = 0; i < r->ndev; i++) a->cnt[prof_of_spec[sim_dev_spec(r, i)]]++;
   for (size_t p = 1; p < a->nprof; p++) a->off[p] = a->off[p - 1] + a->cnt[p - 1];
   a->slot = hs_calloc(r->ndev + 1, sizeof *a->slot);
   a->prof = hs_calloc(r->ndev + 1, sizeof *a->prof);
   for (size_t i = 0; i < r->ndev; i++) {
-    size_t p = prof_of_spec[r->dev[i].spec];
+    size_t p = prof_of_spec[sim_dev_spec(r, i)];
     a->prof[i] = (uint32_t)p;
     a->slot[i] = (uint32_t)(a->off[p] + a->fill[p]++);
   }
@@ -150,7 +151,8 @@ void sim_devagg_flush(sim_devagg *a, uint32_t round, hs_report *rep) {
 /* --trace-devices: only the named devices get spans and a track. */
 hs_status sim_run_trace_select(sim_run *r, const char *list, hs_error *err) {
   if (!list) return HS_OK;
-  for (size_t i = 0; i < r->ndev; i++) r->dev[i].untraced = true;
+  HS_ASSERT(r->span, "the spans exist when devices are traced");
+  for (size_t i = 0; i < r->ndev; i++) r->span[i].untraced = true;
   const char *p = list;
   for (;;) {
     const char *e = strchr(p, ',');
@@ -158,11 +160,12 @@ hs_status sim_run_trace_select(sim_run *r, const char *list, hs_error *err) {
     if (len == 0)
       return hs_error_set(err, HS_EINVAL, "--trace-devices %.200s: empty item in the list", list);
     size_t i = 0;
-    while (i < r->ndev && !(strlen(r->dev[i].name) == len && !memcmp(r->dev[i].name, p, len))) i++;
+    while (i < r->ndev && !(strlen(sim_dev_name(r, i)) == len && !memcmp(sim_dev_name(r, i), p, len)))
+      i++;
     if (i == r->ndev)
       return hs_error_set(err, HS_EINVAL, "--trace-devices: no device \"%.*s\" in %s",
                           (int)(len > 100 ? 100 : len), p, r->sc->path);
-    r->dev[i].untraced = false;
+    r->span[i].untraced = false;
     if (!e) return HS_OK;
     p = e + 1;
   }

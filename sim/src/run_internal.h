@@ -20,36 +20,55 @@
 #include "policies/hs_policy.h"
 #include "devices/hs_profile.h"
 #include "traces/hs_report.h"
+#include "base/hs_alloc.h"
 #include "base/hs_rng.h"
+#include "base/hs_util.h"
 #include "sim/hs_run.h"
 #include "sim/hs_scenario.h"
 #include "traces/hs_speed_trace.h"
 #include "sim_regime.h"
 
-/* One expanded device. The fields an event touches come first, so that at
- * 10^5 devices (beyond the caches) an event costs as few cache misses as
- * possible; the array is 64-byte aligned. */
+/* One expanded device, split by how often it is touched (issue 13: at 10^6
+ * devices every per-device record an event reads is a cache miss):
+ * - sim_hot, in the ledger's user bytes (hs_ledger_user): what the events of
+ *   the device read and write, in the cache line its state switches touch;
+ * - sim_dev (r->dev[i]): the compute stream and the scaled task, read once
+ *   per round in device order (the power factor and the figures at the
+ *   round's start are the ledger's: hs_ledger_factor, hs_ledger_mark);
+ * - what is the same for every device of a scenario entry lives once in
+ *   sim_spec (r->spec_tab, by the entry's index): task, link, speed trace,
+ *   base powers; the name and the entry come from the scenario
+ *   (hs_scenario_devices: read in device order, or near it);
+ * - what only some runs need is an array of its own, NULL when unused:
+ *   r->span (tracing), r->rng_tele (telemetry noise), r->dyn_of (dynamics).
+ * Read the fields through the sim_dev_* accessors below. */
 typedef struct sim_devagg sim_devagg;
 
+typedef struct sim_hot {
+  double work_s; /* PMA's one-pass round (regime_pma.c): its compute work, drawn at
+                    the round start, then the download's end */
+  double t2, t3; /* PMA's one-pass round: the compute's and the upload's end */
+} sim_hot;
+_Static_assert(sizeof(sim_hot) <= HS_LEDGER_USER_BYTES, "sim_hot lives in the ledger's user bytes");
+
 typedef struct sim_dev {
-  /* hot: compute and transfer */
-  double tau_s, tau_cv, overhead_s; /* the scenario task, tau scaled by the speed factor */
-  double access_bps, access_latency_s;
-  const hs_speed_trace *trace;
-  double busy_w;
   hs_rng rng_compute;
-  /* cold: set-up, round boundaries, traces */
-  char *name;
-  uint64_t key;            /* entity id of its random streams: a hash of the name */
-  size_t spec;             /* index in sc->devices */
-  double idle_w, comm_w;
-  hs_rng rng_telemetry;
-  double e0_j, busy0_s, comm0_s, idle0_s, busy0_j; /* ledger at the round start */
-  hs_power_state span_state; /* trace bookkeeping: current span */
-  bool untraced;             /* not among --trace-devices (no spans) */
-  double span_start_s;
-  struct dyn_dev *dyn;       /* throttling, co-tenant, availability (dyn.c); NULL: none */
+  double tau_s;    /* the scenario task's tau_s times the device's speed factor */
 } sim_dev;
+
+typedef struct sim_spec {
+  double tau_cv, overhead_s;           /* the scenario task on this profile */
+  double access_bps, access_latency_s; /* its link */
+  double busy_w, idle_w, comm_w;       /* before the device's power factor */
+  const hs_speed_trace *trace;
+  size_t ledger_class;                 /* these powers as the ledger's power class */
+} sim_spec;
+
+typedef struct sim_span {
+  double start_s;      /* trace bookkeeping: the current span */
+  hs_power_state state;
+  bool untraced;       /* not among --trace-devices (no spans) */
+} sim_span;
 
 struct sim_run {
   const hs_scenario *sc;
@@ -58,9 +77,14 @@ struct sim_run {
   hs_ledger *ledger;
   hs_net *net;
   hs_controller *ctl;
-  sim_dev *dev;            /* 64-byte aligned, inside dev_raw */
-  void *dev_raw;
+  sim_dev *dev;            /* cold per-device records (see sim_dev) */
   size_t ndev;
+  sim_spec *spec_tab;      /* one per scenario entry */
+  const hs_device_ref *refs; /* the scenario's expanded devices (names) */
+  unsigned char *hot;      /* sim_hot of device 0, inside the ledger */
+  size_t hot_stride;       /* bytes from one device's sim_hot to the next */
+  sim_span *span;          /* ndev when tracing, else NULL */
+  hs_rng *rng_tele;        /* ndev telemetry streams when there is noise, else NULL */
   int server_link;         /* shared link index of network.server */
   uint32_t round;
   double round_start_s;
@@ -72,7 +96,7 @@ struct sim_run {
   const hs_run_opts *opts; /* never NULL while running */
   gsl_rng *gsl;            /* adapter, retargeted to a device's stream when drawing */
   hs_telemetry *tele;      /* scratch, ndev */
-  double *scratch;         /* scratch, ndev */
+  double *scratch;         /* scratch, ndev: through sim_run_scratch (made when first used) */
   /* summary accumulators */
   double cv_sum;
   uint32_t cv_count;
@@ -84,6 +108,7 @@ struct sim_run {
   void *rs;                /* regime state */
   struct dyn_dev *dyn;     /* dyn.c: one per device that changes (ndyn), or NULL */
   size_t ndyn;
+  struct dyn_dev **dyn_of; /* per device: its record in dyn, or NULL; NULL when ndyn == 0 */
   /* A regime that takes absences itself (PMA): called when device i leaves
    * (on = false) or returns; false: the default (pause and power off). */
   bool (*on_avail)(sim_run *r, size_t i, bool on);
@@ -91,6 +116,46 @@ struct sim_run {
   struct sim_learn *learn; /* learning in the loop (sim_learning.h); NULL: off */
   double energy_cum_j;     /* energy of every device from t = 0 to the last round end */
 };
+
+/* --- device accessors ------------------------------------------------------ */
+static inline sim_hot *sim_dev_hot(const sim_run *r, size_t i) {
+  return (sim_hot *)(void *)(r->hot + i * r->hot_stride);
+}
+/* The device's scenario entry (index in sc->devices and r->spec_tab). */
+static inline size_t sim_dev_spec(const sim_run *r, size_t i) { return r->refs[i].spec; }
+static inline const sim_spec *sim_dev_sp(const sim_run *r, size_t i) {
+  return &r->spec_tab[r->refs[i].spec];
+}
+static inline const char *sim_dev_name(const sim_run *r, size_t i) { return r->refs[i].name; }
+/* Entity id of the device's random streams: a hash of its name. */
+static inline uint64_t sim_dev_key(const sim_run *r, size_t i) {
+  return hs_fnv1a64_str(r->refs[i].name);
+}
+/* The device's powers at the start (its entry's times its power factor, which
+ * the ledger keeps: hs_ledger_factor). */
+static inline double sim_dev_busy_w(const sim_run *r, size_t i) {
+  return sim_dev_sp(r, i)->busy_w * hs_ledger_factor(r->ledger, i);
+}
+static inline double sim_dev_idle_w(const sim_run *r, size_t i) {
+  return sim_dev_sp(r, i)->idle_w * hs_ledger_factor(r->ledger, i);
+}
+static inline double sim_dev_comm_w(const sim_run *r, size_t i) {
+  return sim_dev_sp(r, i)->comm_w * hs_ledger_factor(r->ledger, i);
+}
+/* Busy joules of device i when the round opened (for the round's training
+ * energy: hs_ledger_energy(.., HS_POWER_BUSY, now) minus this). */
+static inline double sim_dev_busy0_j(const sim_run *r, size_t i) {
+  return hs_ledger_mark_energy(r->ledger, i, HS_POWER_BUSY);
+}
+static inline struct dyn_dev *sim_dev_dyn(const sim_run *r, size_t i) {
+  return r->dyn_of ? r->dyn_of[i] : NULL;
+}
+
+/* ndev doubles of scratch, zeroed when first asked for (PMA never asks). */
+static inline double *sim_run_scratch(sim_run *r) {
+  if (!r->scratch) r->scratch = hs_calloc(r->ndev ? r->ndev : 1, sizeof *r->scratch);
+  return r->scratch;
+}
 
 /* Switch a device's power state now (ledger + trace spans). */
 void sim_dev_state(sim_run *r, size_t i, hs_power_state st);
@@ -105,6 +170,9 @@ void sim_dev_model_transfer(sim_run *r, size_t i, hs_event_fn on_done, uint64_t 
  * stream. */
 double sim_dev_compute_s(sim_run *r, size_t i, uint64_t samples, bool with_overhead,
                          double after_s);
+/* The work part of that (speed-1 seconds, before the speed trace): the one
+ * draw from the device's compute stream, nothing scheduled. */
+double sim_dev_draw_work(sim_run *r, size_t i, uint64_t samples, bool with_overhead);
 /* The same for pure work seconds at speed 1 (no draw): speed trace only. */
 double sim_dev_stretch_s(sim_run *r, size_t i, double work_s, double after_s);
 /* A training time t_s of device i as its meter reports it to the controller:

@@ -5,14 +5,17 @@
  * through its set-up (issue 16 defect 4, issue 13).
  *
  * Estimate: bytes per device of the run's set-up and its peak while rounds
- * run, summed from the structures' sizes (sim_dev, its name, the run's three
- * per-device arrays, the engine's two event slots and queue entries per
- * device, the ledger, the controller's arrays, the network's flow records at
- * the upload peak), plus the regime's and the policy's extras. Checked against
- * notes/scale2.md's measured peak RSS of hs-bench-pma (the estimate is
- * 5-15 % above it, on purpose: glibc chunk headers and the calendar queue's
- * partly filled chunks). The scenario's own per-device memory is already
- * allocated when this runs and is counted in the process's current size.
+ * run, summed from the structures' sizes (the cold device record sim_dev, the
+ * ledger's line (which holds sim_hot) and powers, the run's per-device arrays,
+ * the engine's two event slots and queue entries per device, the controller's
+ * arrays, the network's flow records at the upload peak), plus the regime's
+ * and the policy's extras and what only some runs allocate (telemetry noise's
+ * streams, traces' spans, dynamics' map, the scratch other regimes use).
+ * Device names are the scenario's (not copied). Checked against the measured
+ * peak RSS of hs-bench-pma (notes/scaledev.md: the estimate is a little above
+ * it, on purpose: glibc chunk headers and the calendar queue's partly filled
+ * chunks). The scenario's own per-device memory is already allocated when
+ * this runs and is counted in the process's current size.
  *
  * Available: the address-space limit (RLIMIT_AS) minus the process's current
  * virtual size, when a limit is set; else MemAvailable from /proc/meminfo
@@ -35,11 +38,10 @@
 
 /* Per device, whatever the regime and policy (see the header comment). */
 static size_t base_bytes(void) {
-  return sizeof(sim_dev)                       /* run.c's device array */
-         + 32                                  /* its name (malloc chunk) */
-         + sizeof(uint64_t) + sizeof(hs_telemetry) + sizeof(double) /* alloc, tele, scratch */
+  return sizeof(sim_dev)                       /* run.c's cold device records */
+         + 64 + 8 + 3 * 8                      /* ledger: line (with sim_hot), power factor, mark */
+         + sizeof(uint64_t) + sizeof(hs_telemetry) /* alloc, tele */
          + 2 * (48 + 24)                       /* engine: 2 event slots + queue entries */
-         + 96                                  /* ledger: hot record, state, cold record */
          + 6 * 8 + 1 + 4                       /* controller: alloc, next, tau, eps, w, sd, have, order */
          + 2 * 64;                             /* network: flow records at the upload peak */
 }
@@ -47,8 +49,14 @@ static size_t base_bytes(void) {
 size_t sim_run_bytes_per_device(const hs_scenario *sc) {
   size_t b = base_bytes();
   if (!strcmp(sc->policy.kind, "oort")) b += 17;
+  if (!strcmp(sc->regime.kind, "pma"))
+    b += 1; /* participation byte */
+  else
+    b += sizeof(double); /* the run's scratch */
   if (strstr(sc->regime.kind, "ddp"))
     b += 16 + 8 * (size_t)(sc->regime.steps_per_round ? sc->regime.steps_per_round : 1);
+  if (sc->telemetry_time_noise > 0 || sc->telemetry_energy_noise > 0) b += sizeof(hs_rng);
+  if (sc->dynamics) b += sizeof(void *) + 2 * 3 * 8; /* map; stored powers, mark joules */
   return b;
 }
 

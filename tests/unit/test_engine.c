@@ -321,6 +321,13 @@ static double draw_delay(model *m, double now) {
   case 2: return pow(10.0, -300 + 600 * hs_rng_uniform(&m->rng)); /* 600 decades */
   case 3: return hs_rng_below(&m->rng, 50) ? 0.0 : hs_rng_exponential(&m->rng, 1e-3); /* bursts */
   case 4: return hs_rng_below(&m->rng, 100) ? hs_rng_exponential(&m->rng, 5.0) : INFINITY;
+  case 6: /* six clusters an octave apart, and rare outliers far beyond them */
+    if (hs_rng_below(&m->rng, 2000) == 0) return 1e5 * (1 + hs_rng_uniform(&m->rng));
+    return (double)(1u << hs_rng_below(&m->rng, 6)) * (1 + 0.2 * hs_rng_uniform(&m->rng));
+  case 7: /* blocks of 5000, each earlier than the one before (the calendar is
+           * first sized on the first event, see run_model), then near times */
+    if (m->n < 60000) return 10.0 * (double)(12 - m->n / 5000) * (1 + 0.09 * hs_rng_uniform(&m->rng));
+    return hs_rng_exponential(&m->rng, 1e-2);
   default: return m->n == 0 ? 1e3 : hs_rng_exponential(&m->rng, 1.0);
   }
 }
@@ -380,7 +387,7 @@ static void run_model(int mode, size_t initial, uint64_t budget) {
     model_schedule(e, &m, draw_delay(&m, 0.0));
     /* Mode 5: the calendar is first sized on one event; the next thousands
      * fall before it (as a round's events do before its deadline timer). */
-    if (mode == 5 && i == 0) cr_assert_eq(hs_engine_peek_time(e), m.ev[0].t);
+    if ((mode == 5 || mode == 7) && i == 0) cr_assert_eq(hs_engine_peek_time(e), m.ev[0].t);
   }
   hs_engine_run(e);
   cr_assert_eq(m.bad, 0, "mode %d: %d order or handle errors", mode, m.bad);
@@ -407,6 +414,13 @@ Test(engine, calendar_span_of_600_decades) { run_model(2, 5000, 200000); }
 Test(engine, calendar_bursts_at_one_instant) { run_model(3, 5000, 200000); }
 Test(engine, calendar_infinite_times) { run_model(4, 5000, 200000); }
 Test(engine, calendar_resized_when_sized_on_few_events) { run_model(5, 50000, 200000); }
+/* Buckets far fuller than the average (clusters, one outlier stretching the
+ * calendar) are spread over finer rungs. */
+Test(engine, calendar_rungs_for_clusters_and_outliers) { run_model(6, 50000, 200000); }
+/* Each block lands before the calendar made of the previous ones: the heap is
+ * spread over a new rung each time, deeper than the ladder allows (then the
+ * whole set is respread). */
+Test(engine, calendar_rungs_for_descending_blocks) { run_model(7, 60000, 200000); }
 
 Test(engine, compaction_in_every_tier_keeps_the_order) {
   /* Reschedules leave garbage in the heap, the buckets and far; once it

@@ -2,7 +2,9 @@
 #include <criterion/criterion.h>
 #include <signal.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "sim/hs_ledger.h"
 
@@ -141,6 +143,140 @@ Test(ledger, random_switches_on_neighbours_match_a_reference) {
     cr_assert_eq(hs_ledger_device_energy(l, (size_t)d, t), e);
     double p = state[d] == HS_POWER_OFF ? 0.0 : watts[d][state[d]];
     cr_assert_eq(hs_ledger_power(l, (size_t)d), p);
+  }
+  hs_ledger_destroy(l);
+}
+
+/* The caller's bytes share the device's line but never its figures: filled
+ * with ones between switches, they leave every integral exact; they start
+ * zeroed, sit hs_ledger_user_stride apart, and keep what was written. */
+Test(ledger, user_bytes_are_the_callers_and_leave_the_integrals_alone) {
+  enum { N = 5 };
+  hs_ledger *l = hs_ledger_create(N);
+  size_t stride = hs_ledger_user_stride(l);
+  cr_assert_geq(stride, HS_LEDGER_USER_BYTES);
+  for (size_t d = 0; d < N; d++) {
+    unsigned char *u = hs_ledger_user(l, d);
+    cr_assert_eq((uintptr_t)u % 8, 0, "8-byte aligned");
+    if (d) cr_assert_eq(u - (unsigned char *)hs_ledger_user(l, d - 1), (ptrdiff_t)stride);
+    for (size_t k = 0; k < HS_LEDGER_USER_BYTES; k++) cr_assert_eq(u[k], 0);
+    hs_ledger_set_power(l, d, HS_POWER_BUSY, 4.0, 0);
+    hs_ledger_set_power(l, d, HS_POWER_IDLE, 1.0, 0);
+  }
+  for (size_t d = 0; d < N; d++) {
+    hs_ledger_switch(l, d, HS_POWER_BUSY, 1.0);
+    memset(hs_ledger_user(l, d), 0xff, HS_LEDGER_USER_BYTES);
+    hs_ledger_switch(l, d, HS_POWER_IDLE, 3.0);
+    memset(hs_ledger_user(l, d), (int)d, HS_LEDGER_USER_BYTES);
+  }
+  for (size_t d = 0; d < N; d++) {
+    cr_assert_eq(hs_ledger_state(l, d), HS_POWER_IDLE);
+    cr_assert_eq(hs_ledger_time_in(l, d, HS_POWER_OFF, 5.0), 1.0);
+    cr_assert_eq(hs_ledger_time_in(l, d, HS_POWER_BUSY, 5.0), 2.0);
+    cr_assert_eq(hs_ledger_device_energy(l, d, 5.0), 4.0 * 2.0 + 1.0 * 2.0);
+    unsigned char *u = hs_ledger_user(l, d);
+    for (size_t k = 0; k < HS_LEDGER_USER_BYTES; k++) cr_assert_eq(u[k], (unsigned char)d);
+  }
+  hs_ledger_destroy(l);
+}
+
+/* A correction exists only once a power changes after time was spent: a
+ * power change on one device must not move another device's energy, before
+ * or after the corrections are first needed. */
+Test(ledger, a_power_change_corrects_only_its_device) {
+  hs_ledger *l = hs_ledger_create(3);
+  for (size_t d = 0; d < 3; d++) {
+    hs_ledger_set_power(l, d, HS_POWER_BUSY, 6.0, 0);
+    hs_ledger_switch(l, d, HS_POWER_BUSY, 0.0);
+  }
+  hs_ledger_set_power(l, 1, HS_POWER_BUSY, 0.5, 4.0); /* 4 s at 6 W, then 0.5 W */
+  hs_ledger_switch(l, 2, HS_POWER_IDLE, 4.0);
+  hs_ledger_set_power(l, 2, HS_POWER_BUSY, 9.0, 5.0); /* not busy now: the 4 s stay at 6 W */
+  cr_assert_eq(hs_ledger_energy(l, 0, HS_POWER_BUSY, 8.0), 48.0);
+  cr_assert_eq(hs_ledger_energy(l, 1, HS_POWER_BUSY, 8.0), 24.0 + 2.0);
+  cr_assert_eq(hs_ledger_energy(l, 2, HS_POWER_BUSY, 8.0), 24.0);
+  hs_ledger_destroy(l);
+}
+
+/* Power classes give the bits of the products set directly: two ledgers, one
+ * with classes and one with hs_ledger_set_power, see the same random
+ * switches, then the same direct power change mid-run (which makes the first
+ * store every power), and agree exactly on every figure. */
+Test(ledger, power_classes_equal_powers_set_directly) {
+  enum { N = 9, STEPS = 5000 };
+  static const double base[3][3] = {{6.1, 2.3, 1.7}, {11.9, 3.3, 0.9}, {0.37, 0.11, 0.07}};
+  hs_ledger *a = hs_ledger_create(N), *b = hs_ledger_create(N);
+  size_t cls[3];
+  for (int c = 0; c < 3; c++) cls[c] = hs_ledger_add_class(a, base[c][0], base[c][1], base[c][2]);
+  cr_assert_geq(cls[0], 1, "class 0 is the 0 W class");
+  for (size_t d = 0; d < N; d++) {
+    double f = exp(0.1 * (double)d - 0.3);
+    int c = (int)(d % 3);
+    hs_ledger_set_class(a, d, cls[c], f, 0);
+    for (int s = 0; s < 3; s++) hs_ledger_set_power(b, d, (hs_power_state)s, base[c][s] * f, 0);
+    cr_assert_eq(hs_ledger_factor(a, d), f);
+    for (int s = 0; s < 3; s++)
+      cr_assert_eq(hs_ledger_get_power_of(a, d, (hs_power_state)s), base[c][s] * f);
+  }
+  uint64_t x = 7;
+  double t = 0;
+  for (int i = 0; i < STEPS; i++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    size_t d = x % N;
+    hs_power_state s = (hs_power_state)((x >> 8) % 4);
+    t += (double)((x >> 16) % 1000) * 1e-3;
+    hs_ledger_switch(a, d, s, t);
+    hs_ledger_switch(b, d, s, t);
+    if (i == STEPS / 2) { /* a throttle: one device's busy power changes */
+      hs_ledger_set_power(a, 4, HS_POWER_BUSY, 2.5, t);
+      hs_ledger_set_power(b, 4, HS_POWER_BUSY, 2.5, t);
+    }
+  }
+  for (size_t d = 0; d < N; d++) {
+    cr_assert_eq(hs_ledger_power(a, d), hs_ledger_power(b, d));
+    cr_assert_eq(hs_ledger_device_energy(a, d, t + 1), hs_ledger_device_energy(b, d, t + 1));
+    for (int s = 0; s < 4; s++) {
+      cr_assert_eq(hs_ledger_energy(a, d, (hs_power_state)s, t + 1),
+                   hs_ledger_energy(b, d, (hs_power_state)s, t + 1), "dev %zu st %d", d, s);
+      cr_assert_eq(hs_ledger_time_in(a, d, (hs_power_state)s, t + 1),
+                   hs_ledger_time_in(b, d, (hs_power_state)s, t + 1));
+    }
+  }
+  cr_assert_eq(hs_ledger_total_power(a), hs_ledger_total_power(b));
+  hs_ledger_destroy(a);
+  hs_ledger_destroy(b);
+}
+
+/* The mark reads back, bit for bit, what the reads at its instant gave, also
+ * after a power change since (a throttle mid-round) and after a new mark. */
+Test(ledger, the_mark_keeps_the_figures_of_its_instant) {
+  enum { N = 4 };
+  hs_ledger *l = hs_ledger_create(N);
+  size_t c = hs_ledger_add_class(l, 7.3, 2.9, 1.1);
+  for (size_t d = 0; d < N; d++) {
+    hs_ledger_set_class(l, d, c, 1.0 + 0.1 * (double)d, 0);
+    hs_ledger_switch(l, d, HS_POWER_IDLE, 0);
+    hs_ledger_switch(l, d, HS_POWER_BUSY, 0.3 * (double)d);
+  }
+  for (int round = 0; round < 2; round++) {
+    double t0 = 1.7 + round, e[N][4], s[N][3], dev_e[N];
+    for (size_t d = 0; d < N; d++) {
+      for (int st = 0; st < 4; st++) e[d][st] = hs_ledger_energy(l, d, (hs_power_state)st, t0);
+      for (int st = 0; st < 3; st++) s[d][st] = hs_ledger_time_in(l, d, (hs_power_state)st, t0);
+      dev_e[d] = hs_ledger_device_energy(l, d, t0);
+    }
+    hs_ledger_mark(l, t0);
+    hs_ledger_switch(l, 1, HS_POWER_COMM, t0 + 0.25);
+    hs_ledger_set_power(l, 2, HS_POWER_BUSY, 0.5 + round, t0 + 0.5); /* busy now: corrected */
+    hs_ledger_set_power(l, 3, HS_POWER_IDLE, 4.0, t0 + 0.5);         /* idle before: corrected */
+    for (size_t d = 0; d < N; d++) {
+      for (int st = 0; st < 4; st++)
+        cr_assert_eq(hs_ledger_mark_energy(l, d, (hs_power_state)st), e[d][st], "round %d dev %zu",
+                     round, d);
+      for (int st = 0; st < 3; st++)
+        cr_assert_eq(hs_ledger_mark_time_in(l, d, (hs_power_state)st), s[d][st]);
+      cr_assert_eq(hs_ledger_mark_device_energy(l, d), dev_e[d]);
+    }
   }
   hs_ledger_destroy(l);
 }

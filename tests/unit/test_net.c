@@ -169,6 +169,43 @@ Test(net, a_thousand_uploads_into_one_server_link) {
   free(lb);
 }
 
+/* An idle network hands its slots out in ascending order again (net.c
+ * maybe_reorder_free): ids of ended flows stay stale, new ids are distinct and
+ * pending, and the new flows still complete in transfer order. */
+Test(net, ids_stay_unique_and_stale_across_idle_periods) {
+  enum { N = 600, WAVES = 4 };
+  hs_engine *e = hs_engine_create(0);
+  hs_net *n = hs_net_create(e);
+  int srv = hs_net_add_link(n, "server", 1e9, 0.001);
+  static hs_flow_id ids[WAVES][N];
+  for (int w = 0; w < WAVES; w++) {
+    logbook *lb = logbook_new();
+    /* Sizes differ by wave, and within a wave, so slots are freed out of order. */
+    for (uint64_t i = 0; i < N; i++) {
+      ids[w][i] = hs_net_transfer(n, (double)(1 + (i * 7919 + (uint64_t)w) % N) * 1e3, 100e6,
+                                  0.001 * (double)(i % 3), &srv, 1, on_done, lb, i);
+      cr_assert(hs_net_flow_pending(n, ids[w][i]));
+    }
+    for (int v = 0; v < w; v++)
+      for (size_t i = 0; i < N; i++) {
+        cr_assert(!hs_net_flow_pending(n, ids[v][i]), "wave %d id %zu is stale", v, i);
+        for (size_t j = 0; j < N; j++) cr_assert_neq(ids[v][i], ids[w][j]);
+      }
+    if (w == 1) cr_assert(hs_net_cancel(n, ids[w][5]));
+    hs_engine_run(e);
+    cr_assert_eq(lb->n, w == 1 ? N - 1 : N);
+    for (size_t k = 1; k < lb->n; k++) cr_assert_leq(lb->t[lb->order[k - 1]], lb->t[lb->order[k]]);
+    for (size_t i = 0; i < N; i++) cr_assert(!hs_net_cancel(n, ids[w][i]), "ended ids are stale");
+    free(lb);
+  }
+  hs_net_stats st;
+  hs_net_get_stats(n, &st);
+  cr_expect_eq(st.flows_completed, WAVES * N - 1);
+  cr_expect_eq(st.flows_active + st.flows_latent, 0);
+  hs_net_destroy(n);
+  hs_engine_destroy(e);
+}
+
 Test(net, uploads_with_two_caps_fill_the_server_link_max_min) {
   hs_engine *e = hs_engine_create(0);
   hs_net *n = hs_net_create(e);

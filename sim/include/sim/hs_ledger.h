@@ -30,11 +30,32 @@ hs_ledger *hs_ledger_create(size_t ndevices);
 void hs_ledger_destroy(hs_ledger *l);
 size_t hs_ledger_devices(const hs_ledger *l);
 
+/* Per device, HS_LEDGER_USER_BYTES bytes of the caller's (zeroed at create,
+ * 8-byte aligned) in the same cache line as the device's ledger record, so a
+ * caller that reads its own per-device fields where it switches the device's
+ * state pays one cache miss, not two. The user areas of consecutive devices
+ * are hs_ledger_user_stride bytes apart. Owned by the ledger. */
+#define HS_LEDGER_USER_BYTES 24
+void *hs_ledger_user(hs_ledger *l, size_t dev);
+size_t hs_ledger_user_stride(const hs_ledger *l);
+
 /* Power of `dev` in state `st` (OFF: only 0 is allowed). Changing it while the
  * device is in that state first closes the interval at time t at the old power;
  * energy integrated before the change is kept. */
 void hs_ledger_set_power(hs_ledger *l, size_t dev, hs_power_state st, double watts, double t);
 double hs_ledger_get_power_of(const hs_ledger *l, size_t dev, hs_power_state st);
+
+/* Power classes, for many devices that draw a few base powers times a factor
+ * of their own: 12 bytes per device instead of 24. A class holds the busy,
+ * comm and idle watts (id >= 1; class 0 draws nothing); hs_ledger_set_class
+ * gives dev the class's watts times factor in every powered state, exactly
+ * the products hs_ledger_set_power would have been passed (so the same
+ * results), and hs_ledger_factor returns the factor (0 when none was set).
+ * hs_ledger_set_power still works on any device at any time (the ledger then
+ * stores every device's three powers). */
+size_t hs_ledger_add_class(hs_ledger *l, double busy_w, double comm_w, double idle_w);
+void hs_ledger_set_class(hs_ledger *l, size_t dev, size_t cls, double factor, double t);
+double hs_ledger_factor(const hs_ledger *l, size_t dev);
 
 /* Switch `dev` to `st` at time t (>= its last change). Switching to the same
  * state is allowed and just closes the interval. */
@@ -52,5 +73,16 @@ double hs_ledger_device_energy(const hs_ledger *l, size_t dev, double t);
 double hs_ledger_state_energy(const hs_ledger *l, hs_power_state st, double t);
 /* Seconds `dev` has spent in `st` up to t. */
 double hs_ledger_time_in(const hs_ledger *l, size_t dev, hs_power_state st, double t);
+
+/* The mark: every device's figures at an instant t (>= each device's last
+ * change), for per-round differences. Reading at the mark gives the bits the
+ * reads at t gave then (seconds in busy, comm or idle; joules per state or in
+ * all), even after a power change since (the ledger keeps the energies a
+ * change would move). O(devices) per mark, 24 bytes per device; a new mark
+ * replaces the last. */
+void hs_ledger_mark(hs_ledger *l, double t);
+double hs_ledger_mark_time_in(const hs_ledger *l, size_t dev, hs_power_state st); /* not OFF */
+double hs_ledger_mark_energy(const hs_ledger *l, size_t dev, hs_power_state st);
+double hs_ledger_mark_device_energy(const hs_ledger *l, size_t dev);
 
 #endif
