@@ -218,10 +218,11 @@ static hs_status check_number(const hs_json_ctx *c, const cJSON *v, const char *
   double x = v->valuedouble;
   if (!isfinite(x))
     return num_fail(c, spec->non_finite ? spec->non_finite : HS_ERANGE, path, spec->want, v);
+  hs_status range = spec->out_of_range ? spec->out_of_range : HS_ERANGE;
   if (x < spec->lo || (spec->lo_open && x == spec->lo) || (whole && floor(x) != x))
-    return num_fail(c, HS_ERANGE, path, spec->want, v);
+    return num_fail(c, range, path, spec->want, v);
   if (x > spec->hi || (spec->hi_open && x == spec->hi))
-    return num_fail(c, HS_ERANGE, path, spec->above ? spec->above : spec->want, v);
+    return num_fail(c, range, path, spec->above ? spec->above : spec->want, v);
   *out = x;
   return HS_OK;
 }

@@ -536,16 +536,11 @@ static const char *ddp_prepare(const hs_scenario *sc, const void *opts, const si
 /* A silo's optional number: deadband (>= 0) or samples (an integer >= 1). */
 static hs_status silo_number(sim_opt_ctx *c, const cJSON *e, const char *key, bool integer,
                              double *out) {
-  const cJSON *x = cJSON_GetObjectItemCaseSensitive(e, key);
-  if (!x) return HS_OK;
-  size_t mark = sim_opt_key(c, key);
-  double v = cJSON_IsNumber(x) ? x->valuedouble : NAN;
-  if (!isfinite(v) || v < (integer ? 1 : 0) || (integer && (v != floor(v) || v > 9007199254740992.0)))
-    return sim_opt_fail(c, HS_ERANGE, "expected %s",
-                        integer ? "a whole number of samples >= 1" : "a number >= 0");
-  *out = v;
-  sim_opt_pop(c, mark);
-  return HS_OK;
+  static const sim_opt_range samples = {.lo = 1, .hi = 9007199254740992.0,
+                                        .want = "expected a whole number of samples >= 1"};
+  static const sim_opt_range nonneg = {.lo = 0, .hi = INFINITY, .want = "expected a number >= 0"};
+  return integer ? sim_opt_get_uint(c, e, key, false, *out, &samples, out)
+                 : sim_opt_get_num(c, e, key, false, *out, &nonneg, out);
 }
 
 static hs_status parse_silo(sim_opt_ctx *c, const cJSON *e, ddp_opts *o, size_t si) {

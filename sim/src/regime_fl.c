@@ -307,9 +307,11 @@ static hs_status fl_parse(sim_opt_ctx *c, const cJSON *node, void *opts,
   if (!strcmp(opt->key, "dvfs")) return fl_dvfs_parse(c, node, o);
   if (!node) return sim_opt_missing(c, opt->key);
   size_t m = sim_opt_key(c, opt->key);
-  double v = cJSON_IsNumber(node) ? node->valuedouble : NAN;
-  if (!(v >= 1) || v != floor(v) || v > 4294967295.0)
-    return sim_opt_fail(c, HS_EINVAL, "expected a whole number K >= 1 (updates to wait for)");
+  static const sim_opt_range updates = {.lo = 1, .hi = 4294967295.0, .status = HS_EINVAL,
+                                        .want = "expected a whole number K >= 1 (updates to wait for)"};
+  double v;
+  hs_status st = sim_opt_uint(c, node, &updates, &v);
+  if (st) return st;
   size_t ex = sim_opt_excluded(c); /* say so: the user may not see why N is small */
   if (v > (double)sc->total_devices && ex)
     return sim_opt_fail(c, HS_EINVAL,

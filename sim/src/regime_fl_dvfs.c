@@ -63,13 +63,10 @@ hs_status fl_dvfs_parse(sim_opt_ctx *c, const cJSON *node, fl_opts *o) {
     const char *const names[2] = {"speed", "power"};
     double v[2];
     for (int k = 0; k < 2; k++) {
-      const cJSON *x = cJSON_GetObjectItemCaseSensitive(e, names[k]);
-      if (!x) return sim_opt_missing(c, names[k]);
-      size_t mk = sim_opt_key(c, names[k]);
-      if (!cJSON_IsNumber(x) || !(x->valuedouble > 0) || x->valuedouble > 1)
-        return sim_opt_fail(c, HS_EINVAL, "expected a factor in (0, 1] of the nominal");
-      v[k] = x->valuedouble;
-      sim_opt_pop(c, mk);
+      static const sim_opt_range factor = {.lo = 0, .lo_open = true, .hi = 1,
+                                           .want = "expected a factor in (0, 1] of the nominal",
+                                           .status = HS_EINVAL};
+      if ((st = sim_opt_get_num(c, e, names[k], true, 0, &factor, &v[k]))) return st;
     }
     if (i > 0 && !(v[0] < o->dvfs[i - 1].speed))
       return sim_opt_fail(c, HS_EINVAL, "levels go from the fastest down: speed %g after %g", v[0],

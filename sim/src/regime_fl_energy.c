@@ -213,15 +213,9 @@ void fl_host_free(fl_host *h) {
 
 /* obj.key into *out, or `dflt` when the key is absent. */
 static hs_status num(sim_opt_ctx *c, const cJSON *obj, const char *key, double *out, double dflt) {
-  const cJSON *n = cJSON_GetObjectItemCaseSensitive(obj, key);
-  *out = dflt;
-  if (!n) return HS_OK;
-  size_t m = sim_opt_key(c, key);
-  if (!cJSON_IsNumber(n) || !isfinite(n->valuedouble) || n->valuedouble < 0)
-    return sim_opt_fail(c, HS_EINVAL, "expected a number >= 0");
-  *out = n->valuedouble;
-  sim_opt_pop(c, m);
-  return HS_OK;
+  static const sim_opt_range nonneg = {.lo = 0, .hi = INFINITY, .want = "expected a number >= 0",
+                                       .status = HS_EINVAL};
+  return sim_opt_get_num(c, obj, key, false, dflt, &nonneg, out);
 }
 
 hs_status fl_energy_parse(sim_opt_ctx *c, const cJSON *node, fl_opts *o, const char *key) {

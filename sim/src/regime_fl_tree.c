@@ -49,14 +49,11 @@ static hs_status parse_level(sim_opt_ctx *c, const cJSON *e, fl_level *lv) {
   const hs_scenario *sc = sim_opt_scenario(c);
   hs_status st;
   if ((st = sim_opt_object(c, e, keys))) return st;
-  const cJSON *f = cJSON_GetObjectItemCaseSensitive(e, "fanout");
-  if (!f) return sim_opt_missing(c, "fanout");
-  size_t m = sim_opt_key(c, "fanout");
-  if (!cJSON_IsNumber(f) || !(f->valuedouble >= 1) || f->valuedouble != floor(f->valuedouble) ||
-      f->valuedouble > 1e9)
-    return sim_opt_fail(c, HS_EINVAL, "expected a whole number of children >= 1");
-  lv->fanout = (uint32_t)f->valuedouble;
-  sim_opt_pop(c, m);
+  static const sim_opt_range children = {
+      .lo = 1, .hi = 1e9, .want = "expected a whole number of children >= 1", .status = HS_EINVAL};
+  double fanout;
+  if ((st = sim_opt_get_uint(c, e, "fanout", true, 0, &children, &fanout))) return st;
+  lv->fanout = (uint32_t)fanout;
   if ((st = sim_opt_name(c, e, "link", true, &lv->link))) return st;
   if (!hs_scenario_link(sc, lv->link)) {
     sim_opt_key(c, "link");

@@ -23,6 +23,7 @@
  * refuses a bad layout with the option's path. O(1) per option. */
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include <cjson/cJSON.h>
@@ -32,11 +33,13 @@
 
 /* An integer option written as a number in [lo, hi]. */
 static hs_status get_count(sim_opt_ctx *c, const cJSON *n, double lo, double hi, uint32_t *out) {
-  if (!cJSON_IsNumber(n) || n->valuedouble != floor(n->valuedouble) || n->valuedouble < lo ||
-      n->valuedouble > hi)
-    return sim_opt_fail(c, HS_ERANGE, "expected an integer in [%.0f, %.0f]", lo, hi);
-  *out = (uint32_t)n->valuedouble;
-  return HS_OK;
+  char want[64];
+  snprintf(want, sizeof want, "expected an integer in [%.0f, %.0f]", lo, hi);
+  sim_opt_range r = {.lo = lo, .hi = hi, .want = want, .status = HS_ERANGE};
+  double v;
+  hs_status st = sim_opt_uint(c, n, &r, &v);
+  if (!st) *out = (uint32_t)v;
+  return st;
 }
 
 static hs_status parse_shard(sim_opt_ctx *c, const cJSON *n, fsdp_opts *o, size_t nranks) {

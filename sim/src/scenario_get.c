@@ -258,3 +258,50 @@ hs_status sim_opt_name(sim_opt_ctx *c, const cJSON *obj, const char *key, bool r
 const char *sim_opt_shown(const char *text, char *buf, size_t cap) {
   return scn_shown(text, buf, cap);
 }
+
+/* A regime option's number: hetsim::json's check, one status and the
+ * regime's reason as written (the scenario's words without ", got"). */
+static hs_status opt_number(sim_opt_ctx *c, const cJSON *v, const sim_opt_range *r, bool whole,
+                            double *out) {
+  hs_status st = r->status ? r->status : HS_ERANGE;
+  hs_json_num spec = {.lo = r->lo, .hi = r->hi, .lo_open = r->lo_open, .hi_open = r->hi_open,
+                      .want = r->want, .not_number = st, .non_finite = st, .out_of_range = st};
+  hs_json_ctx jc = json_ctx(c);
+  hs_json_words words = *jc.words;
+  words.show_got = false;
+  jc.words = &words;
+  const char *path = sim_jpath_str(&c->path);
+  return whole ? hs_json_integer(&jc, v, path, &spec, out) : hs_json_number(&jc, v, path, &spec, out);
+}
+
+hs_status sim_opt_num(sim_opt_ctx *c, const cJSON *v, const sim_opt_range *r, double *out) {
+  return opt_number(c, v, r, false, out);
+}
+
+hs_status sim_opt_uint(sim_opt_ctx *c, const cJSON *v, const sim_opt_range *r, double *out) {
+  return opt_number(c, v, r, true, out);
+}
+
+static hs_status opt_get(sim_opt_ctx *c, const cJSON *obj, const char *key, bool required,
+                         double def, const sim_opt_range *r, bool whole, double *out) {
+  const cJSON *n = scn_member(obj, key);
+  if (!n) {
+    if (required) return scn_missing(c, key);
+    *out = def;
+    return HS_OK;
+  }
+  size_t mark = sim_jpath_key(&c->path, key);
+  hs_status st = opt_number(c, n, r, whole, out);
+  sim_jpath_pop(&c->path, mark);
+  return st;
+}
+
+hs_status sim_opt_get_num(sim_opt_ctx *c, const cJSON *obj, const char *key, bool required,
+                          double def, const sim_opt_range *r, double *out) {
+  return opt_get(c, obj, key, required, def, r, false, out);
+}
+
+hs_status sim_opt_get_uint(sim_opt_ctx *c, const cJSON *obj, const char *key, bool required,
+                           double def, const sim_opt_range *r, double *out) {
+  return opt_get(c, obj, key, required, def, r, true, out);
+}

@@ -162,5 +162,26 @@ hs_status sim_opt_name(sim_opt_ctx *c, const cJSON *obj, const char *key, bool r
                        char **out);
 /* Input text made safe for a one-line message (cut, control characters '?'). */
 const char *sim_opt_shown(const char *text, char *buf, size_t cap);
+/* What a number option must be: lo <(=) v <(=) hi (hi may be INFINITY), and
+ * the one reason every failure gives, as written ("expected a number >= 0":
+ * no ", got ..." follows, unlike the loader's own numbers). status: of every
+ * failure (not a number, not finite, out of range); HS_OK means HS_ERANGE. */
+typedef struct sim_opt_range {
+  double lo, hi;
+  bool lo_open, hi_open;
+  const char *want;
+  hs_status status;
+} sim_opt_range;
+/* v, the node at the current path, as a finite number in r (hetsim::json's
+ * hs_json_number); fails with "<file>: <path>: <want>". */
+hs_status sim_opt_num(sim_opt_ctx *c, const cJSON *v, const sim_opt_range *r, double *out);
+/* The same for a whole number (exact as a double up to 2^53). */
+hs_status sim_opt_uint(sim_opt_ctx *c, const cJSON *v, const sim_opt_range *r, double *out);
+/* obj.key as sim_opt_num / sim_opt_uint under the key's path; absent: def,
+ * or the missing-key failure when required. */
+hs_status sim_opt_get_num(sim_opt_ctx *c, const cJSON *obj, const char *key, bool required,
+                          double def, const sim_opt_range *r, double *out);
+hs_status sim_opt_get_uint(sim_opt_ctx *c, const cJSON *obj, const char *key, bool required,
+                           double def, const sim_opt_range *r, double *out);
 
 #endif

@@ -239,6 +239,34 @@ Test(json_get, integer_whole_and_range) {
   expect_cases(&d, "tasks.t.threads", &spec, true, count, N(count));
 }
 
+/* One status for every failure (the regime options' sim_opt_num/uint): a
+ * non-number, a non-finite value, a value out of range and a fraction all
+ * get it, with the same reason. */
+Test(json_get, one_status_for_every_failure) {
+  hs_json_ctx d = ctx_of(&dev_like);
+  hs_json_num spec = {.lo = 0, .lo_open = true, .hi = 1,
+                      .want = "expected a factor in (0, 1] of the nominal",
+                      .not_number = HS_EINVAL, .non_finite = HS_EINVAL, .out_of_range = HS_EINVAL};
+  static const num_case factor[] = {
+      {"1", HS_OK, NULL},
+      {"1e-300", HS_OK, NULL},
+      {"0", HS_EINVAL, "f.json: dvfs.speed: expected a factor in (0, 1] of the nominal"},
+      {"1.5", HS_EINVAL, "f.json: dvfs.speed: expected a factor in (0, 1] of the nominal"},
+      {"1e999", HS_EINVAL, NULL},
+      {"\"1\"", HS_EINVAL, NULL},
+  };
+  expect_cases(&d, "dvfs.speed", &spec, false, factor, N(factor));
+  spec = (hs_json_num){.lo = 1, .hi = 1e9, .want = "expected a whole number of children >= 1",
+                       .not_number = HS_EINVAL, .non_finite = HS_EINVAL, .out_of_range = HS_EINVAL};
+  static const num_case fanout[] = {
+      {"1000000000", HS_OK, NULL},
+      {"2.5", HS_EINVAL, "f.json: fanout: expected a whole number of children >= 1"},
+      {"1000000001", HS_EINVAL, NULL},
+      {"null", HS_EINVAL, NULL},
+  };
+  expect_cases(&d, "fanout", &spec, true, fanout, N(fanout));
+}
+
 /* --- objects, booleans, missing keys ------------------------------------- */
 
 Test(json_get, object_bool_missing) {

@@ -136,14 +136,15 @@ typedef struct hs_json_num {
   const char *above;    /* v above hi; NULL: want */
   hs_status not_number; /* not a JSON number; HS_OK means HS_ETYPE */
   hs_status non_finite; /* inf or nan (cJSON reads 1e999 as inf); HS_OK means HS_ERANGE */
+  hs_status out_of_range; /* outside the range, or a fraction; HS_OK means HS_ERANGE */
 } hs_json_num;
 
-/* v as a number in the spec's range; a failure is classed as above, a value
- * outside the range is HS_ERANGE. *out untouched on failure. O(1). */
+/* v as a number in the spec's range; a failure is classed as above.
+ * *out untouched on failure. O(1). */
 hs_status hs_json_number(const hs_json_ctx *c, const cJSON *v, const char *path,
                          const hs_json_num *spec, double *out);
-/* The same for a whole number: a finite value with a fraction is HS_ERANGE
- * (worded as any value out of range). *out is the whole number as a double
+/* The same for a whole number: a finite value with a fraction is out of
+ * range (classed and worded as any value out of range). *out is the whole number as a double
  * (JSON numbers are doubles: exact up to 2^53 in magnitude); the caller
  * converts it to the type its range fits. */
 hs_status hs_json_integer(const hs_json_ctx *c, const cJSON *v, const char *path,
