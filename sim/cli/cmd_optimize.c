@@ -9,24 +9,22 @@
  *                   Line 1 records the search; --resume refuses another.
  *                   Numbers with 17 significant digits: a resumed search
  *                   replays the very doubles NLopt saw.
- *   FILE.front.csv  the non-dominated evaluations (pareto; makespan_s and
- *                   energy_j both minimised), or the best one (one objective):
+ *   FILE.front.csv  the non-dominated evaluations (pareto: makespan_s and
+ *                   energy_j minimised; pareto_system: makespan_s and
+ *                   energy_system_j), or the best one (one objective):
  *                   FILE's columns plus tied_points. ONE ROW PER DISTINCT
  *                   OBJECTIVE VECTOR (hs_opt_front): points that differ only
  *                   in keys without effect (w_e with one board left) tie; the
  *                   first of them in FILE's order stands for them, tied_points
  *                   says how many distinct points it stands for. Rejected:
  *                   every tied point (1334 rows for 4 pairs on the MNIST
- *                   testbed); a tie broken by the key values (the first
- *                   evaluated is as deterministic and needs no order on keys).
+ *                   testbed); a tie broken by key values (needs an order).
  *   FILE.history.csv the front after 25, 50, 75 and 100 % of every
  *                   sub-problem's budget (stage,evaluations,<keys>,makespan_s,
- *                   energy_j,tied_points; evaluations: distinct points so
- *                   far): `hetsim plot` draws it (fig_front_history).
+ *                   energy_j or energy_system_j,tied_points): hetsim plot.
  * Validation before any run: every --vary key at both ends of its range (and
  * every value of a set) in one sweep, so a key that does not exist exits 2.
- * Test hook: HETSIM_OPTIMIZE_KILL_AFTER=N kills the process after N appended
- * evaluations (the resume test).
+ * Test hook: HETSIM_OPTIMIZE_KILL_AFTER=N: killed after N appended lines.
  *
  * Under MPI (HS_SWEEP_MPI, in hetsim-mpi): every rank parses and validates
  * (the lowest failing rank alone says why, as `hetsim-mpi sweep` does); rank
@@ -39,9 +37,8 @@
  * ranks are stateless, NLopt's state never has to agree across nodes. The
  * "work queue across ranks" that once ruled MPI out is the batch: NLopt
  * proposes one point at a time, so a batch has at most one point per
- * sub-problem (one objective: nothing to spread). Rejected: sub-problems
- * sending points to idle ranks point-to-point (a scheduler, and
- * MPI_THREAD_MULTIPLE, for batches no wider than the weighted sums). */
+ * sub-problem. Rejected: sub-problems sending points to idle ranks (a
+ * scheduler and MPI_THREAD_MULTIPLE for batches no wider than the sums). */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -75,7 +72,8 @@ int hs_cmd_optimize_mpi(int argc, char **argv); /* called by mpi_main.c */
 static void usage(FILE *out) {
   fprintf(out,
           "usage: " PROG " SCENARIO --vary KEY=RANGE|SET [--vary ...]\n"
-          "       --objective makespan|energy|energy_system|time_to_target|pareto [--budget N]\n"
+          "       --objective makespan|energy|energy_system|time_to_target|pareto|pareto_system\n"
+          "       [--budget N]\n"
           "       [--weights W] [--algorithm NAME] [--seed S] [--set key=value ...]\n"
           "       [-j N] --out FILE.csv [--resume] [--quiet]\n"
           "\n"
@@ -85,7 +83,8 @@ static void usage(FILE *out) {
           "  --vary KEY=a,b,c        one of the values (categorical)\n"
           "  --objective             makespan_s, energy_j, energy_system_j (regime fl),\n"
           "                          time_to_target_s (when the metric table has it)\n"
-          "                          or pareto (makespan vs energy:\n"
+          "                          or pareto (makespan vs energy_j; pareto_system:\n"
+          "                          makespan vs energy_system_j, regime fl;\n"
           "                          W weighted sums, each an NLopt run, and the\n"
           "                          non-dominated set of every evaluation)\n"
           "  --budget N              evaluations in all (default 60)\n"
@@ -188,8 +187,10 @@ static int parse_args(opt_args *o, int argc, char **argv, char *why, size_t cap)
       break;
     case O_OBJ:
       if (!v || (strcmp(v, "makespan") && strcmp(v, "energy") && strcmp(v, "energy_system") &&
-                 strcmp(v, "energy_system_j") && strcmp(v, "time_to_target") && strcmp(v, "pareto")))
-        BAD("--objective: expected makespan, energy, energy_system, time_to_target or pareto "
+                 strcmp(v, "energy_system_j") && strcmp(v, "time_to_target") && strcmp(v, "pareto") &&
+                 strcmp(v, "pareto_system")))
+        BAD("--objective: expected makespan, energy, energy_system, time_to_target, pareto or "
+            "pareto_system "
             "(got \"%.40s\")",
             v ? v : "");
       o->objective = v;
@@ -512,8 +513,11 @@ static int write_outputs(const ctx *c, const hs_opt_spec *sp, const char *hdr,
     sb_str(&hist, ",");
     sb_str(&hist, c->vars[v].key);
   }
-  sb_str(&hist, ",makespan_s,energy_j,tied_points\n");
-  size_t ims = hs_metric_sweep_index("makespan_s"), ie = hs_metric_sweep_index("energy_j");
+  const char *en = strcmp(c->a->objective, "pareto_system") ? "energy_j" : "energy_system_j";
+  sb_str(&hist, ",makespan_s,");
+  sb_str(&hist, en);
+  sb_str(&hist, ",tied_points\n");
+  size_t ims = hs_metric_sweep_index("makespan_s"), ie = hs_metric_sweep_index(en);
   for (size_t s = 0; s < 4; s++) {
     double frac = (double)(s + 1) / 4.0;
     size_t used = hs_opt_front(sp, ev, n, frac, tied);
@@ -567,7 +571,7 @@ static size_t sweep_metric(const char *name) {
 
 static hs_opt_spec spec_of(const ctx *c) {
   const opt_args *a = c->a;
-  return (hs_opt_spec){.vars = c->vars, .nvars = c->nvars, .pareto = !strcmp(a->objective, "pareto"),
+  return (hs_opt_spec){.vars = c->vars, .nvars = c->nvars, .pareto = !strncmp(a->objective, "pareto", 6),
                        .budget = a->budget, .weights = a->weights, .algorithm = a->algorithm,
                        .seed = a->seed ? strtoul(a->seed, NULL, 10) : 0, .jobs = a->jobs,
                        .nextra = hs_metric_sweep_count()};
@@ -629,7 +633,9 @@ static int check(ctx *c, char *why, size_t cap) {
   hs_sweep_destroy(sw);
   /* The sweep columns are known now (learning metrics only when the scenario learns). */
   c->obj[0] = sweep_metric(m0);
-  c->obj[1] = sweep_metric(!strcmp(a->objective, "pareto") ? "energy_j" : m0);
+  const char *m1 = !strcmp(a->objective, "pareto_system") ? "energy_system_j"
+                   : !strcmp(a->objective, "pareto") ? "energy_j" : m0;
+  if ((c->obj[1] = sweep_metric(m1)) == SIZE_MAX) m0 = m1; /* name the missing one */
   if (c->obj[0] == SIZE_MAX || c->obj[1] == SIZE_MAX) {
     snprintf(why, cap, "--objective %s: no metric %s in this search (%s)", a->objective, m0,
              !strcmp(m0, "time_to_target_s")  ? "it needs a scenario with a learning section"

@@ -65,7 +65,30 @@ tail -n +3 e.front.csv >got1.csv
 cmp -s expect1.csv got1.csv || { diff expect1.csv got1.csv; fail "one objective: not the first best point with its tie count"; }
 echo "ok   one objective: the first best point, tied_points $(awk -F, '{ print $NF }' got1.csv)"
 
+# pareto_system (regime fl): the front is non-dominated in makespan_s and
+# energy_system_j (columns found by name), which the history names; refused
+# where no run reports whole-system energy.
+"$bin" optimize "$@" --set regime.kind=fl --objective pareto_system --budget 61 --weights 3 \
+  --out s.csv -q || fail "--objective pareto_system"
+awk -F, 'FNR == 2 { for (i = 1; i <= NF; i++) { if ($i == "makespan_s") m = i; if ($i == "energy_system_j") e = i }; next }
+  FNR <= 2 { next }
+  { pt = $3 "," $4 "," $5 "," $6; ob = $m "," $e }
+  !(pt in seen) { seen[pt] = 1; if (!(ob in first)) { first[ob] = $0; order[++n] = ob; mk[n] = $m + 0; en[n] = $e + 0 } tie[ob]++ }
+  END { for (i = 1; i <= n; i++) { dom = 0
+          for (j = 1; j <= n; j++) if (mk[j] <= mk[i] && en[j] <= en[i] && (mk[j] < mk[i] || en[j] < en[i])) dom = 1
+          if (!dom) print first[order[i]] "," tie[order[i]] } }' s.csv | sort >expect_s.csv
+tail -n +3 s.front.csv | sort >got_s.csv
+cmp -s expect_s.csv got_s.csv || { diff expect_s.csv got_s.csv; fail "pareto_system: not the front in makespan_s and energy_system_j"; }
+sed -n 2p s.history.csv | grep -q ',makespan_s,energy_system_j,tied_points$' || fail "pareto_system: history header"
+"$bin" optimize "$@" --objective pareto_system --budget 61 --out bad.csv -q 2>err.txt
+rc=$?
+[ $rc -eq 2 ] && [ ! -e bad.csv ] && grep -q 'no metric energy_system_j' err.txt ||
+  fail "pareto_system without regime fl: exit $rc, $(cat err.txt)"
+echo "ok   pareto_system: $(($(wc -l <got_s.csv))) front rows in makespan_s and energy_system_j; refused without regime fl"
+
 if command -v gnuplot >/dev/null 2>&1; then
+  "$bin" plot s.csv --out splots -q || fail "hetsim plot of a pareto_system history"
+  [ -s splots/front_history.png ] || fail "no front_history figure for pareto_system"
   "$bin" plot j1.csv --out plots -q || fail "hetsim plot of a front with ties"
   [ -s plots/front_history.png ] && [ -s plots/front_history.svg ] || fail "no front_history figure"
   echo "ok   front_history.png and .svg"

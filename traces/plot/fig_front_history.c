@@ -9,6 +9,7 @@
  * gnuplot data block (two blank lines between blocks). Rejected: a
  * hypervolume curve (needs a reference point the reader must trust; the
  * staircases show the same progress without one). */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +19,7 @@
 typedef struct hist_state {
   plot_table t;
   long ci_stage, ci_ev, ci_mk, ci_e;
+  bool sys; /* the energy column is energy_system_j */
 } hist_state;
 
 static int check(plot_ctx *c, void *state) {
@@ -29,9 +31,12 @@ static int check(plot_ctx *c, void *state) {
   st->ci_ev = plot_col(t->col, t->ncol, "evaluations");
   st->ci_mk = plot_col(t->col, t->ncol, "makespan_s");
   st->ci_e = plot_col(t->col, t->ncol, "energy_j");
+  st->sys = st->ci_e < 0; /* --objective pareto_system: whole-system energy */
+  if (st->sys) st->ci_e = plot_col(t->col, t->ncol, "energy_system_j");
   if (st->ci_stage != 0 || st->ci_ev != 1 || st->ci_mk < 0 || st->ci_e < 0)
     return plot_bad(c, "%s: line 2: not a hetsim optimize history header "
-                       "(stage,evaluations,<keys>,makespan_s,energy_j)", c->a->points);
+                       "(stage,evaluations,<keys>,makespan_s,energy_j or energy_system_j)",
+                    c->a->points);
   if (t->nrow == 0) return plot_bad(c, "%s: no front points", c->a->points);
   return 0;
 }
@@ -67,7 +72,8 @@ static int draw(plot_ctx *c, void *state, const plot_figure *fig) {
     plot_gp_str(v.f, labels);
     fputs("\nstage_evals = ", v.f);
     plot_gp_str(v.f, evals);
-    fputs("\n", v.f);
+    fprintf(v.f, "\nenergy_label = '%s'\n",
+            st->sys ? "whole-system energy (kJ)" : "device energy (kJ)");
     rc = plot_render(c, &v, fig);
   }
   plot_cats_free(&stages);

@@ -3,10 +3,11 @@
 # darker), so the reader sees where the search still found better points.
 # `hetsim plot` sets: plot_title, datafile (makespan_s energy_j; one data
 # block per stage, in stage order), nstages, stage_labels (percent of the
-# budget per stage: "25 50 75 100"), stage_evals (distinct points by then).
+# budget per stage: "25 50 75 100"), stage_evals (distinct points by then),
+# energy_label (device or whole-system energy, from the history's column).
 set title plot_title noenhanced font ',12'
 set xlabel 'makespan (s)'
-set ylabel 'energy (kJ)'
+set ylabel energy_label
 set grid lc rgb '#dddddd'
 set key outside top center horizontal noenhanced
 set offsets graph 0.05, graph 0.05, graph 0.08, graph 0.08
