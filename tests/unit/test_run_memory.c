@@ -15,19 +15,20 @@
 
 #define DATA HS_SOURCE_DIR "/tests/data/run"
 
+/* One entry of `count` devices named `name` under `policy`. */
+#define FORMAT \
+    "{\"model_bytes\": 1, \"rounds\": 1, \"samples_per_round\": %lu," \
+    " \"policy\": {\"kind\": \"%s\"}, \"devices\": [{\"name\": \"%s\"," \
+    " \"profile\": \"profiles/det-fast.json\", \"count\": %lu}]," \
+    " \"network\": {\"links\": {\"lan\": {\"bandwidth_mbps\": 100}}}}"
+
 /* A refused run's "(N bytes each)". */
 static size_t per_device(const char *name, unsigned long count, const char *policy) {
   char text[1024];
-  snprintf(text, sizeof text,
-           "{\"model_bytes\": 1, \"rounds\": 1, \"samples_per_round\": %lu,"
-           " \"policy\": {\"kind\": \"%s\"},"
-           " \"devices\": [{\"name\": \"%s\", \"profile\": \"profiles/det-fast.json\","
-           " \"count\": %lu}],"
-           " \"network\": {\"links\": {\"lan\": {\"bandwidth_mbps\": 100}}}}",
-           count, policy, name, count);
   hs_error err = {0};
+  snprintf(text, sizeof text, FORMAT, count, policy, name, count);
   hs_scenario *sc = hs_scenario_parse(text, "m.json", DATA, NULL, 0, &err);
-  cr_assert_not_null(sc, "%s", err.msg);
+  cr_assert(sc != NULL, "%s", err.msg);
   struct rlimit old, low;
   cr_assert_eq(getrlimit(RLIMIT_AS, &old), 0);
   low = old;
