@@ -53,13 +53,16 @@ void pol_costs_observe_list(pol_costs *k, const hs_telemetry *t, const uint32_t 
   for (size_t j = 0; j < m; j++) observe_one(k, t, idx[j], ema);
 }
 
-/* Median over the group members with an estimate; 0 when none. */
+/* Median over the group members with an estimate; 0 when none. Works in
+ * scratch.q, which the apportionment after it overwrites (so the controller
+ * needs no c->sd for these policies). */
 static double group_median(hs_controller *c, const pol_costs *k, const uint32_t *idx, size_t m,
                            const double *x) {
+  double *buf = c->scratch.q;
   size_t j = 0;
   for (size_t q = 0; q < m; q++)
-    if (k->have[idx[q]]) c->sd[j++] = x[idx[q]];
-  return j ? pol_median(c->sd, j) : 0.0;
+    if (k->have[idx[q]]) buf[j++] = x[idx[q]];
+  return j ? pol_median(buf, j) : 0.0;
 }
 
 /* Inverse-cost weights for one group; w_e is the energy weight. */

@@ -99,6 +99,7 @@ static void ebatch_plan(hs_controller *c, uint64_t *out) {
 static hs_status ebatch_create(hs_controller *c, hs_error *err) {
   (void)err;
   ebatch *e = hs_calloc(1, sizeof *e);
+  c->sd = hs_calloc(c->n, sizeof *c->sd); /* freed by the controller */
   e->beta = pol_real(c, K_BETA);
   e->thr = hs_calloc(c->n, sizeof *e->thr);
   e->have = hs_calloc(c->n, sizeof *e->have);

@@ -110,6 +110,7 @@ typedef struct oort_state {
 } oort_state;
 
 static hs_status oort_create(hs_controller *c, hs_error *err) {
+  c->sd = hs_calloc(c->n, sizeof *c->sd); /* freed by the controller */
   uint64_t min_samples = pol_uint(c, K_MIN_SAMPLES);
   uint64_t k = pol_uint(c, K_K) ? pol_uint(c, K_K) : c->n / 2;
   if (k == 0) k = 1;

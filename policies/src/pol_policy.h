@@ -29,8 +29,9 @@
  *                    saved (HS_EUNSUP). A stateless policy returns 0.
  *   state_check(c, err)  optional: after a restore wrote the fields of a fresh
  *                    controller, refuse combinations the ranges cannot express.
- * A hook may use c->w, c->sd (n doubles each) and c->scratch as scratch; they
- * hold nothing between calls. */
+ * A hook may use c->w (n doubles) and c->scratch as scratch, and c->sd (n
+ * doubles) when its create made it (hs_calloc; the controller frees it):
+ * they hold nothing between calls. */
 #ifndef POL_POLICY_H
 #define POL_POLICY_H
 
@@ -144,7 +145,7 @@ struct hs_controller {
   uint64_t *gbudget;
   double *gdeadband; /* ngroups: the deadband rule per group (NULL: one rule for all) */
   double *w;  /* n: scratch (weights for apportionment) */
-  double *sd; /* n: scratch (medians) */
+  double *sd; /* n: scratch (medians); NULL unless the policy's create made it */
   pol_scratch scratch;
   void *state; /* the policy's own */
   double *utility;   /* n: hs_controller_set_utility's values (NULL until set) */

@@ -545,7 +545,6 @@ static hs_status silo_number(sim_opt_ctx *c, const cJSON *e, const char *key, bo
 
 static hs_status parse_silo(sim_opt_ctx *c, const cJSON *e, ddp_opts *o, size_t si) {
   const hs_scenario *sc = sim_opt_scenario(c);
-  const hs_device_ref *refs = hs_scenario_devices(sc);
   ddp_silo *silo = &o->silos[si];
   static const char *const keys[] = {"name", "members", "fabric", "deadband", "samples", NULL};
   hs_status st;
@@ -590,11 +589,11 @@ static hs_status parse_silo(sim_opt_ctx *c, const cJSON *e, ddp_opts *o, size_t 
     for (size_t k = first; k < first + count; k++) {
       if (o->silo_of[k] != UINT32_MAX)
         return sim_opt_fail(c, HS_EINVAL, "device \"%s\" is already in silo \"%s\"",
-                            refs[k].name, o->silos[o->silo_of[k]].name);
+                            hs_scenario_device_name(sc, k), o->silos[o->silo_of[k]].name);
       o->silo_of[k] = (uint32_t)si;
     }
     if (count) { /* 0: an excluded entry (count 0), kept as written, no member */
-      const char *link = sc->devices[refs[first].spec].link;
+      const char *link = sc->devices[hs_scenario_device_entry(sc, first)].link;
       if (!common) common = link;
       else if (strcmp(common, link)) same = false;
       present++;
@@ -652,12 +651,11 @@ static hs_status silos_parse(sim_opt_ctx *c, const cJSON *silos, void *opts,
                         "(%llu); %llu of %zu silos give %llu",
                         (unsigned long long)sc->samples_per_round, (unsigned long long)with,
                         o->nsilos, (unsigned long long)sum);
-  const hs_device_ref *refs = hs_scenario_devices(sc);
   for (size_t k = 0; k < sc->total_devices; k++)
     if (o->silo_of[k] == UINT32_MAX)
       return sim_opt_fail(c, HS_EINVAL,
                           "device \"%s\" is in no silo (hfl-ddp puts every device in one)",
-                          refs[k].name);
+                          hs_scenario_device_name(sc, k));
   sim_opt_pop(c, m1);
   return HS_OK;
 }

@@ -325,12 +325,12 @@ bool sim_learn_arrival(sim_run *r, size_t i, uint64_t n, double a) {
  * ledger, which must exist). False when the device array cannot be had. */
 static bool expand_devices(sim_run *r) {
   const hs_scenario *sc = r->sc;
-  const hs_device_ref *refs = hs_scenario_devices(sc);
-  r->refs = refs;
   r->ndev = sc->total_devices;
   r->dev = calloc(r->ndev ? r->ndev : 1, sizeof *r->dev);
   if (!r->dev) return false;
   r->spec_tab = hs_calloc(sc->ndevices ? sc->ndevices : 1, sizeof *r->spec_tab);
+  r->spec_end = hs_calloc(sc->ndevices ? sc->ndevices : 1, sizeof *r->spec_end);
+  r->nspec = sc->ndevices;
   for (size_t s = 0; s < sc->ndevices; s++) {
     const hs_device_spec *ds = &sc->devices[s];
     const hs_task_profile *task = hs_profile_task(ds->profile, sc->task);
@@ -346,16 +346,20 @@ static bool expand_devices(sim_run *r) {
     sp->comm_w = hs_profile_comm_w(ds->profile);
     sp->trace = ds->speed_trace;
     sp->ledger_class = hs_ledger_add_class(r->ledger, sp->busy_w, sp->comm_w, sp->idle_w);
+    r->spec_end[s] = ds->first + ds->count;
   }
   r->hot = r->ndev ? hs_ledger_user(r->ledger, 0) : NULL; /* the loader refuses 0 devices */
   r->hot_stride = hs_ledger_user_stride(r->ledger);
   bool noise = sc->telemetry_time_noise > 0 || sc->telemetry_energy_noise > 0;
   if (noise) r->rng_tele = hs_calloc(r->ndev, sizeof *r->rng_tele);
-  for (size_t k = 0; k < r->ndev; k++) {
-    const hs_device_spec *ds = &sc->devices[refs[k].spec];
+  for (size_t k = 0, s = 0; k < r->ndev; k++) {
+    while (k >= r->spec_end[s]) s++;
+    const hs_device_spec *ds = &sc->devices[s];
     const hs_task_profile *task = hs_profile_task(ds->profile, sc->task);
     sim_dev *d = &r->dev[k];
-    uint64_t key = hs_fnv1a64_str(refs[k].name);
+    char name[HS_DEVICE_NAME_MAX];
+    hs_scenario_device_name_into(sc, k, name, sizeof name);
+    uint64_t key = hs_fnv1a64_str(name);
     /* Population spread: lognormal factors with median 1, drawn from the
      * device's own stream, so they do not depend on the other devices. */
     double speed = 1.0, power = 1.0;
@@ -368,7 +372,7 @@ static bool expand_devices(sim_run *r) {
       power = exp(ds->power_spread * z2);
     }
     d->tau_s = task->tau_s * speed;
-    hs_ledger_set_class(r->ledger, k, r->spec_tab[refs[k].spec].ledger_class, power, 0);
+    hs_ledger_set_class(r->ledger, k, r->spec_tab[s].ledger_class, power, 0);
     hs_rng_init(&d->rng_compute, sc->seed, key, HS_RNG_COMPUTE);
     if (noise) hs_rng_init(&r->rng_tele[k], sc->seed, key, HS_RNG_TELEMETRY);
   }
@@ -407,6 +411,7 @@ static void run_free(sim_run *r) {
   if (r->gsl) hs_rng_gsl_destroy(r->gsl);
   free(r->dev);
   hs_free(r->spec_tab);
+  hs_free(r->spec_end);
   hs_free(r->span);
   hs_free(r->rng_tele);
   hs_free(r->alloc);

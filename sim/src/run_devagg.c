@@ -159,10 +159,15 @@ hs_status sim_run_trace_select(sim_run *r, const char *list, hs_error *err) {
     size_t len = e ? (size_t)(e - p) : strlen(p);
     if (len == 0)
       return hs_error_set(err, HS_EINVAL, "--trace-devices %.200s: empty item in the list", list);
-    size_t i = 0;
-    while (i < r->ndev && !(strlen(sim_dev_name(r, i)) == len && !memcmp(sim_dev_name(r, i), p, len)))
-      i++;
-    if (i == r->ndev)
+    /* by name, O(log entries): an entry name with count > 1 names no device */
+    char name[HS_DEVICE_NAME_MAX];
+    size_t i = SIZE_MAX;
+    if (len < sizeof name) {
+      memcpy(name, p, len);
+      name[len] = '\0';
+      i = hs_scenario_find_device(r->sc, name);
+    }
+    if (i == SIZE_MAX)
       return hs_error_set(err, HS_EINVAL, "--trace-devices: no device \"%.*s\" in %s",
                           (int)(len > 100 ? 100 : len), p, r->sc->path);
     r->span[i].untraced = false;

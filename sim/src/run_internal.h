@@ -38,7 +38,7 @@
  * - what is the same for every device of a scenario entry lives once in
  *   sim_spec (r->spec_tab, by the entry's index): task, link, speed trace,
  *   base powers; the name and the entry come from the scenario
- *   (hs_scenario_devices: read in device order, or near it);
+ *   (hs_scenario_device_name: made on the first name asked);
  * - what only some runs need is an array of its own, NULL when unused:
  *   r->span (tracing), r->rng_tele (telemetry noise), r->dyn_of (dynamics).
  * Read the fields through the sim_dev_* accessors below. */
@@ -80,7 +80,8 @@ struct sim_run {
   sim_dev *dev;            /* cold per-device records (see sim_dev) */
   size_t ndev;
   sim_spec *spec_tab;      /* one per scenario entry */
-  const hs_device_ref *refs; /* the scenario's expanded devices (names) */
+  size_t *spec_end;        /* per entry: its first device + count (prefix sums) */
+  size_t nspec;
   unsigned char *hot;      /* sim_hot of device 0, inside the ledger */
   size_t hot_stride;       /* bytes from one device's sim_hot to the next */
   sim_span *span;          /* ndev when tracing, else NULL */
@@ -122,14 +123,28 @@ static inline sim_hot *sim_dev_hot(const sim_run *r, size_t i) {
   return (sim_hot *)(void *)(r->hot + i * r->hot_stride);
 }
 /* The device's scenario entry (index in sc->devices and r->spec_tab). */
-static inline size_t sim_dev_spec(const sim_run *r, size_t i) { return r->refs[i].spec; }
-static inline const sim_spec *sim_dev_sp(const sim_run *r, size_t i) {
-  return &r->spec_tab[r->refs[i].spec];
+/* Nothing per device: a binary search over the entries' ends, O(log entries). */
+static inline size_t sim_dev_spec(const sim_run *r, size_t i) {
+  size_t lo = 0, hi = r->nspec - 1;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (r->spec_end[mid] > i) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
 }
-static inline const char *sim_dev_name(const sim_run *r, size_t i) { return r->refs[i].name; }
+static inline const sim_spec *sim_dev_sp(const sim_run *r, size_t i) {
+  return &r->spec_tab[sim_dev_spec(r, i)];
+}
+/* The scenario's name (its arena is made on the first name asked). */
+static inline const char *sim_dev_name(const sim_run *r, size_t i) {
+  return hs_scenario_device_name(r->sc, i);
+}
 /* Entity id of the device's random streams: a hash of its name. */
 static inline uint64_t sim_dev_key(const sim_run *r, size_t i) {
-  return hs_fnv1a64_str(r->refs[i].name);
+  char name[HS_DEVICE_NAME_MAX];
+  hs_scenario_device_name_into(r->sc, i, name, sizeof name);
+  return hs_fnv1a64_str(name);
 }
 /* The device's powers at the start (its entry's times its power factor, which
  * the ledger keeps: hs_ledger_factor). */

@@ -191,8 +191,7 @@ static hs_status parse_root(ctx *c, const cJSON *root) {
                 (unsigned long long)sc->samples_per_round, sc->total_devices,
                 (unsigned long long)min_samples, floor_total);
   }
-  /* Names unique; the first step that expands 10^7 devices (every count and
-   * budget check above refuses without it). */
+  /* Names unique (on the entries: nothing is expanded). */
   if ((st = scn_devices_check(c))) return st;
   /* Last: real mode reads the data set, so every cheaper check comes first. */
   return scn_parse_learning(c, root);
@@ -324,9 +323,10 @@ void hs_scenario_destroy(hs_scenario *sc) {
   }
   hs_free(s->profiles);
   hs_free(s->profile_paths);
-  hs_free(s->refs);
+  hs_free(s->ends);
+  hs_free(s->by_name);
+  hs_free(s->name_off);
   hs_free(s->name_arena);
-  hs_free(s->ix);
   hs_free(s->description);
   scn_free_topology(&s->pub);
   hs_free(s);
@@ -342,38 +342,13 @@ const hs_link_spec *hs_scenario_link(const hs_scenario *sc, const char *name) {
   return NULL;
 }
 
-/* The expansion is lazy (scn_devices_build), so these build it on first use:
- * not thread-safe on one scenario shared before that, which no caller does
- * (every run and sweep row loads its own). */
-const hs_device_ref *hs_scenario_devices(const hs_scenario *sc) {
-  scn_devices_build((sim_scn *)(uintptr_t)sc); /* lazy: see above */
-  return ((const sim_scn *)sc)->refs;
-}
-
-static const name_ix *find_name(const sim_scn *s, const char *name) {
-  scn_devices_build((sim_scn *)(uintptr_t)s);
-  size_t lo = 0, hi = s->nix;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    int r = strcmp(name, s->ix[mid].name);
-    if (r == 0) return &s->ix[mid];
-    if (r < 0) hi = mid;
-    else lo = mid + 1;
-  }
-  return NULL;
-}
-
 size_t hs_scenario_find_device(const hs_scenario *sc, const char *name) {
-  const name_ix *hit = find_name((const sim_scn *)sc, name);
-  return hit && hit->n == 1 ? hit->first : SIZE_MAX;
+  size_t first, n;
+  return scn_find_name((const sim_scn *)sc, name, &first, &n) && n == 1 ? first : SIZE_MAX;
 }
 
 bool hs_scenario_find_name(const hs_scenario *sc, const char *name, size_t *first, size_t *n) {
-  const name_ix *hit = find_name((const sim_scn *)sc, name);
-  if (!hit) return false;
-  *first = hit->first;
-  *n = hit->n;
-  return true;
+  return scn_find_name((const sim_scn *)sc, name, first, n);
 }
 
 const uint32_t *hs_scenario_groups(const hs_scenario *sc) {

@@ -20,12 +20,17 @@
  *
  * Names: every expanded device ("<entry>" for count 1, "<entry>-<k>" else) and
  * every entry name with count > 1 or count 0 must be distinct, so a silo member
- * or a lookup names exactly one thing. The index is an array sorted by name:
- * O(N log N) to build for N expanded devices, O(log N) per lookup, about 60
- * bytes per device with the device table (10^6 devices: 0.2 s, 80 MB).
- * Rejected: a hash table (more code, and iteration order would need care to
- * stay deterministic); per-entry linear search (O(N) per silo member,
- * quadratic for silos of 10^5 devices). */
+ * or a lookup names exactly one thing. Nothing is stored per expanded device:
+ * the entries are indexed by name (sorted, O(E log E) for E entries) and a
+ * name is looked up as an entry name, else parsed as "<p>-<k>" (split at the
+ * last '-': k has none) and looked up as entry p, k < count: O(log E). Device
+ * i's entry is a binary search over the entries' ends (prefix sums); the names
+ * "<entry>-<k>" are written into an arena on the first name asked (a run that
+ * writes no name never makes them). The uniqueness check works on entries
+ * alone (scn_devices_check), so validate never expands 10^7 devices.
+ * Rejected: the earlier sorted per-device index and device table (56 bytes
+ * per device, 0.5 GB and seconds of sorting at 10^7); a hash table (more code,
+ * iteration order would need care to stay deterministic). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -177,14 +182,6 @@ static hs_status parse_device(ctx *c, const cJSON *e, hs_device_spec *d) {
   return HS_OK;
 }
 
-static int ix_cmp(const void *a, const void *b) {
-  const name_ix *x = a, *y = b;
-  int r = strcmp(x->name, y->name);
-  if (r) return r;
-  if (x->entry != y->entry) return x->entry < y->entry ? -1 : 1;
-  return x->n < y->n ? -1 : x->n > y->n;
-}
-
 static size_t ndigits(uint32_t v) {
   size_t n = 1;
   while (v >= 10) {
@@ -194,74 +191,242 @@ static size_t ndigits(uint32_t v) {
   return n;
 }
 
-/* Expand counts into the device table and the sorted name index, once: on the
- * first call of hs_scenario_devices or a name lookup, or by scn_devices_check
- * at the end of parsing, whichever comes first. A budget or count refused
- * before then never expands (10^7 devices: ~1 GB and seconds of sorting).
- * Walks every entry in file order: an excluded one adds its name (n = 0) and
- * no device; refs[].spec counts included entries only (hs_scenario.devices). */
-void scn_devices_build(sim_scn *s) {
-  if (s->refs) return;
-  hs_scenario *sc = &s->pub;
-  size_t arena = 0, nix = 0;
-  for (size_t i = 0; i < s->nentries; i++) {
-    const hs_device_spec *d = &s->entries[i];
-    nix += d->count + (d->count != 1);
-    if (d->count > 1) {
-      size_t len = strlen(d->name) + 2; /* '-' and NUL */
-      for (uint32_t k = 0; k < d->count; k++) arena += len + ndigits(k);
-    }
-  }
-  s->refs = hs_malloc((sc->total_devices ? sc->total_devices : 1) * sizeof *s->refs);
-  s->name_arena = hs_malloc(arena + 1);
-  s->ix = hs_malloc((nix ? nix : 1) * sizeof *s->ix);
-  size_t pos = 0, at = 0, spec = 0;
-  for (size_t i = 0; i < s->nentries; i++) {
-    hs_device_spec *d = &s->entries[i];
-    if (d->count != 1) s->ix[s->nix++] = (name_ix){d->name, pos, d->count, i};
-    for (uint32_t k = 0; k < d->count; k++, pos++) {
-      const char *name = d->name;
-      if (d->count > 1) {
-        char *dst = s->name_arena + at;
-        int w = snprintf(dst, arena + 1 - at, "%s-%lu", d->name, (unsigned long)k);
-        at += (size_t)w + 1;
-        name = dst;
-      }
-      s->refs[pos] = (hs_device_ref){name, spec, k};
-      s->ix[s->nix++] = (name_ix){name, pos, 1, i};
-    }
-    spec += d->count > 0;
-  }
-  qsort(s->ix, s->nix, sizeof *s->ix, ix_cmp);
+/* Digits of 0..k-1 together: k, plus k - 10^d for every power 10^d < k. */
+static size_t digits_below(size_t k) {
+  size_t n = k;
+  for (size_t p = 10; p < k; p *= 10) n += k - p;
+  return n;
 }
 
-/* Every name (entries and expanded names) unique: expands the devices. */
+static int by_name_cmp(const void *a, const void *b) {
+  const scn_named *x = a, *y = b;
+  int r = strcmp(x->name, y->name);
+  if (r) return r;
+  return x->entry < y->entry ? -1 : x->entry > y->entry;
+}
+
+/* The entries' prefix sums and name index (O(E log E) for E entries, nothing
+ * per device); called at the end of scn_parse_devices. */
+static void build_tables(sim_scn *s) {
+  hs_scenario *sc = &s->pub;
+  size_t nd = sc->ndevices ? sc->ndevices : 1;
+  s->ends = hs_malloc(nd * sizeof *s->ends);
+  s->name_off = hs_calloc(nd, sizeof *s->name_off);
+  for (size_t j = 0; j < sc->ndevices; j++) s->ends[j] = sc->devices[j].first + sc->devices[j].count;
+  s->by_name = hs_malloc(s->nentries * sizeof *s->by_name);
+  for (size_t i = 0; i < s->nentries; i++) s->by_name[i] = (scn_named){s->entries[i].name, i};
+  qsort(s->by_name, s->nentries, sizeof *s->by_name, by_name_cmp);
+}
+
+/* The "<entry>-<k>" names, once, on the first name asked (a run that writes
+ * no name never makes them: ~11 bytes per device). */
+void scn_names_build(sim_scn *s) {
+  if (s->name_arena) return;
+  hs_scenario *sc = &s->pub;
+  size_t arena = 0;
+  for (size_t j = 0; j < sc->ndevices; j++) {
+    const hs_device_spec *d = &sc->devices[j];
+    s->name_off[j] = arena;
+    if (d->count > 1) arena += d->count * (strlen(d->name) + 2) + digits_below(d->count);
+  }
+  char *out = hs_malloc(arena + 1);
+  size_t at = 0;
+  for (size_t j = 0; j < sc->ndevices; j++) {
+    const hs_device_spec *d = &sc->devices[j];
+    if (d->count < 2) continue;
+    for (uint32_t k = 0; k < d->count; k++) {
+      int w = snprintf(out + at, arena + 1 - at, "%s-%lu", d->name, (unsigned long)k);
+      at += (size_t)w + 1;
+    }
+  }
+  s->name_arena = out;
+}
+
+size_t hs_scenario_device_entry(const hs_scenario *sc, size_t i) {
+  const sim_scn *s = (const sim_scn *)sc;
+  size_t lo = 0, hi = sc->ndevices - 1; /* the first j with ends[j] > i */
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (s->ends[mid] > i) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
+/* The expansion is lazy, so this makes the names on first use: not
+ * thread-safe on one scenario shared before that, which no caller does
+ * (every run and sweep row loads its own). */
+const char *hs_scenario_device_name(const hs_scenario *sc, size_t i) {
+  sim_scn *s = (sim_scn *)(uintptr_t)sc;
+  size_t j = hs_scenario_device_entry(sc, i);
+  const hs_device_spec *d = &sc->devices[j];
+  if (d->count == 1) return d->name;
+  scn_names_build(s);
+  size_t k = i - d->first;
+  return s->name_arena + s->name_off[j] + k * (strlen(d->name) + 2) + digits_below(k);
+}
+
+size_t hs_scenario_device_name_into(const hs_scenario *sc, size_t i, char *buf, size_t cap) {
+  size_t j = hs_scenario_device_entry(sc, i);
+  const hs_device_spec *d = &sc->devices[j];
+  size_t len = strlen(d->name);
+  if (len + 1 > cap) len = cap - 1;
+  memcpy(buf, d->name, len);
+  if (d->count != 1 && len + 2 + 8 <= cap) {
+    uint32_t k = (uint32_t)(i - d->first);
+    size_t nd = ndigits(k);
+    buf[len++] = '-';
+    for (size_t q = nd; q-- > 0; k /= 10) buf[len + q] = (char)('0' + k % 10);
+    len += nd;
+  }
+  buf[len] = '\0';
+  return len;
+}
+
+hs_device_ref hs_scenario_device(const hs_scenario *sc, size_t i) {
+  size_t j = hs_scenario_device_entry(sc, i);
+  return (hs_device_ref){hs_scenario_device_name(sc, i), j,
+                         (uint32_t)(i - sc->devices[j].first)};
+}
+
+/* The first position in by_name whose entry name is >= the len bytes at key
+ * (compared as a whole string). */
+static size_t lower_bound(const sim_scn *s, const char *key, size_t len) {
+  size_t lo = 0, hi = s->nentries;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    const char *nm = s->by_name[mid].name;
+    int r = strncmp(nm, key, len);
+    if (!r) r = nm[len] != '\0';
+    if (r < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+static bool name_is(const sim_scn *s, size_t pos, const char *key, size_t len) {
+  if (pos >= s->nentries) return false;
+  const char *nm = s->by_name[pos].name;
+  return !strncmp(nm, key, len) && nm[len] == '\0';
+}
+
+/* "<p>-<k>" with k written as a generated name writes it (decimal, no leading
+ * zero, below 10^8): *plen = strlen(p). The last '-' splits, since k has none. */
+static bool split_expanded(const char *x, size_t *plen, uint32_t *k) {
+  const char *dash = strrchr(x, '-');
+  if (!dash || dash == x) return false;
+  const char *d = dash + 1;
+  size_t nd = strlen(d);
+  if (!nd || nd > 8 || (nd > 1 && d[0] == '0')) return false;
+  uint32_t v = 0;
+  for (size_t q = 0; q < nd; q++) {
+    if (d[q] < '0' || d[q] > '9') return false;
+    v = v * 10 + (uint32_t)(d[q] - '0');
+  }
+  *plen = (size_t)(dash - x);
+  *k = v;
+  return true;
+}
+
+/* One thing a name names (what the old per-device index held). */
+typedef struct name_hit {
+  size_t first; /* first expanded device it names */
+  size_t n;     /* 1 for a device, count for an entry with count > 1, 0 for an excluded entry */
+  size_t entry; /* index in sim_scn.entries */
+} name_hit;
+
+static name_hit entry_hit(const sim_scn *s, size_t e) {
+  const hs_device_spec *d = &s->entries[e];
+  return (name_hit){d->first, d->count == 1 ? 1 : d->count, e};
+}
+
+bool scn_find_name(const sim_scn *s, const char *name, size_t *first, size_t *n) {
+  size_t len = strlen(name), pos = lower_bound(s, name, len);
+  if (name_is(s, pos, name, len)) {
+    name_hit h = entry_hit(s, s->by_name[pos].entry);
+    *first = h.first;
+    *n = h.n;
+    return true;
+  }
+  size_t plen;
+  uint32_t k;
+  if (!split_expanded(name, &plen, &k)) return false;
+  for (pos = lower_bound(s, name, plen); name_is(s, pos, name, plen); pos++) {
+    const hs_device_spec *d = &s->entries[s->by_name[pos].entry];
+    if (d->count > 1 && k < d->count) {
+      *first = d->first + k;
+      *n = 1;
+      return true;
+    }
+  }
+  return false;
+}
+
+static int hit_cmp(const void *a, const void *b) {
+  const name_hit *x = a, *y = b;
+  if (x->entry != y->entry) return x->entry < y->entry ? -1 : 1;
+  return x->n < y->n ? -1 : x->n > y->n;
+}
+
+/* Every name unique: entries' names among themselves, and an entry's name
+ * against the expanded names "<p>-<k>" of an entry p with count > 1 (two
+ * expanded names of different entries can only meet when those entries share
+ * a name, itself a smaller clash). Reports the smallest clashing name (strcmp
+ * order) at the later of its two first holders (by entry, then n), as the
+ * sorted per-device index of earlier versions did: same messages, without
+ * expanding anything. O(E log E). */
 hs_status scn_devices_check(ctx *c) {
   sim_scn *s = c->s;
-  scn_devices_build(s);
-  for (size_t j = 1; j < s->nix; j++) {
-    const name_ix *a = &s->ix[j - 1], *b = &s->ix[j];
-    if (strcmp(a->name, b->name)) continue;
-    /* Report at the later entry; describe what it clashes with. */
-    const name_ix *later = a->entry > b->entry ? a : b, *earlier = later == a ? b : a;
-    sim_jpath_key(&c->path, "devices");
-    sim_jpath_index(&c->path, later->entry);
-    sim_jpath_key(&c->path, "name");
-    char what[160], b1[80];
-    const hs_device_spec *de = &s->entries[earlier->entry];
-    if (earlier->n == 1 && de->count > 1)
-      snprintf(what, sizeof what, "device %lu of devices[%zu] (\"%s\", count %lu)",
-               (unsigned long)(earlier->first - de->first), earlier->entry,
-               scn_shown(de->name, b1, sizeof b1), (unsigned long)de->count);
-    else
-      snprintf(what, sizeof what, "devices[%zu]%s", earlier->entry,
-               de->count ? "" : " (excluded, count 0)");
-    if (later->n == 1 && s->entries[later->entry].count > 1)
-      return scn_fail(c, HS_EINVAL, "expanded name \"%s\" is already the name of %s", later->name,
-                  what);
-    return scn_fail(c, HS_EINVAL, "\"%s\" is already the name of %s", later->name, what);
+  const char *worst = NULL;
+  for (size_t pos = 0; pos < s->nentries; pos++) {
+    const char *x = s->by_name[pos].name;
+    bool clash = pos + 1 < s->nentries && !strcmp(x, s->by_name[pos + 1].name);
+    size_t plen;
+    uint32_t k;
+    if (!clash && split_expanded(x, &plen, &k))
+      for (size_t q = lower_bound(s, x, plen); !clash && name_is(s, q, x, plen); q++) {
+        const hs_device_spec *d = &s->entries[s->by_name[q].entry];
+        clash = d->count > 1 && k < d->count;
+      }
+    if (clash && (!worst || strcmp(x, worst) < 0)) worst = x;
   }
-  return HS_OK;
+  if (!worst) return HS_OK;
+  /* Everything named `worst`: entries, then at most a few expanded devices. */
+  size_t cap = 8, nh = 0;
+  name_hit *h = hs_malloc(cap * sizeof *h);
+  size_t len = strlen(worst), plen;
+  uint32_t k;
+  for (size_t q = lower_bound(s, worst, len); name_is(s, q, worst, len); q++) {
+    if (nh == cap) h = hs_realloc(h, (cap *= 2) * sizeof *h);
+    h[nh++] = entry_hit(s, s->by_name[q].entry);
+  }
+  if (split_expanded(worst, &plen, &k))
+    for (size_t q = lower_bound(s, worst, plen); name_is(s, q, worst, plen); q++) {
+      const hs_device_spec *d = &s->entries[s->by_name[q].entry];
+      if (d->count < 2 || k >= d->count) continue;
+      if (nh == cap) h = hs_realloc(h, (cap *= 2) * sizeof *h);
+      h[nh++] = (name_hit){d->first + k, 1, s->by_name[q].entry};
+    }
+  qsort(h, nh, sizeof *h, hit_cmp);
+  /* Report at the later entry; describe what it clashes with. */
+  name_hit later = h[0].entry > h[1].entry ? h[0] : h[1];
+  name_hit earlier = h[0].entry > h[1].entry ? h[1] : h[0];
+  hs_free(h);
+  sim_jpath_key(&c->path, "devices");
+  sim_jpath_index(&c->path, later.entry);
+  sim_jpath_key(&c->path, "name");
+  char what[160], b1[80];
+  const hs_device_spec *de = &s->entries[earlier.entry];
+  if (earlier.n == 1 && de->count > 1)
+    snprintf(what, sizeof what, "device %lu of devices[%zu] (\"%s\", count %lu)",
+             (unsigned long)(earlier.first - de->first), earlier.entry,
+             scn_shown(de->name, b1, sizeof b1), (unsigned long)de->count);
+  else
+    snprintf(what, sizeof what, "devices[%zu]%s", earlier.entry,
+             de->count ? "" : " (excluded, count 0)");
+  if (later.n == 1 && s->entries[later.entry].count > 1)
+    return scn_fail(c, HS_EINVAL, "expanded name \"%s\" is already the name of %s", worst, what);
+  return scn_fail(c, HS_EINVAL, "\"%s\" is already the name of %s", worst, what);
 }
 
 hs_status scn_parse_devices(ctx *c, const cJSON *root) {
@@ -302,6 +467,7 @@ hs_status scn_parse_devices(ctx *c, const cJSON *root) {
     if (!d->count) continue;
     sc->devices[sc->ndevices++] = *d; /* shallow: entries own the strings */
   }
+  build_tables(s);
   sim_jpath_pop(&c->path, m0);
-  return HS_OK; /* expanded and names checked by scn_devices_check, after the budget */
+  return HS_OK; /* names checked by scn_devices_check, after the budget */
 }

@@ -67,7 +67,7 @@ static hs_status parse_availability(ctx *c, const cJSON *o, dyn_dev_spec *t, siz
   for (size_t k = first; k < first + n; k++) {
     if (t[k].av_trace)
       return scn_fail(c, HS_EINVAL, "device \"%s\" already has intervals in availability_trace",
-                      hs_scenario_devices(&c->s->pub)[k].name);
+                      hs_scenario_device_name(&c->s->pub, k));
     t[k].av_on_s = on_s;
     t[k].av_off_s = off_s;
   }
@@ -78,11 +78,11 @@ static hs_status parse_availability(ctx *c, const cJSON *o, dyn_dev_spec *t, siz
 /* The thermal block of device k's profile, or a failure naming it. */
 static hs_status thermal_of(ctx *c, size_t k, bool required, const hs_thermal_profile **out) {
   const hs_scenario *sc = &c->s->pub;
-  const hs_device_spec *d = &sc->devices[hs_scenario_devices(sc)[k].spec];
+  const hs_device_spec *d = &sc->devices[hs_scenario_device_entry(sc, k)];
   *out = hs_profile_thermal(d->profile);
   if (!*out && required)
     return scn_fail(c, HS_EINVAL, "profile \"%s\" of device \"%s\" has no thermal block",
-                    d->profile_name, hs_scenario_devices(sc)[k].name);
+                    d->profile_name, hs_scenario_device_name(sc, k));
   return HS_OK;
 }
 
@@ -183,7 +183,7 @@ static hs_status parse_trace(ctx *c, const char *name, struct hs_dynamics *dy) {
     for (size_t j = 1; j < t->av_n; j++) {
       if (t->av_iv[2 * j] < t->av_iv[2 * w + 1]) {
         st = scn_fail(c, HS_EINVAL, "%s: device \"%s\": intervals overlap at %g s", path,
-                      hs_scenario_devices(sc)[d].name, t->av_iv[2 * j]);
+                      hs_scenario_device_name(sc, d), t->av_iv[2 * j]);
         goto done;
       }
       if (t->av_iv[2 * j] == t->av_iv[2 * w + 1]) {

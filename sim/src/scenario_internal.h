@@ -3,8 +3,8 @@
  *   scenario.c          the pipeline (parse, load, destroy), root, policy,
  *                       telemetry, lookups
  *   scenario_get.c      error messages and the typed, range-checked getters
- *   scenario_devices.c  network, devices (profiles, speed traces), expansion
- *                       and the name index
+ *   scenario_devices.c  network, devices (profiles, speed traces), expanded
+ *                       devices and names (no per-device table)
  *   scenario_regime.c   regime options, generically from the regime's table
  *   scenario_override.c --set overrides on the JSON tree
  *   scenario_json.c     the scenario printed back as JSON (hetsim validate)
@@ -29,17 +29,14 @@
 #include "sim_regime.h"
 
 /* Limits that catch typos, not physics. */
-#define SCN_MAX_TOTAL_DEVICES 10000000u /* 10^7 expanded devices: ~0.5 GB of tables */
+#define SCN_MAX_TOTAL_DEVICES 10000000u /* 10^7 expanded devices */
 #define SCN_MAX_NAME 64
 #define SCN_MAX_U53 9007199254740992.0 /* 2^53: integers JSON numbers hold exactly */
 
-typedef struct name_ix {
-  const char *name;
-  size_t first; /* first expanded device it names */
-  size_t n;     /* 1 for a device, count for an entry name with count > 1, 0 for an
-                   excluded entry (count 0) */
-  size_t entry; /* devices[entry] in the file (an index of sim_scn.entries) */
-} name_ix;
+typedef struct scn_named {
+  const char *name; /* entries[entry].name */
+  size_t entry;
+} scn_named;
 
 typedef struct sim_scn {
   hs_scenario pub; /* first: hs_scenario * and sim_scn * convert */
@@ -52,10 +49,13 @@ typedef struct sim_scn {
   hs_profile **profiles;
   char **profile_paths; /* resolved, parallel to profiles */
   size_t nprofiles;
-  hs_device_ref *refs; /* total_devices */
-  char *name_arena;    /* "<entry>-<k>" names of entries with count > 1 */
-  name_ix *ix;         /* sorted by name */
-  size_t nix;
+  /* Nothing per expanded device but the name arena (scenario_devices.c):
+   * device i's entry is found among `ends` (a prefix sum over the included
+   * entries), a name lookup parses "<entry>-<k>" against `by_name`. */
+  size_t *ends;        /* ndevices: devices[j].first + devices[j].count */
+  scn_named *by_name;  /* nentries: every entry, sorted by (name, index) */
+  size_t *name_off;    /* ndevices: where entry j's "<entry>-<k>" names start */
+  char *name_arena;    /* "<entry>-<k>" names of entries with count > 1; lazy */
   const sim_regime *regime; /* descriptor of regime.kind (owns regime.opts) */
   char *description;
   bool policy_seed_set; /* policy.seed written explicitly */
@@ -109,8 +109,9 @@ hs_status scn_get_choice(ctx *c, const cJSON *obj, const char *key, const char *
 /* scenario_devices.c */
 hs_status scn_parse_network(ctx *c, const cJSON *root);
 hs_status scn_parse_devices(ctx *c, const cJSON *root);
-void scn_devices_build(sim_scn *s);
 hs_status scn_devices_check(ctx *c);
+void scn_names_build(sim_scn *s);
+bool scn_find_name(const sim_scn *s, const char *name, size_t *first, size_t *n);
 
 /* scenario_regime.c */
 hs_status scn_parse_regime(ctx *c, const cJSON *root);

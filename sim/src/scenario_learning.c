@@ -157,7 +157,7 @@ static hs_status check_real(ctx *c, hs_scenario *sc) {
     unsigned long k = strtoul(p + 12, NULL, 10);
     if (k < sc->total_devices)
       snprintf(dev, sizeof dev, " (participant %lu is device \"%s\")", k,
-               hs_scenario_devices(sc)[k].name);
+               hs_scenario_device_name(sc, k));
   }
   /* Missing or unreadable data is bad input (exit 2), like a missing profile. */
   st = scn_fail(c, st == HS_EIO || st == HS_ENOENT ? HS_ENOENT : st, "%s%s", e.msg, dev);

@@ -93,7 +93,7 @@ typedef struct sim_regime {
   void (*opts_free)(void *opts);
   /* Optimiser steps per round the policy plans for (0: none). NULL: 0. */
   uint32_t (*policy_steps)(const void *opts);
-  /* Participant groups: one id per expanded device (hs_scenario_devices
+  /* Participant groups: one id per expanded device (hs_scenario_device
    * order), ready for hs_controller_create; NULL (or a NULL hook): one group. */
   const uint32_t *(*groups)(const void *opts);
 

@@ -77,7 +77,8 @@ Test(scenario, count_expansion_and_names) {
   hs_override o[] = {SET("devices[1].count", "12")};
   hs_scenario *sc = parse_ok(BASE, o, 1);
   cr_assert_eq(sc->total_devices, 13);
-  const hs_device_ref *d = hs_scenario_devices(sc);
+  hs_device_ref d[13];
+  for (size_t i = 0; i < 13; i++) d[i] = hs_scenario_device(sc, i);
   cr_expect_str_eq(d[0].name, "a");
   cr_expect_eq(d[0].spec, 0);
   cr_expect_str_eq(d[1].name, "b-0");
@@ -97,7 +98,17 @@ Test(scenario, large_population_expands) {
   hs_override o[] = {SET("devices[1].count", "200000"), SET("samples_per_round", "1000000")};
   hs_scenario *sc = parse_ok(BASE, o, 2);
   cr_expect_eq(sc->total_devices, 200001);
-  cr_expect_str_eq(hs_scenario_devices(sc)[200000].name, "b-199999");
+  cr_expect_str_eq(hs_scenario_device_name(sc, 200000), "b-199999");
+  char buf[HS_DEVICE_NAME_MAX];
+  for (size_t i = 0; i < sc->total_devices; i += 997) { /* the arena and the writer agree */
+    hs_scenario_device_name_into(sc, i, buf, sizeof buf);
+    cr_expect_str_eq(buf, hs_scenario_device_name(sc, i));
+    cr_expect_eq(hs_scenario_find_device(sc, buf), i);
+  }
+  cr_expect_eq(hs_scenario_find_device(sc, "b-0123"), SIZE_MAX, "not a generated name");
+  cr_expect_eq(hs_scenario_find_device(sc, "b-200000"), SIZE_MAX);
+  cr_expect_eq(hs_scenario_find_device(sc, "b-"), SIZE_MAX);
+  cr_expect_eq(hs_scenario_find_device(sc, "-1"), SIZE_MAX);
   cr_expect_eq(hs_scenario_find_device(sc, "b-123456"), 123457);
   hs_scenario_destroy(sc);
 }

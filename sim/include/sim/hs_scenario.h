@@ -57,7 +57,7 @@ typedef struct hs_device_spec {
   const hs_speed_trace *speed_trace; /* loaded, or NULL */
   char *owner;                 /* optional, informational (who owns the board), or NULL */
   char *speed_trace_name;      /* "speed_trace" as written in the scenario, or NULL */
-  size_t first;                /* index of its first expanded device (see hs_scenario_devices) */
+  size_t first;                /* index of its first expanded device (see hs_scenario_device) */
 } hs_device_spec;
 
 /* The regime: its kind and its options, which belong to the regime (each
@@ -161,19 +161,29 @@ typedef struct hs_device_ref {
   uint32_t k;       /* index within that entry, 0 <= k < count */
 } hs_device_ref;
 
-/* All sc->total_devices expanded devices in a stable order: entry order, then k.
- * devices[i].first is the position of entry i's first device. Owned by sc. */
-const hs_device_ref *hs_scenario_devices(const hs_scenario *sc);
-/* Position (in hs_scenario_devices order) of the device with this expanded
- * name, or SIZE_MAX. O(log n). */
+/* The sc->total_devices expanded devices, in a stable order: entry order,
+ * then k; devices[j].first is the position of entry j's first device. Nothing
+ * is stored per device: the entry is found by binary search over the entries
+ * (O(log entries)), the name in a name arena made on the first name asked. */
+hs_device_ref hs_scenario_device(const hs_scenario *sc, size_t i);
+/* Its entry (index in sc->devices). O(log entries). */
+size_t hs_scenario_device_entry(const hs_scenario *sc, size_t i);
+/* Its name (owned by the scenario; the first call makes every name). */
+const char *hs_scenario_device_name(const hs_scenario *sc, size_t i);
+/* Its name written into buf (cap >= HS_DEVICE_NAME_MAX), without making the
+ * names; returns the length. */
+#define HS_DEVICE_NAME_MAX 80
+size_t hs_scenario_device_name_into(const hs_scenario *sc, size_t i, char *buf, size_t cap);
+/* Position (in hs_scenario_device order) of the device with this expanded
+ * name, or SIZE_MAX. O(log entries): "<entry>-<k>" is parsed. */
 size_t hs_scenario_find_device(const hs_scenario *sc, const char *name);
 /* The same for any name the scenario gives devices: an expanded device
  * (*n = 1), an entry with count > 1 (*n = count, from *first) or an excluded
  * entry (count 0: *n = 0, a name with no device). False when no device or
- * entry has the name. O(log n). */
+ * entry has the name. O(log entries). */
 bool hs_scenario_find_name(const hs_scenario *sc, const char *name, size_t *first, size_t *n);
 /* The regime's participant groups (hfl-ddp: the silo of each expanded device):
- * sc->total_devices ids in hs_scenario_devices order, ready to pass as
+ * sc->total_devices ids in hs_scenario_device order, ready to pass as
  * hs_controller_create's groups. NULL when the regime has one group. Owned by sc. */
 const uint32_t *hs_scenario_groups(const hs_scenario *sc);
 
