@@ -61,8 +61,8 @@
  * the classic calendar queue (O(bucket) inserts). Rungs (a ladder queue) were
  * first rejected as needed for degenerate spans only; PMA at 10^6 devices
  * showed otherwise (above); they reuse the calendar's buckets and chunks.
- * Splitting threshold (SPLIT_MIN) and the hold model after the ladder: see
- * the notes of the change (hold model unchanged within noise).
+ * The hold model above never fills a bucket past SPLIT_MIN (exponential
+ * times, ~64 per bucket): its figures are unchanged within noise by the rungs.
  *
  * Memory: 24 bytes per entry, plus up to one partly filled 388-byte chunk per
  * non-empty bucket and 16 bytes per bucket header (nbk <= pending / 64 per
