@@ -80,7 +80,7 @@
 #define CHUNK_N 16    /* entries per chunk */
 #define PER_BUCKET 64 /* far entries per bucket at a rebuild */
 #define RESPREAD_MIN 4096 /* heaps this small are cheap: never spread them */
-#define SPLIT_MIN 1024    /* a bucket larger than this is spread over a new rung */
+#define SPLIT_MIN 256     /* a bucket larger than this is spread over a new rung */
 
 struct sim_evq_chunk {
   uint32_t next;
@@ -326,13 +326,16 @@ static void rebuild(sim_evq *q) {
 }
 
 /* The rung a spread of entries earlier than the innermost rung's remaining
- * buckets goes to: a new innermost one, or the innermost itself when it is used
- * up (then nothing lies between it and its parent, and it can be replaced; so
- * every rung but the innermost always has a bucket left). NULL when the
+ * buckets goes to: a new innermost one, or the innermost itself when it is an
+ * inner rung used up (then nothing lies between it and its parent, and it can
+ * be replaced; so every inner rung but the innermost always has a bucket
+ * left). Never rung 0: far is bounded by rung 0's end, and a new rung over the
+ * same entries may end later, past entries already in far; a used-up rung 0
+ * is a harmless parent (its pushes past the end go to far). NULL when the
  * ladder is full. */
 static sim_evq_rung *child_rung(sim_evq *q) {
   sim_evq_rung *R = &q->rung[q->nr - 1];
-  if (R->cur == R->nbk) return R;
+  if (R->cur == R->nbk && q->nr > 1) return R;
   if (q->nr == SIM_EVQ_RUNGS) return NULL;
   return &q->rung[q->nr++];
 }
