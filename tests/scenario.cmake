@@ -1,5 +1,5 @@
 # tests/scenario.cmake: the scenario loader (unit tests) and the CLI case runner.
-hs_add_test(NAME scenario SOURCES unit/test_scenario.c LIBS hetsim::sim hetsim::cjson TIMEOUT 60)
+hs_add_test(NAME scenario SOURCES unit/test_scenario.c LIBS hetsim::sim hetsim::cjson Threads::Threads TIMEOUT 60)
 hs_add_test(NAME scenario_exclude SOURCES unit/test_scenario_exclude.c
   LIBS hetsim::sim hetsim::cjson TIMEOUT 60)
 

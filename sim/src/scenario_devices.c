@@ -32,6 +32,8 @@
  * per device, 0.5 GB and seconds of sorting at 10^7); a hash table (more code,
  * iteration order would need care to stay deterministic). */
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -220,8 +222,19 @@ static void build_tables(sim_scn *s) {
 
 /* The "<entry>-<k>" names, once, on the first name asked (a run that writes
  * no name never makes them: ~11 bytes per device). */
+/* Made once, on first use, so that a scenario of 10^7 devices costs no name
+ * memory unless names are asked for. Thread-safe: several runs may share one
+ * loaded scenario (const to them); the first caller builds under a lock and
+ * publishes the arena with a release store, later callers see it with an
+ * acquire load and take no lock. */
 void scn_names_build(sim_scn *s) {
-  if (s->name_arena) return;
+  static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+  if (atomic_load_explicit(&s->name_arena, memory_order_acquire)) return;
+  pthread_mutex_lock(&lock);
+  if (atomic_load_explicit(&s->name_arena, memory_order_relaxed)) {
+    pthread_mutex_unlock(&lock);
+    return;
+  }
   hs_scenario *sc = &s->pub;
   size_t arena = 0;
   for (size_t j = 0; j < sc->ndevices; j++) {
@@ -239,7 +252,8 @@ void scn_names_build(sim_scn *s) {
       at += (size_t)w + 1;
     }
   }
-  s->name_arena = out;
+  atomic_store_explicit(&s->name_arena, out, memory_order_release);
+  pthread_mutex_unlock(&lock);
 }
 
 size_t hs_scenario_device_entry(const hs_scenario *sc, size_t i) {
@@ -253,9 +267,8 @@ size_t hs_scenario_device_entry(const hs_scenario *sc, size_t i) {
   return lo;
 }
 
-/* The expansion is lazy, so this makes the names on first use: not
- * thread-safe on one scenario shared before that, which no caller does
- * (every run and sweep row loads its own). */
+/* The expansion is lazy: the names are made on first use (scn_names_build,
+ * thread-safe). */
 const char *hs_scenario_device_name(const hs_scenario *sc, size_t i) {
   sim_scn *s = (sim_scn *)(uintptr_t)sc;
   size_t j = hs_scenario_device_entry(sc, i);
@@ -263,7 +276,8 @@ const char *hs_scenario_device_name(const hs_scenario *sc, size_t i) {
   if (d->count == 1) return d->name;
   scn_names_build(s);
   size_t k = i - d->first;
-  return s->name_arena + s->name_off[j] + k * (strlen(d->name) + 2) + digits_below(k);
+  const char *arena = atomic_load_explicit(&s->name_arena, memory_order_acquire);
+  return arena + s->name_off[j] + k * (strlen(d->name) + 2) + digits_below(k);
 }
 
 size_t hs_scenario_device_name_into(const hs_scenario *sc, size_t i, char *buf, size_t cap) {

@@ -16,6 +16,7 @@
 #ifndef SIM_SCENARIO_INTERNAL_H
 #define SIM_SCENARIO_INTERNAL_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -55,7 +56,8 @@ typedef struct sim_scn {
   size_t *ends;        /* ndevices: devices[j].first + devices[j].count */
   scn_named *by_name;  /* nentries: every entry, sorted by (name, index) */
   size_t *name_off;    /* ndevices: where entry j's "<entry>-<k>" names start */
-  char *name_arena;    /* "<entry>-<k>" names of entries with count > 1; lazy */
+  _Atomic(char *) name_arena; /* "<entry>-<k>" names of entries with count > 1; made
+                              * on first use, once, under a lock (scn_names_build) */
   const sim_regime *regime; /* descriptor of regime.kind (owns regime.opts) */
   char *description;
   bool policy_seed_set; /* policy.seed written explicitly */
