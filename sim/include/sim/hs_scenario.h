@@ -168,7 +168,8 @@ typedef struct hs_device_ref {
 hs_device_ref hs_scenario_device(const hs_scenario *sc, size_t i);
 /* Its entry (index in sc->devices). O(log entries). */
 size_t hs_scenario_device_entry(const hs_scenario *sc, size_t i);
-/* Its name (owned by the scenario; the first call makes every name). */
+/* Its name (owned by the scenario; the first call makes every name, once,
+ * under a lock: threads that share one scenario may call it). */
 const char *hs_scenario_device_name(const hs_scenario *sc, size_t i);
 /* Its name written into buf (cap >= HS_DEVICE_NAME_MAX), without making the
  * names; returns the length. */
