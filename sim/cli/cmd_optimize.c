@@ -242,7 +242,7 @@ static int parse_args(opt_args *o, int argc, char **argv, char *why, size_t cap)
   }
   if (!o->scenario) BAD("expected a scenario file (see hetsim optimize --help)");
   if (!o->nvary) BAD("--vary: at least one is required");
-  if (!o->objective) BAD("--objective: required (makespan, energy, time_to_target or pareto)");
+  if (!o->objective) BAD("--objective: required (see " PROG " --help for the objectives)");
   if (!o->out) BAD("--out: required: the evaluations file (e.g. --out opt.csv)");
 #undef BAD
   return 0;
