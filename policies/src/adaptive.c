@@ -48,6 +48,7 @@ static hs_status adaptive_create(hs_controller *c, hs_error *err) {
   if (st != HS_OK) return st;
   adaptive *a = hs_calloc(1, sizeof *a);
   pol_costs_init(&a->costs, c->n);
+  pol_make_scratch(c);
   a->w_e = pol_real(c, K_W_E);
   a->ema = pol_real(c, K_EMA);
   a->min_samples = floor;

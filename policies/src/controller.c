@@ -56,10 +56,8 @@ hs_controller *hs_controller_create(const hs_policy_config *cfg, size_t n,
   pol_groups_build(c, groups);
   c->alloc = hs_calloc(n, sizeof *c->alloc);
   c->next = hs_calloc(n, sizeof *c->next);
-  c->w = hs_calloc(n, sizeof *c->w);
-  /* c->sd: only the policies that read it make it (oort, ema-batch): 8 B
-   * per participant less for the cost policies, which use scratch.q */
-  pol_scratch_init(&c->scratch, n);
+  /* c->w, c->scratch and c->sd: only the policies that use them make them
+   * (pol_make_scratch; equal needs none of them) */
   pol_equal_split(c, c->alloc);
   if (t->create(c, err) != HS_OK) goto fail;
   return c;

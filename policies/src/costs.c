@@ -54,11 +54,12 @@ void pol_costs_observe_list(pol_costs *k, const hs_telemetry *t, const uint32_t 
 }
 
 /* Median over the group members with an estimate; 0 when none. Works in
- * scratch.q, which the apportionment after it overwrites (so the controller
- * needs no c->sd for these policies). */
+ * c->w, which holds nothing yet: the weights of this group are written after
+ * both medians, and the earlier groups' were consumed by their apportionment
+ * (so these policies need no other n-double scratch). */
 static double group_median(hs_controller *c, const pol_costs *k, const uint32_t *idx, size_t m,
                            const double *x) {
-  double *buf = c->scratch.q;
+  double *buf = c->w;
   size_t j = 0;
   for (size_t q = 0; q < m; q++)
     if (k->have[idx[q]]) buf[j++] = x[idx[q]];

@@ -12,6 +12,7 @@
  * (ddp_schedule.c; per-step global batches would then vary with the
  * remainders, which ema-batch promises not to do), and rounding each step on
  * its own (the same ranks win the remainder at every step). */
+#include <assert.h>
 #include <math.h>
 #include <stdbool.h>
 #include <string.h>
@@ -37,19 +38,24 @@ typedef struct ebatch {
   double beta;          /* ema_batch_beta */
 } ebatch;
 
-/* Weights for a group: throughput; unmeasured ranks get the group median of the
- * measured ones (1 when none is measured, i.e. the equal split). */
-static void ebatch_weights(hs_controller *c, const uint32_t *idx, size_t m) {
+/* Weights for a group into c->w (and into also[], when not NULL):
+ * throughput; unmeasured ranks get the group median of the measured ones (1
+ * when none is measured, i.e. the equal split). The median works in c->w
+ * before the weights are written: nothing else lives there by then (an
+ * earlier group's weights were consumed by its apportionment). */
+static void ebatch_weights(hs_controller *c, const uint32_t *idx, size_t m, double *also) {
   ebatch *e = c->state;
   size_t k = 0;
   for (size_t j = 0; j < m; j++)
-    if (e->have[idx[j]]) c->sd[k++] = e->thr[idx[j]];
-  double neutral = k ? pol_median(c->sd, k) : 1.0;
+    if (e->have[idx[j]]) c->w[k++] = e->thr[idx[j]];
+  double neutral = k ? pol_median(c->w, k) : 1.0;
   if (!(neutral > 0)) neutral = 1.0;
   for (size_t j = 0; j < m; j++) {
     uint32_t i = idx[j];
     double v = e->have[i] ? e->thr[i] : neutral;
-    c->w[i] = v > 1e-300 ? v : 1e-300;
+    v = v > 1e-300 ? v : 1e-300;
+    c->w[i] = v;
+    if (also) also[i] = v;
   }
 }
 
@@ -61,36 +67,44 @@ static uint64_t step_global(uint64_t group_budget, uint32_t steps, uint32_t s) {
  * a round (the quota of a step is its exact share plus the carry), so a rank's
  * batches over the round stay within about one sample of its exact share
  * instead of collecting the same rounding S times (equal ranks, 5 samples over
- * 3 would otherwise get 2,2,1 at every step). */
+ * 3 would otherwise get 2,2,1 at every step). weights_ready: a round update
+ * (step 0, whose carry is 0) left the weights in e->carry. The quota waits in
+ * e->carry while the apportionment consumes c->w, so no other n-double
+ * scratch is needed. */
 static void plan_step(hs_controller *c, bool weights_ready) {
   ebatch *e = c->state;
   uint32_t steps = c->cfg.steps_per_round;
-  if (e->s == 0) memset(e->carry, 0, c->n * sizeof *e->carry);
+  assert(!weights_ready || e->s == 0);
+  if (e->s == 0 && !weights_ready) memset(e->carry, 0, c->n * sizeof *e->carry);
+  const double *wt = weights_ready ? e->carry : c->w;
   for (size_t g = 0; g < c->ngroups; g++) {
     const uint32_t *idx = c->order + c->gstart[g];
     size_t m = c->gstart[g + 1] - c->gstart[g];
     uint64_t gs = step_global(c->gbudget[g], steps, e->s);
-    if (!weights_ready) ebatch_weights(c, idx, m);
+    if (!weights_ready) ebatch_weights(c, idx, m, NULL);
     double wsum = 0;
-    for (size_t j = 0; j < m; j++) wsum += c->w[idx[j]];
+    for (size_t j = 0; j < m; j++) wsum += wt[idx[j]];
     double scale = (double)gs / wsum;
     for (size_t j = 0; j < m; j++) {
       uint32_t i = idx[j];
-      double quota = c->w[i] * scale + e->carry[i];
-      c->sd[i] = quota; /* sd is free after ebatch_weights */
+      /* step 0's carry is 0: weight*scale + 0.0 is that product exactly */
+      double quota = wt[i] * scale + (weights_ready ? 0.0 : e->carry[i]);
+      e->carry[i] = quota;
       c->w[i] = quota > 1e-12 ? quota : 1e-12;
     }
     pol_apportion(idx, m, c->w, gs, gs >= m ? 1 : 0, e->step, &c->scratch);
-    for (size_t j = 0; j < m; j++) e->carry[idx[j]] = c->sd[idx[j]] - (double)e->step[idx[j]];
+    for (size_t j = 0; j < m; j++) e->carry[idx[j]] -= (double)e->step[idx[j]];
   }
 }
 
-/* Round allocation from the current estimates into out; weights stay in c->w. */
+/* Round allocation from the current estimates into out; the weights are
+ * also left in e->carry for plan_step (step 0: its carry is free). */
 static void ebatch_plan(hs_controller *c, uint64_t *out) {
+  ebatch *e = c->state;
   for (size_t g = 0; g < c->ngroups; g++) {
     const uint32_t *idx = c->order + c->gstart[g];
     size_t m = c->gstart[g + 1] - c->gstart[g];
-    ebatch_weights(c, idx, m);
+    ebatch_weights(c, idx, m, e->carry);
     uint64_t fl = c->gbudget[g] >= m ? 1 : 0;
     pol_apportion(idx, m, c->w, c->gbudget[g], fl, out, &c->scratch);
   }
@@ -99,7 +113,7 @@ static void ebatch_plan(hs_controller *c, uint64_t *out) {
 static hs_status ebatch_create(hs_controller *c, hs_error *err) {
   (void)err;
   ebatch *e = hs_calloc(1, sizeof *e);
-  c->sd = hs_calloc(c->n, sizeof *c->sd); /* freed by the controller */
+  pol_make_scratch(c);
   e->beta = pol_real(c, K_BETA);
   e->thr = hs_calloc(c->n, sizeof *e->thr);
   e->have = hs_calloc(c->n, sizeof *e->have);

@@ -90,6 +90,11 @@ void pol_groups_build(hs_controller *c, const uint32_t *groups) {
   split_group_budgets(c);
 }
 
+void pol_make_scratch(hs_controller *c) {
+  c->w = hs_calloc(c->n, sizeof *c->w);
+  pol_scratch_init(&c->scratch, c->n);
+}
+
 void pol_equal_split(const hs_controller *c, uint64_t *out) {
   for (size_t g = 0; g < c->ngroups; g++) {
     size_t m;

@@ -34,7 +34,10 @@
  * an update at 10^6 participants from 35 to ~19 ms with the same decisions
  * (tests/unit/test_policy_oort.c compares every selection with a plain
  * sorting reference). Its own arrays, per participant: six 8-byte values,
- * two 4-byte indices, four flags (60 B; the 16-byte candidate pairs went).
+ * two 4-byte indices, four flags (60 B; the 16-byte candidate pairs went);
+ * the controller's c->w, c->sd and scratch.act (20 B) serve as its
+ * uniforms, exploration keys and index lists, and o->key and o->score as
+ * the selections' scratch once free (no other scratch per participant).
  * Rejected: FedScale's blacklist of over-selected clients and its
  * wall-clock-based staleness (not measurable from round telemetry). */
 #include <assert.h>
@@ -110,6 +113,7 @@ typedef struct oort_state {
 } oort_state;
 
 static hs_status oort_create(hs_controller *c, hs_error *err) {
+  pol_make_scratch(c);                    /* c->w, c->scratch.act */
   c->sd = hs_calloc(c->n, sizeof *c->sd); /* freed by the controller */
   uint64_t min_samples = pol_uint(c, K_MIN_SAMPLES);
   uint64_t k = pol_uint(c, K_K) ? pol_uint(c, K_K) : c->n / 2;
@@ -359,7 +363,8 @@ static void oort_update(hs_controller *c, const hs_telemetry *t) {
     const unsigned char *cand = NULL;
     size_t ncand = m;
     if (cut) {
-      double thr = 0.95 * pol_kth_of(o->score, m, m - nexploit, c->scratch.q);
+      /* o->key is free until es_keys: the scratch of these two */
+      double thr = 0.95 * pol_kth_of(o->score, m, m - nexploit, o->key);
       size_t above = 0;
       for (size_t p = 0; p < m; p++) {
         unsigned char f = o->score[p] >= thr;
@@ -369,20 +374,22 @@ static void oort_update(hs_controller *c, const hs_telemetry *t) {
       ncand = above;
       if (above <= want) {
         memset(o->cflag, 0, m);
-        pol_flag_top_k(o->score, m, want, o->cflag, &c->scratch);
+        pol_flag_top_k(o->score, m, want, o->cflag, o->key, c->scratch.act);
         ncand = want;
       }
       cand = o->cflag;
     }
-    size_t nl = es_keys(o->key, o->pos, uexp, o->score, cand, m, ncand, nexploit, c->scratch.q);
+    /* its sample goes into o->key, whose keys it writes after the sample */
+    size_t nl = es_keys(o->key, o->pos, uexp, o->score, cand, m, ncand, nexploit, o->key);
     memset(o->cflag, 0, nl);
-    pol_flag_top_k(o->key, nl, nexploit, o->cflag, &c->scratch);
+    /* the scores are spent: their array is the selection's scratch */
+    pol_flag_top_k(o->key, nl, nexploit, o->cflag, o->score, c->scratch.act);
     /* picked is all zero: one store per computed key, no branch */
     for (size_t q = 0; q < nl; q++) o->picked[o->eidx[o->pos[q]]] = o->cflag[q];
     memcpy(o->exploited, o->picked, n); /* exactly the exploited */
   }
   /* explore the other K-L slots among the unpicked (n - L >= K - L of them) */
-  pol_flag_top_k(xkey, n, k - nexploit, o->picked, &c->scratch);
+  pol_flag_top_k(xkey, n, k - nexploit, o->picked, o->score, c->scratch.act);
 
   /* equal split over the selected (exactly k: the selections above pick
    * nexploit + slots participants), extras to the lower indices */

@@ -31,7 +31,8 @@ void pol_costs_observe_list(pol_costs *k, const hs_telemetry *t, const uint32_t 
 /* The inverse-cost split of hs_policy.h into out, group by group: c_i =
  * w_t*tau_i/median(tau) + w_e*eps_i/median(eps) over the group's measured
  * members, neutral 1 for the unmeasured, clamped to >= 1e-12; shares 1/c_i
- * with floor min_samples. Uses c->w and c->scratch. O(n) expected. */
+ * with floor min_samples. Uses c->w and c->scratch (the policy's create
+ * makes them: pol_make_scratch). O(n) expected. */
 void pol_costs_split(hs_controller *c, const pol_costs *k, double w_e, uint64_t min_samples,
                      uint64_t *out);
 

@@ -29,9 +29,10 @@
  *                    saved (HS_EUNSUP). A stateless policy returns 0.
  *   state_check(c, err)  optional: after a restore wrote the fields of a fresh
  *                    controller, refuse combinations the ranges cannot express.
- * A hook may use c->w (n doubles) and c->scratch as scratch, and c->sd (n
- * doubles) when its create made it (hs_calloc; the controller frees it):
- * they hold nothing between calls. */
+ * A hook may use c->w (n doubles) and c->scratch as scratch when its create
+ * made them (pol_make_scratch), and c->sd (n doubles) when its create made
+ * it (hs_calloc); the controller frees them: they hold nothing between
+ * calls, and pol_apportion consumes the weights in c->w. */
 #ifndef POL_POLICY_H
 #define POL_POLICY_H
 
@@ -144,9 +145,10 @@ struct hs_controller {
   size_t *gstart;
   uint64_t *gbudget;
   double *gdeadband; /* ngroups: the deadband rule per group (NULL: one rule for all) */
-  double *w;  /* n: scratch (weights for apportionment) */
-  double *sd; /* n: scratch (medians); NULL unless the policy's create made it */
-  pol_scratch scratch;
+  double *w;  /* n: scratch (weights, then remainders, of pol_apportion); NULL
+                 unless the policy's create made it (pol_make_scratch) */
+  double *sd; /* n: scratch; NULL unless the policy's create made it */
+  pol_scratch scratch; /* made with c->w */
   void *state; /* the policy's own */
   double *utility;   /* n: hs_controller_set_utility's values (NULL until set) */
   bool utility_set;  /* they apply to the next update */
@@ -163,6 +165,10 @@ static inline const uint32_t *pol_group(const hs_controller *c, size_t g, size_t
 /* Builds order/gstart/ngroups from the group ids (NULL: one group) and splits
  * the budget over the groups (hs_policy.h rules). */
 void pol_groups_build(hs_controller *c, const uint32_t *groups);
+
+/* Makes c->w and c->scratch (n participants), for a policy that apportions
+ * or selects (the controller frees them). */
+void pol_make_scratch(hs_controller *c);
 
 /* Equal split of each group's budget over its members into out. */
 void pol_equal_split(const hs_controller *c, uint64_t *out);

@@ -30,15 +30,19 @@ typedef struct pol_rem {
   uint32_t idx;
 } pol_rem;
 
-/* Scratch for apportionment, sized for n participants. */
+/* Scratch for apportionment, sized for n participants: 4 bytes each plus a
+ * fixed part (the remainders themselves live in the weights array, see
+ * pol_apportion). */
 typedef struct pol_scratch {
-  double *q;      /* n: exact shares by participant index */
-  pol_rem *rem;   /* n */
-  uint32_t *act;  /* n: active (not floored) participants */
-  uint32_t *hist; /* POL_BUCKETS: remainder histogram */
+  uint32_t *act;   /* n: active (not floored) participants; pol_flag_top_k's band */
+  pol_rem *pairs;  /* cap: the remainders ordered exactly (one histogram slice) */
+  size_t cap;      /* min(n, POL_PAIRS); a test may lower it to force the
+                      buffer-free selection */
+  uint32_t *hist;  /* POL_BUCKETS: remainder histogram */
 } pol_scratch;
 
 #define POL_BUCKETS 4096
+#define POL_PAIRS (4 * POL_BUCKETS) /* 256 KiB of pairs: a slice of ~1/4096 of 10^7 remainders */
 
 void pol_scratch_init(pol_scratch *s, size_t n);
 void pol_scratch_fini(pol_scratch *s);
@@ -62,17 +66,21 @@ void pol_top_k(pol_rem *r, size_t m, size_t k);
  * (key[i] desc, i asc): flag[i] = 1 for them, every other flag unchanged.
  * Entries flagged on entry take no part (a key of -inf takes part, after
  * every finite key). flag[] holds 0/1; keys must not be NaN; k <= the number
- * of unflagged entries. Scratch: s->q and s->act (n entries). Expected O(n):
+ * of unflagged entries. Scratch: tmp (n doubles) and band (n indices). Expected O(n):
  * one counting pass bracketed by a sample (Floyd-Rivest idea), one byte pass,
  * and an exact selection only inside the bracket (~5 % of the entries). */
 #define POL_FLAG_SAMPLE 8192 /* its sample: every (n/POL_FLAG_SAMPLE)-th entry, from n >= 4x this */
-void pol_flag_top_k(const double *key, size_t n, size_t k, unsigned char *flag, pol_scratch *s);
+void pol_flag_top_k(const double *key, size_t n, size_t k, unsigned char *flag, double *tmp,
+                    uint32_t *band);
 
-/* Split `budget` over the m participants idx[0..m) in proportion to w[idx[j]]
- * (finite, > 0), each getting >= floor (water-filling), integers by largest
- * remainder, ties to the lower index. Writes out[idx[j]] only. Requires
- * budget >= m*floor (asserted). */
-void pol_apportion(const uint32_t *idx, size_t m, const double *w, uint64_t budget,
-                   uint64_t floor, uint64_t *out, pol_scratch *s);
+/* Split `budget` over the m participants idx[0..m) (ascending) in proportion
+ * to w[idx[j]] (finite, > 0), each getting >= floor (water-filling), integers
+ * by largest remainder, ties to the lower index. Writes out[idx[j]] only.
+ * Consumes the weights: w[idx[j]] of a participant above the floor holds its
+ * fractional remainder afterwards (no 16-byte remainder pair per
+ * participant), the others keep theirs. Requires budget >= m*floor
+ * (asserted). */
+void pol_apportion(const uint32_t *idx, size_t m, double *w, uint64_t budget, uint64_t floor,
+                   uint64_t *out, pol_scratch *s);
 
 #endif

@@ -29,6 +29,7 @@ static hs_status static_create(hs_controller *c, hs_error *err) {
   if (st != HS_OK) return st;
   static_split *s = hs_calloc(1, sizeof *s);
   pol_costs_init(&s->costs, c->n);
+  pol_make_scratch(c);
   s->min_samples = floor;
   c->state = s;
   return HS_OK;

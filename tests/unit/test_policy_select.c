@@ -173,8 +173,8 @@ Test(policy_select, apportion_matches_reference_small_and_bucketed) {
       }
       uint64_t fl = trial % 2 ? 1 + hs_rng_below(&r, 20) : 0;
       uint64_t budget = fl * m + hs_rng_below(&r, 50 * m + 1);
+      ref_apportion(w, m, budget, fl, want); /* first: pol_apportion consumes w */
       pol_apportion(idx, m, w, budget, fl, got, &sc);
-      ref_apportion(w, m, budget, fl, want);
       uint64_t sum = 0;
       for (size_t i = 0; i < m; i++) {
         sum += got[i];
@@ -284,18 +284,17 @@ Test(policy_select, kth_and_flag_top_k_match_sort_at_scale) {
   }
   for (size_t i = 0; i < m; i++) sorted[i] = (pol_rem){a[i], (uint32_t)i};
   qsort(sorted, m, sizeof *sorted, cmp_rem);
-  pol_scratch sc;
-  pol_scratch_init(&sc, m);
+  uint32_t *band = hs_malloc(m * sizeof *band);
   size_t tops[] = {1, 77, m / 2, m - 1};
   for (size_t j = 0; j < sizeof tops / sizeof tops[0]; j++) {
     memset(flag, 0, m);
-    pol_flag_top_k(a, m, tops[j], flag, &sc);
+    pol_flag_top_k(a, m, tops[j], flag, tmp, band);
     size_t marked = 0;
     for (size_t i = 0; i < m; i++) marked += flag[i];
     cr_assert_eq(marked, tops[j]);
     for (size_t i = 0; i < tops[j]; i++) cr_assert(flag[sorted[i].idx], "k=%zu: rank %zu unmarked", tops[j], i);
   }
-  pol_scratch_fini(&sc);
+  hs_free(band);
   hs_free(a);
   hs_free(s);
   hs_free(tmp);
@@ -309,10 +308,11 @@ static void check_flag_top_k(const double *key, size_t n, size_t k, const unsign
                              const char *what) {
   unsigned char *got = hs_malloc(n);
   memcpy(got, before, n);
-  pol_scratch sc;
-  pol_scratch_init(&sc, n);
-  pol_flag_top_k(key, n, k, got, &sc);
-  pol_scratch_fini(&sc);
+  double *tmp = hs_malloc(n * sizeof *tmp);
+  uint32_t *band = hs_malloc(n * sizeof *band);
+  pol_flag_top_k(key, n, k, got, tmp, band);
+  hs_free(tmp);
+  hs_free(band);
   pol_rem *free_ = hs_malloc((n + 1) * sizeof *free_);
   size_t nf = 0;
   for (size_t i = 0; i < n; i++)
