@@ -6,6 +6,7 @@
  * share (recomputed here independently, medians by sorting). */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,4 +202,119 @@ Test(policy_props, within_one_sample_of_the_exact_share) {
     hs_controller_destroy(c);
   }
   cr_expect_gt(checked, TRIALS / 4, "only %zu sets without a binding floor", checked);
+}
+
+/* The controller's scratch (c->w: weights, then remainders; medians; the
+ * pair buffer; ema-batch's quotas in its carry) is shared by the groups of a
+ * silo controller, one after another. Whatever one group leaves there must
+ * not reach the next: a controller over interleaved silos decides exactly
+ * as separate controllers, one per silo, given the silo budgets and
+ * per-silo deadbands. One silo is past the remainder histogram's size,
+ * the others small; tight budgets make floors pin. ema-batch: every step's
+ * batches too. */
+static void one_silo_vs_separate(const char *kind, uint64_t per, const char *floor_key) {
+  enum { NG = 3, ROUNDS_S = 5 };
+  const size_t sizes[NG] = {20000, 37, 1500}; /* silo g holds these many */
+  size_t n = sizes[0] + sizes[1] + sizes[2];
+  uint32_t *gid = hs_malloc(n * sizeof *gid);
+  size_t *pos = hs_malloc(n * sizeof *pos), fill[NG] = {0};
+  hs_rng r;
+  hs_rng_init(&r, 77, 0, HS_RNG_BENCH);
+  for (size_t i = 0; i < n; i++) { /* interleaved at random, sizes exact */
+    size_t g;
+    do g = hs_rng_below(&r, NG); while (fill[g] == sizes[g]);
+    gid[i] = (uint32_t)(10 * g + 3);
+    pos[i] = fill[g]++;
+  }
+  hs_policy_config cfg;
+  hs_error err = {0};
+  cr_assert_eq(hs_policy_config_init(&cfg, kind, &err), HS_OK, "%s", err.msg);
+  if (floor_key) cr_assert_eq(hs_policy_config_set(&cfg, "min_samples", floor_key, &err), HS_OK);
+  bool steps = strcmp(kind, "ema-batch") == 0;
+  if (steps) cfg.steps_per_round = 3;
+  uint64_t budgets[NG], total = 0;
+  double bands[NG];
+  for (size_t g = 0; g < NG; g++) {
+    budgets[g] = per * sizes[g] + g; /* not the proportional split */
+    total += budgets[g];
+    bands[g] = 0.02 * (double)(g + 1);
+  }
+  hs_controller *whole = hs_controller_create(&cfg, n, gid, total, &err);
+  cr_assert_not_null(whole, "%s", err.msg);
+  bool band = hs_policy_config_get(&cfg, "deadband", &(double){0}, &err) == HS_OK;
+  cr_assert_eq(hs_controller_set_group_rules(whole, budgets, band ? bands : NULL, NG, &err), HS_OK,
+               "%s", err.msg);
+  hs_controller *part[NG];
+  for (size_t g = 0; g < NG; g++) {
+    hs_policy_config pc = cfg;
+    if (band) {
+      char v[32];
+      snprintf(v, sizeof v, "%.17g", bands[g]);
+      cr_assert_eq(hs_policy_config_set(&pc, "deadband", v, &err), HS_OK, "%s", err.msg);
+    }
+    part[g] = hs_controller_create(&pc, sizes[g], NULL, budgets[g], &err);
+    cr_assert_not_null(part[g], "%s", err.msg);
+  }
+  double *tau = hs_malloc(n * sizeof *tau), *st = hs_malloc(n * sizeof *st);
+  for (size_t i = 0; i < n; i++) tau[i] = 0.005 + 0.02 * hs_rng_uniform(&r);
+  hs_telemetry *t = hs_calloc(n, sizeof *t), *tp[NG];
+  double *sp[NG];
+  for (size_t g = 0; g < NG; g++) {
+    tp[g] = hs_calloc(sizes[g], sizeof *tp[g]);
+    sp[g] = hs_calloc(sizes[g], sizeof *sp[g]);
+  }
+  for (int round = 0; round < ROUNDS_S; round++) {
+    const uint64_t *a = hs_controller_allocation(whole);
+    for (size_t i = 0; i < n; i++) {
+      double noise = 1.0 + 0.1 * (2.0 * hs_rng_uniform(&r) - 1.0);
+      t[i].samples = (int64_t)a[i];
+      t[i].time_s = a[i] ? (double)a[i] * tau[i] * noise : 0.0;
+      t[i].energy_j = t[i].time_s * (5.0 + (double)(i % 7));
+      tp[gid[i] / 10][pos[i]] = t[i];
+    }
+    cr_assert_eq(hs_controller_update(whole, t, n, &err), HS_OK, "%s", err.msg);
+    for (size_t g = 0; g < NG; g++)
+      cr_assert_eq(hs_controller_update(part[g], tp[g], sizes[g], &err), HS_OK, "%s", err.msg);
+    for (uint32_t s = 0; s < (steps ? cfg.steps_per_round : 1); s++) {
+      const uint64_t *w = steps ? hs_controller_step_batches(whole) : hs_controller_allocation(whole);
+      for (size_t i = 0; i < n; i++) {
+        size_t g = gid[i] / 10;
+        const uint64_t *pa = steps ? hs_controller_step_batches(part[g])
+                                   : hs_controller_allocation(part[g]);
+        cr_assert_eq(w[i], pa[pos[i]], "%s round %d step %u: participant %zu (silo %zu #%zu)",
+                     kind, round, s, i, g, pos[i]);
+      }
+      if (!steps || s + 1 == cfg.steps_per_round) break;
+      for (size_t i = 0; i < n; i++) {
+        st[i] = (double)w[i] * tau[i] * (1.0 + 0.1 * hs_rng_uniform(&r));
+        sp[gid[i] / 10][pos[i]] = st[i];
+      }
+      cr_assert_eq(hs_controller_step_update(whole, st, n, &err), HS_OK, "%s", err.msg);
+      for (size_t g = 0; g < NG; g++)
+        cr_assert_eq(hs_controller_step_update(part[g], sp[g], sizes[g], &err), HS_OK, "%s",
+                     err.msg);
+    }
+  }
+  for (size_t g = 0; g < NG; g++) {
+    hs_controller_destroy(part[g]);
+    hs_free(tp[g]);
+    hs_free(sp[g]);
+  }
+  hs_controller_destroy(whole);
+  hs_free(t);
+  hs_free(tau);
+  hs_free(st);
+  hs_free(gid);
+  hs_free(pos);
+}
+
+Test(policy_props, silos_decide_as_separate_controllers) {
+  const char *kinds_s[] = {"adaptive", "time-only", "energy-only", "balanced", "static",
+                           "ema-batch", "equal"};
+  for (size_t k = 0; k < sizeof kinds_s / sizeof kinds_s[0]; k++) {
+    one_silo_vs_separate(kinds_s[k], 100, NULL);
+    one_silo_vs_separate(kinds_s[k], 3, NULL); /* ema-batch: a step of ~1 per rank */
+    if (strcmp(kinds_s[k], "ema-batch") && strcmp(kinds_s[k], "equal"))
+      one_silo_vs_separate(kinds_s[k], 3, "2"); /* floors pin the slow */
+  }
 }

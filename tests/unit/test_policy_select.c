@@ -2,8 +2,11 @@
  * folder-internal): quickselect, the median (both the sample-bracket path and
  * its fallback), top-k by remainder, flagging the top k (ties, flagged
  * entries, bracket misses), and apportionment with a floor, each
- * against a sort-based reference. */
+ * against a sort-based reference; the apportionment also without its pair
+ * buffer (remainders crowding one slice, ties, overshoot), which no split
+ * of real weights at test sizes would reach. */
 #include <criterion/criterion.h>
+#include <stdbool.h>
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -120,7 +123,10 @@ Test(policy_select, top_k_is_the_sorted_prefix_as_a_set) {
 
 /* Reference apportionment: water-filling then a full sort of remainders, with
  * the same floating-point expressions as select.c so results compare exactly. */
-static void ref_apportion(const double *w, size_t m, uint64_t budget, uint64_t fl, uint64_t *out) {
+/* Returns whether the split overshot (rounding made the floors sum past the
+ * budget: one sample is then taken back from the smallest remainders above
+ * the floor, the higher index first). */
+static bool ref_apportion(const double *w, size_t m, uint64_t budget, uint64_t fl, uint64_t *out) {
   unsigned char *pinned = hs_calloc(m, 1);
   uint64_t rest = budget;
   double wsum;
@@ -144,15 +150,28 @@ static void ref_apportion(const double *w, size_t m, uint64_t budget, uint64_t f
     double q = w[i] * scale;
     uint64_t b = (uint64_t)floor(q);
     if (b < fl) b = fl;
+    if (b > rest) b = rest;
     out[i] = b;
     given += b;
     rem[na++] = (pol_rem){q - (double)b, (uint32_t)i};
   }
-  qsort(rem, na, sizeof *rem, cmp_rem);
-  cr_assert_leq(given, rest);
-  for (uint64_t j = 0; j < rest - given; j++) out[rem[j].idx]++;
+  bool over = given > rest;
+  if (!over) {
+    qsort(rem, na, sizeof *rem, cmp_rem);
+    uint64_t r = rest - given, each = na ? r / na : 0;
+    for (size_t j = 0; j < na; j++) out[rem[j].idx] += each;
+    for (uint64_t j = 0; j < r - each * na; j++) out[rem[j].idx]++;
+  } else { /* (frac asc, index desc) among those above the floor */
+    size_t ne = 0;
+    for (size_t j = 0; j < na; j++)
+      if (out[rem[j].idx] > fl) rem[ne++] = (pol_rem){-rem[j].frac, UINT32_MAX - rem[j].idx};
+    qsort(rem, ne, sizeof *rem, cmp_rem);
+    cr_assert_leq(given - rest, ne);
+    for (uint64_t j = 0; j < given - rest; j++) out[UINT32_MAX - rem[j].idx]--;
+  }
   hs_free(rem);
   hs_free(pinned);
+  return over;
 }
 
 Test(policy_select, apportion_matches_reference_small_and_bucketed) {
@@ -384,4 +403,95 @@ Test(policy_select, flag_top_k_exact_when_the_bracket_misses) {
   check_flag_top_k(key, n, 5000, before, "sample flagged");
   hs_free(key);
   hs_free(before);
+}
+
+/* The remainders' exact order without the pair buffer (scratch cap lowered
+ * to 0, 1, 37: what a slice crowded past POL_PAIRS does at 10^7), against the
+ * reference: random weights, all equal (every remainder tied: ties in index
+ * order), remainders crowded in one histogram slice yet distinct (radix
+ * passes), a few weight classes (ties in blocks); with and without floors,
+ * below and above the histogram size. */
+Test(policy_select, apportion_without_the_pair_buffer) {
+  hs_rng r;
+  hs_rng_init(&r, 21, 0, HS_RNG_BENCH);
+  size_t sizes[] = {1, 7, 1000, 20000, 70000};
+  size_t caps[] = {0, 1, 37, (size_t)-1};
+  for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+    size_t m = sizes[si];
+    double *w = hs_malloc(m * sizeof *w), *w0 = hs_malloc(m * sizeof *w0);
+    uint32_t *idx = hs_malloc(m * sizeof *idx);
+    uint64_t *got = hs_calloc(m, sizeof *got), *want = hs_calloc(m, sizeof *want);
+    pol_scratch sc;
+    pol_scratch_init(&sc, m);
+    size_t cap0 = sc.cap;
+    for (int kind = 0; kind < 4; kind++) {
+      for (size_t i = 0; i < m; i++) {
+        idx[i] = (uint32_t)i;
+        w0[i] = kind == 0   ? exp(3 * hs_rng_uniform(&r))
+                : kind == 1 ? 2.5
+                : kind == 2 ? 1.0 + 1e-13 * (double)((i * 7919) % m)
+                            : (double)(1 + hs_rng_below(&r, 3));
+      }
+      for (int trial = 0; trial < 2; trial++) {
+        uint64_t fl = trial ? 1 + hs_rng_below(&r, 5) : 0;
+        /* kind 2: shares 100.5 + ~1e-11 i, remainders in one slice */
+        uint64_t budget = kind == 2 ? 100 * m + m / 2 + fl * m : fl * m + hs_rng_below(&r, 40 * m + 1);
+        ref_apportion(w0, m, budget, fl, want);
+        for (size_t c = 0; c < sizeof caps / sizeof caps[0]; c++) {
+          sc.cap = caps[c] < cap0 ? caps[c] : cap0;
+          memcpy(w, w0, m * sizeof *w);
+          pol_apportion(idx, m, w, budget, fl, got, &sc);
+          uint64_t sum = 0;
+          for (size_t i = 0; i < m; i++) {
+            sum += got[i];
+            cr_assert_eq(got[i], want[i], "m=%zu kind %d floor %llu cap %zu: i=%zu got %llu want %llu",
+                         m, kind, (unsigned long long)fl, sc.cap, i, (unsigned long long)got[i],
+                         (unsigned long long)want[i]);
+          }
+          cr_assert_eq(sum, budget);
+        }
+      }
+    }
+    sc.cap = cap0;
+    pol_scratch_fini(&sc);
+    hs_free(w);
+    hs_free(w0);
+    hs_free(idx);
+    hs_free(got);
+    hs_free(want);
+  }
+}
+
+/* Rounding overshoot (shares near 2^53, where an ulp is a sample): the take-
+ * back goes to the smallest remainders above the floor, the higher index
+ * first, with the pair buffer and without it; the search must meet some. */
+Test(policy_select, apportion_overshoot_takes_back_like_the_reference) {
+  hs_rng r;
+  hs_rng_init(&r, 22, 0, HS_RNG_BENCH);
+  size_t hits = 0;
+  for (int trial = 0; trial < 20000; trial++) {
+    size_t m = 2 + hs_rng_below(&r, 60);
+    double w0[64], w[64];
+    uint32_t idx[64];
+    uint64_t got[64], want[64];
+    for (size_t i = 0; i < m; i++) {
+      idx[i] = (uint32_t)i;
+      w0[i] = hs_rng_below(&r, 2) ? 1.0 : 1.0 + hs_rng_uniform(&r);
+    }
+    uint64_t budget = (UINT64_C(1) << 53) - hs_rng_below(&r, 1000);
+    if (!ref_apportion(w0, m, budget, 0, want)) continue;
+    hits++;
+    pol_scratch sc;
+    pol_scratch_init(&sc, m);
+    for (size_t cap = 0; cap <= m; cap += m) {
+      sc.cap = cap;
+      memcpy(w, w0, m * sizeof *w);
+      pol_apportion(idx, m, w, budget, 0, got, &sc);
+      for (size_t i = 0; i < m; i++)
+        cr_assert_eq(got[i], want[i], "trial %d m=%zu cap %zu i=%zu", trial, m, cap, i);
+    }
+    sc.cap = m;
+    pol_scratch_fini(&sc);
+  }
+  cr_assert_gt(hits, 30, "only %zu overshooting splits met", hits);
 }
