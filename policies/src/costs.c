@@ -66,12 +66,15 @@ static double group_median(hs_controller *c, const pol_costs *k, const uint32_t 
   return j ? pol_median(buf, j) : 0.0;
 }
 
-/* Inverse-cost weights for one group; w_e is the energy weight. */
+/* Inverse-cost weights for one group into c->w; w_e is the energy weight.
+ * Their sum in index order and their minimum come out of the same pass, for
+ * pol_apportion_sum. */
 static void inverse_cost_weights(hs_controller *c, const pol_costs *k, const uint32_t *idx,
-                                 size_t m, double w_e) {
+                                 size_t m, double w_e, double *sum_out, double *lo_out) {
   double w_t = 1.0 - w_e;
   double mt = w_t > 0 ? group_median(c, k, idx, m, k->tau) : 0.0;
   double me = w_e > 0 ? group_median(c, k, idx, m, k->eps) : 0.0;
+  double sum = 0.0, lo = INFINITY;
   for (size_t j = 0; j < m; j++) {
     uint32_t i = idx[j];
     double cost;
@@ -84,8 +87,13 @@ static void inverse_cost_weights(hs_controller *c, const pol_costs *k, const uin
       if (mt <= 0 && me <= 0) cost = 1.0;
     }
     if (cost < COST_MIN) cost = COST_MIN;
-    c->w[i] = 1.0 / cost;
+    double v = 1.0 / cost;
+    c->w[i] = v;
+    sum += v;
+    lo = v < lo ? v : lo;
   }
+  *sum_out = sum;
+  *lo_out = lo;
 }
 
 void pol_costs_split(hs_controller *c, const pol_costs *k, double w_e, uint64_t min_samples,
@@ -93,8 +101,9 @@ void pol_costs_split(hs_controller *c, const pol_costs *k, double w_e, uint64_t 
   for (size_t g = 0; g < c->ngroups; g++) {
     size_t m;
     const uint32_t *idx = pol_group(c, g, &m);
-    inverse_cost_weights(c, k, idx, m, w_e);
-    pol_apportion(idx, m, c->w, c->gbudget[g], min_samples, out, &c->scratch);
+    double sum, lo;
+    inverse_cost_weights(c, k, idx, m, w_e, &sum, &lo);
+    pol_apportion_sum(idx, m, c->w, sum, lo, c->gbudget[g], min_samples, out, &c->scratch);
   }
 }
 

@@ -82,5 +82,11 @@ void pol_flag_top_k(const double *key, size_t n, size_t k, unsigned char *flag, 
  * (asserted). */
 void pol_apportion(const uint32_t *idx, size_t m, double *w, uint64_t budget, uint64_t floor,
                    uint64_t *out, pol_scratch *s);
+/* The same split for a caller that made the weights and took, in the same
+ * pass, their sum in idx order (wsum = +0.0 + w[idx[0]] + w[idx[1]] + ...,
+ * so bit-identical to the kernel's own) and their minimum wlo: saves the
+ * kernel that pass over the weights (checked in debug builds). */
+void pol_apportion_sum(const uint32_t *idx, size_t m, double *w, double wsum, double wlo,
+                       uint64_t budget, uint64_t floor, uint64_t *out, pol_scratch *s);
 
 #endif

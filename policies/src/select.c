@@ -25,9 +25,25 @@
  * it are pinned at it and the others share the rest in proportion; each pass is
  * O(active), and passes repeat only while someone new falls below the floor
  * (one or two in practice; pathological weight ladders could need more).
- * The usual pass pins nobody: it only counts (no copy of the index list),
- * and the pass that makes the remainders also makes plus_one_top's
- * histogram, so a split at 10^6 reads its weights three times. */
+ * The usual pass pins nobody: the pass that sums the weights also takes
+ * their minimum, and nobody is pinned when it is above the floor's weight
+ * (no copy of the index list, no counting pass); the pass that makes the
+ * remainders also makes plus_one_top's histogram, so a split at 10^6 reads
+ * its weights three times, twice when the caller sums them as it makes them
+ * (pol_apportion_sum).
+ *
+ * Memory (issue 13): the remainders are written over the weights they come
+ * from (w[i] is read for the last time where its remainder is made), so the
+ * apportionment's scratch per participant is the 4-byte active list alone;
+ * the exact order of the one histogram slice that needs it goes through a
+ * fixed buffer of POL_PAIRS pairs. A slice crowded past it (ties: equal
+ * weights; or remainders within 1/4096 of each other) is ordered without a
+ * buffer: its k-th key is narrowed by radix passes (rem_select), ties by
+ * index in one more pass, which needs the index list ascending (asserted;
+ * a group's always is). Rejected: a 16-byte (remainder, index) pair per
+ * participant, as before (24 B per participant with its quickselect copy,
+ * for a path that at 10^6 orders ~250 of them), and a second weights
+ * array for recomputing remainders. */
 #include <assert.h>
 #include <math.h>
 #include <stdbool.h>
@@ -483,12 +499,21 @@ void pol_flag_top_k(const double *key, size_t n, size_t k, unsigned char *flag, 
   assert(ties == 0);
 }
 
-void pol_apportion(const uint32_t *idx, size_t m, double *w, uint64_t budget, uint64_t floor_n,
-                   uint64_t *out, pol_scratch *s) {
+/* stats: NULL, or the caller's {sum, min} of w over idx (pol_apportion_sum) */
+static void apportion(const uint32_t *idx, size_t m, double *w, const double *stats,
+                      uint64_t budget, uint64_t floor_n, uint64_t *out, pol_scratch *s) {
   if (m == 0) return;
   assert(floor_n == 0 || budget / floor_n >= m);
 #ifndef NDEBUG
   for (size_t j = 1; j < m; j++) assert(idx[j - 1] < idx[j] && "pol_apportion: idx not ascending");
+  if (stats) {
+    double sum = 0.0, lo = INFINITY;
+    for (size_t j = 0; j < m; j++) {
+      sum += w[idx[j]];
+      lo = w[idx[j]] < lo ? w[idx[j]] : lo;
+    }
+    assert(sum == stats[0] && lo == stats[1] && "pol_apportion_sum: not the weights' sum/min");
+  }
 #endif
   /* the active participants: idx itself until someone is pinned at the
    * floor, then the compacted copy in s->act (no copy in the usual case) */
@@ -496,17 +521,28 @@ void pol_apportion(const uint32_t *idx, size_t m, double *w, uint64_t budget, ui
   size_t na = m;
   uint64_t rest = budget;
   double wsum = 0.0;
-  /* water-filling passes */
-  for (;;) {
-    wsum = 0.0;
-    for (size_t j = 0; j < na; j++) wsum += w[act[j]];
+  /* water-filling passes; one reads the weights for their sum and their
+   * minimum (the caller's when it has them), and nobody is below the floor
+   * when the minimum is not: the usual split needs no second pass */
+  for (bool first = true;; first = false) {
+    double lo;
+    if (first && stats) {
+      wsum = stats[0];
+      lo = stats[1];
+    } else {
+      wsum = 0.0;
+      lo = INFINITY;
+      for (size_t j = 0; j < na; j++) {
+        double v = w[act[j]];
+        wsum += v;
+        lo = v < lo ? v : lo;
+      }
+    }
     assert(wsum > 0.0 && isfinite(wsum));
     if (floor_n == 0) break;
     /* share_i < floor  <=>  w_i < floor*wsum/rest: one division per pass */
     double wmin = (double)floor_n * wsum / (double)rest;
-    size_t below = 0;
-    for (size_t j = 0; j < na; j++) below += w[act[j]] < wmin;
-    if (below == 0) break;
+    if (!(lo < wmin)) break;
     uint32_t *keep_to = s->act; /* in place once act is s->act: keep <= j */
     size_t keep = 0;
     for (size_t j = 0; j < na; j++) {
@@ -562,4 +598,15 @@ void pol_apportion(const uint32_t *idx, size_t m, double *w, uint64_t budget, ui
     rem_sel rs = {.act = act, .na = na, .frac = w, .who = REM_ABOVE, .floor_n = floor_n, .dir = -1};
     rem_select(&rs, ne, (size_t)over, out, s);
   }
+}
+
+void pol_apportion(const uint32_t *idx, size_t m, double *w, uint64_t budget, uint64_t floor_n,
+                   uint64_t *out, pol_scratch *s) {
+  apportion(idx, m, w, NULL, budget, floor_n, out, s);
+}
+
+void pol_apportion_sum(const uint32_t *idx, size_t m, double *w, double wsum, double wlo,
+                       uint64_t budget, uint64_t floor_n, uint64_t *out, pol_scratch *s) {
+  double stats[2] = {wsum, wlo};
+  apportion(idx, m, w, stats, budget, floor_n, out, s);
 }
