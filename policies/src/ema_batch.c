@@ -36,27 +36,35 @@ typedef struct ebatch {
   uint32_t s;           /* index of the next step within the round */
   uint32_t steps_seen;  /* step updates since the last round update */
   double beta;          /* ema_batch_beta */
+  double *gwsum;        /* ngroups: the last round update's weight sum per group */
 } ebatch;
 
 /* Weights for a group into c->w (and into also[], when not NULL):
  * throughput; unmeasured ranks get the group median of the measured ones (1
  * when none is measured, i.e. the equal split). The median works in c->w
  * before the weights are written: nothing else lives there by then (an
- * earlier group's weights were consumed by its apportionment). */
-static void ebatch_weights(hs_controller *c, const uint32_t *idx, size_t m, double *also) {
+ * earlier group's weights were consumed by its apportionment). Their sum in
+ * index order and their minimum come out of the same pass. */
+static void ebatch_weights(hs_controller *c, const uint32_t *idx, size_t m, double *also,
+                           double *sum_out, double *lo_out) {
   ebatch *e = c->state;
   size_t k = 0;
   for (size_t j = 0; j < m; j++)
     if (e->have[idx[j]]) c->w[k++] = e->thr[idx[j]];
   double neutral = k ? pol_median(c->w, k) : 1.0;
   if (!(neutral > 0)) neutral = 1.0;
+  double sum = 0.0, lo = INFINITY;
   for (size_t j = 0; j < m; j++) {
     uint32_t i = idx[j];
     double v = e->have[i] ? e->thr[i] : neutral;
     v = v > 1e-300 ? v : 1e-300;
     c->w[i] = v;
     if (also) also[i] = v;
+    sum += v;
+    lo = v < lo ? v : lo;
   }
+  *sum_out = sum;
+  *lo_out = lo;
 }
 
 static uint64_t step_global(uint64_t group_budget, uint32_t steps, uint32_t s) {
@@ -81,32 +89,36 @@ static void plan_step(hs_controller *c, bool weights_ready) {
     const uint32_t *idx = c->order + c->gstart[g];
     size_t m = c->gstart[g + 1] - c->gstart[g];
     uint64_t gs = step_global(c->gbudget[g], steps, e->s);
-    if (!weights_ready) ebatch_weights(c, idx, m, NULL);
-    double wsum = 0;
-    for (size_t j = 0; j < m; j++) wsum += wt[idx[j]];
-    double scale = (double)gs / wsum;
+    double wsum = e->gwsum[g], lo; /* the weights' sum in index order */
+    if (!weights_ready) ebatch_weights(c, idx, m, NULL, &wsum, &lo);
+    double scale = (double)gs / wsum, qsum = 0.0, qlo = INFINITY;
     for (size_t j = 0; j < m; j++) {
       uint32_t i = idx[j];
       /* step 0's carry is 0: weight*scale + 0.0 is that product exactly */
       double quota = wt[i] * scale + (weights_ready ? 0.0 : e->carry[i]);
       e->carry[i] = quota;
-      c->w[i] = quota > 1e-12 ? quota : 1e-12;
+      double v = quota > 1e-12 ? quota : 1e-12;
+      c->w[i] = v;
+      qsum += v;
+      qlo = v < qlo ? v : qlo;
     }
-    pol_apportion(idx, m, c->w, gs, gs >= m ? 1 : 0, e->step, &c->scratch);
+    pol_apportion_sum(idx, m, c->w, qsum, qlo, gs, gs >= m ? 1 : 0, e->step, &c->scratch);
     for (size_t j = 0; j < m; j++) e->carry[idx[j]] -= (double)e->step[idx[j]];
   }
 }
 
 /* Round allocation from the current estimates into out; the weights are
- * also left in e->carry for plan_step (step 0: its carry is free). */
+ * also left in e->carry for plan_step (step 0: its carry is free), their
+ * sums in e->gwsum. */
 static void ebatch_plan(hs_controller *c, uint64_t *out) {
   ebatch *e = c->state;
   for (size_t g = 0; g < c->ngroups; g++) {
     const uint32_t *idx = c->order + c->gstart[g];
     size_t m = c->gstart[g + 1] - c->gstart[g];
-    ebatch_weights(c, idx, m, e->carry);
+    double lo;
+    ebatch_weights(c, idx, m, e->carry, &e->gwsum[g], &lo);
     uint64_t fl = c->gbudget[g] >= m ? 1 : 0;
-    pol_apportion(idx, m, c->w, c->gbudget[g], fl, out, &c->scratch);
+    pol_apportion_sum(idx, m, c->w, e->gwsum[g], lo, c->gbudget[g], fl, out, &c->scratch);
   }
 }
 
@@ -119,6 +131,7 @@ static hs_status ebatch_create(hs_controller *c, hs_error *err) {
   e->have = hs_calloc(c->n, sizeof *e->have);
   e->step = hs_calloc(c->n, sizeof *e->step);
   e->carry = hs_calloc(c->n, sizeof *e->carry);
+  e->gwsum = hs_calloc(c->ngroups, sizeof *e->gwsum);
   c->state = e;
   plan_step(c, false);
   return HS_OK;
@@ -131,6 +144,7 @@ static void ebatch_destroy(hs_controller *c) {
   hs_free(e->have);
   hs_free(e->step);
   hs_free(e->carry);
+  hs_free(e->gwsum);
   hs_free(e);
   c->state = NULL;
 }
