@@ -59,11 +59,8 @@ void pol_costs_observe_list(pol_costs *k, const hs_telemetry *t, const uint32_t 
  * (so these policies need no other n-double scratch). */
 static double group_median(hs_controller *c, const pol_costs *k, const uint32_t *idx, size_t m,
                            const double *x) {
-  double *buf = c->w;
-  size_t j = 0;
-  for (size_t q = 0; q < m; q++)
-    if (k->have[idx[q]]) buf[j++] = x[idx[q]];
-  return j ? pol_median(buf, j) : 0.0;
+  size_t cnt;
+  return pol_median_of(x, idx, m, k->have, c->w, &cnt); /* 0 when none */
 }
 
 /* Inverse-cost weights for one group into c->w; w_e is the energy weight.

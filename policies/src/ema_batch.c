@@ -48,10 +48,9 @@ typedef struct ebatch {
 static void ebatch_weights(hs_controller *c, const uint32_t *idx, size_t m, double *also,
                            double *sum_out, double *lo_out) {
   ebatch *e = c->state;
-  size_t k = 0;
-  for (size_t j = 0; j < m; j++)
-    if (e->have[idx[j]]) c->w[k++] = e->thr[idx[j]];
-  double neutral = k ? pol_median(c->w, k) : 1.0;
+  size_t k;
+  double neutral = pol_median_of(e->thr, idx, m, e->have, c->w, &k);
+  if (k == 0) neutral = 1.0;
   if (!(neutral > 0)) neutral = 1.0;
   double sum = 0.0, lo = INFINITY;
   for (size_t j = 0; j < m; j++) {

@@ -58,6 +58,12 @@ double pol_kth(double *a, size_t m, size_t k);
 double pol_kth_of(const double *a, size_t m, size_t k, double *tmp);
 /* Median of a[0..m) (reorders a); m >= 1. Even m: mean of the two middle values. */
 double pol_median(double *a, size_t m);
+/* The median (pol_median's) of the values x[idx[j]] whose sel[idx[j]] is
+ * set, j < m, and their count in *count; 0 when none. x and sel stay as
+ * they are; tmp: scratch for m doubles. Expected O(m), one pass over the
+ * values for large m. */
+double pol_median_of(const double *x, const uint32_t *idx, size_t m, const unsigned char *sel,
+                     double *tmp, size_t *count);
 /* Reorders r[0..m) so that its first k entries are the k largest by (frac desc,
  * idx asc). Expected O(m). k <= m. */
 void pol_top_k(pol_rem *r, size_t m, size_t k);

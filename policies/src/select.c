@@ -205,6 +205,56 @@ double pol_median(double *a, size_t m) {
   return mid(lo, hi);
 }
 
+/* The median of the selected values by one pass over them, no copy of them
+ * all: a strided sample of the selected brackets the median, the pass counts
+ * the selected below the bracket and copies those inside it (~10 %) into
+ * tmp, and the median (both middle values when the count is even) is
+ * selected there; the sample missing only costs the plain way (copy, then
+ * pol_median). The same value as pol_median of the copy: it is the k-th
+ * smallest of the multiset either way. */
+double pol_median_of(const double *x, const uint32_t *idx, size_t m, const unsigned char *sel,
+                     double *tmp, size_t *count) {
+  if (m >= 16 * SAMPLE_N) {
+    double smp[SAMPLE_N];
+    size_t stride = m / SAMPLE_N, ns = 0;
+    for (size_t j = 0; j < SAMPLE_N; j++) {
+      uint32_t i = idx[j * stride];
+      if (sel[i]) smp[ns++] = x[i];
+    }
+    if (ns >= SAMPLE_N / 4) {
+      size_t centre = (ns - 1) / 2, d = (size_t)(4.5 * sqrt((double)ns) / 2) + 1;
+      double pl = centre > d ? pol_select(smp, ns, centre - d) : -INFINITY;
+      double ph = centre + d < ns ? pol_select(smp, ns, centre + d) : INFINITY;
+      size_t cnt = 0, below = 0, nb = 0;
+      for (size_t j = 0; j < m; j++) { /* branch-free: selected or not is a coin toss */
+        uint32_t i = idx[j];
+        size_t h = sel[i] != 0;
+        double v = x[i];
+        cnt += h;
+        below += h & (size_t)(v < pl);
+        tmp[nb] = v; /* nb <= j */
+        nb += h & (size_t)(v >= pl) & (size_t)(v <= ph);
+      }
+      *count = cnt;
+      if (cnt == 0) return 0.0;
+      size_t k = (cnt - 1) / 2, last = cnt % 2 ? k : k + 1; /* the middle ranks */
+      if (below <= k && last < below + nb) {
+        double lo = pol_select(tmp, nb, k - below);
+        if (cnt % 2) return lo;
+        double hi = tmp[k - below + 1];
+        for (size_t j = k - below + 2; j < nb; j++)
+          if (tmp[j] < hi) hi = tmp[j];
+        return mid(lo, hi);
+      }
+    }
+  }
+  size_t cnt = 0;
+  for (size_t j = 0; j < m; j++)
+    if (sel[idx[j]]) tmp[cnt++] = x[idx[j]];
+  *count = cnt;
+  return cnt ? pol_median(tmp, cnt) : 0.0;
+}
+
 /* (frac desc, idx asc): a strict total order, since indices are distinct */
 static inline bool before(const pol_rem *a, const pol_rem *b) {
   return a->frac > b->frac || (a->frac == b->frac && a->idx < b->idx);

@@ -495,3 +495,49 @@ Test(policy_select, apportion_overshoot_takes_back_like_the_reference) {
   }
   cr_assert_gt(hits, 30, "only %zu overshooting splits met", hits);
 }
+
+/* pol_median_of: the median of the selected values equals the sorted
+ * reference over them, on every path: below the sample size, a sample
+ * bracket that holds the median, a mostly unselected group (too thin a
+ * sample), ties, values aliasing with the sample's stride (a miss), none
+ * selected; x and sel are left as they were. */
+Test(policy_select, median_of_the_selected_matches_sort) {
+  hs_rng r;
+  hs_rng_init(&r, 23, 0, HS_RNG_BENCH);
+  size_t sizes[] = {1, 2, 9, 1000, 40000, 40001, 120000};
+  for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+    size_t n = sizes[si] + 7, m = sizes[si];
+    double *x = hs_malloc(n * sizeof *x), *keep = hs_malloc(n * sizeof *keep);
+    double *tmp = hs_malloc(m * sizeof *tmp), *v = hs_malloc(m * sizeof *v);
+    unsigned char *sel = hs_malloc(n);
+    uint32_t *idx = hs_malloc(m * sizeof *idx);
+    /* ascending, with a gap of 7 unlisted entries in the middle */
+    for (size_t j = 0; j < m; j++) idx[j] = (uint32_t)j + (uint32_t)(j >= m / 2 ? 7 : 0);
+    size_t stride = m >= 2048 ? m / 2048 : 1;
+    for (int trial = 0; trial < 36; trial++) {
+      int kind = trial % 6;
+      for (size_t i = 0; i < n; i++) {
+        double u = hs_rng_uniform(&r);
+        x[i] = kind == 1 ? floor(u * 5) : kind == 3 ? (i % stride == 0 ? -1e9 : u) : u;
+        sel[i] = kind == 2 ? hs_rng_below(&r, 50) == 0 : kind == 4 ? 0
+                 : kind == 5 ? 1 : hs_rng_below(&r, 2);
+      }
+      memcpy(keep, x, n * sizeof *x);
+      size_t nv = 0;
+      for (size_t j = 0; j < m; j++)
+        if (sel[idx[j]]) v[nv++] = x[idx[j]];
+      size_t cnt = 99;
+      double got = pol_median_of(x, idx, m, sel, tmp, &cnt);
+      cr_assert_eq(cnt, nv, "m=%zu kind %d", m, kind);
+      if (nv) cr_assert_eq(got, ref_median(v, nv), "m=%zu kind %d count %zu", m, kind, nv);
+      else cr_assert_eq(got, 0.0);
+      cr_assert(memcmp(x, keep, n * sizeof *x) == 0, "m=%zu: x moved", m);
+    }
+    hs_free(x);
+    hs_free(keep);
+    hs_free(tmp);
+    hs_free(v);
+    hs_free(sel);
+    hs_free(idx);
+  }
+}
