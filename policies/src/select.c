@@ -614,7 +614,8 @@ static void apportion(const uint32_t *idx, size_t m, double *w, const double *st
   double scale = (double)rest / wsum;
   uint64_t given = 0;
   bool hist = na >= 4 * POL_BUCKETS; /* plus_one_top's histogram, made here */
-  if (hist) memset(s->hist, 0, POL_BUCKETS * sizeof *s->hist);
+  uint32_t *h = s->hist;              /* in a register, not reloaded per store */
+  if (hist) memset(h, 0, POL_BUCKETS * sizeof *h);
   for (size_t j = 0; j < na; j++) {
     uint32_t i = act[j];
     double q = w[i] * scale;
@@ -626,9 +627,9 @@ static void apportion(const uint32_t *idx, size_t m, double *w, const double *st
     if (base > rest) base = rest;
     out[i] = base;
     given += base;
-    double frac = q - (double)base;
+    double frac = q - (double)(int64_t)base; /* base <= rest <= 2^53: exact either way */
     w[i] = frac; /* the weight is read for the last time just above */
-    if (hist) s->hist[rem_bucket(frac)]++;
+    if (hist) h[rem_bucket(frac)]++;
   }
   if (given <= rest) {
     uint64_t r = rest - given;
