@@ -81,11 +81,11 @@ void pol_flag_top_k(const double *key, size_t n, size_t k, unsigned char *flag, 
 
 /* Split `budget` over the m participants idx[0..m) (ascending) in proportion
  * to w[idx[j]] (finite, > 0), each getting >= floor (water-filling), integers
- * by largest remainder, ties to the lower index. Writes out[idx[j]] only.
- * Consumes the weights: w[idx[j]] of a participant above the floor holds its
- * fractional remainder afterwards (no 16-byte remainder pair per
- * participant), the others keep theirs. Requires budget >= m*floor
- * (asserted). */
+ * by largest remainder, ties to the lower index. Writes out[idx[j]] only;
+ * out NULL: the counts go to w[idx[j]] instead, as exact integers (a caller
+ * that needs no separate count array). Consumes the weights either way:
+ * they hold the exact shares while the remainders are ordered (no 16-byte
+ * remainder pair per participant). Requires budget >= m*floor (asserted). */
 void pol_apportion(const uint32_t *idx, size_t m, double *w, uint64_t budget, uint64_t floor,
                    uint64_t *out, pol_scratch *s);
 /* The same split for a caller that made the weights and took, in the same

@@ -322,59 +322,98 @@ static inline uint64_t ord_key(double v) {
   return b >> 63 ? ~b : b | (UINT64_C(1) << 63);
 }
 
-/* Who takes part in a selection: every active (REM_ALL), the actives whose
- * remainder falls in histogram slice `cut` (REM_SLICE), the actives above
- * the floor (REM_ABOVE). */
+/* The remainders' state after the share pass: w[i] holds participant i's
+ * exact share q (as computed), from which its base (floor(q) clamped to
+ * [floor, rest]) and its remainder q - base are derived where needed; each
+ * active's final count is base + add + its move, written once, into out[i]
+ * or (out NULL) into w[i] as an exact integer. Who takes part in a
+ * selection: every active (REM_ALL), the actives whose remainder falls in
+ * histogram slice `cut` (REM_SLICE: those above it get +1 outright), the
+ * actives whose base is above the floor (REM_ABOVE). */
 enum { REM_ALL, REM_SLICE, REM_ABOVE };
 
 typedef struct rem_sel {
   const uint32_t *act; /* the actives, ascending index */
   size_t na;
-  const double *frac;  /* by participant index */
+  double *w;           /* shares q by participant index */
+  uint64_t *out;       /* NULL: the counts go to w */
+  uint64_t floor_n, rest, add;
   int who;             /* REM_* */
   size_t cut;          /* REM_SLICE */
-  uint64_t floor_n;    /* REM_ABOVE */
-  int dir;             /* +1: (frac desc, index asc) get +1; -1: (frac asc, index desc) get -1 */
+  int dir;             /* +1: (rem desc, index asc) get +1; -1: (rem asc, index desc) get -1 */
 } rem_sel;
 
-static inline bool rem_member(const rem_sel *r, uint32_t i, const uint64_t *out) {
-  return r->who == REM_ALL || (r->who == REM_SLICE ? rem_bucket(r->frac[i]) == r->cut
-                                                   : out[i] > r->floor_n);
+static inline uint64_t q_base(const rem_sel *r, double q) {
+  /* floor(q), as an integer: 0 <= q <= ~rest < 2^63, where truncation is
+   * the floor and the signed conversion is exact (one instruction) */
+  uint64_t base = (uint64_t)(int64_t)q;
+  if (base < r->floor_n) base = r->floor_n; /* rounding at the floor's edge */
+  if (base > r->rest) base = r->rest;
+  return base;
 }
 
-/* The pair of participant i in the pol_top_k order (frac desc, idx asc):
- * dir < 0 reverses both parts. */
-static inline pol_rem rem_pair(const rem_sel *r, uint32_t i) {
-  return r->dir > 0 ? (pol_rem){r->frac[i], i} : (pol_rem){-r->frac[i], UINT32_MAX - i};
+/* base <= rest <= 2^53: the signed conversion is exact (and one instruction) */
+static inline double q_rem(double q, uint64_t base) { return q - (double)(int64_t)base; }
+
+static inline void put(const rem_sel *r, uint32_t i, uint64_t v) {
+  if (r->out)
+    r->out[i] = v;
+  else
+    r->w[i] = (double)(int64_t)v; /* <= 2^53: exact */
 }
 
-/* Moves out[i] by r->dir for the `want` members first in r's order, out of
- * `cnt` members. Up to s->cap members: their pairs in s->pairs, pol_top_k.
- * More (ties, or remainders crowding one histogram slice): no buffer for
- * them all, so the want-th key is narrowed down by radix passes over the
- * actives (12 bits of ord_key at a time, starting at the highest bit in which
- * the members in range differ) until the range holds one value or fits the
- * buffer; then one pass moves every member above the range and, in the
- * range, the buffer's top or the first ties in index order. Equal remainders
- * take one pass; the worst case ~12 passes (only crowded and finely spread
+/* One active's remainder (frac), membership and, for a non-member, its
+ * outright move (REM_SLICE: +1 above the cut). */
+static inline bool rem_of(const rem_sel *r, double q, uint64_t base, double *frac,
+                          unsigned *plus) {
+  *frac = q_rem(q, base);
+  *plus = 0;
+  if (r->who == REM_ALL) return true;
+  if (r->who == REM_ABOVE) return base > r->floor_n;
+  size_t b = rem_bucket(*frac);
+  *plus = b > r->cut;
+  return b == r->cut;
+}
+
+/* The pair of a member in the pol_top_k order (frac desc, idx asc): dir < 0
+ * reverses both parts. */
+static inline pol_rem rem_pair(const rem_sel *r, double frac, uint32_t i) {
+  return r->dir > 0 ? (pol_rem){frac, i} : (pol_rem){-frac, UINT32_MAX - i};
+}
+
+static inline uint64_t rem_key(const rem_sel *r, double frac) {
+  return ord_key(r->dir > 0 ? frac : -frac);
+}
+
+/* Finishes every active: base + add + its move, the move going (r->dir) to
+ * the `want` members first in r's order out of `cnt` members. Up to s->cap
+ * members: their pairs in s->pairs, pol_top_k. More (ties, or remainders
+ * crowding one histogram slice): no buffer for them all, so the want-th key
+ * is narrowed down by radix passes over the actives (12 bits of ord_key at a
+ * time, starting at the highest bit in which the members in range differ)
+ * until the range holds one value or fits the buffer; then one pass writes
+ * everyone: every member above the range moves and, in the range, the
+ * buffer's top or the first ties in index order. Equal remainders take one
+ * pass; the worst case ~12 passes (only crowded and finely spread
  * remainders, which no real weights give). */
-static void rem_select(const rem_sel *r, size_t cnt, size_t want, uint64_t *out,
-                       pol_scratch *s) {
-  if (want == 0) return;
-  assert(want <= cnt);
+static void rem_select(const rem_sel *r, size_t cnt, size_t want, pol_scratch *s) {
+  assert(want >= 1 && want <= cnt);
   const uint32_t *act = r->act;
+  const double *w = r->w;
   size_t na = r->na;
   uint64_t klo = 0, khi = UINT64_MAX; /* the range the want-th key lies in */
   size_t rank = want, count = cnt;   /* its rank from the top within the range */
   bool buffered = false;
+  double frac;
+  unsigned plus;
   for (;;) {
     if (count <= s->cap) { /* the range fits: exact order of its pairs */
       size_t nb = 0;
       for (size_t j = 0; j < na; j++) {
         uint32_t i = act[j];
-        if (!rem_member(r, i, out)) continue;
-        uint64_t key = ord_key(r->dir > 0 ? r->frac[i] : -r->frac[i]);
-        if (key >= klo && key <= khi) s->pairs[nb++] = rem_pair(r, i);
+        if (!rem_of(r, w[i], q_base(r, w[i]), &frac, &plus)) continue;
+        uint64_t key = rem_key(r, frac);
+        if (key >= klo && key <= khi) s->pairs[nb++] = rem_pair(r, frac, i);
       }
       assert(nb == count);
       pol_top_k(s->pairs, nb, rank);
@@ -384,8 +423,8 @@ static void rem_select(const rem_sel *r, size_t cnt, size_t want, uint64_t *out,
     uint64_t lo = UINT64_MAX, hi = 0;
     for (size_t j = 0; j < na; j++) {
       uint32_t i = act[j];
-      if (!rem_member(r, i, out)) continue;
-      uint64_t key = ord_key(r->dir > 0 ? r->frac[i] : -r->frac[i]);
+      if (!rem_of(r, w[i], q_base(r, w[i]), &frac, &plus)) continue;
+      uint64_t key = rem_key(r, frac);
       if (key < klo || key > khi) continue;
       lo = key < lo ? key : lo;
       hi = key > hi ? key : hi;
@@ -401,8 +440,8 @@ static void rem_select(const rem_sel *r, size_t cnt, size_t want, uint64_t *out,
     memset(h, 0, POL_BUCKETS * sizeof *h);
     for (size_t j = 0; j < na; j++) {
       uint32_t i = act[j];
-      if (!rem_member(r, i, out)) continue;
-      uint64_t key = ord_key(r->dir > 0 ? r->frac[i] : -r->frac[i]);
+      if (!rem_of(r, w[i], q_base(r, w[i]), &frac, &plus)) continue;
+      uint64_t key = rem_key(r, frac);
       if (key < lo || key > hi) continue;
       h[(key >> shift) - base]++;
     }
@@ -412,69 +451,92 @@ static void rem_select(const rem_sel *r, size_t cnt, size_t want, uint64_t *out,
     klo = (base + d) << shift;
     khi = klo + ((UINT64_C(1) << shift) - 1);
   }
-  /* every member above the range moves; in it, the buffer's top `rank` or
-   * the first `rank` in index order (dir < 0: from the highest index) */
+  /* everyone's count: a member above the range moves; in it, the buffer's
+   * top `rank` (below) or the first `rank` in index order (dir < 0: from the
+   * highest index) */
   size_t ties = buffered ? 0 : rank;
   for (size_t q = 0; q < na; q++) {
     size_t j = r->dir > 0 ? q : na - 1 - q;
     uint32_t i = act[j];
-    if (!rem_member(r, i, out)) continue;
-    uint64_t key = ord_key(r->dir > 0 ? r->frac[i] : -r->frac[i]);
-    unsigned move = key > khi;
-    if (!buffered && key == klo && ties > 0) {
-      move = 1;
-      ties--;
+    uint64_t base = q_base(r, w[i]);
+    uint64_t v = base + r->add;
+    if (rem_of(r, w[i], base, &frac, &plus)) {
+      uint64_t key = rem_key(r, frac);
+      unsigned move = key > khi;
+      if (!buffered && key == klo && ties > 0) {
+        move = 1;
+        ties--;
+      }
+      v += (uint64_t)(int64_t)((int)move * r->dir);
+    } else {
+      v += plus;
     }
-    out[i] += (uint64_t)(int64_t)((int)move * r->dir);
+    put(r, i, v);
   }
   assert(ties == 0);
   if (buffered)
     for (size_t j = 0; j < rank; j++) {
       uint32_t id = s->pairs[j].idx;
       uint32_t i = r->dir > 0 ? id : UINT32_MAX - id;
-      out[i] += (uint64_t)(int64_t)r->dir;
+      if (r->out)
+        r->out[i] += (uint64_t)(int64_t)r->dir;
+      else
+        r->w[i] += (double)r->dir; /* an exact integer +-1 */
     }
 }
 
-/* Gives +1 to the k largest remainders (frac[act[j]], about [0,1)) of the
- * na actives, (frac desc, index asc). At m >= 4*POL_BUCKETS a histogram over
- * POL_BUCKETS equal slices of [0,1) (s->hist, made while the remainders were)
- * finds the slice that holds the k-th; everything above it gets +1 outright
- * and only that slice is ordered exactly (rem_select), so ties still go to
- * the lower index. Two passes instead of a quickselect over all m: this is
- * what keeps a 10^6-participant update inside its 50 ms. Fractions outside
- * [0,1) (rounding at the floor) are clamped into the end slices, which keeps
- * the slice order monotone. */
-static void plus_one_top(pol_scratch *s, const uint32_t *act, size_t na, const double *frac,
-                         size_t k, uint64_t *out) {
-  if (k == 0) return;
-  rem_sel r = {.act = act, .na = na, .frac = frac, .who = REM_ALL, .dir = 1};
+/* Finishes every active with +1 for the k largest remainders, (remainder
+ * desc, index asc). At m >= 4*POL_BUCKETS a histogram over POL_BUCKETS equal
+ * slices of [0,1) (s->hist, made while the remainders were) finds the slice
+ * that holds the k-th; everything above it gets +1 outright and only that
+ * slice is ordered exactly (pairs, or rem_select when it is crowded), so
+ * ties still go to the lower index. Two passes instead of a quickselect over
+ * all m: this is what keeps a 10^6-participant update inside its 50 ms.
+ * Remainders outside [0,1) (rounding at the floor) are clamped into the end
+ * slices, which keeps the slice order monotone. */
+static void plus_one_top(rem_sel *r, size_t k, pol_scratch *s) {
+  const uint32_t *act = r->act;
+  double *w = r->w;
+  size_t na = r->na;
+  if (k == 0) {
+    for (size_t j = 0; j < na; j++) put(r, act[j], q_base(r, w[act[j]]) + r->add);
+    return;
+  }
   if (na < 4 * POL_BUCKETS) {
-    rem_select(&r, na, k, out, s);
+    r->who = REM_ALL;
+    rem_select(r, na, k, s);
     return;
   }
   const uint32_t *h = s->hist; /* made by pol_apportion's share pass */
   size_t above = 0, cut = POL_BUCKETS - 1;
   while (above + h[cut] < k) above += h[cut--];
   size_t cnt = h[cut];
-  bool fits = cnt <= s->cap; /* collect the slice's pairs in this pass */
+  if (cnt > s->cap) { /* crowded: rem_select finishes everyone */
+    r->who = REM_SLICE;
+    r->cut = cut;
+    rem_select(r, cnt, k - above, s);
+    return;
+  }
   size_t nb = 0;
   for (size_t j = 0; j < na; j++) {
     uint32_t i = act[j];
-    size_t b = rem_bucket(frac[i]);
+    double q = w[i];
+    uint64_t base = q_base(r, q);
+    double frac = q_rem(q, base);
+    size_t b = rem_bucket(frac);
     /* +1 without a branch (b > cut is a coin toss when k ~ m/2); a branch
      * only for the one slice ordered exactly */
-    out[i] += (uint64_t)(b > cut);
-    if (fits && b == cut) s->pairs[nb++] = (pol_rem){frac[i], i};
+    put(r, i, base + r->add + (uint64_t)(b > cut));
+    if (b == cut) s->pairs[nb++] = (pol_rem){frac, i};
   }
-  if (fits) {
-    pol_top_k(s->pairs, nb, k - above);
-    for (size_t j = 0; j < k - above; j++) out[s->pairs[j].idx]++;
-    return;
+  pol_top_k(s->pairs, nb, k - above);
+  for (size_t j = 0; j < k - above; j++) {
+    uint32_t i = s->pairs[j].idx;
+    if (r->out)
+      r->out[i]++;
+    else
+      w[i] += 1.0; /* an exact integer */
   }
-  r.who = REM_SLICE;
-  r.cut = cut;
-  rem_select(&r, cnt, k - above, out, s);
 }
 
 /* The bracket of pol_flag_top_k: a strided sample of the free keys (into
@@ -598,7 +660,10 @@ static void apportion(const uint32_t *idx, size_t m, double *w, const double *st
     for (size_t j = 0; j < na; j++) {
       uint32_t i = act[j];
       if (w[i] < wmin) {
-        out[i] = floor_n;
+        if (out)
+          out[i] = floor_n;
+        else
+          w[i] = (double)(int64_t)floor_n; /* its weight is not read again */
         rest -= floor_n;
       } else {
         keep_to[keep++] = i;
@@ -612,6 +677,8 @@ static void apportion(const uint32_t *idx, size_t m, double *w, const double *st
     }
   }
   double scale = (double)rest / wsum;
+  rem_sel r = {.act = act, .na = na, .w = w, .out = out, .floor_n = floor_n, .rest = rest,
+               .dir = 1};
   uint64_t given = 0;
   bool hist = na >= 4 * POL_BUCKETS; /* plus_one_top's histogram, made here */
   uint32_t *h = s->hist;              /* in a register, not reloaded per store */
@@ -619,35 +686,29 @@ static void apportion(const uint32_t *idx, size_t m, double *w, const double *st
   for (size_t j = 0; j < na; j++) {
     uint32_t i = act[j];
     double q = w[i] * scale;
-    /* floor(q), as an integer: 0 <= q <= ~rest < 2^63, where truncation is
-     * the floor and the signed conversion is exact (one instruction) */
     assert(q >= 0 && q < 0x1p62);
-    uint64_t base = (uint64_t)(int64_t)q;
-    if (base < floor_n) base = floor_n; /* rounding at the floor's edge */
-    if (base > rest) base = rest;
-    out[i] = base;
+    uint64_t base = q_base(&r, q);
     given += base;
-    double frac = q - (double)(int64_t)base; /* base <= rest <= 2^53: exact either way */
-    w[i] = frac; /* the weight is read for the last time just above */
-    if (hist) h[rem_bucket(frac)]++;
+    w[i] = q; /* the weight is read for the last time just above */
+    if (hist) h[rem_bucket(q_rem(q, base))]++;
   }
   if (given <= rest) {
-    uint64_t r = rest - given;
-    if (r >= na) { /* only when rounding lost whole units */
-      uint64_t each = r / na;
-      for (size_t j = 0; j < na; j++) out[act[j]] += each;
-      r -= each * na;
+    uint64_t left = rest - given;
+    if (left >= na) { /* only when rounding lost whole units */
+      r.add = left / na;
+      left -= r.add * na;
     }
-    plus_one_top(s, act, na, w, (size_t)r, out);
+    plus_one_top(&r, (size_t)left, s);
   } else {
     /* rounding overshoot (rare): take one back from the smallest fractional
      * parts above the floor, the higher index first */
     uint64_t over = given - rest;
     size_t ne = 0;
-    for (size_t j = 0; j < na; j++) ne += out[act[j]] > floor_n;
+    for (size_t j = 0; j < na; j++) ne += q_base(&r, w[act[j]]) > floor_n;
     assert(over <= ne);
-    rem_sel rs = {.act = act, .na = na, .frac = w, .who = REM_ABOVE, .floor_n = floor_n, .dir = -1};
-    rem_select(&rs, ne, (size_t)over, out, s);
+    r.who = REM_ABOVE;
+    r.dir = -1;
+    rem_select(&r, ne, (size_t)over, s);
   }
 }
 

@@ -439,16 +439,21 @@ Test(policy_select, apportion_without_the_pair_buffer) {
         ref_apportion(w0, m, budget, fl, want);
         for (size_t c = 0; c < sizeof caps / sizeof caps[0]; c++) {
           sc.cap = caps[c] < cap0 ? caps[c] : cap0;
-          memcpy(w, w0, m * sizeof *w);
-          pol_apportion(idx, m, w, budget, fl, got, &sc);
-          uint64_t sum = 0;
-          for (size_t i = 0; i < m; i++) {
-            sum += got[i];
-            cr_assert_eq(got[i], want[i], "m=%zu kind %d floor %llu cap %zu: i=%zu got %llu want %llu",
-                         m, kind, (unsigned long long)fl, sc.cap, i, (unsigned long long)got[i],
-                         (unsigned long long)want[i]);
+          for (int into_w = 0; into_w < 2; into_w++) {
+            memcpy(w, w0, m * sizeof *w);
+            pol_apportion(idx, m, w, budget, fl, into_w ? NULL : got, &sc);
+            uint64_t sum = 0;
+            for (size_t i = 0; i < m; i++) {
+              if (into_w) got[i] = (uint64_t)w[i];
+              if (into_w) cr_assert_eq((double)got[i], w[i], "m=%zu: w[%zu] = %.17g", m, i, w[i]);
+              sum += got[i];
+              cr_assert_eq(got[i], want[i],
+                           "m=%zu kind %d floor %llu cap %zu into_w %d: i=%zu got %llu want %llu",
+                           m, kind, (unsigned long long)fl, sc.cap, into_w, i,
+                           (unsigned long long)got[i], (unsigned long long)want[i]);
+            }
+            cr_assert_eq(sum, budget);
           }
-          cr_assert_eq(sum, budget);
         }
       }
     }
@@ -483,12 +488,16 @@ Test(policy_select, apportion_overshoot_takes_back_like_the_reference) {
     hits++;
     pol_scratch sc;
     pol_scratch_init(&sc, m);
-    for (size_t cap = 0; cap <= m; cap += m) {
-      sc.cap = cap;
+    for (int v = 0; v < 4; v++) { /* no pair buffer / one; counts into out / w */
+      sc.cap = v & 1 ? m : 0;
+      bool into_w = v >> 1;
       memcpy(w, w0, m * sizeof *w);
-      pol_apportion(idx, m, w, budget, 0, got, &sc);
-      for (size_t i = 0; i < m; i++)
-        cr_assert_eq(got[i], want[i], "trial %d m=%zu cap %zu i=%zu", trial, m, cap, i);
+      pol_apportion(idx, m, w, budget, 0, into_w ? NULL : got, &sc);
+      for (size_t i = 0; i < m; i++) {
+        if (into_w) got[i] = (uint64_t)w[i];
+        cr_assert_eq(got[i], want[i], "trial %d m=%zu cap %zu into_w %d i=%zu", trial, m, sc.cap,
+                     into_w, i);
+      }
     }
     sc.cap = m;
     pol_scratch_fini(&sc);
