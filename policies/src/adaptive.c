@@ -47,12 +47,13 @@ static hs_status adaptive_create(hs_controller *c, hs_error *err) {
   hs_status st = pol_check_floor(c, floor, err);
   if (st != HS_OK) return st;
   adaptive *a = hs_calloc(1, sizeof *a);
-  pol_costs_init(&a->costs, c->n);
+  pol_costs_init(&a->costs, c->n, c->ngroups);
   pol_make_scratch(c);
   a->w_e = pol_real(c, K_W_E);
   a->ema = pol_real(c, K_EMA);
   a->min_samples = floor;
   c->deadband = pol_real(c, K_DEADBAND);
+  c->cand_w = true;
   c->state = a;
   return HS_OK;
 }
@@ -68,7 +69,7 @@ static void adaptive_destroy(hs_controller *c) {
 static void adaptive_update(hs_controller *c, const hs_telemetry *t) {
   adaptive *a = c->state;
   pol_costs_observe(&a->costs, t, c->n, a->ema);
-  pol_costs_split(c, &a->costs, a->w_e, a->min_samples, c->next);
+  pol_costs_split(c, &a->costs, a->w_e, a->min_samples, NULL); /* into c->w */
 }
 
 static size_t adaptive_state(const hs_controller *c, pol_state_field *f) {

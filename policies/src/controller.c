@@ -10,7 +10,9 @@
  * any hook runs, and hooks cannot fail). Everything an update needs is
  * allocated in hs_controller_create: an update allocates nothing. Cost of an
  * update: the policy's (O(n) expected for all of them) plus one O(n) pass
- * comparing old and new. Rejected: a policy "family" switch here (every new
+ * comparing old and new (none when the policy keeps the split), and a copy
+ * when a candidate left in c->w is taken (the policies that do so need no
+ * candidate array: 8 B per participant). Rejected: a policy "family" switch here (every new
  * policy then edited this file in four places). */
 #include <assert.h>
 #include <math.h>
@@ -55,11 +57,12 @@ hs_controller *hs_controller_create(const hs_policy_config *cfg, size_t n,
   c->deadband = -1.0; /* none unless the policy sets one */
   pol_groups_build(c, groups);
   c->alloc = hs_calloc(n, sizeof *c->alloc);
-  c->next = hs_calloc(n, sizeof *c->next);
   /* c->w, c->scratch and c->sd: only the policies that use them make them
    * (pol_make_scratch; equal needs none of them) */
   pol_equal_split(c, c->alloc);
   if (t->create(c, err) != HS_OK) goto fail;
+  /* the candidate's own array, unless the policy leaves it in c->w */
+  if (!c->cand_w) c->next = hs_calloc(n, sizeof *c->next);
   return c;
 fail:
   hs_controller_destroy(c);
@@ -118,6 +121,12 @@ static hs_status check_telemetry(const hs_telemetry *t, size_t n, size_t want, h
   return HS_OK;
 }
 
+/* The candidate count of participant i: in c->next, or in c->w as an exact
+ * integer (<= 2^53) when the policy set c->cand_w (cw non-NULL). */
+static inline uint64_t cand_at(const uint64_t *cn, const double *cw, size_t i) {
+  return cw ? (uint64_t)(int64_t)cw[i] : cn[i];
+}
+
 /* One pass over old and candidate: *changed when they differ anywhere; the
  * return value is the deadband rule of hs_policy.h (true: keep the old split):
  * keep unless some participant's share moved by more than the deadband
@@ -127,10 +136,17 @@ static hs_status check_telemetry(const hs_telemetry *t, size_t n, size_t want, h
  * "did it grow or shrink" is a coin toss). Shares are <= 2^53, so the signed
  * conversions below are exact. */
 static bool within_deadband(const hs_controller *c, bool *changed) {
-  const uint64_t *old = c->alloc, *cand = c->next;
+  const uint64_t *old = c->alloc, *cn = c->next;
+  const double *cw = c->cand_w ? c->w : NULL;
   size_t n = c->n;
   if (c->deadband < 0) { /* only "did it change" matters */
-    *changed = memcmp(old, cand, n * sizeof *old) != 0;
+    if (!cw) {
+      *changed = memcmp(old, cn, n * sizeof *old) != 0;
+      return false;
+    }
+    unsigned diff = 0;
+    for (size_t i = 0; i < n; i++) diff |= old[i] != cand_at(cn, cw, i);
+    *changed = diff;
     return false;
   }
   double band = c->deadband;
@@ -139,7 +155,7 @@ static bool within_deadband(const hs_controller *c, bool *changed) {
     size_t e = n - b < 1024 ? n : b + 1024;
     unsigned out = 0;
     for (size_t i = b; i < e; i++) {
-      uint64_t o = old[i], v = cand[i];
+      uint64_t o = old[i], v = cand_at(cn, cw, i);
       uint64_t delta = v > o ? v - o : o - v;
       double d = (double)(int64_t)delta / (double)(int64_t)(o + (o == 0)); /* o = 0: see below */
       unsigned moved = o != v;
@@ -188,8 +204,10 @@ hs_status hs_controller_set_group_rules(hs_controller *c, const uint64_t *budget
 }
 
 /* The deadband rule group by group: a group within its band keeps its split
- * (copied back into next). True when any group changes. */
+ * (copied back into the candidate). True when any group changes. */
 static bool per_group_deadband(hs_controller *c) {
+  const uint64_t *cn = c->next;
+  const double *cw = c->cand_w ? c->w : NULL;
   bool any = false;
   for (size_t g = 0; g < c->ngroups; g++) {
     size_t m;
@@ -197,7 +215,7 @@ static bool per_group_deadband(hs_controller *c) {
     double worst = 0;
     bool diff = false, inf = false;
     for (size_t j = 0; j < m; j++) {
-      uint64_t o = c->alloc[idx[j]], v = c->next[idx[j]];
+      uint64_t o = c->alloc[idx[j]], v = cand_at(cn, cw, idx[j]);
       if (o == v) continue;
       diff = true;
       if (o == 0) inf = true;
@@ -208,7 +226,13 @@ static bool per_group_deadband(hs_controller *c) {
       any = true;
       continue;
     }
-    for (size_t j = 0; j < m; j++) c->next[idx[j]] = c->alloc[idx[j]];
+    for (size_t j = 0; j < m; j++) {
+      uint32_t i = idx[j];
+      if (cw)
+        c->w[i] = (double)(int64_t)c->alloc[i];
+      else
+        c->next[i] = c->alloc[i];
+    }
   }
   return any;
 }
@@ -216,16 +240,27 @@ static bool per_group_deadband(hs_controller *c) {
 hs_status hs_controller_update(hs_controller *c, const hs_telemetry *t, size_t n, hs_error *err) {
   hs_status st = check_telemetry(t, n, c->n, err);
   if (st != HS_OK) return st;
-  c->type->update(c, t); /* writes every entry of next */
+  c->keep = c->moved = false;
+  c->type->update(c, t); /* writes every entry of the candidate, or sets keep */
   c->utility_set = false;
-  bool changed;
-  if (c->gdeadband && c->deadband >= 0) {
+  bool changed = false;
+  if (c->keep) {
+    changed = c->moved; /* nothing to compare or take */
+    assert(!changed || c->deadband < 0);
+  } else if (c->gdeadband && c->deadband >= 0) {
     changed = per_group_deadband(c);
   } else {
     bool keep = within_deadband(c, &changed);
     if (changed && c->deadband >= 0 && keep) changed = false;
   }
-  if (changed) {
+  if (c->keep) {
+    /* c->alloc is already the split */
+  } else if (changed && c->cand_w) {
+    /* locals: a store through uint64_t * could be c->n (size_t) */
+    uint64_t *alloc = c->alloc;
+    const double *cw = c->w;
+    for (size_t i = 0, nn = c->n; i < nn; i++) alloc[i] = (uint64_t)(int64_t)cw[i];
+  } else if (changed) {
     uint64_t *tmp = c->alloc;
     c->alloc = c->next;
     c->next = tmp;

@@ -15,7 +15,8 @@
 
 #define COST_MIN 1e-12
 
-void pol_costs_init(pol_costs *k, size_t n) {
+void pol_costs_init(pol_costs *k, size_t n, size_t ngroups) {
+  k->gmed = hs_calloc(2 * ngroups, sizeof *k->gmed);
   k->tau = hs_calloc(n, sizeof *k->tau);
   k->eps = hs_calloc(n, sizeof *k->eps);
   k->have = hs_calloc(n, sizeof *k->have);
@@ -25,7 +26,8 @@ void pol_costs_fini(pol_costs *k) {
   hs_free(k->tau);
   hs_free(k->eps);
   hs_free(k->have);
-  k->tau = k->eps = NULL;
+  hs_free(k->gmed);
+  k->tau = k->eps = k->gmed = NULL;
   k->have = NULL;
 }
 
@@ -54,23 +56,22 @@ void pol_costs_observe_list(pol_costs *k, const hs_telemetry *t, const uint32_t 
 }
 
 /* Median over the group members with an estimate; 0 when none. Works in
- * c->w, which holds nothing yet: the weights of this group are written after
- * both medians, and the earlier groups' were consumed by their apportionment
- * (so these policies need no other n-double scratch). */
+ * c->w: pol_costs_split takes every group's medians before any group's
+ * weights are written there (and with the counts going to c->w, before any
+ * group's counts are), so these policies need no other n-double scratch. */
 static double group_median(hs_controller *c, const pol_costs *k, const uint32_t *idx, size_t m,
                            const double *x) {
   size_t cnt;
   return pol_median_of(x, idx, m, k->have, c->w, &cnt); /* 0 when none */
 }
 
-/* Inverse-cost weights for one group into c->w; w_e is the energy weight.
- * Their sum in index order and their minimum come out of the same pass, for
- * pol_apportion_sum. */
+/* Inverse-cost weights for one group into c->w, from its medians mt (of
+ * tau) and me (of eps); w_e is the energy weight. Their sum in index order
+ * and their minimum come out of the same pass, for pol_apportion_sum. */
 static void inverse_cost_weights(hs_controller *c, const pol_costs *k, const uint32_t *idx,
-                                 size_t m, double w_e, double *sum_out, double *lo_out) {
+                                 size_t m, double w_e, double mt, double me, double *sum_out,
+                                 double *lo_out) {
   double w_t = 1.0 - w_e;
-  double mt = w_t > 0 ? group_median(c, k, idx, m, k->tau) : 0.0;
-  double me = w_e > 0 ? group_median(c, k, idx, m, k->eps) : 0.0;
   double sum = 0.0, lo = INFINITY;
   for (size_t j = 0; j < m; j++) {
     uint32_t i = idx[j];
@@ -93,13 +94,20 @@ static void inverse_cost_weights(hs_controller *c, const pol_costs *k, const uin
   *lo_out = lo;
 }
 
-void pol_costs_split(hs_controller *c, const pol_costs *k, double w_e, uint64_t min_samples,
+void pol_costs_split(hs_controller *c, pol_costs *k, double w_e, uint64_t min_samples,
                      uint64_t *out) {
+  double w_t = 1.0 - w_e;
+  for (size_t g = 0; g < c->ngroups; g++) {
+    size_t m;
+    const uint32_t *idx = pol_group(c, g, &m);
+    k->gmed[2 * g] = w_t > 0 ? group_median(c, k, idx, m, k->tau) : 0.0;
+    k->gmed[2 * g + 1] = w_e > 0 ? group_median(c, k, idx, m, k->eps) : 0.0;
+  }
   for (size_t g = 0; g < c->ngroups; g++) {
     size_t m;
     const uint32_t *idx = pol_group(c, g, &m);
     double sum, lo;
-    inverse_cost_weights(c, k, idx, m, w_e, &sum, &lo);
+    inverse_cost_weights(c, k, idx, m, w_e, k->gmed[2 * g], k->gmed[2 * g + 1], &sum, &lo);
     pol_apportion_sum(idx, m, c->w, sum, lo, c->gbudget[g], min_samples, out, &c->scratch);
   }
 }

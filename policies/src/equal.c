@@ -2,14 +2,14 @@
  * each group's budget split as evenly as integers allow, extras to the lower
  * indices, whatever the telemetry says (it is validated and ignored).
  *
- * No state and no keys of its own. O(n) per update (one copy: the split never
- * changes, so hs_controller_reallocated stays false). The floor is one sample
+ * No state and no keys of its own. O(1) per update beyond the validation of
+ * the telemetry (the split never changes: the update says so, c->keep, and
+ * hs_controller_reallocated stays false); no candidate array. The floor is one sample
  * per participant, checked at creation as for the adaptive policies. */
-#include <string.h>
-
 #include "pol_policy.h"
 
 static hs_status equal_create(hs_controller *c, hs_error *err) {
+  c->cand_w = true; /* it never makes a candidate: no candidate array */
   return pol_check_floor(c, 1, err);
 }
 
@@ -17,7 +17,7 @@ static void equal_destroy(hs_controller *c) { (void)c; }
 
 static void equal_update(hs_controller *c, const hs_telemetry *t) {
   (void)t;
-  memcpy(c->next, c->alloc, c->n * sizeof *c->next);
+  c->keep = true;
 }
 
 static size_t equal_state(const hs_controller *c, pol_state_field *f) {

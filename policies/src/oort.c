@@ -114,6 +114,7 @@ typedef struct oort_state {
 
 static hs_status oort_create(hs_controller *c, hs_error *err) {
   pol_make_scratch(c);                    /* c->w, c->scratch.act */
+  c->cand_w = true;                       /* no c->next: it writes c->alloc */
   c->sd = hs_calloc(c->n, sizeof *c->sd); /* freed by the controller */
   uint64_t min_samples = pol_uint(c, K_MIN_SAMPLES);
   uint64_t k = pol_uint(c, K_K) ? pol_uint(c, K_K) : c->n / 2;
@@ -125,7 +126,7 @@ static hs_status oort_create(hs_controller *c, hs_error *err) {
                         (unsigned long long)c->budget, (unsigned long long)k,
                         (unsigned long long)min_samples);
   oort_state *o = hs_calloc(1, sizeof *o);
-  pol_costs_init(&o->costs, c->n);
+  pol_costs_init(&o->costs, c->n, c->ngroups);
   o->ema = pol_real(c, K_EMA);
   o->alpha = pol_real(c, K_ALPHA);
   o->explore_decay = pol_real(c, K_EXPLORE_DECAY);
@@ -392,16 +393,22 @@ static void oort_update(hs_controller *c, const hs_telemetry *t) {
   pol_flag_top_k(xkey, n, k - nexploit, o->picked, o->score, c->scratch.act);
 
   /* equal split over the selected (exactly k: the selections above pick
-   * nexploit + slots participants), extras to the lower indices */
+   * nexploit + slots participants), extras to the lower indices, written
+   * into the allocation itself (oort has no deadband: the controller would
+   * take any candidate), so no candidate array and no comparison pass */
   size_t nsel = k;
   uint64_t each = c->budget / nsel, extra = c->budget % nsel;
   size_t j = 0;
+  unsigned moved = 0;
   for (size_t i = 0; i < n; i++) { /* branch-free: half the participants are picked */
-    uint64_t p = o->picked[i];
-    c->next[i] = p * (each + (j < extra));
+    uint64_t p = o->picked[i], v = p * (each + (j < extra));
+    moved |= c->alloc[i] != v;
+    c->alloc[i] = v;
     j += p;
   }
   assert(j == k);
+  c->keep = true; /* no deadband: the selection is the split */
+  c->moved = moved;
 }
 
 /* Saved: the measurements, the pacer, the utilities and the exploitation

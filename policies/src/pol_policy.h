@@ -17,9 +17,16 @@
  *                    configuration (e.g. a floor that does not fit) with a
  *                    message, leaving c->state for destroy to free.
  *   update(c, t)     telemetry already validated (hs_policy.h rules); writes
- *                    EVERY entry of c->next (a policy that keeps the split
- *                    copies c->alloc). Cannot fail. The controller then applies
- *                    the deadband (when c->deadband >= 0) and swaps.
+ *                    the candidate split: EVERY entry of c->next or, when its
+ *                    create set c->cand_w, of c->w as exact integers (no
+ *                    c->next is made then: 8 B per participant less); or sets
+ *                    c->keep when there is no candidate to take: the split
+ *                    stays, or a policy without a deadband wrote c->alloc
+ *                    itself (and sets c->moved when that changed it).
+ *                    Cannot fail. The
+ *                    controller then applies the deadband (when c->deadband
+ *                    >= 0) and takes the candidate (a swap with c->next, a
+ *                    copy from c->w).
  *   destroy(c)       frees c->state (also after a failed create; NULL-safe).
  *   step_batches / step_update: only with HS_POLICY_CAP_STEP_LEVEL.
  *   state(c, f)      describes the policy's state between updates as fields
@@ -136,7 +143,11 @@ struct hs_controller {
   bool reallocated;
   double deadband; /* >= 0: keep the split when the change is within it; < 0: none */
   uint64_t *alloc; /* current allocation */
-  uint64_t *next;  /* candidate built by an update */
+  uint64_t *next;  /* candidate built by an update; NULL when cand_w */
+  bool cand_w;     /* set by the policy's create: candidates go to c->w (or
+                      none: keep), no c->next */
+  bool keep;       /* set by an update: no candidate to take */
+  bool moved;      /* with keep: the update changed c->alloc itself */
   /* groups: order[] lists participants by (group, index); group g is
    * order[gstart[g] .. gstart[g+1]) with budget gbudget[g] */
   size_t ngroups;

@@ -517,17 +517,30 @@ static void plus_one_top(rem_sel *r, size_t k, pol_scratch *s) {
     rem_select(r, cnt, k - above, s);
     return;
   }
+  /* +1 without a branch (b > cut is a coin toss when k ~ m/2); a branch
+   * only for the one slice ordered exactly. Two loops, one per destination:
+   * into w the count is made in doubles (integers below 2^53: exact), which
+   * spares a conversion per participant */
   size_t nb = 0;
-  for (size_t j = 0; j < na; j++) {
-    uint32_t i = act[j];
-    double q = w[i];
-    uint64_t base = q_base(r, q);
-    double frac = q_rem(q, base);
-    size_t b = rem_bucket(frac);
-    /* +1 without a branch (b > cut is a coin toss when k ~ m/2); a branch
-     * only for the one slice ordered exactly */
-    put(r, i, base + r->add + (uint64_t)(b > cut));
-    if (b == cut) s->pairs[nb++] = (pol_rem){frac, i};
+  if (r->out) {
+    for (size_t j = 0; j < na; j++) {
+      uint32_t i = act[j];
+      double q = w[i];
+      uint64_t base = q_base(r, q);
+      double frac = q_rem(q, base);
+      size_t b = rem_bucket(frac);
+      r->out[i] = base + r->add + (uint64_t)(b > cut);
+      if (b == cut) s->pairs[nb++] = (pol_rem){frac, i};
+    }
+  } else {
+    double add = (double)(int64_t)r->add;
+    for (size_t j = 0; j < na; j++) {
+      uint32_t i = act[j];
+      double q = w[i], based = (double)(int64_t)q_base(r, q), frac = q - based;
+      size_t b = rem_bucket(frac);
+      w[i] = based + add + pol_sel(b > cut, 1.0, 0.0);
+      if (b == cut) s->pairs[nb++] = (pol_rem){frac, i};
+    }
   }
   pol_top_k(s->pairs, nb, k - above);
   for (size_t j = 0; j < k - above; j++) {

@@ -4,7 +4,8 @@
  *
  * State: the cost estimates (costs.c) and whether the split is frozen. Before
  * the first update that carries a sample, the equal split stands. One update:
- * O(n) (a copy) once frozen, the O(n) expected split on the measuring round. */
+ * O(1) once frozen (the split stays: no candidate, nothing to compare), the
+ * O(n) expected split on the measuring round. */
 #include <stdbool.h>
 #include <string.h>
 
@@ -28,9 +29,10 @@ static hs_status static_create(hs_controller *c, hs_error *err) {
   hs_status st = pol_check_floor(c, floor, err);
   if (st != HS_OK) return st;
   static_split *s = hs_calloc(1, sizeof *s);
-  pol_costs_init(&s->costs, c->n);
+  pol_costs_init(&s->costs, c->n, c->ngroups);
   pol_make_scratch(c);
   s->min_samples = floor;
+  c->cand_w = true;
   c->state = s;
   return HS_OK;
 }
@@ -45,13 +47,14 @@ static void static_destroy(hs_controller *c) {
 
 static void static_update(hs_controller *c, const hs_telemetry *t) {
   static_split *s = c->state;
-  memcpy(c->next, c->alloc, c->n * sizeof *c->next);
+  c->keep = true; /* frozen, or nothing measured yet: the split stays */
   if (s->frozen) return;
   bool any = false;
   for (size_t i = 0; i < c->n; i++) any |= t[i].samples > 0;
   if (!any) return;
+  c->keep = false;
   pol_costs_observe(&s->costs, t, c->n, 0.0);
-  pol_costs_split(c, &s->costs, 0.0, s->min_samples, c->next);
+  pol_costs_split(c, &s->costs, 0.0, s->min_samples, NULL); /* into c->w */
   s->frozen = true;
 }
 
