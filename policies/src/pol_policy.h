@@ -156,7 +156,7 @@ struct hs_controller {
   size_t *gstart;
   uint64_t *gbudget;
   double *gdeadband; /* ngroups: the deadband rule per group (NULL: one rule for all) */
-  double *w;  /* n: scratch (weights, then remainders, of pol_apportion); NULL
+  double *w;  /* n: scratch (pol_apportion's weights, then shares, maybe counts); NULL
                  unless the policy's create made it (pol_make_scratch) */
   double *sd; /* n: scratch; NULL unless the policy's create made it */
   pol_scratch scratch; /* made with c->w */

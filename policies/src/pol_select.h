@@ -31,7 +31,7 @@ typedef struct pol_rem {
 } pol_rem;
 
 /* Scratch for apportionment, sized for n participants: 4 bytes each plus a
- * fixed part (the remainders themselves live in the weights array, see
+ * fixed part (the shares and remainders live in the weights array, see
  * pol_apportion). */
 typedef struct pol_scratch {
   uint32_t *act;   /* n: active (not floored) participants; pol_flag_top_k's band */

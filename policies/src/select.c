@@ -32,18 +32,21 @@
  * its weights three times, twice when the caller sums them as it makes them
  * (pol_apportion_sum).
  *
- * Memory (issue 13): the remainders are written over the weights they come
- * from (w[i] is read for the last time where its remainder is made), so the
- * apportionment's scratch per participant is the 4-byte active list alone;
- * the exact order of the one histogram slice that needs it goes through a
- * fixed buffer of POL_PAIRS pairs. A slice crowded past it (ties: equal
- * weights; or remainders within 1/4096 of each other) is ordered without a
- * buffer: its k-th key is narrowed by radix passes (rem_select), ties by
- * index in one more pass, which needs the index list ascending (asserted;
- * a group's always is). Rejected: a 16-byte (remainder, index) pair per
- * participant, as before (24 B per participant with its quickselect copy,
- * for a path that at 10^6 orders ~250 of them), and a second weights
- * array for recomputing remainders. */
+ * Memory (issue 13): each exact share q is written over the weight it comes
+ * from (w[i] is read for the last time there), and its base and remainder
+ * are derived from q where needed, so the apportionment's scratch per
+ * participant is the 4-byte active list alone; every count is written once
+ * at the end, into out or (out NULL) back into w as an exact integer, so a
+ * caller may need no count array either. The exact order of the one
+ * histogram slice that needs it goes through a fixed buffer of POL_PAIRS
+ * pairs. A slice crowded past it (ties: equal weights; or remainders within
+ * 1/4096 of each other) is ordered without a buffer: its k-th key is
+ * narrowed by radix passes (rem_select), ties by index in one more pass,
+ * which needs the index list ascending (asserted; a group's always is).
+ * Rejected: a 16-byte (remainder, index) pair per participant, as before
+ * (24 B per participant with its quickselect copy, for a path that at 10^6
+ * orders ~250 of them), and a second weights array for recomputing
+ * remainders. */
 #include <assert.h>
 #include <math.h>
 #include <stdbool.h>
