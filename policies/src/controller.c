@@ -12,8 +12,8 @@
  * update: the policy's (O(n) expected for all of them) plus one O(n) pass
  * comparing old and new (none when the policy keeps the split), and a copy
  * when a candidate left in c->w is taken (the policies that do so need no
- * candidate array: 8 B per participant). Rejected: a policy "family" switch here (every new
- * policy then edited this file in four places). */
+ * candidate array: 8 B per participant). Rejected: a policy "family" switch
+ * here (every new policy then edited this file in four places). */
 #include <assert.h>
 #include <math.h>
 #include <stdlib.h>
@@ -244,26 +244,26 @@ hs_status hs_controller_update(hs_controller *c, const hs_telemetry *t, size_t n
   c->type->update(c, t); /* writes every entry of the candidate, or sets keep */
   c->utility_set = false;
   bool changed = false;
-  if (c->keep) {
-    changed = c->moved; /* nothing to compare or take */
+  if (c->keep) { /* c->alloc is already the split: nothing to compare or take */
+    changed = c->moved;
     assert(!changed || c->deadband < 0);
-  } else if (c->gdeadband && c->deadband >= 0) {
-    changed = per_group_deadband(c);
   } else {
-    bool keep = within_deadband(c, &changed);
-    if (changed && c->deadband >= 0 && keep) changed = false;
-  }
-  if (c->keep) {
-    /* c->alloc is already the split */
-  } else if (changed && c->cand_w) {
-    /* locals: a store through uint64_t * could be c->n (size_t) */
-    uint64_t *alloc = c->alloc;
-    const double *cw = c->w;
-    for (size_t i = 0, nn = c->n; i < nn; i++) alloc[i] = (uint64_t)(int64_t)cw[i];
-  } else if (changed) {
-    uint64_t *tmp = c->alloc;
-    c->alloc = c->next;
-    c->next = tmp;
+    if (c->gdeadband && c->deadband >= 0) {
+      changed = per_group_deadband(c);
+    } else {
+      bool keep = within_deadband(c, &changed);
+      if (changed && c->deadband >= 0 && keep) changed = false;
+    }
+    if (changed && c->cand_w) {
+      /* locals: a store through uint64_t * could be c->n (size_t) */
+      uint64_t *alloc = c->alloc;
+      const double *cw = c->w;
+      for (size_t i = 0, nn = c->n; i < nn; i++) alloc[i] = (uint64_t)(int64_t)cw[i];
+    } else if (changed) {
+      uint64_t *tmp = c->alloc;
+      c->alloc = c->next;
+      c->next = tmp;
+    }
   }
   c->reallocated = changed;
   c->rounds++;

@@ -4,8 +4,9 @@
  *
  * No state and no keys of its own. O(1) per update beyond the validation of
  * the telemetry (the split never changes: the update says so, c->keep, and
- * hs_controller_reallocated stays false); no candidate array. The floor is one sample
- * per participant, checked at creation as for the adaptive policies. */
+ * hs_controller_reallocated stays false); no candidate array. The floor is
+ * one sample per participant, checked at creation as for the adaptive
+ * policies. */
 #include "pol_policy.h"
 
 static hs_status equal_create(hs_controller *c, hs_error *err) {

@@ -7,7 +7,6 @@
  * O(1) once frozen (the split stays: no candidate, nothing to compare), the
  * O(n) expected split on the measuring round. */
 #include <stdbool.h>
-#include <string.h>
 
 #include "base/hs_alloc.h"
 #include "pol_costs.h"

@@ -276,7 +276,8 @@ static void one_silo_vs_separate(const char *kind, uint64_t per, const char *flo
     for (size_t g = 0; g < NG; g++)
       cr_assert_eq(hs_controller_update(part[g], tp[g], sizes[g], &err), HS_OK, "%s", err.msg);
     for (uint32_t s = 0; s < (steps ? cfg.steps_per_round : 1); s++) {
-      const uint64_t *w = steps ? hs_controller_step_batches(whole) : hs_controller_allocation(whole);
+      const uint64_t *w =
+          steps ? hs_controller_step_batches(whole) : hs_controller_allocation(whole);
       for (size_t i = 0; i < n; i++) {
         size_t g = gid[i] / 10;
         const uint64_t *pa = steps ? hs_controller_step_batches(part[g])

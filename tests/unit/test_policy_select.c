@@ -435,7 +435,8 @@ Test(policy_select, apportion_without_the_pair_buffer) {
       for (int trial = 0; trial < 2; trial++) {
         uint64_t fl = trial ? 1 + hs_rng_below(&r, 5) : 0;
         /* kind 2: shares 100.5 + ~1e-11 i, remainders in one slice */
-        uint64_t budget = kind == 2 ? 100 * m + m / 2 + fl * m : fl * m + hs_rng_below(&r, 40 * m + 1);
+        uint64_t budget = kind == 2 ? 100 * m + m / 2 + fl * m
+                                    : fl * m + hs_rng_below(&r, 40 * m + 1);
         ref_apportion(w0, m, budget, fl, want);
         for (size_t c = 0; c < sizeof caps / sizeof caps[0]; c++) {
           sc.cap = caps[c] < cap0 ? caps[c] : cap0;
