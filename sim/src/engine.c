@@ -24,6 +24,7 @@
 #include "sim/hs_engine.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "evq.h"
 #include "base/hs_alloc.h"
@@ -33,6 +34,11 @@
 #define NO_SLOT UINT32_MAX
 #define COMPACT_MIN 1024
 #define PF_AHEAD 8 /* free slots prefetched this far ahead */
+#define APART_N 4  /* events kept apart from the queue (hs_engine_schedule_apart) */
+/* The low id word of apart event k is APART_LOW + k + 1; slots stay below
+ * 2^31 (slot_alloc asserts), so the two ranges never meet. */
+#define APART_LOW 0xffffff00u
+#define NO_KEY UINT64_MAX /* tb of a free apart: above every time's bits */
 
 #if defined(__GNUC__)
 #define PREFETCH_W(p) __builtin_prefetch((p), 1)
@@ -50,8 +56,23 @@ typedef struct slot {
   int32_t prio;
 } slot;
 
+/* An event kept apart: its key as the queue would hold it, and its record.
+ * Free when fn is NULL (then tb = NO_KEY, so a free one never is the least). */
+typedef struct apart {
+  uint64_t tb, ps;
+  hs_event_fn fn;
+  void *subject;
+  uint64_t arg;
+  uint32_t gen;
+} apart;
+
 struct hs_engine {
   sim_evq q;
+  /* The least pending apart event's key (tb = NO_KEY when none) and index:
+   * compared with the queue's top at every dispatch. */
+  uint64_t atb, aps;
+  uint32_t amin, napart;
+  apart ap[APART_N];
   slot *slots;
   size_t nslots, cap;
   /* Free slots as a stack of (generation << 32 | slot), not a list threaded
@@ -70,6 +91,8 @@ struct hs_engine {
 hs_engine *hs_engine_create(size_t capacity_hint) {
   hs_engine *e = hs_calloc(1, sizeof *e);
   e->cap = capacity_hint ? capacity_hint : 64;
+  e->atb = NO_KEY;
+  for (int k = 0; k < APART_N; k++) e->ap[k].tb = NO_KEY;
   sim_evq_init(&e->q, e->cap);
   e->slots = hs_malloc(e->cap * sizeof *e->slots);
   e->q.pf_base = (const char *)e->slots;
@@ -131,6 +154,39 @@ static uint32_t lookup(const hs_engine *e, hs_event_id id) {
   return s;
 }
 
+static inline bool key_less(uint64_t atb, uint64_t aps, uint64_t btb, uint64_t bps) {
+  return atb < btb || (atb == btb && aps < bps);
+}
+
+/* Recompute the least apart event (APART_N compares). */
+static void apart_min(hs_engine *e) {
+  uint32_t m = 0;
+  for (uint32_t k = 1; k < APART_N; k++)
+    if (key_less(e->ap[k].tb, e->ap[k].ps, e->ap[m].tb, e->ap[m].ps)) m = k;
+  e->amin = m;
+  e->atb = e->ap[m].tb;
+  e->aps = e->ap[m].ps;
+}
+
+/* Index of a pending apart event, or NO_SLOT when id does not name one. */
+static uint32_t apart_lookup(const hs_engine *e, hs_event_id id) {
+  uint32_t low = (uint32_t)id;
+  if (low <= APART_LOW || low > APART_LOW + APART_N) return NO_SLOT;
+  const apart *a = &e->ap[low - APART_LOW - 1];
+  if (a->gen != (uint32_t)(id >> 32) || !a->fn) return NO_SLOT;
+  return low - APART_LOW - 1;
+}
+
+static void apart_release(hs_engine *e, uint32_t k) {
+  apart *a = &e->ap[k];
+  a->fn = NULL;
+  a->tb = NO_KEY;
+  a->gen++;
+  e->napart--;
+  e->live--;
+  apart_min(e);
+}
+
 static inline bool entry_live(const hs_engine *e, const sim_evq_entry *en) {
   return e->slots[en->slot].live_seq == sim_evq_seq(en);
 }
@@ -138,13 +194,18 @@ static inline bool entry_live(const hs_engine *e, const sim_evq_entry *en) {
 static bool keep_live(const sim_evq_entry *en, const void *ctx) { return entry_live(ctx, en); }
 
 static void maybe_compact(hs_engine *e) {
-  size_t garbage = e->q.size - e->live;
-  if (garbage > COMPACT_MIN && garbage > e->live) sim_evq_compact(&e->q, keep_live, e);
+  size_t inq = e->live - e->napart;
+  size_t garbage = e->q.size - inq;
+  if (garbage > COMPACT_MIN && garbage > inq) sim_evq_compact(&e->q, keep_live, e);
+}
+
+static inline uint64_t next_seq(hs_engine *e) {
+  HS_ASSERT(e->seq < (uint64_t)1 << SIM_EVQ_SEQ_BITS, "2^48 insertions");
+  return e->seq++;
 }
 
 static void push(hs_engine *e, uint32_t s, double time, int prio) {
-  HS_ASSERT(e->seq < (uint64_t)1 << SIM_EVQ_SEQ_BITS, "2^48 insertions");
-  uint64_t seq = e->seq++;
+  uint64_t seq = next_seq(e);
   e->slots[s].live_seq = seq;
   sim_evq_push(&e->q, sim_evq_time_bits(time + 0.0), sim_evq_pack(prio, seq), s);
 }
@@ -174,6 +235,31 @@ hs_event_id hs_engine_schedule(hs_engine *e, double time, int priority, hs_event
   return make_id(gen, s);
 }
 
+hs_event_id hs_engine_schedule_apart(hs_engine *e, double time, int priority, hs_event_fn fn,
+                                     void *subject, uint64_t arg) {
+  uint32_t k = 0;
+  while (k < APART_N && e->ap[k].fn) k++;
+  if (k == APART_N) return hs_engine_schedule(e, time, priority, fn, subject, arg);
+  HS_ASSERT(fn != NULL, "event without handler");
+  HS_ASSERT(priority >= SIM_EVQ_PRIO_MIN && priority <= SIM_EVQ_PRIO_MAX,
+            "priority outside [-32768, 32767]");
+  HS_ASSERT(!isnan(time) && time >= e->now, "event scheduled in the past");
+  apart *a = &e->ap[k];
+  a->fn = fn;
+  a->subject = subject;
+  a->arg = arg;
+  a->tb = sim_evq_time_bits(time + 0.0);
+  a->ps = sim_evq_pack(priority, next_seq(e));
+  e->napart++;
+  e->live++;
+  if (key_less(a->tb, a->ps, e->atb, e->aps)) {
+    e->amin = k;
+    e->atb = a->tb;
+    e->aps = a->ps;
+  }
+  return make_id(a->gen, APART_LOW + k);
+}
+
 hs_event_id hs_engine_schedule_in(hs_engine *e, double delay, int priority, hs_event_fn fn,
                                   void *subject, uint64_t arg) {
   HS_ASSERT(delay >= 0, "negative delay");
@@ -181,6 +267,11 @@ hs_event_id hs_engine_schedule_in(hs_engine *e, double delay, int priority, hs_e
 }
 
 bool hs_engine_cancel(hs_engine *e, hs_event_id id) {
+  uint32_t k = apart_lookup(e, id);
+  if (k != NO_SLOT) {
+    apart_release(e, k);
+    return true;
+  }
   uint32_t s = lookup(e, id);
   if (s == NO_SLOT) return false;
   slot_release(e, s);
@@ -189,6 +280,17 @@ bool hs_engine_cancel(hs_engine *e, hs_event_id id) {
 }
 
 bool hs_engine_reschedule(hs_engine *e, hs_event_id id, double new_time) {
+  uint32_t k = apart_lookup(e, id);
+  if (k != NO_SLOT) {
+    /* Only the key changes: no queue entry, no garbage; the seq is drawn
+     * exactly as push() would. */
+    HS_ASSERT(!isnan(new_time) && new_time >= e->now, "event rescheduled into the past");
+    apart *a = &e->ap[k];
+    a->tb = sim_evq_time_bits(new_time + 0.0);
+    a->ps = (a->ps & ~(((uint64_t)1 << SIM_EVQ_SEQ_BITS) - 1)) | next_seq(e);
+    apart_min(e);
+    return true;
+  }
   uint32_t s = lookup(e, id);
   if (s == NO_SLOT) return false;
   HS_ASSERT(!isnan(new_time) && new_time >= e->now, "event rescheduled into the past");
@@ -199,6 +301,12 @@ bool hs_engine_reschedule(hs_engine *e, hs_event_id id, double new_time) {
 }
 
 double hs_engine_event_time(const hs_engine *e, hs_event_id id) {
+  uint32_t k = apart_lookup(e, id);
+  if (k != NO_SLOT) {
+    double t;
+    memcpy(&t, &e->ap[k].tb, sizeof t);
+    return t;
+  }
   uint32_t s = lookup(e, id);
   return s == NO_SLOT ? NAN : e->slots[s].time;
 }
@@ -210,9 +318,26 @@ static const sim_evq_entry *live_top(hs_engine *e) {
   return top;
 }
 
+/* What fires next: 1 the queue's top (*top), 2 the least apart event, 0
+ * nothing. Exact ties are impossible (seqs are unique). */
+static inline int next_event(hs_engine *e, const sim_evq_entry **top) {
+  const sim_evq_entry *t = live_top(e);
+  *top = t;
+  if (t) return key_less(e->atb, e->aps, t->tb, t->ps) ? 2 : 1;
+  return e->atb != NO_KEY ? 2 : 0;
+}
+
+static inline double next_time(const hs_engine *e, int which, const sim_evq_entry *top) {
+  if (which == 1) return sim_evq_time(top);
+  double t;
+  memcpy(&t, &e->atb, sizeof t);
+  return which == 2 ? t : INFINITY;
+}
+
 double hs_engine_peek_time(hs_engine *e) {
-  const sim_evq_entry *top = live_top(e);
-  return top ? sim_evq_time(top) : INFINITY;
+  const sim_evq_entry *top;
+  int which = next_event(e, &top);
+  return next_time(e, which, top);
 }
 
 static void dispatch(hs_engine *e) {
@@ -230,24 +355,45 @@ static void dispatch(hs_engine *e) {
   sl.fn(e, sl.subject, sl.arg);
 }
 
+static void dispatch_apart(hs_engine *e) {
+  apart a = e->ap[e->amin];
+  apart_release(e, e->amin); /* before the call: the handler may reschedule */
+  memcpy(&e->now, &a.tb, sizeof e->now);
+  e->fired++;
+  a.fn(e, a.subject, a.arg);
+}
+
+static inline void dispatch_next(hs_engine *e, int which) {
+  if (which == 2)
+    dispatch_apart(e);
+  else
+    dispatch(e);
+}
+
 bool hs_engine_step(hs_engine *e) {
-  if (!live_top(e)) return false;
-  dispatch(e);
+  const sim_evq_entry *top;
+  int which = next_event(e, &top);
+  if (!which) return false;
+  dispatch_next(e, which);
   return true;
 }
 
 uint64_t hs_engine_run(hs_engine *e) {
   uint64_t before = e->fired;
+  const sim_evq_entry *top;
+  int which;
   e->stop = 0;
-  while (!e->stop && live_top(e)) dispatch(e);
+  while (!e->stop && (which = next_event(e, &top))) dispatch_next(e, which);
   return e->fired - before;
 }
 
 uint64_t hs_engine_run_until(hs_engine *e, double t_end) {
   uint64_t before = e->fired;
   const sim_evq_entry *top;
+  int which;
   e->stop = 0;
-  while (!e->stop && (top = live_top(e)) && sim_evq_time(top) <= t_end) dispatch(e);
+  while (!e->stop && (which = next_event(e, &top)) && next_time(e, which, top) <= t_end)
+    dispatch_next(e, which);
   if (!e->stop && isfinite(t_end) && t_end > e->now) e->now = t_end;
   return e->fired - before;
 }

@@ -264,6 +264,7 @@ typedef struct model {
   uint64_t seq;
   uint64_t fired, budget;
   int bad, mode;
+  int apart; /* 1 in `apart` events is scheduled apart (0: none) */
   hs_rng rng;
 } model;
 
@@ -344,7 +345,10 @@ static void model_schedule(hs_engine *eng, model *m, double t) {
   v->prio = (int)hs_rng_below(&m->rng, 5) - 2;
   v->seq = m->seq++;
   v->state = 1;
-  v->id = hs_engine_schedule(eng, t, v->prio, model_fire, m, m->n);
+  if (m->apart && hs_rng_below(&m->rng, (uint64_t)m->apart) == 0)
+    v->id = hs_engine_schedule_apart(eng, t, v->prio, model_fire, m, m->n);
+  else
+    v->id = hs_engine_schedule(eng, t, v->prio, model_fire, m, m->n);
   ref_push(m, (mkey){t, v->prio, v->seq, m->n});
   m->n++;
 }
@@ -377,9 +381,10 @@ static void model_fire(hs_engine *eng, void *subject, uint64_t arg) {
   }
 }
 
-static void run_model(int mode, size_t initial, uint64_t budget) {
+static void run_model_apart(int mode, size_t initial, uint64_t budget, int apart) {
   model m = {0};
   m.mode = mode;
+  m.apart = apart;
   m.budget = budget;
   hs_rng_init(&m.rng, 11, (uint64_t)mode, HS_RNG_BENCH);
   hs_engine *e = hs_engine_create(0);
@@ -406,6 +411,10 @@ static void run_model(int mode, size_t initial, uint64_t budget) {
   free(m.ev);
   free(m.h);
   hs_engine_destroy(e);
+}
+
+static void run_model(int mode, size_t initial, uint64_t budget) {
+  run_model_apart(mode, initial, budget, 0);
 }
 
 Test(engine, calendar_hold_model_order) { run_model(0, 20000, 300000); }
@@ -462,5 +471,129 @@ Test(engine, events_at_infinity_fire_last_in_priority_then_insertion_order) {
   uint64_t want[] = {3, 2, 4, 1};
   cr_assert_eq(r.n, 4);
   for (size_t i = 0; i < 4; i++) cr_expect_eq(r.order[i], want[i], "position %zu", i);
+  hs_engine_destroy(e);
+}
+
+/* --- events kept apart (hs_engine_schedule_apart) ------------------------ */
+
+Test(engine, apart_ties_with_queue_events_go_by_insertion) {
+  hs_engine *e = hs_engine_create(0);
+  rec r = {0};
+  hs_engine_schedule(e, 1.0, 0, record, &r, 1);
+  hs_event_id a = hs_engine_schedule_apart(e, 1.0, 0, record, &r, 2);
+  hs_engine_schedule(e, 1.0, 0, record, &r, 3);
+  hs_engine_schedule_apart(e, 1.0, -1, record, &r, 4); /* lower priority: first */
+  hs_engine_schedule_apart(e, 1.0, 1, record, &r, 5);  /* higher: after all zeros */
+  hs_engine_schedule(e, 1.0, 1, record, &r, 6);
+  cr_assert_eq(hs_engine_pending(e), 6);
+  cr_assert_eq(hs_engine_event_time(e, a), 1.0);
+  /* A reschedule to the same time is a new insertion: behind 3. */
+  cr_assert(hs_engine_reschedule(e, a, 1.0));
+  hs_engine_schedule(e, 1.0, 0, record, &r, 7); /* ...and ahead of a later one */
+  cr_assert_eq(hs_engine_run(e), 7);
+  uint64_t want[] = {4, 1, 3, 2, 7, 5, 6};
+  cr_assert_eq(r.n, 7);
+  for (size_t i = 0; i < 7; i++) cr_expect_eq(r.order[i], want[i], "position %zu", i);
+  cr_assert_eq(hs_engine_fired(e), 7);
+  cr_assert_eq(hs_engine_pending(e), 0);
+  hs_engine_destroy(e);
+}
+
+Test(engine, apart_reschedule_cancel_and_stale_ids) {
+  hs_engine *e = hs_engine_create(0);
+  rec r = {0};
+  hs_event_id q = hs_engine_schedule(e, 2.0, 0, record, &r, 1);
+  hs_event_id a = hs_engine_schedule_apart(e, 5.0, 0, record, &r, 2);
+  cr_assert_neq(a, 0);
+  cr_assert_neq(a, q);
+  cr_assert_eq(hs_engine_peek_time(e), 2.0);
+  cr_assert(hs_engine_reschedule(e, a, 1.5));
+  cr_assert_eq(hs_engine_event_time(e, a), 1.5);
+  cr_assert_eq(hs_engine_peek_time(e), 1.5);
+  cr_assert(hs_engine_reschedule(e, a, 3.0)); /* later again: the queue's first */
+  cr_assert_eq(hs_engine_peek_time(e), 2.0);
+  cr_assert(hs_engine_step(e));
+  cr_assert_eq(r.order[0], 1);
+  cr_assert(hs_engine_step(e));
+  cr_assert_eq(r.order[1], 2);
+  cr_assert_eq(hs_engine_now(e), 3.0);
+  /* Fired: stale for everything. */
+  cr_assert_not(hs_engine_cancel(e, a));
+  cr_assert_not(hs_engine_reschedule(e, a, 4.0));
+  cr_assert(isnan(hs_engine_event_time(e, a)));
+  cr_assert_not(hs_engine_step(e));
+  cr_assert_eq(hs_engine_peek_time(e), INFINITY);
+  /* The place is reused under a new id; the old one stays stale. */
+  hs_event_id b = hs_engine_schedule_apart(e, 4.0, 0, record, &r, 3);
+  cr_assert_neq(b, a);
+  cr_assert_not(hs_engine_cancel(e, a));
+  cr_assert_eq(hs_engine_pending(e), 1);
+  cr_assert(hs_engine_cancel(e, b));
+  cr_assert_not(hs_engine_cancel(e, b));
+  cr_assert(isnan(hs_engine_event_time(e, b)));
+  cr_assert_eq(hs_engine_pending(e), 0);
+  cr_assert_eq(hs_engine_run(e), 0);
+  cr_assert_eq(hs_engine_fired(e), 2);
+  /* Ids that name nothing: 0, past the places, a forged generation. */
+  cr_assert_not(hs_engine_cancel(e, 0));
+  cr_assert_not(hs_engine_cancel(e, b + ((uint64_t)1 << 32)));
+  cr_assert_not(hs_engine_cancel(e, (b & ~(uint64_t)0xffffffff) | 0xffffffffu));
+  hs_engine_destroy(e);
+}
+
+Test(engine, apart_places_full_fall_back_to_the_queue) {
+  hs_engine *e = hs_engine_create(0);
+  rec r = {0};
+  hs_event_id id[12];
+  for (uint64_t i = 0; i < 12; i++) /* more than the engine keeps apart */
+    id[i] = hs_engine_schedule_apart(e, (double)(12 - i), 0, record, &r, i);
+  cr_assert_eq(hs_engine_pending(e), 12);
+  cr_assert(hs_engine_cancel(e, id[3]));
+  cr_assert(hs_engine_cancel(e, id[9]));
+  cr_assert(hs_engine_reschedule(e, id[0], 0.5)); /* 12.0 -> first */
+  cr_assert(hs_engine_reschedule(e, id[10], 20.0)); /* 2.0 -> last */
+  cr_assert_eq(hs_engine_run_until(e, 5.0), 4); /* 0.5, 1, 4, 5 */
+  cr_assert_eq(hs_engine_now(e), 5.0);
+  cr_assert_eq(hs_engine_run(e), 6);
+  uint64_t want[] = {0, 11, 8, 7, 6, 5, 4, 2, 1, 10};
+  cr_assert_eq(r.n, 10);
+  for (size_t i = 0; i < 10; i++) cr_expect_eq(r.order[i], want[i], "position %zu", i);
+  for (size_t i = 0; i < 12; i++) cr_expect_not(hs_engine_cancel(e, id[i]));
+  hs_engine_destroy(e);
+}
+
+/* A handler that keeps an apart timer in step with its own events, as the
+ * network does: the timer fires, is re-armed, and is moved before it fires. */
+typedef struct timer {
+  hs_event_id ev;
+  uint64_t fired, n;
+} timer;
+
+static void on_timer(hs_engine *eng, void *subject, uint64_t arg) {
+  timer *t = subject;
+  (void)arg;
+  t->ev = 0;
+  if (++t->fired < t->n) t->ev = hs_engine_schedule_apart(eng, hs_engine_now(eng) + 1.0, 0, on_timer, t, 0);
+}
+
+Test(engine, apart_every_event_kind_against_the_model) {
+  /* The model schedules 1 in 4 (then 1 in 64) events apart: the places fill
+   * up and fall back, and apart events are cancelled and rescheduled at random
+   * beside queue events, with ties (integer times) and at one instant. */
+  run_model_apart(0, 5000, 100000, 4);
+  run_model_apart(1, 5000, 100000, 4);
+  run_model_apart(3, 5000, 100000, 64);
+  run_model_apart(6, 20000, 100000, 64);
+}
+
+Test(engine, apart_timer_rearmed_in_its_own_handler) {
+  hs_engine *e = hs_engine_create(0);
+  timer t = {.n = 1000};
+  t.ev = hs_engine_schedule_apart(e, 0.0, 0, on_timer, &t, 0);
+  cr_assert(hs_engine_reschedule(e, t.ev, 0.25));
+  cr_assert_eq(hs_engine_run(e), 1000);
+  cr_assert_eq(t.fired, 1000);
+  cr_assert_eq(hs_engine_now(e), 999.25);
+  cr_assert_eq(t.ev, 0);
   hs_engine_destroy(e);
 }

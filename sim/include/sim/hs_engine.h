@@ -44,6 +44,15 @@ uint64_t hs_engine_fired(const hs_engine *eng); /* events dispatched so far */
 
 hs_event_id hs_engine_schedule(hs_engine *eng, double time, int priority, hs_event_fn fn,
                                void *subject, uint64_t arg);
+/* Same, for an event that is moved often (the network's next-event timer):
+ * held apart from the queue, in one of a handful of places, so that a
+ * reschedule only rewrites its key and the queue holds no entry for it.
+ * Everything else is as for hs_engine_schedule: the order (it draws its
+ * insertion sequence from the same counter), the id's rules, cancel,
+ * reschedule, event_time, pending and fired. When those places are taken, it
+ * is hs_engine_schedule. */
+hs_event_id hs_engine_schedule_apart(hs_engine *eng, double time, int priority, hs_event_fn fn,
+                                     void *subject, uint64_t arg);
 /* Same, at now() + delay (delay >= 0). */
 hs_event_id hs_engine_schedule_in(hs_engine *eng, double delay, int priority, hs_event_fn fn,
                                   void *subject, uint64_t arg);
