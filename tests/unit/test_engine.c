@@ -247,6 +247,8 @@ typedef struct mev {
   uint64_t seq;
   hs_event_id id;
   int state; /* 1 pending, 2 fired, 3 cancelled */
+  uint32_t sub; /* subject index (models with nsub > 0) */
+  int fn_b;     /* scheduled with model_fire_b */
 } mev;
 
 typedef struct mkey {
@@ -256,7 +258,9 @@ typedef struct mkey {
   size_t idx;
 } mkey;
 
-typedef struct model {
+typedef struct model model;
+struct model {
+  model *self; /* first: a handler's subject is a model ** (m itself or &sub[i]) */
   mev *ev;
   size_t n, cap;
   mkey *h; /* reference binary heap */
@@ -265,8 +269,12 @@ typedef struct model {
   uint64_t fired, budget;
   int bad, mode;
   int apart; /* 1 in `apart` events is scheduled apart (0: none) */
+  /* nsub > 0: each event gets a subject drawn from nsub (each a pointer back
+   * to the model) and one of two handlers, both checked when it fires. */
+  size_t nsub;
+  model **sub;
   hs_rng rng;
-} model;
+};
 
 static int mkey_less(const mkey *a, const mkey *b) {
   if (a->t != b->t) return a->t < b->t;
@@ -334,6 +342,7 @@ static double draw_delay(model *m, double now) {
 }
 
 static void model_fire(hs_engine *eng, void *subject, uint64_t arg);
+static void model_fire_b(hs_engine *eng, void *subject, uint64_t arg);
 
 static void model_schedule(hs_engine *eng, model *m, double t) {
   if (m->n == m->cap) {
@@ -345,19 +354,29 @@ static void model_schedule(hs_engine *eng, model *m, double t) {
   v->prio = (int)hs_rng_below(&m->rng, 5) - 2;
   v->seq = m->seq++;
   v->state = 1;
+  void *subject = m;
+  hs_event_fn fn = model_fire;
+  v->fn_b = 0;
+  if (m->nsub) {
+    v->sub = (uint32_t)hs_rng_below(&m->rng, m->nsub);
+    subject = &m->sub[v->sub];
+    v->fn_b = (int)hs_rng_below(&m->rng, 2);
+    if (v->fn_b) fn = model_fire_b;
+  }
   if (m->apart && hs_rng_below(&m->rng, (uint64_t)m->apart) == 0)
-    v->id = hs_engine_schedule_apart(eng, t, v->prio, model_fire, m, m->n);
+    v->id = hs_engine_schedule_apart(eng, t, v->prio, fn, subject, m->n);
   else
-    v->id = hs_engine_schedule(eng, t, v->prio, model_fire, m, m->n);
+    v->id = hs_engine_schedule(eng, t, v->prio, fn, subject, m->n);
   ref_push(m, (mkey){t, v->prio, v->seq, m->n});
   m->n++;
 }
 
-static void model_fire(hs_engine *eng, void *subject, uint64_t arg) {
-  model *m = subject;
+static void model_fire_as(hs_engine *eng, void *subject, uint64_t arg, int fn_b) {
+  model *m = *(model **)subject;
   double now = hs_engine_now(eng);
   size_t want = ref_least(m);
   if (want != arg || m->ev[arg].state != 1 || now != m->ev[arg].t) m->bad++;
+  if (m->nsub && (subject != &m->sub[m->ev[arg].sub] || fn_b != m->ev[arg].fn_b)) m->bad++;
   m->ev[arg].state = 2;
   if (++m->fired >= m->budget) return; /* let the queue drain */
   if (isinf(now)) return;
@@ -381,10 +400,23 @@ static void model_fire(hs_engine *eng, void *subject, uint64_t arg) {
   }
 }
 
-static void run_model_apart(int mode, size_t initial, uint64_t budget, int apart) {
+static void model_fire(hs_engine *eng, void *subject, uint64_t arg) {
+  model_fire_as(eng, subject, arg, 0);
+}
+static void model_fire_b(hs_engine *eng, void *subject, uint64_t arg) {
+  model_fire_as(eng, subject, arg, 1);
+}
+
+static void run_model_full(int mode, size_t initial, uint64_t budget, int apart, size_t nsub) {
   model m = {0};
+  m.self = &m;
   m.mode = mode;
   m.apart = apart;
+  m.nsub = nsub;
+  if (nsub) {
+    m.sub = malloc(nsub * sizeof *m.sub);
+    for (size_t i = 0; i < nsub; i++) m.sub[i] = &m;
+  }
   m.budget = budget;
   hs_rng_init(&m.rng, 11, (uint64_t)mode, HS_RNG_BENCH);
   hs_engine *e = hs_engine_create(0);
@@ -410,11 +442,16 @@ static void run_model_apart(int mode, size_t initial, uint64_t budget, int apart
   cr_assert_eq(hs_engine_pending(e), 0);
   free(m.ev);
   free(m.h);
+  free(m.sub);
   hs_engine_destroy(e);
 }
 
+static void run_model_apart(int mode, size_t initial, uint64_t budget, int apart) {
+  run_model_full(mode, initial, budget, apart, 0);
+}
+
 static void run_model(int mode, size_t initial, uint64_t budget) {
-  run_model_apart(mode, initial, budget, 0);
+  run_model_full(mode, initial, budget, 0, 0);
 }
 
 Test(engine, calendar_hold_model_order) { run_model(0, 20000, 300000); }
@@ -435,6 +472,7 @@ Test(engine, compaction_in_every_tier_keeps_the_order) {
   /* Reschedules leave garbage in the heap, the buckets and far; once it
    * outnumbers the live events the queue is compacted (several times here). */
   model m = {0};
+  m.self = &m;
   m.budget = 1000;
   hs_rng_init(&m.rng, 5, 6, HS_RNG_BENCH);
   hs_engine *e = hs_engine_create(0);
@@ -596,4 +634,16 @@ Test(engine, apart_timer_rearmed_in_its_own_handler) {
   cr_assert_eq(hs_engine_now(e), 999.25);
   cr_assert_eq(t.ev, 0);
   hs_engine_destroy(e);
+}
+
+/* --- (handler, subject) pairs: slots name them by a 32-bit index ----------- */
+
+Test(engine, handlers_and_subjects_reach_the_right_event) {
+  /* Two handlers, and subjects few (3: the remembered pair changes often),
+   * many (1000) or nearly one per event (2^20: pairs are made and dropped
+   * all the time, and the pair table is emptied and grown), apart or not. */
+  run_model_full(0, 5000, 100000, 0, 3);
+  run_model_full(1, 5000, 100000, 16, 1000);
+  run_model_full(0, 20000, 100000, 0, (size_t)1 << 20);
+  run_model_full(3, 5000, 100000, 8, (size_t)1 << 20);
 }
