@@ -312,7 +312,7 @@ static void apart_release(hs_engine *e, uint32_t k) {
   a->gen++;
   e->napart--;
   e->live--;
-  apart_min(e);
+  if (k == e->amin) apart_min(e); /* else the least is unchanged */
 }
 
 static inline bool entry_live(const hs_engine *e, const sim_evq_entry *en) {
@@ -412,7 +412,13 @@ bool hs_engine_reschedule(hs_engine *e, hs_event_id id, double new_time) {
     apart *a = &e->ap[k];
     a->tb = sim_evq_time_bits(new_time + 0.0);
     a->ps = (a->ps & ~(((uint64_t)1 << SIM_EVQ_SEQ_BITS) - 1)) | next_seq(e);
-    apart_min(e);
+    if (k == e->amin) {
+      apart_min(e);
+    } else if (key_less(a->tb, a->ps, e->atb, e->aps)) {
+      e->amin = k;
+      e->atb = a->tb;
+      e->aps = a->ps;
+    }
     return true;
   }
   uint32_t s = lookup(e, id);

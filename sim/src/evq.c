@@ -101,6 +101,8 @@ void sim_evq_init(sim_evq *q, size_t cap) {
   (void)cap; /* every tier grows on demand */
   q->far = (sim_evq_bucket){SIM_EVQ_NIL, SIM_EVQ_NIL, 0, 0};
   q->free_chunk = SIM_EVQ_NIL;
+  q->far_lo = INFINITY;
+  q->far_ok = true;
   q->nr = 1;
   q->rung[0].inv_w = 1.0;
 }
@@ -285,6 +287,11 @@ static void chain_span(const sim_evq *q, const sim_evq_bucket *b, double *tmin, 
   *tmax = hi;
 }
 
+static inline void far_note(sim_evq *q, double t) {
+  if (t < q->far_lo) q->far_lo = t;
+  if (t > q->far_hi && t < INFINITY) q->far_hi = t;
+}
+
 /* Spread far over rung 0. Called with the heap empty and rung 0 the only one,
  * used up. Events at an infinite time stay in far (d = inf); when nothing else
  * is left they go to the heap, base becomes infinite, and every later push
@@ -293,8 +300,11 @@ static void chain_span(const sim_evq *q, const sim_evq_bucket *b, double *tmin, 
 static void rebuild(sim_evq *q) {
   sim_evq_rung *R = &q->rung[0];
   q->hpush = 0;
-  double tmin, tmax;
-  chain_span(q, &q->far, &tmin, &tmax);
+  double tmin = q->far_lo, tmax = q->far_hi;
+  if (!q->far_ok) chain_span(q, &q->far, &tmin, &tmax);
+  q->far_lo = INFINITY; /* far is emptied below: its span starts afresh */
+  q->far_hi = 0;
+  q->far_ok = true;
   if (!(tmin < INFINITY)) {
     heap_reserve(q, q->far.n);
     q->hn = q->hbase = bucket_drain(q, &q->far, q->heap);
@@ -322,7 +332,12 @@ static void rebuild(sim_evq *q) {
     for (size_t j = 0; j < m; j++) {
       double d = bucket_of(R, &buf[j]);
       /* Beyond the last bucket: infinite times, or beyond a kept width. */
-      bucket_add(q, d < (double)k ? &R->bk[(size_t)d] : &q->far, buf[j]);
+      if (d < (double)k) {
+        bucket_add(q, &R->bk[(size_t)d], buf[j]);
+      } else {
+        far_note(q, sim_evq_time(&buf[j]));
+        bucket_add(q, &q->far, buf[j]);
+      }
     }
 }
 
@@ -413,6 +428,7 @@ static bool spread_heap(sim_evq *q) {
  * size/2 pushes into the heap since rung 0 was made: O(1) amortized, also
  * when the heap is big for a reason a calendar cannot fix (one instant). */
 static void respread(sim_evq *q) {
+  q->far_ok = false;
   for (size_t i = 0; i < q->hn; i++) bucket_add(q, &q->far, q->heap[i]);
   q->hn = q->hbase = 0;
   for (size_t r = 0; r < q->nr; r++) {
@@ -506,6 +522,7 @@ void sim_evq_push(sim_evq *q, uint64_t tb, uint64_t ps, uint32_t slot) {
     b = &R->bk[(size_t)d];
   } else {
     b = &q->far;
+    far_note(q, t);
   }
   if (b->tail == SIM_EVQ_NIL || b->tail_n == CHUNK_N) bucket_grow(q, b);
   sim_evq_entry *e = &q->chunk[b->tail].e[b->tail_n++];
@@ -551,6 +568,7 @@ static size_t bucket_filter(sim_evq *q, sim_evq_bucket *b,
 
 void sim_evq_compact(sim_evq *q, bool (*keep)(const sim_evq_entry *e, const void *ctx),
                      const void *ctx) {
+  q->far_ok = false;
   q->hn = filter(q->heap, q->hn, keep, ctx);
   heapify(q->heap, q->hn);
   size_t total = q->hn + bucket_filter(q, &q->far, keep, ctx);

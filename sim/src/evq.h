@@ -81,6 +81,11 @@ typedef struct sim_evq {
   size_t nchunk, chunkcap;
   uint32_t free_chunk;
   sim_evq_bucket far; /* unsorted, beyond rung 0's last bucket */
+  /* far's least time and greatest finite time, kept as entries are added so
+   * a rebuild need not read far twice; far_ok false after a respread or a
+   * compaction (then the rebuild measures far). */
+  double far_lo, far_hi;
+  bool far_ok;
   size_t size; /* entries in all tiers */
   /* Optional: where entry.slot's record lives (pf_base + slot * pf_stride);
    * when a bucket moves into the heap, those records are prefetched. */
