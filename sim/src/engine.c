@@ -121,11 +121,13 @@ struct hs_engine {
   hs_event_fn cfn;
   void *csub;
   uint32_t chd;
-  /* Free slots as a stack of (generation << 32 | slot), not a list threaded
-   * through the slots: popping a threaded list read the freed slot, a cache
-   * miss at 10^6 pending (97 % of schedule_in's time in hs-bench-pma), and
-   * each miss waited for the one before; now scheduling only writes the slot. */
-  uint64_t *free_slots;
+  /* Free slots as a stack of indices, not a list threaded through the slots:
+   * popping a threaded list read the freed slot, a cache miss at 10^6 pending
+   * (97 % of schedule_in's time in hs-bench-pma), and each miss waited for
+   * the one before. A slot's generation is read when it is handed out, but
+   * that slot was prefetched PF_AHEAD schedules earlier, and the reads do not
+   * depend on each other. */
+  uint32_t *free_slots;
   size_t nfree, capfree;
   size_t live;        /* pending events (heap size minus garbage) */
   uint64_t seq;
@@ -242,12 +244,12 @@ static inline uint32_t hd_acquire(hs_engine *e, hs_event_fn fn, void *subject) {
   return k;
 }
 
-/* A free slot and its generation (the slot itself is not read). */
+/* A free slot and its generation. */
 static uint32_t slot_alloc(hs_engine *e, uint32_t *gen) {
   if (e->nfree) {
-    uint64_t f = e->free_slots[--e->nfree];
-    *gen = (uint32_t)(f >> 32);
-    return (uint32_t)f;
+    uint32_t s = e->free_slots[--e->nfree];
+    *gen = e->slots[s].gen;
+    return s;
   }
   if (e->nslots == e->cap) {
     HS_ASSERT(e->cap < NO_SLOT / 2, "too many pending events");
@@ -265,7 +267,7 @@ static void slot_release(hs_engine *e, uint32_t s) {
     e->capfree = e->capfree ? 2 * e->capfree : 64;
     e->free_slots = hs_reallocarray(e->free_slots, e->capfree, sizeof *e->free_slots);
   }
-  e->free_slots[e->nfree++] = (uint64_t)sl->gen << 32 | s;
+  e->free_slots[e->nfree++] = s;
   e->live--;
 }
 
@@ -353,7 +355,7 @@ hs_event_id hs_engine_schedule(hs_engine *e, double time, int priority, hs_event
    * ahead was too late and the stores queued up). */
   if (e->nfree) {
     size_t k = e->nfree > PF_AHEAD ? e->nfree - PF_AHEAD : 0;
-    PREFETCH_W(&e->slots[(uint32_t)e->free_slots[k]]);
+    PREFETCH_W(&e->slots[e->free_slots[k]]);
   }
   return make_id(gen, s);
 }

@@ -65,11 +65,15 @@
  * a calendar over 10^6: with SPLIT_MIN 256 those are split too (10^6 pending:
  * 10.3-11.6 M -> 12.9-13.5 M events per CPU second; 1024 left them whole).
  *
- * Memory: 24 bytes per entry, plus up to one partly filled 388-byte chunk per
+ * Memory: 20 bytes per entry in the buckets and far (packed, see `packed`;
+ * 24 in the small heap), plus up to one partly filled 324-byte chunk per
  * non-empty bucket and 16 bytes per bucket header (nbk <= pending / 64 per
- * rung; the rungs' arrays are kept for reuse). Far is made of the same chunks: a rebuild frees its chunks as it spreads them,
- * so the buckets reuse them (an array for far doubled the queue's peak). The
- * chunk pool keeps its peak size. */
+ * rung; the rungs' arrays are kept for reuse). Far is made of the same
+ * chunks: a rebuild frees its chunks as it spreads them, so the buckets reuse
+ * them (an array for far doubled the queue's peak). The chunk pool keeps its
+ * peak size. At hs-bench-pma's 10^6-event burst (nearly all in far, in full
+ * chunks) that is 20.3 bytes per pending event (24.8 with 24-byte entries;
+ * CPU time unchanged within noise). */
 #include "evq.h"
 
 #include <assert.h>
@@ -83,10 +87,41 @@
 #define RESPREAD_MIN 4096 /* heaps this small are cheap: never spread them */
 #define SPLIT_MIN 256     /* a bucket larger than this is spread over a new rung */
 
+/* An entry as it waits in a bucket: the key and slot in 20 bytes, without
+ * sim_evq_entry's 4 bytes of padding (a sixth of a pending event's queue
+ * memory); read and written by memcpy, so no field needs its alignment. */
+typedef struct packed {
+  uint32_t w[5];
+} packed;
+
 struct sim_evq_chunk {
   uint32_t next;
-  sim_evq_entry e[CHUNK_N];
+  packed e[CHUNK_N];
 };
+
+static inline void pk_put(packed *p, uint64_t tb, uint64_t ps, uint32_t slot) {
+  memcpy(&p->w[0], &tb, sizeof tb);
+  memcpy(&p->w[2], &ps, sizeof ps);
+  p->w[4] = slot;
+}
+
+static inline sim_evq_entry pk_get(const packed *p) {
+  sim_evq_entry e;
+  memcpy(&e.tb, &p->w[0], sizeof e.tb);
+  memcpy(&e.ps, &p->w[2], sizeof e.ps);
+  e.slot = p->w[4];
+  return e;
+}
+
+static inline double pk_time(const packed *p) {
+  double t;
+  memcpy(&t, &p->w[0], sizeof t);
+  return t;
+}
+
+static inline void pk_unpack(sim_evq_entry *dst, const packed *src, size_t m) {
+  for (size_t j = 0; j < m; j++) dst[j] = pk_get(&src[j]);
+}
 
 __extension__ typedef unsigned __int128 u128;
 
@@ -191,7 +226,7 @@ static void bucket_grow(sim_evq *q, sim_evq_bucket *b) {
 
 static void bucket_add(sim_evq *q, sim_evq_bucket *b, sim_evq_entry e) {
   if (b->tail == SIM_EVQ_NIL || b->tail_n == CHUNK_N) bucket_grow(q, b);
-  q->chunk[b->tail].e[b->tail_n++] = e;
+  pk_put(&q->chunk[b->tail].e[b->tail_n++], e.tb, e.ps, e.slot);
   b->n++;
 }
 
@@ -206,7 +241,7 @@ static size_t bucket_drain(sim_evq *q, sim_evq_bucket *b, sim_evq_entry *dst) {
     if (next != SIM_EVQ_NIL) __builtin_prefetch(&q->chunk[next]); /* overlap the chase */
 #endif
     size_t m = next == SIM_EVQ_NIL ? b->tail_n : CHUNK_N;
-    memcpy(dst + n, ch->e, m * sizeof *dst);
+    pk_unpack(dst + n, ch->e, m);
     n += m;
     ch->next = q->free_chunk;
     q->free_chunk = c;
@@ -234,7 +269,7 @@ static size_t chain_next(sim_evq *q, const sim_evq_bucket *chain, uint32_t *c,
   sim_evq_chunk *ch = &q->chunk[*c];
   uint32_t next = ch->next;
   size_t m = next == SIM_EVQ_NIL ? chain->tail_n : CHUNK_N;
-  memcpy(buf, ch->e, m * sizeof *buf);
+  pk_unpack(buf, ch->e, m);
   ch->next = q->free_chunk;
   q->free_chunk = *c;
   *c = next;
@@ -278,7 +313,7 @@ static void chain_span(const sim_evq *q, const sim_evq_bucket *b, double *tmin, 
     const sim_evq_chunk *ch = &q->chunk[c];
     size_t m = ch->next == SIM_EVQ_NIL ? b->tail_n : CHUNK_N;
     for (size_t j = 0; j < m; j++) {
-      double t = sim_evq_time(&ch->e[j]);
+      double t = pk_time(&ch->e[j]);
       if (t < lo) lo = t;
       if (t > hi && t < INFINITY) hi = t;
     }
@@ -525,11 +560,8 @@ void sim_evq_push(sim_evq *q, uint64_t tb, uint64_t ps, uint32_t slot) {
     far_note(q, t);
   }
   if (b->tail == SIM_EVQ_NIL || b->tail_n == CHUNK_N) bucket_grow(q, b);
-  sim_evq_entry *e = &q->chunk[b->tail].e[b->tail_n++];
+  pk_put(&q->chunk[b->tail].e[b->tail_n++], tb, ps, slot);
   b->n++;
-  e->tb = tb;
-  e->ps = ps;
-  e->slot = slot;
 }
 
 const sim_evq_entry *sim_evq_top(sim_evq *q) { return refill(q) ? &q->heap[0] : NULL; }
