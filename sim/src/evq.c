@@ -484,9 +484,12 @@ static void pour(sim_evq *q, sim_evq_bucket *b) {
    * engine's slots, a cache miss each at 10^6 pending) all at once. */
   if (q->pf_base)
     for (size_t i = 0; i < q->hn; i++) {
-      const char *rec = q->pf_base + (size_t)q->heap[i].slot * q->pf_stride;
+      uint32_t s = q->heap[i].slot;
+      size_t stride = s < SIM_EVQ_ALT ? q->pf_stride : q->pf_alt_stride;
+      const char *rec = s < SIM_EVQ_ALT ? q->pf_base + (size_t)s * stride
+                                        : q->pf_alt_base + (size_t)(s - SIM_EVQ_ALT) * stride;
       __builtin_prefetch(rec); /* both ends: a record may straddle two lines */
-      __builtin_prefetch(rec + q->pf_stride - 1);
+      __builtin_prefetch(rec + stride - 1);
     }
 #endif
   heapify(q->heap, q->hn);

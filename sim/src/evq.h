@@ -65,6 +65,7 @@ typedef struct sim_evq_rung {
 } sim_evq_rung;
 
 #define SIM_EVQ_RUNGS 8
+#define SIM_EVQ_ALT 0x80000000u /* see sim_evq.pf_alt_base */
 
 /* Tiers, ordered by time: every entry of `heap` is earlier than every entry
  * of the innermost rung's buckets, rung r+1's entries are earlier than rung
@@ -87,10 +88,12 @@ typedef struct sim_evq {
   double far_lo, far_hi;
   bool far_ok;
   size_t size; /* entries in all tiers */
-  /* Optional: where entry.slot's record lives (pf_base + slot * pf_stride);
-   * when a bucket moves into the heap, those records are prefetched. */
-  const char *pf_base;
-  size_t pf_stride;
+  /* Optional: where entry.slot's record lives (pf_base + slot * pf_stride,
+   * or pf_alt_base + (slot - SIM_EVQ_ALT) * pf_alt_stride when slot >=
+   * SIM_EVQ_ALT); when a bucket moves into the heap, those records are
+   * prefetched. */
+  const char *pf_base, *pf_alt_base;
+  size_t pf_stride, pf_alt_stride;
 } sim_evq;
 
 void sim_evq_init(sim_evq *q, size_t cap);

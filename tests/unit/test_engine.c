@@ -269,6 +269,7 @@ struct model {
   uint64_t fired, budget;
   int bad, mode;
   int apart; /* 1 in `apart` events is scheduled apart (0: none) */
+  int post;  /* 1 in `post` events is posted, without an id (0: none) */
   /* nsub > 0: each event gets a subject drawn from nsub (each a pointer back
    * to the model) and one of two handlers, both checked when it fires. */
   size_t nsub;
@@ -363,7 +364,10 @@ static void model_schedule(hs_engine *eng, model *m, double t) {
     v->fn_b = (int)hs_rng_below(&m->rng, 2);
     if (v->fn_b) fn = model_fire_b;
   }
-  if (m->apart && hs_rng_below(&m->rng, (uint64_t)m->apart) == 0)
+  if (m->post && hs_rng_below(&m->rng, (uint64_t)m->post) == 0) {
+    hs_engine_post(eng, t, v->prio, fn, subject, m->n);
+    v->id = 0; /* cancel and reschedule on it must fail */
+  } else if (m->apart && hs_rng_below(&m->rng, (uint64_t)m->apart) == 0)
     v->id = hs_engine_schedule_apart(eng, t, v->prio, fn, subject, m->n);
   else
     v->id = hs_engine_schedule(eng, t, v->prio, fn, subject, m->n);
@@ -386,12 +390,12 @@ static void model_fire_as(hs_engine *eng, void *subject, uint64_t arg, int fn_b)
   uint64_t what = hs_rng_below(&m->rng, 8);
   if (what == 0) {
     bool ok = hs_engine_cancel(eng, c->id);
-    if (ok != (c->state == 1)) m->bad++;
+    if (ok != (c->state == 1 && c->id)) m->bad++;
     if (ok) c->state = 3;
   } else if (what == 1) {
     double t = now + draw_delay(m, now);
     bool ok = hs_engine_reschedule(eng, c->id, t);
-    if (ok != (c->state == 1)) m->bad++;
+    if (ok != (c->state == 1 && c->id)) m->bad++;
     if (ok) {
       c->t = t;
       c->seq = m->seq++; /* a reschedule is a new insertion */
@@ -407,11 +411,13 @@ static void model_fire_b(hs_engine *eng, void *subject, uint64_t arg) {
   model_fire_as(eng, subject, arg, 1);
 }
 
-static void run_model_full(int mode, size_t initial, uint64_t budget, int apart, size_t nsub) {
+static void run_model_post(int mode, size_t initial, uint64_t budget, int apart, size_t nsub,
+                           int post) {
   model m = {0};
   m.self = &m;
   m.mode = mode;
   m.apart = apart;
+  m.post = post;
   m.nsub = nsub;
   if (nsub) {
     m.sub = malloc(nsub * sizeof *m.sub);
@@ -444,6 +450,10 @@ static void run_model_full(int mode, size_t initial, uint64_t budget, int apart,
   free(m.h);
   free(m.sub);
   hs_engine_destroy(e);
+}
+
+static void run_model_full(int mode, size_t initial, uint64_t budget, int apart, size_t nsub) {
+  run_model_post(mode, initial, budget, apart, nsub, 0);
 }
 
 static void run_model_apart(int mode, size_t initial, uint64_t budget, int apart) {
@@ -646,4 +656,62 @@ Test(engine, handlers_and_subjects_reach_the_right_event) {
   run_model_full(1, 5000, 100000, 16, 1000);
   run_model_full(0, 20000, 100000, 0, (size_t)1 << 20);
   run_model_full(3, 5000, 100000, 8, (size_t)1 << 20);
+}
+
+/* --- posted events (hs_engine_post): no id, a 12-byte record ------------- */
+
+Test(engine, posted_events_keep_the_order_with_the_others) {
+  hs_engine *e = hs_engine_create(0);
+  rec r = {0};
+  hs_engine_post(e, 1.0, 0, record, &r, 1);
+  hs_event_id a = hs_engine_schedule(e, 1.0, 0, record, &r, 2);
+  hs_engine_schedule_apart(e, 1.0, 0, record, &r, 3);
+  hs_engine_post(e, 1.0, -1, record, &r, 4);
+  hs_engine_post(e, 0.5, 7, record, &r, 5);
+  hs_engine_post(e, 1.0, 0, record, &r, 6);
+  hs_engine_post(e, INFINITY, 0, record, &r, 7);
+  cr_assert_eq(hs_engine_pending(e), 7);
+  cr_assert_eq(hs_engine_peek_time(e), 0.5);
+  cr_assert(hs_engine_reschedule(e, a, 1.0)); /* behind 6 now */
+  cr_assert_eq(hs_engine_run_until(e, 1.0), 6);
+  cr_assert_eq(hs_engine_pending(e), 1);
+  cr_assert_eq(hs_engine_run(e), 1);
+  uint64_t want[] = {5, 4, 1, 3, 6, 2, 7};
+  cr_assert_eq(r.n, 7);
+  for (size_t i = 0; i < 7; i++) cr_expect_eq(r.order[i], want[i], "position %zu", i);
+  cr_assert_eq(hs_engine_fired(e), 7);
+  hs_engine_destroy(e);
+}
+
+Test(engine, posted_events_against_the_model) {
+  /* 1 in 2 events posted (their records reused at random), beside events
+   * with ids that are cancelled and rescheduled, apart ones and many
+   * subjects; every tier of the queue, ties and infinite times. */
+  run_model_post(0, 20000, 200000, 0, 0, 2);
+  run_model_post(1, 5000, 100000, 8, 3, 2);
+  run_model_post(4, 5000, 100000, 0, 0, 3);
+  run_model_post(6, 50000, 200000, 16, 1000, 2);
+  run_model_post(7, 60000, 200000, 0, 0, 2);
+}
+
+Test(engine, compaction_keeps_posted_events) {
+  /* Posted events beside events rescheduled until garbage outnumbers the
+   * live ones several times: the compactions keep every posted one. */
+  hs_engine *e = hs_engine_create(0);
+  rec r = {0};
+  hs_rng rng;
+  hs_rng_init(&rng, 3, 4, HS_RNG_BENCH);
+  hs_event_id ids[4000];
+  for (uint64_t i = 0; i < 4000; i++)
+    ids[i] = hs_engine_schedule(e, 10.0 + hs_rng_uniform(&rng), 0, record, &r, 100);
+  for (uint64_t i = 0; i < 40; i++) hs_engine_post(e, 1.0 + (double)i / 8, 0, record, &r, i);
+  for (int k = 0; k < 5; k++)
+    for (size_t i = 0; i < 4000; i++)
+      cr_assert(hs_engine_reschedule(e, ids[i], 20.0 + hs_rng_uniform(&rng)));
+  for (size_t i = 0; i < 4000; i++) cr_assert(hs_engine_cancel(e, ids[i]));
+  cr_assert_eq(hs_engine_pending(e), 40);
+  cr_assert_eq(hs_engine_run(e), 40);
+  cr_assert_eq(r.n, 40);
+  for (size_t i = 0; i < 40; i++) cr_expect_eq(r.order[i], i);
+  hs_engine_destroy(e);
 }

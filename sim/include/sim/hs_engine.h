@@ -53,6 +53,13 @@ hs_event_id hs_engine_schedule(hs_engine *eng, double time, int priority, hs_eve
  * is hs_engine_schedule. */
 hs_event_id hs_engine_schedule_apart(hs_engine *eng, double time, int priority, hs_event_fn fn,
                                      void *subject, uint64_t arg);
+/* Same as hs_engine_schedule, for an event nobody will cancel, move or ask
+ * about (a compute phase's end, scheduled by the million): no id, and 16
+ * bytes of engine memory while pending instead of 36. Same order (its
+ * insertion sequence comes from the same counter), counted in pending and
+ * fired. */
+void hs_engine_post(hs_engine *eng, double time, int priority, hs_event_fn fn, void *subject,
+                    uint64_t arg);
 /* Same, at now() + delay (delay >= 0). */
 hs_event_id hs_engine_schedule_in(hs_engine *eng, double delay, int priority, hs_event_fn fn,
                                   void *subject, uint64_t arg);
