@@ -621,7 +621,8 @@ static void on_timer(hs_engine *eng, void *subject, uint64_t arg) {
   timer *t = subject;
   (void)arg;
   t->ev = 0;
-  if (++t->fired < t->n) t->ev = hs_engine_schedule_apart(eng, hs_engine_now(eng) + 1.0, 0, on_timer, t, 0);
+  if (++t->fired < t->n)
+    t->ev = hs_engine_schedule_apart(eng, hs_engine_now(eng) + 1.0, 0, on_timer, t, 0);
 }
 
 Test(engine, apart_every_event_kind_against_the_model) {
