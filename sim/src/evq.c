@@ -567,7 +567,7 @@ void sim_evq_push(sim_evq *q, uint64_t tb, uint64_t ps, uint32_t slot) {
   b->n++;
 }
 
-const sim_evq_entry *sim_evq_top(sim_evq *q) { return refill(q) ? &q->heap[0] : NULL; }
+const sim_evq_entry *sim_evq_top_refill(sim_evq *q) { return refill(q) ? &q->heap[0] : NULL; }
 
 sim_evq_entry sim_evq_pop(sim_evq *q) {
   bool any = refill(q);

@@ -103,7 +103,10 @@ void sim_evq_fini(sim_evq *q);
 void sim_evq_push(sim_evq *q, uint64_t tb, uint64_t ps, uint32_t slot);
 /* The least entry, or NULL when empty (may move entries between tiers, hence
  * not const). The pointer is valid until the next push, pop or compact. */
-const sim_evq_entry *sim_evq_top(sim_evq *q);
+const sim_evq_entry *sim_evq_top_refill(sim_evq *q);
+static inline const sim_evq_entry *sim_evq_top(sim_evq *q) {
+  return q->hn ? &q->heap[0] : sim_evq_top_refill(q); /* the common case inline */
+}
 sim_evq_entry sim_evq_pop(sim_evq *q); /* size > 0 */
 /* The entry that follows the least one if it is already at hand (for
  * prefetching), else NULL. Never moves entries. */
