@@ -64,6 +64,14 @@
  * The hold model's exponential times put ~900 events in the first buckets of
  * a calendar over 10^6: with SPLIT_MIN 256 those are split too (10^6 pending:
  * 10.3-11.6 M -> 12.9-13.5 M events per CPU second; 1024 left them whole).
+ * Also tried, at hs-bench-pma 1000000:4 (engine ~15 % of the run, poured
+ * buckets 65 entries on average, the heap 40 at a pop; 4 interleaved runs,
+ * shared machine) and dropped, no gain beyond noise: sorting each poured
+ * bucket (insertion-sorted blocks of 16, then merges) and popping it in O(1)
+ * beside a heap for later arrivals (the sort cost what the sifts did; hold
+ * 10^6 slightly worse); Floyd's bottom-up sift for pop (burst model 10-15 %
+ * worse); PER_BUCKET/SPLIT_MIN 32/128, 16/64, 64/128, 32/64; a coarser
+ * rung 0 at a rebuild (1024 or 4096 per bucket, the splits doing the rest).
  *
  * Memory: 20 bytes per entry in the buckets and far (packed, see `packed`;
  * 24 in the small heap), plus up to one partly filled 324-byte chunk per
