@@ -336,7 +336,12 @@ static void apart_release(hs_engine *e, uint32_t k) {
   a->gen++;
   e->napart--;
   e->live--;
-  if (k == e->amin) apart_min(e); /* else the least is unchanged */
+  if (e->napart == 0) { /* the usual case: the network's one timer fired */
+    e->atb = NO_KEY;
+    e->aps = NONE;
+  } else if (k == e->amin) {
+    apart_min(e);
+  } /* else the least is unchanged */
 }
 
 static inline bool entry_live(const hs_engine *e, const sim_evq_entry *en) {
