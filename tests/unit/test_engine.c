@@ -524,15 +524,33 @@ Test(engine, events_at_infinity_fire_last_in_priority_then_insertion_order) {
 
 /* --- events kept apart (hs_engine_schedule_apart) ------------------------ */
 
+/* An event of each kind: 'q' in the queue, 'a' kept apart, 'p' posted. */
+typedef struct plan {
+  char kind;
+  double t;
+  int prio;
+} plan;
+
+/* Schedules plan[i] with argument i + 1; ids[i] is its id (0 when posted). */
+static void schedule_plan(hs_engine *e, rec *r, const plan *p, size_t n, hs_event_id *ids) {
+  for (size_t i = 0; i < n; i++) {
+    hs_event_id id = 0;
+    if (p[i].kind == 'q') id = hs_engine_schedule(e, p[i].t, p[i].prio, record, r, i + 1);
+    if (p[i].kind == 'a') id = hs_engine_schedule_apart(e, p[i].t, p[i].prio, record, r, i + 1);
+    if (p[i].kind == 'p') hs_engine_post(e, p[i].t, p[i].prio, record, r, i + 1);
+    ids[i] = id;
+  }
+}
+
 Test(engine, apart_ties_with_queue_events_go_by_insertion) {
   hs_engine *e = hs_engine_create(0);
   rec r = {0};
-  hs_engine_schedule(e, 1.0, 0, record, &r, 1);
-  hs_event_id a = hs_engine_schedule_apart(e, 1.0, 0, record, &r, 2);
-  hs_engine_schedule(e, 1.0, 0, record, &r, 3);
-  hs_engine_schedule_apart(e, 1.0, -1, record, &r, 4); /* lower priority: first */
-  hs_engine_schedule_apart(e, 1.0, 1, record, &r, 5);  /* higher: after all zeros */
-  hs_engine_schedule(e, 1.0, 1, record, &r, 6);
+  /* 4: lower priority, first; 5: higher, after all zeros. */
+  plan p[] = {{'q', 1.0, 0},  {'a', 1.0, 0}, {'q', 1.0, 0},
+              {'a', 1.0, -1}, {'a', 1.0, 1}, {'q', 1.0, 1}};
+  hs_event_id ids[6];
+  schedule_plan(e, &r, p, 6, ids);
+  hs_event_id a = ids[1];
   cr_assert_eq(hs_engine_pending(e), 6);
   cr_assert_eq(hs_engine_event_time(e, a), 1.0);
   /* A reschedule to the same time is a new insertion: behind 3. */
@@ -664,13 +682,12 @@ Test(engine, handlers_and_subjects_reach_the_right_event) {
 Test(engine, posted_events_keep_the_order_with_the_others) {
   hs_engine *e = hs_engine_create(0);
   rec r = {0};
-  hs_engine_post(e, 1.0, 0, record, &r, 1);
-  hs_event_id a = hs_engine_schedule(e, 1.0, 0, record, &r, 2);
-  hs_engine_schedule_apart(e, 1.0, 0, record, &r, 3);
-  hs_engine_post(e, 1.0, -1, record, &r, 4);
-  hs_engine_post(e, 0.5, 7, record, &r, 5);
-  hs_engine_post(e, 1.0, 0, record, &r, 6);
-  hs_engine_post(e, INFINITY, 0, record, &r, 7);
+  plan p[] = {{'p', 1.0, 0},  {'q', 1.0, 0}, {'a', 1.0, 0},     {'p', 1.0, -1},
+              {'p', 0.5, 7}, {'p', 1.0, 0}, {'p', INFINITY, 0}};
+  hs_event_id ids[7];
+  schedule_plan(e, &r, p, 7, ids);
+  hs_event_id a = ids[1];
+  cr_assert_eq(ids[0], 0);
   cr_assert_eq(hs_engine_pending(e), 7);
   cr_assert_eq(hs_engine_peek_time(e), 0.5);
   cr_assert(hs_engine_reschedule(e, a, 1.0)); /* behind 6 now */
