@@ -1,29 +1,69 @@
 /* engine.c: the discrete-event engine.
  *
- * Data: a slot pool (handler, subject, argument, time, live seq, generation)
- * and the pending set (evq.c: a calendar of time buckets over a small 4-ary
- * heap, keyed by time, priority, insertion sequence; it prefetches the slots
- * of the events it is about to hand out, see sim_evq.pf_base). An event id
- * packs (generation << 32 | slot + 1); a fired or cancelled event bumps its
- * slot's generation, so its id goes stale and never names a newer event that
- * reuses the slot.
+ * Data: a slot pool, one 32-byte slot per pending event (argument, time, the
+ * queue key's priority and live seq, generation, and a 32-bit index of its
+ * (handler, subject) pair); the pairs, few in practice (a run uses a handful),
+ * held once in a small table with reference counts; the pending set (evq.c: a
+ * calendar of time buckets over a small 4-ary heap, keyed by time, priority,
+ * insertion sequence; it prefetches the slots of the events it is about to
+ * hand out, see sim_evq.pf_base); and up to APART_N events kept apart from the
+ * queue (hs_engine_schedule_apart). An event id packs (generation << 32 |
+ * slot + 1), or APART_LOW + k + 1 for apart event k; a fired or cancelled
+ * event bumps its generation, so its id goes stale and never names a newer
+ * event that reuses the slot.
  *
- * Cancel is lazy and O(1): the slot is released and its heap entry becomes
- * garbage, recognised at pop time because the entry's seq no longer equals its
- * slot's live_seq (seqs are unique, so a reused slot never revives an old
- * entry). Reschedule is O(log n): the old entry becomes garbage and a new one
- * is pushed with a fresh seq, the id unchanged. When garbage exceeds the live
- * events (and a minimum), the heap is compacted in O(n), so memory stays within
- * a constant factor of the pending count. Rejected: a handle-to-position map
- * (exact removal, but one cache miss per heap level at 10^6 pending: the hold
- * benchmark fell from 2.2M to 1.5M events/s with it).
+ * Cancel is lazy and O(1): the slot is released and its queue entry becomes
+ * garbage, recognised at pop time because the entry's ps no longer equals its
+ * slot's (seqs are unique, so a reused slot never revives an old entry).
+ * Reschedule costs a push (see hs_engine.h): the old entry becomes garbage
+ * and a new one is pushed with a fresh seq, the id unchanged. When garbage
+ * exceeds the live events (and a minimum), the queue is compacted in O(n),
+ * so memory stays within a constant factor of the pending count.
  *
- * Invariants: a slot is pending iff live_seq != NONE; the clock never goes
- * backwards (scheduling in the past asserts); ties are resolved only by
- * (time, priority, seq), never by addresses. */
+ * Apart events: the network re-arms its one event after each of its events
+ * (2 of the 3 events per device-round of a PMA round at scale); in the queue
+ * that was a push and a pop each time. Apart, the key (the same (time,
+ * priority, seq) words the queue would hold, the seq drawn from the same
+ * counter) is compared with the queue's top at every dispatch, peek, step and
+ * run_until, so the order is exactly the queue's; a reschedule rewrites the
+ * key. More than APART_N at once fall back to the queue.
+ *
+ * Posted events (hs_engine_post): events nobody can cancel, move or ask about
+ * need no slot and no id: a 12-byte record (argument, pair index) on its own
+ * free stack, named in the queue entry by POSTED + index (slots stay below
+ * 2^31). Always live for the garbage test. 16 bytes per pending event
+ * instead of 36 (slot and free-stack entry): hs-bench-pma 1000000:10 with its
+ * compute events posted peaks at 415.5 MB instead of 433.9. The records are
+ * first sized from capacity_hint (untouched pages cost nothing): growing
+ * them by doubling copied, and the copies counted at the peak (419.2 MB).
+ *
+ * Pairs: a slot names its (handler, subject) by index, 16 bytes less per
+ * pending event (48 -> 32, and 32-byte slots never straddle a cache line).
+ * The last pair used is remembered (a burst of schedules by one regime hits
+ * it); others are found in a hash table. Pairs whose last event went stay
+ * findable and are freed all at once when the table is full, so a library
+ * user passing a distinct subject per event gets a table bounded by about
+ * twice the pending pairs, and a periodic event does not make and drop its
+ * pair each time.
+ *
+ * Rejected: a handle-to-position map (exact removal, but one cache miss per
+ * heap level at 10^6 pending: the hold benchmark fell from 2.2M to 1.5M
+ * events/s with it); a free list threaded through the slots (each pop read a
+ * cold slot, and each miss waited for the one before); dropping the time from
+ * the slot (hs_engine_event_time needs it, and the queue cannot be searched by
+ * slot).
+ *
+ * Invariants: a slot is pending iff its ps != NONE; a posted record is
+ * pending iff it is not on its free stack; an apart place is pending iff its
+ * fn != NULL; a pair's refs counts the pending slots and posted records
+ * naming it; the clock never goes backwards (scheduling in the past
+ * asserts); ties are resolved only by (time, priority, seq), never by
+ * addresses (the pair table's hashing decides where a pair is stored, never
+ * what fires when). */
 #include "sim/hs_engine.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "evq.h"
 #include "base/hs_alloc.h"
@@ -33,6 +73,12 @@
 #define NO_SLOT UINT32_MAX
 #define COMPACT_MIN 1024
 #define PF_AHEAD 8 /* free slots prefetched this far ahead */
+#define APART_N 4  /* events kept apart from the queue (hs_engine_schedule_apart) */
+/* The low id word of apart event k is APART_LOW + k + 1; slots stay below
+ * 2^31 (slot_alloc asserts), so the two ranges never meet. */
+#define APART_LOW 0xffffff00u
+#define NO_KEY UINT64_MAX /* tb of a free apart: above every time's bits */
+#define POSTED SIM_EVQ_ALT /* entry.slot of posted event i: POSTED + i */
 
 #if defined(__GNUC__)
 #define PREFETCH_W(p) __builtin_prefetch((p), 1)
@@ -40,26 +86,72 @@
 #define PREFETCH_W(p) ((void)(p))
 #endif
 
+/* 32 bytes, on 32-byte boundaries: one cache line per event, never two. */
 typedef struct slot {
+  uint64_t arg;
+  double time;
+  uint64_t ps;  /* the queue entry's ps (priority, live seq); NONE when free */
+  uint32_t hd;  /* (handler, subject): index into hs_engine.hd */
+  uint32_t gen;
+} slot;
+
+/* A (handler, subject) pair, shared by the events that name it: refs counts
+ * the pending ones. Free when fn is NULL. */
+typedef struct handler {
+  hs_event_fn fn;
+  void *subject;
+  uint32_t refs;
+} handler;
+
+/* An event kept apart: its key as the queue would hold it, and its record.
+ * Free when fn is NULL (then tb = NO_KEY, so a free one never is the least). */
+typedef struct apart {
+  uint64_t tb, ps;
   hs_event_fn fn;
   void *subject;
   uint64_t arg;
-  double time;
-  uint64_t live_seq; /* seq of the heap entry that is this event; NONE when free */
   uint32_t gen;
-  int32_t prio;
-} slot;
+} apart;
+
+/* A posted event's record: its argument (w[0..1], by memcpy) and pair. */
+typedef struct posted {
+  uint32_t w[3];
+} posted;
 
 struct hs_engine {
   sim_evq q;
-  slot *slots;
+  /* The least pending apart event's key (tb = NO_KEY when none) and index:
+   * compared with the queue's top at every dispatch. */
+  uint64_t atb, aps;
+  uint32_t amin, napart;
+  apart ap[APART_N];
+  slot *slots; /* 64-byte aligned inside slots_raw */
+  void *slots_raw;
   size_t nslots, cap;
-  /* Free slots as a stack of (generation << 32 | slot), not a list threaded
-   * through the slots: popping a threaded list read the freed slot, a cache
-   * miss at 10^6 pending (97 % of schedule_in's time in hs-bench-pma), and
-   * each miss waited for the one before; now scheduling only writes the slot. */
-  uint64_t *free_slots;
+  /* Pairs: hd[0, nhd), free ones listed in hfree; an open-addressing table
+   * (linear probing, load <= 1/2) finds them by value; the last pair used is
+   * tried first. Unused pairs (refs 0) stay findable until the array is full,
+   * then all are freed at once (hd_make_room). */
+  handler *hd;
+  uint32_t *hfree, *htab;
+  uint32_t nhd, caphd, nhfree, hmask;
+  hs_event_fn cfn;
+  void *csub;
+  uint32_t chd;
+  /* Free slots as a stack of indices, not a list threaded through the slots:
+   * popping a threaded list read the freed slot, a cache miss at 10^6 pending
+   * (97 % of schedule_in's time in hs-bench-pma), and each miss waited for
+   * the one before. A slot's generation is read when it is handed out, but
+   * that slot was prefetched PF_AHEAD schedules earlier, and the reads do not
+   * depend on each other. */
+  uint32_t *free_slots;
   size_t nfree, capfree;
+  /* Posted events (hs_engine_post, no id): argument and pair index only, a
+   * 12-byte record; free ones on a stack. */
+  posted *post;
+  uint32_t *pfree;
+  size_t npost, cappost, npfree;
+  size_t hint; /* capacity_hint (or the default): the posted arrays' first size */
   size_t live;        /* pending events (heap size minus garbage) */
   uint64_t seq;
   uint64_t fired;
@@ -67,21 +159,42 @@ struct hs_engine {
   int stop;
 };
 
+/* The slot array at capacity cap, 64-byte aligned (malloc's large blocks
+ * start 16 bytes into a page: half the slots would straddle two lines). Only
+ * the pages written count: a large unused hint costs address space only. */
+static void slots_resize(hs_engine *e, size_t cap) {
+  void *raw = hs_malloc(cap * sizeof(slot) + 63);
+  slot *s = (slot *)(((uintptr_t)raw + 63) & ~(uintptr_t)63);
+  if (e->nslots) memcpy(s, e->slots, e->nslots * sizeof *s);
+  hs_free(e->slots_raw);
+  e->slots_raw = raw;
+  e->slots = s;
+  e->cap = cap;
+  e->q.pf_base = (const char *)s;
+  e->q.pf_stride = sizeof *s;
+}
+
 hs_engine *hs_engine_create(size_t capacity_hint) {
   hs_engine *e = hs_calloc(1, sizeof *e);
   e->cap = capacity_hint ? capacity_hint : 64;
+  e->hint = e->cap;
+  e->atb = NO_KEY;
+  for (int k = 0; k < APART_N; k++) e->ap[k].tb = NO_KEY;
   sim_evq_init(&e->q, e->cap);
-  e->slots = hs_malloc(e->cap * sizeof *e->slots);
-  e->q.pf_base = (const char *)e->slots;
-  e->q.pf_stride = sizeof *e->slots;
+  slots_resize(e, e->cap);
   return e;
 }
 
 void hs_engine_destroy(hs_engine *e) {
   if (!e) return;
   sim_evq_fini(&e->q);
-  hs_free(e->slots);
+  hs_free(e->slots_raw);
   hs_free(e->free_slots);
+  hs_free(e->post);
+  hs_free(e->pfree);
+  hs_free(e->hd);
+  hs_free(e->hfree);
+  hs_free(e->htab);
   hs_free(e);
 }
 
@@ -89,18 +202,84 @@ double hs_engine_now(const hs_engine *e) { return e->now; }
 size_t hs_engine_pending(const hs_engine *e) { return e->live; }
 uint64_t hs_engine_fired(const hs_engine *e) { return e->fired; }
 
-/* A free slot and its generation (the slot itself is not read). */
+/* --- (handler, subject) pairs --------------------------------------------- */
+
+#define HNONE UINT32_MAX
+
+static inline uint32_t hd_hash(const hs_engine *e, hs_event_fn fn, void *subject) {
+  uint64_t h = ((uint64_t)(uintptr_t)fn ^ (uint64_t)(uintptr_t)subject * 0x9e3779b97f4a7c15u) *
+               0xbf58476d1ce4e5b9u;
+  return (uint32_t)(h >> 32) & e->hmask;
+}
+
+static void hd_index(hs_engine *e, uint32_t k) {
+  uint32_t h = hd_hash(e, e->hd[k].fn, e->hd[k].subject);
+  while (e->htab[h] != HNONE) h = (h + 1) & e->hmask;
+  e->htab[h] = k;
+}
+
+/* The array is full: free every unused pair; if that leaves fewer than half
+ * free, double the array (and the table). O(caphd), and the next call comes
+ * after at least caphd / 2 new pairs: O(1) amortized. */
+static void hd_make_room(hs_engine *e) {
+  e->nhfree = 0;
+  for (uint32_t k = e->nhd; k-- > 0;) {
+    if (e->hd[k].fn && e->hd[k].refs == 0) e->hd[k].fn = NULL;
+    if (!e->hd[k].fn) e->hfree[e->nhfree++] = k; /* the lowest is popped first */
+  }
+  if (e->caphd == 0 || e->nhfree < e->caphd / 2) {
+    HS_ASSERT(e->caphd < HNONE / 4, "too many (handler, subject) pairs");
+    e->caphd = e->caphd ? 2 * e->caphd : 8;
+    e->hd = hs_reallocarray(e->hd, e->caphd, sizeof *e->hd);
+    e->hfree = hs_reallocarray(e->hfree, e->caphd, sizeof *e->hfree);
+    e->hmask = 2 * e->caphd - 1;
+    e->htab = hs_reallocarray(e->htab, 2 * (size_t)e->caphd, sizeof *e->htab);
+  }
+  for (uint32_t h = 0; h <= e->hmask; h++) e->htab[h] = HNONE;
+  for (uint32_t k = 0; k < e->nhd; k++)
+    if (e->hd[k].fn) hd_index(e, k);
+  e->cfn = NULL; /* the remembered pair may be gone */
+}
+
+static uint32_t hd_find(hs_engine *e, hs_event_fn fn, void *subject) {
+  uint32_t k = HNONE;
+  if (e->caphd)
+    for (uint32_t h = hd_hash(e, fn, subject); e->htab[h] != HNONE; h = (h + 1) & e->hmask) {
+      const handler *x = &e->hd[e->htab[h]];
+      if (x->fn == fn && x->subject == subject) {
+        k = e->htab[h];
+        break;
+      }
+    }
+  if (k == HNONE) {
+    if (!e->nhfree && e->nhd == e->caphd) hd_make_room(e);
+    k = e->nhfree ? e->hfree[--e->nhfree] : e->nhd++;
+    e->hd[k] = (handler){fn, subject, 0};
+    hd_index(e, k);
+  }
+  e->cfn = fn;
+  e->csub = subject;
+  e->chd = k;
+  return k;
+}
+
+/* The pair's index, counted as used by one more pending event. */
+static inline uint32_t hd_acquire(hs_engine *e, hs_event_fn fn, void *subject) {
+  uint32_t k = fn == e->cfn && subject == e->csub ? e->chd : hd_find(e, fn, subject);
+  e->hd[k].refs++;
+  return k;
+}
+
+/* A free slot and its generation. */
 static uint32_t slot_alloc(hs_engine *e, uint32_t *gen) {
   if (e->nfree) {
-    uint64_t f = e->free_slots[--e->nfree];
-    *gen = (uint32_t)(f >> 32);
-    return (uint32_t)f;
+    uint32_t s = e->free_slots[--e->nfree];
+    *gen = e->slots[s].gen;
+    return s;
   }
   if (e->nslots == e->cap) {
     HS_ASSERT(e->cap < NO_SLOT / 2, "too many pending events");
-    e->cap *= 2;
-    e->slots = hs_reallocarray(e->slots, e->cap, sizeof *e->slots);
-    e->q.pf_base = (const char *)e->slots;
+    slots_resize(e, 2 * e->cap);
   }
   *gen = 1;
   return (uint32_t)e->nslots++;
@@ -109,12 +288,12 @@ static uint32_t slot_alloc(hs_engine *e, uint32_t *gen) {
 static void slot_release(hs_engine *e, uint32_t s) {
   slot *sl = &e->slots[s];
   sl->gen++;
-  sl->live_seq = NONE;
+  sl->ps = NONE;
   if (e->nfree == e->capfree) {
     e->capfree = e->capfree ? 2 * e->capfree : 64;
     e->free_slots = hs_reallocarray(e->free_slots, e->capfree, sizeof *e->free_slots);
   }
-  e->free_slots[e->nfree++] = (uint64_t)sl->gen << 32 | s;
+  e->free_slots[e->nfree++] = s;
   e->live--;
 }
 
@@ -127,26 +306,65 @@ static uint32_t lookup(const hs_engine *e, hs_event_id id) {
   uint64_t low = id & 0xffffffffu;
   if (low == 0 || low > e->nslots) return NO_SLOT;
   uint32_t s = (uint32_t)(low - 1);
-  if (e->slots[s].gen != (uint32_t)(id >> 32) || e->slots[s].live_seq == NONE) return NO_SLOT;
+  if (e->slots[s].gen != (uint32_t)(id >> 32) || e->slots[s].ps == NONE) return NO_SLOT;
   return s;
 }
 
+static inline bool key_less(uint64_t atb, uint64_t aps, uint64_t btb, uint64_t bps) {
+  return atb < btb || (atb == btb && aps < bps);
+}
+
+/* Recompute the least apart event (APART_N compares). */
+static void apart_min(hs_engine *e) {
+  uint32_t m = 0;
+  for (uint32_t k = 1; k < APART_N; k++)
+    if (key_less(e->ap[k].tb, e->ap[k].ps, e->ap[m].tb, e->ap[m].ps)) m = k;
+  e->amin = m;
+  e->atb = e->ap[m].tb;
+  e->aps = e->ap[m].ps;
+}
+
+/* Index of a pending apart event, or NO_SLOT when id does not name one. */
+static uint32_t apart_lookup(const hs_engine *e, hs_event_id id) {
+  uint32_t low = (uint32_t)id;
+  if (low <= APART_LOW || low > APART_LOW + APART_N) return NO_SLOT;
+  const apart *a = &e->ap[low - APART_LOW - 1];
+  if (a->gen != (uint32_t)(id >> 32) || !a->fn) return NO_SLOT;
+  return low - APART_LOW - 1;
+}
+
+static void apart_release(hs_engine *e, uint32_t k) {
+  apart *a = &e->ap[k];
+  a->fn = NULL;
+  a->tb = NO_KEY;
+  a->gen++;
+  e->napart--;
+  e->live--;
+  if (e->napart == 0) { /* the usual case: the network's one timer fired */
+    e->atb = NO_KEY;
+    e->aps = NONE;
+  } else if (k == e->amin) {
+    apart_min(e);
+  } /* else the least is unchanged */
+}
+
 static inline bool entry_live(const hs_engine *e, const sim_evq_entry *en) {
-  return e->slots[en->slot].live_seq == sim_evq_seq(en);
+  return en->slot >= POSTED || e->slots[en->slot].ps == en->ps;
 }
 
 static bool keep_live(const sim_evq_entry *en, const void *ctx) { return entry_live(ctx, en); }
 
 static void maybe_compact(hs_engine *e) {
-  size_t garbage = e->q.size - e->live;
-  if (garbage > COMPACT_MIN && garbage > e->live) sim_evq_compact(&e->q, keep_live, e);
+  size_t inq = e->live - e->napart;
+  size_t garbage = e->q.size - inq;
+  if (garbage > COMPACT_MIN && garbage > inq) sim_evq_compact(&e->q, keep_live, e);
 }
 
-static void push(hs_engine *e, uint32_t s, double time, int prio) {
-  HS_ASSERT(e->seq < (uint64_t)1 << SIM_EVQ_SEQ_BITS, "2^48 insertions");
-  uint64_t seq = e->seq++;
-  e->slots[s].live_seq = seq;
-  sim_evq_push(&e->q, sim_evq_time_bits(time + 0.0), sim_evq_pack(prio, seq), s);
+/* The next insertion sequence. The last one of 2^48 is never drawn, so a
+ * live ps is never NONE. */
+static inline uint64_t next_seq(hs_engine *e) {
+  HS_ASSERT(e->seq < ((uint64_t)1 << SIM_EVQ_SEQ_BITS) - 1, "2^48 insertions");
+  return e->seq++;
 }
 
 hs_event_id hs_engine_schedule(hs_engine *e, double time, int priority, hs_event_fn fn,
@@ -157,21 +375,75 @@ hs_event_id hs_engine_schedule(hs_engine *e, double time, int priority, hs_event
   HS_ASSERT(!isnan(time) && time >= e->now, "event scheduled in the past");
   uint32_t gen;
   uint32_t s = slot_alloc(e, &gen);
+  uint64_t ps = sim_evq_pack(priority, next_seq(e));
   /* Write-only: the slot is likely cold, and stores do not wait for it. */
-  e->slots[s] = (slot){.fn = fn, .subject = subject, .arg = arg, .time = time, .gen = gen,
-                       .prio = priority};
+  e->slots[s] = (slot){.arg = arg, .time = time, .ps = ps, .hd = hd_acquire(e, fn, subject),
+                       .gen = gen};
   e->live++;
-  push(e, s, time, priority);
+  sim_evq_push(&e->q, sim_evq_time_bits(time + 0.0), ps, s);
   /* Start fetching the slot PF_AHEAD schedules from now (a store to a cold
    * line still has to bring the line in; in a burst of 10^6 schedules, one
    * ahead was too late and the stores queued up). */
   if (e->nfree) {
     size_t k = e->nfree > PF_AHEAD ? e->nfree - PF_AHEAD : 0;
-    const slot *p = &e->slots[(uint32_t)e->free_slots[k]];
-    PREFETCH_W(p);
-    PREFETCH_W((const char *)p + sizeof *p - 1); /* a slot may straddle two lines */
+    PREFETCH_W(&e->slots[e->free_slots[k]]);
   }
   return make_id(gen, s);
+}
+
+hs_event_id hs_engine_schedule_apart(hs_engine *e, double time, int priority, hs_event_fn fn,
+                                     void *subject, uint64_t arg) {
+  uint32_t k = 0;
+  while (k < APART_N && e->ap[k].fn) k++;
+  if (k == APART_N) return hs_engine_schedule(e, time, priority, fn, subject, arg);
+  HS_ASSERT(fn != NULL, "event without handler");
+  HS_ASSERT(priority >= SIM_EVQ_PRIO_MIN && priority <= SIM_EVQ_PRIO_MAX,
+            "priority outside [-32768, 32767]");
+  HS_ASSERT(!isnan(time) && time >= e->now, "event scheduled in the past");
+  apart *a = &e->ap[k];
+  a->fn = fn;
+  a->subject = subject;
+  a->arg = arg;
+  a->tb = sim_evq_time_bits(time + 0.0);
+  a->ps = sim_evq_pack(priority, next_seq(e));
+  e->napart++;
+  e->live++;
+  if (key_less(a->tb, a->ps, e->atb, e->aps)) {
+    e->amin = k;
+    e->atb = a->tb;
+    e->aps = a->ps;
+  }
+  return make_id(a->gen, APART_LOW + k);
+}
+
+void hs_engine_post(hs_engine *e, double time, int priority, hs_event_fn fn, void *subject,
+                    uint64_t arg) {
+  HS_ASSERT(fn != NULL, "event without handler");
+  HS_ASSERT(priority >= SIM_EVQ_PRIO_MIN && priority <= SIM_EVQ_PRIO_MAX,
+            "priority outside [-32768, 32767]");
+  HS_ASSERT(!isnan(time) && time >= e->now, "event scheduled in the past");
+  size_t i;
+  if (e->npfree) {
+    i = e->pfree[--e->npfree];
+  } else {
+    if (e->npost == e->cappost) {
+      HS_ASSERT(e->cappost < POSTED / 2, "too many posted events");
+      e->cappost = e->cappost ? 2 * e->cappost : e->hint < POSTED / 2 ? e->hint : 64;
+      e->post = hs_reallocarray(e->post, e->cappost, sizeof *e->post);
+      e->pfree = hs_reallocarray(e->pfree, e->cappost, sizeof *e->pfree);
+      e->q.pf_alt_base = (const char *)e->post;
+      e->q.pf_alt_stride = sizeof *e->post;
+    }
+    i = e->npost++;
+  }
+  posted *p = &e->post[i];
+  memcpy(&p->w[0], &arg, sizeof arg);
+  p->w[2] = hd_acquire(e, fn, subject);
+  if (e->npfree) /* as in hs_engine_schedule */
+    PREFETCH_W(&e->post[e->pfree[e->npfree > PF_AHEAD ? e->npfree - PF_AHEAD : 0]]);
+  e->live++;
+  sim_evq_push(&e->q, sim_evq_time_bits(time + 0.0), sim_evq_pack(priority, next_seq(e)),
+               POSTED + (uint32_t)i);
 }
 
 hs_event_id hs_engine_schedule_in(hs_engine *e, double delay, int priority, hs_event_fn fn,
@@ -181,24 +453,55 @@ hs_event_id hs_engine_schedule_in(hs_engine *e, double delay, int priority, hs_e
 }
 
 bool hs_engine_cancel(hs_engine *e, hs_event_id id) {
+  uint32_t k = apart_lookup(e, id);
+  if (k != NO_SLOT) {
+    apart_release(e, k);
+    return true;
+  }
   uint32_t s = lookup(e, id);
   if (s == NO_SLOT) return false;
+  e->hd[e->slots[s].hd].refs--;
   slot_release(e, s);
   maybe_compact(e);
   return true;
 }
 
 bool hs_engine_reschedule(hs_engine *e, hs_event_id id, double new_time) {
+  uint32_t k = apart_lookup(e, id);
+  if (k != NO_SLOT) {
+    /* Only the key changes: no queue entry, no garbage; the seq is drawn
+     * exactly as push() would. */
+    HS_ASSERT(!isnan(new_time) && new_time >= e->now, "event rescheduled into the past");
+    apart *a = &e->ap[k];
+    a->tb = sim_evq_time_bits(new_time + 0.0);
+    a->ps = (a->ps & ~(((uint64_t)1 << SIM_EVQ_SEQ_BITS) - 1)) | next_seq(e);
+    if (k == e->amin) {
+      apart_min(e);
+    } else if (key_less(a->tb, a->ps, e->atb, e->aps)) {
+      e->amin = k;
+      e->atb = a->tb;
+      e->aps = a->ps;
+    }
+    return true;
+  }
   uint32_t s = lookup(e, id);
   if (s == NO_SLOT) return false;
   HS_ASSERT(!isnan(new_time) && new_time >= e->now, "event rescheduled into the past");
-  e->slots[s].time = new_time;
-  push(e, s, new_time, e->slots[s].prio);
+  slot *sl = &e->slots[s];
+  sl->time = new_time;
+  sl->ps = (sl->ps & ~(((uint64_t)1 << SIM_EVQ_SEQ_BITS) - 1)) | next_seq(e);
+  sim_evq_push(&e->q, sim_evq_time_bits(new_time + 0.0), sl->ps, s);
   maybe_compact(e);
   return true;
 }
 
 double hs_engine_event_time(const hs_engine *e, hs_event_id id) {
+  uint32_t k = apart_lookup(e, id);
+  if (k != NO_SLOT) {
+    double t;
+    memcpy(&t, &e->ap[k].tb, sizeof t);
+    return t;
+  }
   uint32_t s = lookup(e, id);
   return s == NO_SLOT ? NAN : e->slots[s].time;
 }
@@ -210,9 +513,26 @@ static const sim_evq_entry *live_top(hs_engine *e) {
   return top;
 }
 
+/* What fires next: 1 the queue's top (*top), 2 the least apart event, 0
+ * nothing. Exact ties are impossible (seqs are unique). */
+static inline int next_event(hs_engine *e, const sim_evq_entry **top) {
+  const sim_evq_entry *t = live_top(e);
+  *top = t;
+  if (t) return key_less(e->atb, e->aps, t->tb, t->ps) ? 2 : 1;
+  return e->atb != NO_KEY ? 2 : 0;
+}
+
+static inline double next_time(const hs_engine *e, int which, const sim_evq_entry *top) {
+  if (which == 1) return sim_evq_time(top);
+  double t;
+  memcpy(&t, &e->atb, sizeof t);
+  return which == 2 ? t : INFINITY;
+}
+
 double hs_engine_peek_time(hs_engine *e) {
-  const sim_evq_entry *top = live_top(e);
-  return top ? sim_evq_time(top) : INFINITY;
+  const sim_evq_entry *top;
+  int which = next_event(e, &top);
+  return next_time(e, which, top);
 }
 
 static void dispatch(hs_engine *e) {
@@ -221,33 +541,68 @@ static void dispatch(hs_engine *e) {
   /* The next event's slot is a likely cache miss: start loading it now, so it
    * overlaps with this handler's work. */
   const sim_evq_entry *next = sim_evq_peek(&e->q);
-  if (next) __builtin_prefetch(&e->slots[next->slot]);
+  if (next && next->slot < POSTED) __builtin_prefetch(&e->slots[next->slot]);
 #endif
-  slot sl = e->slots[top.slot];
-  slot_release(e, top.slot); /* before the call: the handler may reuse the slot */
+  uint64_t arg;
+  handler *h;
+  if (top.slot < POSTED) {
+    arg = e->slots[top.slot].arg;
+    h = &e->hd[e->slots[top.slot].hd];
+    slot_release(e, top.slot); /* before the call: the handler may reuse the slot */
+  } else {
+    const posted *p = &e->post[top.slot - POSTED];
+    memcpy(&arg, &p->w[0], sizeof arg);
+    h = &e->hd[p->w[2]];
+    e->pfree[e->npfree++] = top.slot - POSTED;
+    e->live--;
+  }
+  hs_event_fn fn = h->fn;
+  void *subject = h->subject;
+  h->refs--;
   e->now = sim_evq_time(&top);
   e->fired++;
-  sl.fn(e, sl.subject, sl.arg);
+  fn(e, subject, arg);
+}
+
+static void dispatch_apart(hs_engine *e) {
+  apart a = e->ap[e->amin];
+  apart_release(e, e->amin); /* before the call: the handler may reschedule */
+  memcpy(&e->now, &a.tb, sizeof e->now);
+  e->fired++;
+  a.fn(e, a.subject, a.arg);
+}
+
+static inline void dispatch_next(hs_engine *e, int which) {
+  if (which == 2)
+    dispatch_apart(e);
+  else
+    dispatch(e);
 }
 
 bool hs_engine_step(hs_engine *e) {
-  if (!live_top(e)) return false;
-  dispatch(e);
+  const sim_evq_entry *top;
+  int which = next_event(e, &top);
+  if (!which) return false;
+  dispatch_next(e, which);
   return true;
 }
 
 uint64_t hs_engine_run(hs_engine *e) {
   uint64_t before = e->fired;
+  const sim_evq_entry *top;
+  int which;
   e->stop = 0;
-  while (!e->stop && live_top(e)) dispatch(e);
+  while (!e->stop && (which = next_event(e, &top))) dispatch_next(e, which);
   return e->fired - before;
 }
 
 uint64_t hs_engine_run_until(hs_engine *e, double t_end) {
   uint64_t before = e->fired;
   const sim_evq_entry *top;
+  int which;
   e->stop = 0;
-  while (!e->stop && (top = live_top(e)) && sim_evq_time(top) <= t_end) dispatch(e);
+  while (!e->stop && (which = next_event(e, &top)) && next_time(e, which, top) <= t_end)
+    dispatch_next(e, which);
   if (!e->stop && isfinite(t_end) && t_end > e->now) e->now = t_end;
   return e->fired - before;
 }

@@ -64,12 +64,24 @@
  * The hold model's exponential times put ~900 events in the first buckets of
  * a calendar over 10^6: with SPLIT_MIN 256 those are split too (10^6 pending:
  * 10.3-11.6 M -> 12.9-13.5 M events per CPU second; 1024 left them whole).
+ * Also tried, at hs-bench-pma 1000000:4 (engine ~15 % of the run, poured
+ * buckets 65 entries on average, the heap 40 at a pop; 4 interleaved runs,
+ * shared machine) and dropped, no gain beyond noise: sorting each poured
+ * bucket (insertion-sorted blocks of 16, then merges) and popping it in O(1)
+ * beside a heap for later arrivals (the sort cost what the sifts did; hold
+ * 10^6 slightly worse); Floyd's bottom-up sift for pop (burst model 10-15 %
+ * worse); PER_BUCKET/SPLIT_MIN 32/128, 16/64, 64/128, 32/64; a coarser
+ * rung 0 at a rebuild (1024 or 4096 per bucket, the splits doing the rest).
  *
- * Memory: 24 bytes per entry, plus up to one partly filled 388-byte chunk per
+ * Memory: 20 bytes per entry in the buckets and far (packed, see `packed`;
+ * 24 in the small heap), plus up to one partly filled 324-byte chunk per
  * non-empty bucket and 16 bytes per bucket header (nbk <= pending / 64 per
- * rung; the rungs' arrays are kept for reuse). Far is made of the same chunks: a rebuild frees its chunks as it spreads them,
- * so the buckets reuse them (an array for far doubled the queue's peak). The
- * chunk pool keeps its peak size. */
+ * rung; the rungs' arrays are kept for reuse). Far is made of the same
+ * chunks: a rebuild frees its chunks as it spreads them, so the buckets reuse
+ * them (an array for far doubled the queue's peak). The chunk pool keeps its
+ * peak size. At hs-bench-pma's 10^6-event burst (nearly all in far, in full
+ * chunks) that is 20.3 bytes per pending event (24.8 with 24-byte entries;
+ * CPU time unchanged within noise). */
 #include "evq.h"
 
 #include <assert.h>
@@ -83,10 +95,41 @@
 #define RESPREAD_MIN 4096 /* heaps this small are cheap: never spread them */
 #define SPLIT_MIN 256     /* a bucket larger than this is spread over a new rung */
 
+/* An entry as it waits in a bucket: the key and slot in 20 bytes, without
+ * sim_evq_entry's 4 bytes of padding (a sixth of a pending event's queue
+ * memory); read and written by memcpy, so no field needs its alignment. */
+typedef struct packed {
+  uint32_t w[5];
+} packed;
+
 struct sim_evq_chunk {
   uint32_t next;
-  sim_evq_entry e[CHUNK_N];
+  packed e[CHUNK_N];
 };
+
+static inline void pk_put(packed *p, uint64_t tb, uint64_t ps, uint32_t slot) {
+  memcpy(&p->w[0], &tb, sizeof tb);
+  memcpy(&p->w[2], &ps, sizeof ps);
+  p->w[4] = slot;
+}
+
+static inline sim_evq_entry pk_get(const packed *p) {
+  sim_evq_entry e;
+  memcpy(&e.tb, &p->w[0], sizeof e.tb);
+  memcpy(&e.ps, &p->w[2], sizeof e.ps);
+  e.slot = p->w[4];
+  return e;
+}
+
+static inline double pk_time(const packed *p) {
+  double t;
+  memcpy(&t, &p->w[0], sizeof t);
+  return t;
+}
+
+static inline void pk_unpack(sim_evq_entry *dst, const packed *src, size_t m) {
+  for (size_t j = 0; j < m; j++) dst[j] = pk_get(&src[j]);
+}
 
 __extension__ typedef unsigned __int128 u128;
 
@@ -101,6 +144,8 @@ void sim_evq_init(sim_evq *q, size_t cap) {
   (void)cap; /* every tier grows on demand */
   q->far = (sim_evq_bucket){SIM_EVQ_NIL, SIM_EVQ_NIL, 0, 0};
   q->free_chunk = SIM_EVQ_NIL;
+  q->far_lo = INFINITY;
+  q->far_ok = true;
   q->nr = 1;
   q->rung[0].inv_w = 1.0;
 }
@@ -189,7 +234,7 @@ static void bucket_grow(sim_evq *q, sim_evq_bucket *b) {
 
 static void bucket_add(sim_evq *q, sim_evq_bucket *b, sim_evq_entry e) {
   if (b->tail == SIM_EVQ_NIL || b->tail_n == CHUNK_N) bucket_grow(q, b);
-  q->chunk[b->tail].e[b->tail_n++] = e;
+  pk_put(&q->chunk[b->tail].e[b->tail_n++], e.tb, e.ps, e.slot);
   b->n++;
 }
 
@@ -204,7 +249,7 @@ static size_t bucket_drain(sim_evq *q, sim_evq_bucket *b, sim_evq_entry *dst) {
     if (next != SIM_EVQ_NIL) __builtin_prefetch(&q->chunk[next]); /* overlap the chase */
 #endif
     size_t m = next == SIM_EVQ_NIL ? b->tail_n : CHUNK_N;
-    memcpy(dst + n, ch->e, m * sizeof *dst);
+    pk_unpack(dst + n, ch->e, m);
     n += m;
     ch->next = q->free_chunk;
     q->free_chunk = c;
@@ -232,7 +277,7 @@ static size_t chain_next(sim_evq *q, const sim_evq_bucket *chain, uint32_t *c,
   sim_evq_chunk *ch = &q->chunk[*c];
   uint32_t next = ch->next;
   size_t m = next == SIM_EVQ_NIL ? chain->tail_n : CHUNK_N;
-  memcpy(buf, ch->e, m * sizeof *buf);
+  pk_unpack(buf, ch->e, m);
   ch->next = q->free_chunk;
   q->free_chunk = *c;
   *c = next;
@@ -276,13 +321,18 @@ static void chain_span(const sim_evq *q, const sim_evq_bucket *b, double *tmin, 
     const sim_evq_chunk *ch = &q->chunk[c];
     size_t m = ch->next == SIM_EVQ_NIL ? b->tail_n : CHUNK_N;
     for (size_t j = 0; j < m; j++) {
-      double t = sim_evq_time(&ch->e[j]);
+      double t = pk_time(&ch->e[j]);
       if (t < lo) lo = t;
       if (t > hi && t < INFINITY) hi = t;
     }
   }
   *tmin = lo;
   *tmax = hi;
+}
+
+static inline void far_note(sim_evq *q, double t) {
+  if (t < q->far_lo) q->far_lo = t;
+  if (t > q->far_hi && t < INFINITY) q->far_hi = t;
 }
 
 /* Spread far over rung 0. Called with the heap empty and rung 0 the only one,
@@ -293,8 +343,11 @@ static void chain_span(const sim_evq *q, const sim_evq_bucket *b, double *tmin, 
 static void rebuild(sim_evq *q) {
   sim_evq_rung *R = &q->rung[0];
   q->hpush = 0;
-  double tmin, tmax;
-  chain_span(q, &q->far, &tmin, &tmax);
+  double tmin = q->far_lo, tmax = q->far_hi;
+  if (!q->far_ok) chain_span(q, &q->far, &tmin, &tmax);
+  q->far_lo = INFINITY; /* far is emptied below: its span starts afresh */
+  q->far_hi = 0;
+  q->far_ok = true;
   if (!(tmin < INFINITY)) {
     heap_reserve(q, q->far.n);
     q->hn = q->hbase = bucket_drain(q, &q->far, q->heap);
@@ -322,7 +375,12 @@ static void rebuild(sim_evq *q) {
     for (size_t j = 0; j < m; j++) {
       double d = bucket_of(R, &buf[j]);
       /* Beyond the last bucket: infinite times, or beyond a kept width. */
-      bucket_add(q, d < (double)k ? &R->bk[(size_t)d] : &q->far, buf[j]);
+      if (d < (double)k) {
+        bucket_add(q, &R->bk[(size_t)d], buf[j]);
+      } else {
+        far_note(q, sim_evq_time(&buf[j]));
+        bucket_add(q, &q->far, buf[j]);
+      }
     }
 }
 
@@ -413,6 +471,7 @@ static bool spread_heap(sim_evq *q) {
  * size/2 pushes into the heap since rung 0 was made: O(1) amortized, also
  * when the heap is big for a reason a calendar cannot fix (one instant). */
 static void respread(sim_evq *q) {
+  q->far_ok = false;
   for (size_t i = 0; i < q->hn; i++) bucket_add(q, &q->far, q->heap[i]);
   q->hn = q->hbase = 0;
   for (size_t r = 0; r < q->nr; r++) {
@@ -433,9 +492,12 @@ static void pour(sim_evq *q, sim_evq_bucket *b) {
    * engine's slots, a cache miss each at 10^6 pending) all at once. */
   if (q->pf_base)
     for (size_t i = 0; i < q->hn; i++) {
-      const char *rec = q->pf_base + (size_t)q->heap[i].slot * q->pf_stride;
+      uint32_t s = q->heap[i].slot;
+      size_t stride = s < SIM_EVQ_ALT ? q->pf_stride : q->pf_alt_stride;
+      const char *rec = s < SIM_EVQ_ALT ? q->pf_base + (size_t)s * stride
+                                        : q->pf_alt_base + (size_t)(s - SIM_EVQ_ALT) * stride;
       __builtin_prefetch(rec); /* both ends: a record may straddle two lines */
-      __builtin_prefetch(rec + q->pf_stride - 1);
+      __builtin_prefetch(rec + stride - 1);
     }
 #endif
   heapify(q->heap, q->hn);
@@ -506,16 +568,14 @@ void sim_evq_push(sim_evq *q, uint64_t tb, uint64_t ps, uint32_t slot) {
     b = &R->bk[(size_t)d];
   } else {
     b = &q->far;
+    far_note(q, t);
   }
   if (b->tail == SIM_EVQ_NIL || b->tail_n == CHUNK_N) bucket_grow(q, b);
-  sim_evq_entry *e = &q->chunk[b->tail].e[b->tail_n++];
+  pk_put(&q->chunk[b->tail].e[b->tail_n++], tb, ps, slot);
   b->n++;
-  e->tb = tb;
-  e->ps = ps;
-  e->slot = slot;
 }
 
-const sim_evq_entry *sim_evq_top(sim_evq *q) { return refill(q) ? &q->heap[0] : NULL; }
+const sim_evq_entry *sim_evq_top_refill(sim_evq *q) { return refill(q) ? &q->heap[0] : NULL; }
 
 sim_evq_entry sim_evq_pop(sim_evq *q) {
   bool any = refill(q);
@@ -551,6 +611,7 @@ static size_t bucket_filter(sim_evq *q, sim_evq_bucket *b,
 
 void sim_evq_compact(sim_evq *q, bool (*keep)(const sim_evq_entry *e, const void *ctx),
                      const void *ctx) {
+  q->far_ok = false;
   q->hn = filter(q->heap, q->hn, keep, ctx);
   heapify(q->heap, q->hn);
   size_t total = q->hn + bucket_filter(q, &q->far, keep, ctx);

@@ -65,6 +65,7 @@ typedef struct sim_evq_rung {
 } sim_evq_rung;
 
 #define SIM_EVQ_RUNGS 8
+#define SIM_EVQ_ALT 0x80000000u /* see sim_evq.pf_alt_base */
 
 /* Tiers, ordered by time: every entry of `heap` is earlier than every entry
  * of the innermost rung's buckets, rung r+1's entries are earlier than rung
@@ -81,11 +82,18 @@ typedef struct sim_evq {
   size_t nchunk, chunkcap;
   uint32_t free_chunk;
   sim_evq_bucket far; /* unsorted, beyond rung 0's last bucket */
+  /* far's least time and greatest finite time, kept as entries are added so
+   * a rebuild need not read far twice; far_ok false after a respread or a
+   * compaction (then the rebuild measures far). */
+  double far_lo, far_hi;
+  bool far_ok;
   size_t size; /* entries in all tiers */
-  /* Optional: where entry.slot's record lives (pf_base + slot * pf_stride);
-   * when a bucket moves into the heap, those records are prefetched. */
-  const char *pf_base;
-  size_t pf_stride;
+  /* Optional: where entry.slot's record lives (pf_base + slot * pf_stride,
+   * or pf_alt_base + (slot - SIM_EVQ_ALT) * pf_alt_stride when slot >=
+   * SIM_EVQ_ALT); when a bucket moves into the heap, those records are
+   * prefetched. */
+  const char *pf_base, *pf_alt_base;
+  size_t pf_stride, pf_alt_stride;
 } sim_evq;
 
 void sim_evq_init(sim_evq *q, size_t cap);
@@ -95,7 +103,10 @@ void sim_evq_fini(sim_evq *q);
 void sim_evq_push(sim_evq *q, uint64_t tb, uint64_t ps, uint32_t slot);
 /* The least entry, or NULL when empty (may move entries between tiers, hence
  * not const). The pointer is valid until the next push, pop or compact. */
-const sim_evq_entry *sim_evq_top(sim_evq *q);
+const sim_evq_entry *sim_evq_top_refill(sim_evq *q);
+static inline const sim_evq_entry *sim_evq_top(sim_evq *q) {
+  return q->hn ? &q->heap[0] : sim_evq_top_refill(q); /* the common case inline */
+}
 sim_evq_entry sim_evq_pop(sim_evq *q); /* size > 0 */
 /* The entry that follows the least one if it is already at hand (for
  * prefetching), else NULL. Never moves entries. */

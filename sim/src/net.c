@@ -695,7 +695,7 @@ static void schedule_next(hs_net *net) {
       HS_ASSERT(ok, "the network's pending event id is live");
     }
   } else {
-    net->ev = hs_engine_schedule(net->eng, t, net->prio, net_event, net, 0);
+    net->ev = hs_engine_schedule_apart(net->eng, t, net->prio, net_event, net, 0);
   }
   net->ev_time = t;
 }

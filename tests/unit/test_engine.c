@@ -247,6 +247,8 @@ typedef struct mev {
   uint64_t seq;
   hs_event_id id;
   int state; /* 1 pending, 2 fired, 3 cancelled */
+  uint32_t sub; /* subject index (models with nsub > 0) */
+  int fn_b;     /* scheduled with model_fire_b */
 } mev;
 
 typedef struct mkey {
@@ -256,7 +258,9 @@ typedef struct mkey {
   size_t idx;
 } mkey;
 
-typedef struct model {
+typedef struct model model;
+struct model {
+  model *self; /* first: a handler's subject is a model ** (m itself or &sub[i]) */
   mev *ev;
   size_t n, cap;
   mkey *h; /* reference binary heap */
@@ -264,8 +268,14 @@ typedef struct model {
   uint64_t seq;
   uint64_t fired, budget;
   int bad, mode;
+  int apart; /* 1 in `apart` events is scheduled apart (0: none) */
+  int post;  /* 1 in `post` events is posted, without an id (0: none) */
+  /* nsub > 0: each event gets a subject drawn from nsub (each a pointer back
+   * to the model) and one of two handlers, both checked when it fires. */
+  size_t nsub;
+  model **sub;
   hs_rng rng;
-} model;
+};
 
 static int mkey_less(const mkey *a, const mkey *b) {
   if (a->t != b->t) return a->t < b->t;
@@ -333,6 +343,7 @@ static double draw_delay(model *m, double now) {
 }
 
 static void model_fire(hs_engine *eng, void *subject, uint64_t arg);
+static void model_fire_b(hs_engine *eng, void *subject, uint64_t arg);
 
 static void model_schedule(hs_engine *eng, model *m, double t) {
   if (m->n == m->cap) {
@@ -344,16 +355,32 @@ static void model_schedule(hs_engine *eng, model *m, double t) {
   v->prio = (int)hs_rng_below(&m->rng, 5) - 2;
   v->seq = m->seq++;
   v->state = 1;
-  v->id = hs_engine_schedule(eng, t, v->prio, model_fire, m, m->n);
+  void *subject = m;
+  hs_event_fn fn = model_fire;
+  v->fn_b = 0;
+  if (m->nsub) {
+    v->sub = (uint32_t)hs_rng_below(&m->rng, m->nsub);
+    subject = &m->sub[v->sub];
+    v->fn_b = (int)hs_rng_below(&m->rng, 2);
+    if (v->fn_b) fn = model_fire_b;
+  }
+  if (m->post && hs_rng_below(&m->rng, (uint64_t)m->post) == 0) {
+    hs_engine_post(eng, t, v->prio, fn, subject, m->n);
+    v->id = 0; /* cancel and reschedule on it must fail */
+  } else if (m->apart && hs_rng_below(&m->rng, (uint64_t)m->apart) == 0)
+    v->id = hs_engine_schedule_apart(eng, t, v->prio, fn, subject, m->n);
+  else
+    v->id = hs_engine_schedule(eng, t, v->prio, fn, subject, m->n);
   ref_push(m, (mkey){t, v->prio, v->seq, m->n});
   m->n++;
 }
 
-static void model_fire(hs_engine *eng, void *subject, uint64_t arg) {
-  model *m = subject;
+static void model_fire_as(hs_engine *eng, void *subject, uint64_t arg, int fn_b) {
+  model *m = *(model **)subject;
   double now = hs_engine_now(eng);
   size_t want = ref_least(m);
   if (want != arg || m->ev[arg].state != 1 || now != m->ev[arg].t) m->bad++;
+  if (m->nsub && (subject != &m->sub[m->ev[arg].sub] || fn_b != m->ev[arg].fn_b)) m->bad++;
   m->ev[arg].state = 2;
   if (++m->fired >= m->budget) return; /* let the queue drain */
   if (isinf(now)) return;
@@ -363,12 +390,12 @@ static void model_fire(hs_engine *eng, void *subject, uint64_t arg) {
   uint64_t what = hs_rng_below(&m->rng, 8);
   if (what == 0) {
     bool ok = hs_engine_cancel(eng, c->id);
-    if (ok != (c->state == 1)) m->bad++;
+    if (ok != (c->state == 1 && c->id)) m->bad++;
     if (ok) c->state = 3;
   } else if (what == 1) {
     double t = now + draw_delay(m, now);
     bool ok = hs_engine_reschedule(eng, c->id, t);
-    if (ok != (c->state == 1)) m->bad++;
+    if (ok != (c->state == 1 && c->id)) m->bad++;
     if (ok) {
       c->t = t;
       c->seq = m->seq++; /* a reschedule is a new insertion */
@@ -377,9 +404,25 @@ static void model_fire(hs_engine *eng, void *subject, uint64_t arg) {
   }
 }
 
-static void run_model(int mode, size_t initial, uint64_t budget) {
+static void model_fire(hs_engine *eng, void *subject, uint64_t arg) {
+  model_fire_as(eng, subject, arg, 0);
+}
+static void model_fire_b(hs_engine *eng, void *subject, uint64_t arg) {
+  model_fire_as(eng, subject, arg, 1);
+}
+
+static void run_model_post(int mode, size_t initial, uint64_t budget, int apart, size_t nsub,
+                           int post) {
   model m = {0};
+  m.self = &m;
   m.mode = mode;
+  m.apart = apart;
+  m.post = post;
+  m.nsub = nsub;
+  if (nsub) {
+    m.sub = malloc(nsub * sizeof *m.sub);
+    for (size_t i = 0; i < nsub; i++) m.sub[i] = &m;
+  }
   m.budget = budget;
   hs_rng_init(&m.rng, 11, (uint64_t)mode, HS_RNG_BENCH);
   hs_engine *e = hs_engine_create(0);
@@ -405,7 +448,20 @@ static void run_model(int mode, size_t initial, uint64_t budget) {
   cr_assert_eq(hs_engine_pending(e), 0);
   free(m.ev);
   free(m.h);
+  free(m.sub);
   hs_engine_destroy(e);
+}
+
+static void run_model_full(int mode, size_t initial, uint64_t budget, int apart, size_t nsub) {
+  run_model_post(mode, initial, budget, apart, nsub, 0);
+}
+
+static void run_model_apart(int mode, size_t initial, uint64_t budget, int apart) {
+  run_model_full(mode, initial, budget, apart, 0);
+}
+
+static void run_model(int mode, size_t initial, uint64_t budget) {
+  run_model_full(mode, initial, budget, 0, 0);
 }
 
 Test(engine, calendar_hold_model_order) { run_model(0, 20000, 300000); }
@@ -426,6 +482,7 @@ Test(engine, compaction_in_every_tier_keeps_the_order) {
   /* Reschedules leave garbage in the heap, the buckets and far; once it
    * outnumbers the live events the queue is compacted (several times here). */
   model m = {0};
+  m.self = &m;
   m.budget = 1000;
   hs_rng_init(&m.rng, 5, 6, HS_RNG_BENCH);
   hs_engine *e = hs_engine_create(0);
@@ -462,5 +519,217 @@ Test(engine, events_at_infinity_fire_last_in_priority_then_insertion_order) {
   uint64_t want[] = {3, 2, 4, 1};
   cr_assert_eq(r.n, 4);
   for (size_t i = 0; i < 4; i++) cr_expect_eq(r.order[i], want[i], "position %zu", i);
+  hs_engine_destroy(e);
+}
+
+/* --- events kept apart (hs_engine_schedule_apart) ------------------------ */
+
+/* An event of each kind: 'q' in the queue, 'a' kept apart, 'p' posted. */
+typedef struct plan {
+  char kind;
+  double t;
+  int prio;
+} plan;
+
+/* Schedules plan[i] with argument i + 1; ids[i] is its id (0 when posted). */
+static void schedule_plan(hs_engine *e, rec *r, const plan *p, size_t n, hs_event_id *ids) {
+  for (size_t i = 0; i < n; i++) {
+    hs_event_id id = 0;
+    if (p[i].kind == 'q') id = hs_engine_schedule(e, p[i].t, p[i].prio, record, r, i + 1);
+    if (p[i].kind == 'a') id = hs_engine_schedule_apart(e, p[i].t, p[i].prio, record, r, i + 1);
+    if (p[i].kind == 'p') hs_engine_post(e, p[i].t, p[i].prio, record, r, i + 1);
+    ids[i] = id;
+  }
+}
+
+Test(engine, apart_ties_with_queue_events_go_by_insertion) {
+  hs_engine *e = hs_engine_create(0);
+  rec r = {0};
+  /* 4: lower priority, first; 5: higher, after all zeros. */
+  plan p[] = {{'q', 1.0, 0},  {'a', 1.0, 0}, {'q', 1.0, 0},
+              {'a', 1.0, -1}, {'a', 1.0, 1}, {'q', 1.0, 1}};
+  hs_event_id ids[6];
+  schedule_plan(e, &r, p, 6, ids);
+  hs_event_id a = ids[1];
+  cr_assert_eq(hs_engine_pending(e), 6);
+  cr_assert_eq(hs_engine_event_time(e, a), 1.0);
+  /* A reschedule to the same time is a new insertion: behind 3. */
+  cr_assert(hs_engine_reschedule(e, a, 1.0));
+  hs_engine_schedule(e, 1.0, 0, record, &r, 7); /* ...and ahead of a later one */
+  cr_assert_eq(hs_engine_run(e), 7);
+  uint64_t want[] = {4, 1, 3, 2, 7, 5, 6};
+  cr_assert_eq(r.n, 7);
+  for (size_t i = 0; i < 7; i++) cr_expect_eq(r.order[i], want[i], "position %zu", i);
+  cr_assert_eq(hs_engine_fired(e), 7);
+  cr_assert_eq(hs_engine_pending(e), 0);
+  hs_engine_destroy(e);
+}
+
+Test(engine, apart_reschedule_cancel_and_stale_ids) {
+  hs_engine *e = hs_engine_create(0);
+  rec r = {0};
+  hs_event_id q = hs_engine_schedule(e, 2.0, 0, record, &r, 1);
+  hs_event_id a = hs_engine_schedule_apart(e, 5.0, 0, record, &r, 2);
+  cr_assert_neq(a, 0);
+  cr_assert_neq(a, q);
+  cr_assert_eq(hs_engine_peek_time(e), 2.0);
+  cr_assert(hs_engine_reschedule(e, a, 1.5));
+  cr_assert_eq(hs_engine_event_time(e, a), 1.5);
+  cr_assert_eq(hs_engine_peek_time(e), 1.5);
+  cr_assert(hs_engine_reschedule(e, a, 3.0)); /* later again: the queue's first */
+  cr_assert_eq(hs_engine_peek_time(e), 2.0);
+  cr_assert(hs_engine_step(e));
+  cr_assert_eq(r.order[0], 1);
+  cr_assert(hs_engine_step(e));
+  cr_assert_eq(r.order[1], 2);
+  cr_assert_eq(hs_engine_now(e), 3.0);
+  /* Fired: stale for everything. */
+  cr_assert_not(hs_engine_cancel(e, a));
+  cr_assert_not(hs_engine_reschedule(e, a, 4.0));
+  cr_assert(isnan(hs_engine_event_time(e, a)));
+  cr_assert_not(hs_engine_step(e));
+  cr_assert_eq(hs_engine_peek_time(e), INFINITY);
+  /* The place is reused under a new id; the old one stays stale. */
+  hs_event_id b = hs_engine_schedule_apart(e, 4.0, 0, record, &r, 3);
+  cr_assert_neq(b, a);
+  cr_assert_not(hs_engine_cancel(e, a));
+  cr_assert_eq(hs_engine_pending(e), 1);
+  cr_assert(hs_engine_cancel(e, b));
+  cr_assert_not(hs_engine_cancel(e, b));
+  cr_assert(isnan(hs_engine_event_time(e, b)));
+  cr_assert_eq(hs_engine_pending(e), 0);
+  cr_assert_eq(hs_engine_run(e), 0);
+  cr_assert_eq(hs_engine_fired(e), 2);
+  /* Ids that name nothing: 0, past the places, a forged generation. */
+  cr_assert_not(hs_engine_cancel(e, 0));
+  cr_assert_not(hs_engine_cancel(e, b + ((uint64_t)1 << 32)));
+  cr_assert_not(hs_engine_cancel(e, (b & ~(uint64_t)0xffffffff) | 0xffffffffu));
+  hs_engine_destroy(e);
+}
+
+Test(engine, apart_places_full_fall_back_to_the_queue) {
+  hs_engine *e = hs_engine_create(0);
+  rec r = {0};
+  hs_event_id id[12];
+  for (uint64_t i = 0; i < 12; i++) /* more than the engine keeps apart */
+    id[i] = hs_engine_schedule_apart(e, (double)(12 - i), 0, record, &r, i);
+  cr_assert_eq(hs_engine_pending(e), 12);
+  cr_assert(hs_engine_cancel(e, id[3]));
+  cr_assert(hs_engine_cancel(e, id[9]));
+  cr_assert(hs_engine_reschedule(e, id[0], 0.5)); /* 12.0 -> first */
+  cr_assert(hs_engine_reschedule(e, id[10], 20.0)); /* 2.0 -> last */
+  cr_assert_eq(hs_engine_run_until(e, 5.0), 4); /* 0.5, 1, 4, 5 */
+  cr_assert_eq(hs_engine_now(e), 5.0);
+  cr_assert_eq(hs_engine_run(e), 6);
+  uint64_t want[] = {0, 11, 8, 7, 6, 5, 4, 2, 1, 10};
+  cr_assert_eq(r.n, 10);
+  for (size_t i = 0; i < 10; i++) cr_expect_eq(r.order[i], want[i], "position %zu", i);
+  for (size_t i = 0; i < 12; i++) cr_expect_not(hs_engine_cancel(e, id[i]));
+  hs_engine_destroy(e);
+}
+
+/* A handler that keeps an apart timer in step with its own events, as the
+ * network does: the timer fires, is re-armed, and is moved before it fires. */
+typedef struct timer {
+  hs_event_id ev;
+  uint64_t fired, n;
+} timer;
+
+static void on_timer(hs_engine *eng, void *subject, uint64_t arg) {
+  timer *t = subject;
+  (void)arg;
+  t->ev = 0;
+  if (++t->fired < t->n)
+    t->ev = hs_engine_schedule_apart(eng, hs_engine_now(eng) + 1.0, 0, on_timer, t, 0);
+}
+
+Test(engine, apart_every_event_kind_against_the_model) {
+  /* The model schedules 1 in 4 (then 1 in 64) events apart: the places fill
+   * up and fall back, and apart events are cancelled and rescheduled at random
+   * beside queue events, with ties (integer times) and at one instant. */
+  run_model_apart(0, 5000, 100000, 4);
+  run_model_apart(1, 5000, 100000, 4);
+  run_model_apart(3, 5000, 100000, 64);
+  run_model_apart(6, 20000, 100000, 64);
+}
+
+Test(engine, apart_timer_rearmed_in_its_own_handler) {
+  hs_engine *e = hs_engine_create(0);
+  timer t = {.n = 1000};
+  t.ev = hs_engine_schedule_apart(e, 0.0, 0, on_timer, &t, 0);
+  cr_assert(hs_engine_reschedule(e, t.ev, 0.25));
+  cr_assert_eq(hs_engine_run(e), 1000);
+  cr_assert_eq(t.fired, 1000);
+  cr_assert_eq(hs_engine_now(e), 999.25);
+  cr_assert_eq(t.ev, 0);
+  hs_engine_destroy(e);
+}
+
+/* --- (handler, subject) pairs: slots name them by a 32-bit index ----------- */
+
+Test(engine, handlers_and_subjects_reach_the_right_event) {
+  /* Two handlers, and subjects few (3: the remembered pair changes often),
+   * many (1000) or nearly one per event (2^20: pairs are made and dropped
+   * all the time, and the pair table is emptied and grown), apart or not. */
+  run_model_full(0, 5000, 100000, 0, 3);
+  run_model_full(1, 5000, 100000, 16, 1000);
+  run_model_full(0, 20000, 100000, 0, (size_t)1 << 20);
+  run_model_full(3, 5000, 100000, 8, (size_t)1 << 20);
+}
+
+/* --- posted events (hs_engine_post): no id, a 12-byte record ------------- */
+
+Test(engine, posted_events_keep_the_order_with_the_others) {
+  hs_engine *e = hs_engine_create(0);
+  rec r = {0};
+  plan p[] = {{'p', 1.0, 0},  {'q', 1.0, 0}, {'a', 1.0, 0},     {'p', 1.0, -1},
+              {'p', 0.5, 7}, {'p', 1.0, 0}, {'p', INFINITY, 0}};
+  hs_event_id ids[7];
+  schedule_plan(e, &r, p, 7, ids);
+  hs_event_id a = ids[1];
+  cr_assert_eq(ids[0], 0);
+  cr_assert_eq(hs_engine_pending(e), 7);
+  cr_assert_eq(hs_engine_peek_time(e), 0.5);
+  cr_assert(hs_engine_reschedule(e, a, 1.0)); /* behind 6 now */
+  cr_assert_eq(hs_engine_run_until(e, 1.0), 6);
+  cr_assert_eq(hs_engine_pending(e), 1);
+  cr_assert_eq(hs_engine_run(e), 1);
+  uint64_t want[] = {5, 4, 1, 3, 6, 2, 7};
+  cr_assert_eq(r.n, 7);
+  for (size_t i = 0; i < 7; i++) cr_expect_eq(r.order[i], want[i], "position %zu", i);
+  cr_assert_eq(hs_engine_fired(e), 7);
+  hs_engine_destroy(e);
+}
+
+Test(engine, posted_events_against_the_model) {
+  /* 1 in 2 events posted (their records reused at random), beside events
+   * with ids that are cancelled and rescheduled, apart ones and many
+   * subjects; every tier of the queue, ties and infinite times. */
+  run_model_post(0, 20000, 200000, 0, 0, 2);
+  run_model_post(1, 5000, 100000, 8, 3, 2);
+  run_model_post(4, 5000, 100000, 0, 0, 3);
+  run_model_post(6, 50000, 200000, 16, 1000, 2);
+  run_model_post(7, 60000, 200000, 0, 0, 2);
+}
+
+Test(engine, compaction_keeps_posted_events) {
+  /* Posted events beside events rescheduled until garbage outnumbers the
+   * live ones several times: the compactions keep every posted one. */
+  hs_engine *e = hs_engine_create(0);
+  rec r = {0};
+  hs_rng rng;
+  hs_rng_init(&rng, 3, 4, HS_RNG_BENCH);
+  hs_event_id ids[4000];
+  for (uint64_t i = 0; i < 4000; i++)
+    ids[i] = hs_engine_schedule(e, 10.0 + hs_rng_uniform(&rng), 0, record, &r, 100);
+  for (uint64_t i = 0; i < 40; i++) hs_engine_post(e, 1.0 + (double)i / 8, 0, record, &r, i);
+  for (int k = 0; k < 5; k++)
+    for (size_t i = 0; i < 4000; i++)
+      cr_assert(hs_engine_reschedule(e, ids[i], 20.0 + hs_rng_uniform(&rng)));
+  for (size_t i = 0; i < 4000; i++) cr_assert(hs_engine_cancel(e, ids[i]));
+  cr_assert_eq(hs_engine_pending(e), 40);
+  cr_assert_eq(hs_engine_run(e), 40);
+  cr_assert_eq(r.n, 40);
+  for (size_t i = 0; i < 40; i++) cr_expect_eq(r.order[i], i);
   hs_engine_destroy(e);
 }

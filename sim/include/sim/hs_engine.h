@@ -9,14 +9,16 @@
  * A reschedule counts as a new insertion for rule 3. Ties never depend on
  * pointers, hashing or thread timing.
  *
- * Handles: hs_engine_schedule returns an hs_event_id (never 0) that stays valid
- * until the event fires or is cancelled; afterwards it is stale and cancel /
+ * Handles: hs_engine_schedule (and _apart, _in) returns an hs_event_id (never
+ * 0) that stays valid until the event fires or is cancelled; afterwards it is stale and cancel /
  * reschedule on it return false (slots carry a generation, so a stale id never
  * names a newer event). Cancel is O(1) (lazy: the entry is dropped when it
  * reaches the top, or by an O(n) compaction when dead entries outnumber live
  * ones). Schedule, reschedule and dispatch cost O(1) amortized plus O(log b),
  * b the events of the current time slice (a calendar queue, sim/src/evq.c);
- * O(log n) when all n pending events share one instant.
+ * O(log n) when all n pending events share one instant. hs_engine_post
+ * returns no id: such an event cannot be cancelled or moved, and costs less
+ * memory (16 bytes while pending, 36 with an id, beside the queue's entry).
  *
  * Scheduling before now() is a programming error and asserts.
  * The engine never reads the wall clock. It owns nothing of the subjects. */
@@ -44,7 +46,23 @@ uint64_t hs_engine_fired(const hs_engine *eng); /* events dispatched so far */
 
 hs_event_id hs_engine_schedule(hs_engine *eng, double time, int priority, hs_event_fn fn,
                                void *subject, uint64_t arg);
-/* Same, at now() + delay (delay >= 0). */
+/* Same, for an event that is moved often (the network's next-event timer):
+ * held apart from the queue, in one of a handful of places, so that a
+ * reschedule only rewrites its key and the queue holds no entry for it.
+ * Everything else is as for hs_engine_schedule: the order (it draws its
+ * insertion sequence from the same counter), the id's rules, cancel,
+ * reschedule, event_time, pending and fired. When those places are taken, it
+ * is hs_engine_schedule. */
+hs_event_id hs_engine_schedule_apart(hs_engine *eng, double time, int priority, hs_event_fn fn,
+                                     void *subject, uint64_t arg);
+/* Same as hs_engine_schedule, for an event nobody will cancel, move or ask
+ * about (a compute phase's end, scheduled by the million): no id, and 16
+ * bytes of engine memory while pending instead of 36. Same order (its
+ * insertion sequence comes from the same counter), counted in pending and
+ * fired. */
+void hs_engine_post(hs_engine *eng, double time, int priority, hs_event_fn fn, void *subject,
+                    uint64_t arg);
+/* hs_engine_schedule at now() + delay (delay >= 0). */
 hs_event_id hs_engine_schedule_in(hs_engine *eng, double delay, int priority, hs_event_fn fn,
                                   void *subject, uint64_t arg);
 /* Remove a pending event; false when the id is stale or 0. */
