@@ -314,3 +314,32 @@ double hs_ledger_mark_device_energy(const hs_ledger *l, size_t dev) {
   for (int s = 0; s < NON; s++) e += hs_ledger_mark_energy(l, dev, (hs_power_state)s);
   return e;
 }
+
+/* The separate reads' arithmetic, each operation in the same order on the
+ * same operands (so the same bits), with the line, the powers, the
+ * corrections and the mark read once: time_in is the stored seconds plus the
+ * open interval in the current state; energy is power x seconds + the
+ * correction (+0.0 when none); device energies add the three states to a
+ * +0.0 in state order, as hs_ledger_device_energy's loop does. */
+void hs_ledger_since_mark(const hs_ledger *l, size_t dev, double t, hs_ledger_since *out) {
+  HS_ASSERT(l->mark_s && dev < l->n, "a mark, a device");
+  const dev_hot *d = &l->hot[dev];
+  HS_ASSERT(t >= d->t_last, "ledger read before the last change");
+  const double *adj = l->adjust ? l->adjust[dev].w : NULL;
+  const double *ms = l->mark_s[dev].w;
+  const double *mj = l->mark_j && !isnan(l->mark_j[dev].w[0]) ? l->mark_j[dev].w : NULL;
+  double e_now = 0, e_mark = 0;
+  for (unsigned s = 0; s < NON; s++) {
+    double w = pw(l, dev, s);
+    double a = adj ? adj[s] : 0.0;
+    double sec = d->time_s[s];
+    if (d->state == s) sec += t - d->t_last;
+    double now_j = w * sec + a;
+    double mark_j = mj ? mj[s] : w * ms[s] + a;
+    out->time_s[s] = sec - ms[s];
+    out->energy_j[s] = now_j - mark_j;
+    e_now += now_j;
+    e_mark += mark_j;
+  }
+  out->device_j = e_now - e_mark;
+}

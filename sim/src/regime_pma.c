@@ -217,13 +217,6 @@ static bool pma_on_avail(sim_run *r, size_t i, bool on) {
   return true;
 }
 
-/* What the ledger saw (a lost participant's allocation is 0 by now, so it
- * reports 0/0/0). */
-static void pma_telemetry(sim_run *r, size_t i, sim_meter *m) {
-  double now = hs_engine_now(r->eng);
-  m->train_j = hs_ledger_energy(r->ledger, i, HS_POWER_BUSY, now) - sim_dev_busy0_j(r, i);
-}
-
 static hs_status pma_setup(sim_run *r, hs_error *err) {
   (void)err;
   pma_state *ps = hs_calloc(1, sizeof(pma_state));
@@ -241,7 +234,10 @@ static void pma_teardown(sim_run *r) {
 }
 
 /* Every round-level policy, selection included; a step-level one (ema-batch)
- * sizes optimiser steps, which local training does not synchronise. */
+ * sizes optimiser steps, which local training does not synchronise. No
+ * telemetry hook: a participant reports the run's default, its allocation
+ * and the busy time and energy the ledger saw in the round (a lost one's
+ * allocation is 0 by then, so it reports 0/0/0). */
 const sim_regime sim_regime_pma = {
     .name = "pma",
     .summary = "periodic model averaging: local training, sync at round end",
@@ -249,5 +245,4 @@ const sim_regime sim_regime_pma = {
     .setup = pma_setup,
     .start_round = pma_start_round,
     .teardown = pma_teardown,
-    .telemetry = pma_telemetry,
 };

@@ -181,14 +181,10 @@ static bool round_measure(sim_run *r, double now, round_totals *t) {
   double energy = 0, max_wait = 0, sum = 0, sq = 0;
   size_t active = 0;
   for (size_t i = 0; i < r->ndev; i++) {
-    const hs_ledger *l = r->ledger;
-    double e = hs_ledger_device_energy(l, i, now) - hs_ledger_mark_device_energy(l, i);
-    double busy =
-        hs_ledger_time_in(l, i, HS_POWER_BUSY, now) - hs_ledger_mark_time_in(l, i, HS_POWER_BUSY);
-    double comm =
-        hs_ledger_time_in(l, i, HS_POWER_COMM, now) - hs_ledger_mark_time_in(l, i, HS_POWER_COMM);
-    double wait =
-        hs_ledger_time_in(l, i, HS_POWER_IDLE, now) - hs_ledger_mark_time_in(l, i, HS_POWER_IDLE);
+    hs_ledger_since d; /* the device's round, one pass over its line and mark */
+    hs_ledger_since_mark(r->ledger, i, now, &d);
+    double e = d.device_j, busy = d.time_s[HS_POWER_BUSY], comm = d.time_s[HS_POWER_COMM],
+           wait = d.time_s[HS_POWER_IDLE];
     /* Telemetry: the training time and energy a meter on the board saw: the
      * whole busy time of the round (PMA: the local training loop, overhead
      * included), or what the regime's hook says (DDP: the steps' compute;
@@ -209,7 +205,7 @@ static bool round_measure(sim_run *r, double now, round_totals *t) {
       sim_fail(r, HS_EINVAL, msg);
       return false;
     }
-    if (!meter) m.train_j = hs_ledger_energy(l, i, HS_POWER_BUSY, now) - sim_dev_busy0_j(r, i);
+    if (!meter) m.train_j = d.energy_j[HS_POWER_BUSY];
     energy += e;
     if (wait > max_wait) max_wait = wait;
     if (n > 0) {

@@ -2,6 +2,7 @@
 #include <criterion/criterion.h>
 #include <signal.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -279,4 +280,105 @@ Test(ledger, the_mark_keeps_the_figures_of_its_instant) {
     }
   }
   hs_ledger_destroy(l);
+}
+
+/* Bit equality (cr_assert_eq on doubles takes -0.0 for +0.0). */
+static bool same_bits(double a, double b) { return memcmp(&a, &b, sizeof a) == 0; }
+
+/* hs_ledger_since_mark against the separate reads it replaces, bit for bit,
+ * for every device at random instants of a random run: switches (zero-length
+ * intervals and off time included), new marks, and, when `dynamics`, power
+ * changes in and out of the state in force (corrections, stored powers and
+ * the joules saved at the mark); `classes` picks power classes or powers set
+ * directly. */
+static void since_mark_matches_separate_reads(bool classes, bool dynamics, uint64_t seed) {
+  enum { N = 11, STEPS = 6000 };
+  hs_ledger *l = hs_ledger_create(N);
+  size_t c[2] = {hs_ledger_add_class(l, 6.1, 2.3, 1.7), hs_ledger_add_class(l, 0.0, 0.37, 0.1)};
+  for (size_t d = 0; d < N; d++) {
+    double f = d == 3 ? 0.0 : exp(0.07 * (double)d - 0.3);
+    if (classes) {
+      hs_ledger_set_class(l, d, c[d % 2], f, 0);
+    } else {
+      for (int s = 0; s < 3; s++)
+        hs_ledger_set_power(l, d, (hs_power_state)s, (1.0 + 0.3 * s + 0.1 * (double)d) * f, 0);
+    }
+  }
+  uint64_t x = seed;
+  double t = 0;
+  bool marked = false;
+  int checks = 0;
+  for (int i = 0; i < STEPS; i++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    size_t d = x % N;
+    unsigned op = (unsigned)((x >> 8) % 64);
+    if ((x >> 20) % 3) t += (double)((x >> 24) % 1000) * 1.7e-3; /* else a zero-length step */
+    if (op < 50) {
+      hs_ledger_switch(l, d, (hs_power_state)((x >> 32) % 4), t);
+    } else if (op < 53) {
+      hs_ledger_mark(l, t);
+      marked = true;
+    } else if (op < 56 && dynamics) {
+      hs_power_state s = (hs_power_state)((x >> 32) % 3);
+      hs_ledger_set_power(l, d, s, (double)((x >> 40) % 50) * 0.21, t);
+    } else if (marked) {
+      for (size_t k = 0; k < N; k++) {
+        hs_ledger_since g;
+        hs_ledger_since_mark(l, k, t, &g);
+        for (int s = 0; s < 3; s++) {
+          hs_power_state st = (hs_power_state)s;
+          double ts = hs_ledger_time_in(l, k, st, t) - hs_ledger_mark_time_in(l, k, st);
+          double ej = hs_ledger_energy(l, k, st, t) - hs_ledger_mark_energy(l, k, st);
+          cr_assert(same_bits(g.time_s[s], ts), "step %d dev %zu st %d: %a vs %a", i, k, s,
+                    g.time_s[s], ts);
+          cr_assert(same_bits(g.energy_j[s], ej), "step %d dev %zu st %d: %a vs %a", i, k, s,
+                    g.energy_j[s], ej);
+        }
+        double de = hs_ledger_device_energy(l, k, t) - hs_ledger_mark_device_energy(l, k);
+        cr_assert(same_bits(g.device_j, de), "step %d dev %zu: %a vs %a", i, k, g.device_j, de);
+        checks++;
+      }
+    }
+  }
+  cr_assert_gt(checks, 1000, "the run read the ledger (%d checks)", checks);
+  hs_ledger_destroy(l);
+}
+
+Test(ledger, since_mark_equals_the_separate_reads_with_classes) {
+  for (uint64_t seed = 1; seed <= 6; seed++) since_mark_matches_separate_reads(true, false, seed);
+}
+
+Test(ledger, since_mark_equals_the_separate_reads_with_stored_powers) {
+  for (uint64_t seed = 11; seed <= 16; seed++)
+    since_mark_matches_separate_reads(false, false, seed);
+}
+
+Test(ledger, since_mark_equals_the_separate_reads_with_power_changes) {
+  for (uint64_t seed = 21; seed <= 26; seed++) since_mark_matches_separate_reads(true, true, seed);
+  for (uint64_t seed = 31; seed <= 36; seed++)
+    since_mark_matches_separate_reads(false, true, seed);
+}
+
+/* A known answer: 2 s idle, then 3 s busy and 1 s comm after the mark. */
+Test(ledger, since_mark_known_answer) {
+  hs_ledger *l = one_device();
+  hs_ledger_switch(l, 0, HS_POWER_IDLE, 0.0);
+  hs_ledger_mark(l, 2.0);
+  hs_ledger_switch(l, 0, HS_POWER_BUSY, 2.0);
+  hs_ledger_switch(l, 0, HS_POWER_COMM, 5.0);
+  hs_ledger_since g;
+  hs_ledger_since_mark(l, 0, 6.0, &g);
+  cr_assert_eq(g.time_s[HS_POWER_BUSY], 3.0);
+  cr_assert_eq(g.time_s[HS_POWER_COMM], 1.0);
+  cr_assert_eq(g.time_s[HS_POWER_IDLE], 0.0);
+  cr_assert_eq(g.energy_j[HS_POWER_BUSY], 18.0);
+  cr_assert_eq(g.energy_j[HS_POWER_COMM], 3.5);
+  cr_assert_eq(g.device_j, 21.5);
+  hs_ledger_destroy(l);
+}
+
+Test(ledger, since_mark_without_a_mark_asserts, .signal = SIGABRT) {
+  hs_ledger *l = one_device();
+  hs_ledger_since g;
+  hs_ledger_since_mark(l, 0, 1.0, &g);
 }
