@@ -145,7 +145,10 @@ static void on_downloaded_1p(hs_engine *eng, void *subject, uint64_t arg) {
   size_t i = (size_t)(arg & 0xffffffffu);
   sim_hot *h = sim_dev_hot(r, i);
   double now = hs_engine_now(eng);
-  double t2 = now + sim_dev_stretch_s(r, i, h->work_s, 0);
+  /* Without a speed trace the stretch is the work itself (no dynamics here);
+   * a trace, or a time past the largest double, takes the full path. */
+  double t2 = now + h->work_s;
+  if (r->spec_tab[arg >> 32].trace || !isfinite(t2)) t2 = now + sim_dev_stretch_s(r, i, h->work_s, 0);
   h->work_s = now; /* the download's end, from now on */
   h->t2 = t2;
   hs_engine_schedule(eng, t2, 0, on_computed_1p, r, arg);
@@ -189,14 +192,24 @@ static void pma_start_round(sim_run *r) {
     return;
   }
   ps->one_pass = ps->can_one_pass && !r->span;
-  for (size_t i = 0; i < r->ndev; i++) {
-    if (ps->in[i] != 1) continue;
-    if (ps->one_pass) {
-      sim_dev_hot(r, i)->work_s = sim_dev_draw_work(r, i, r->alloc[i], true);
-      sim_dev_model_transfer(r, i, on_downloaded_1p, (uint64_t)sim_dev_spec(r, i) << 32 | i);
-    } else {
-      sim_dev_model_transfer(r, i, on_downloaded, ARG(r, i));
+  if (ps->one_pass) {
+    /* Entry by entry (no per-device lookup of the entry): what
+     * sim_dev_model_transfer does, with the state switch made directly (no
+     * dynamics, no spans). */
+    double now = hs_engine_now(r->eng);
+    for (size_t s = 0, i = 0; s < r->nspec; s++) {
+      const sim_spec *sp = &r->spec_tab[s];
+      for (; i < r->spec_end[s]; i++) {
+        if (ps->in[i] != 1) continue;
+        sim_dev_hot(r, i)->work_s = sim_dev_draw_work_sp(r, i, sp, r->alloc[i], true);
+        hs_ledger_switch(r->ledger, i, HS_POWER_COMM, now);
+        hs_net_transfer(r->net, r->sc->model_bytes, sp->access_bps, sp->access_latency_s,
+                        &r->server_link, 1, on_downloaded_1p, r, (uint64_t)s << 32 | i);
+      }
     }
+  } else {
+    for (size_t i = 0; i < r->ndev; i++)
+      if (ps->in[i] == 1) sim_dev_model_transfer(r, i, on_downloaded, ARG(r, i));
   }
   if (deadline > 0) hs_engine_schedule_in(r->eng, deadline, 0, on_deadline, r, ps->epoch);
 }

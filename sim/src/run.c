@@ -116,13 +116,7 @@ double sim_dev_stretch_s(sim_run *r, size_t i, double work_s, double after_s) {
 }
 
 double sim_dev_draw_work(sim_run *r, size_t i, uint64_t samples, bool with_overhead) {
-  sim_dev *d = &r->dev[i];
-  const sim_spec *sp = sim_dev_sp(r, i);
-  hs_task_profile t = {0};
-  t.tau_s = d->tau_s;
-  t.tau_cv = sp->tau_cv;
-  t.overhead_s = with_overhead ? sp->overhead_s : 0;
-  return hs_task_compute_time(&t, samples, &d->rng_compute);
+  return sim_dev_draw_work_sp(r, i, sim_dev_sp(r, i), samples, with_overhead);
 }
 
 double sim_dev_compute_s(sim_run *r, size_t i, uint64_t samples, bool with_overhead,
@@ -335,6 +329,7 @@ static bool expand_devices(sim_run *r) {
     sim_spec *sp = &r->spec_tab[s];
     sp->tau_cv = task->tau_cv;
     sp->overhead_s = task->overhead_s;
+    hs_task_noise_init(&sp->noise, sp->tau_cv);
     sp->access_bps = link->bandwidth_mbps * HS_NET_BPS_PER_MBPS;
     sp->access_latency_s = link->latency_ms * HS_NET_S_PER_MS;
     sp->busy_w = task->busy_w;

@@ -58,6 +58,7 @@ typedef struct sim_dev {
 
 typedef struct sim_spec {
   double tau_cv, overhead_s;           /* the scenario task on this profile */
+  hs_task_noise noise;                 /* tau_cv's part of every compute draw, made once */
   double access_bps, access_latency_s; /* its link */
   double busy_w, idle_w, comm_w;       /* before the device's power factor */
   const hs_speed_trace *trace;
@@ -188,6 +189,16 @@ double sim_dev_compute_s(sim_run *r, size_t i, uint64_t samples, bool with_overh
 /* The work part of that (speed-1 seconds, before the speed trace): the one
  * draw from the device's compute stream, nothing scheduled. */
 double sim_dev_draw_work(sim_run *r, size_t i, uint64_t samples, bool with_overhead);
+/* The same with the device's entry given (sp == sim_dev_sp(r, i)): a loop
+ * over devices entry by entry skips the per-device lookup. The draw is
+ * hs_task_compute_time's for the entry's task at the device's tau_s
+ * (hs_task_compute_time_with: the entry's noise is made once). */
+static inline double sim_dev_draw_work_sp(sim_run *r, size_t i, const sim_spec *sp,
+                                          uint64_t samples, bool with_overhead) {
+  sim_dev *d = &r->dev[i];
+  return hs_task_compute_time_with(&sp->noise, d->tau_s, with_overhead ? sp->overhead_s : 0,
+                                   samples, &d->rng_compute);
+}
 /* The same for pure work seconds at speed 1 (no draw): speed trace only. */
 double sim_dev_stretch_s(sim_run *r, size_t i, double work_s, double after_s);
 /* A training time t_s of device i as its meter reports it to the controller:
