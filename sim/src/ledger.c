@@ -25,6 +25,11 @@
  * arithmetic the reads at the mark did, as long as neither has changed; a
  * power change first saves the device's joules at the mark (an array made
  * when first needed). So per-round differences cost the run no snapshot.
+ * The mark's 24 B may be the caller's (hs_ledger_mark_in): the run lends
+ * them to its telemetry once a device's round is measured, so the two share
+ * 24 B per device (the mark is dead from then to the next round's mark).
+ * hs_ledger_since_mark reads a device's line and mark once for all of its
+ * round's differences, with the separate reads' arithmetic (same bits).
  *
  * Why this shape: the ledger is touched at random by every state change (four
  * per device and PMA round), and at 10^5-10^6 devices each touch is a cache
@@ -70,6 +75,7 @@ _Static_assert(sizeof(dev_hot) == 64, "one cache line per device");
 typedef struct dev_power {
   double w[NON];
 } dev_power;
+_Static_assert(sizeof(dev_power) == HS_LEDGER_MARK_BYTES, "a device's mark is its seconds per state");
 
 struct hs_ledger {
   dev_hot *hot;
@@ -79,7 +85,10 @@ struct hs_ledger {
   dev_power *power;  /* per device, stored powers; NULL until a power is set directly */
   dev_power *adjust; /* energy corrections for power changes; NULL until one is nonzero */
   double *off_s;     /* seconds spent off; NULL until one is nonzero */
-  dev_power *mark_s; /* per device, seconds per powered state at the mark; NULL before one */
+  dev_power *mark_s; /* per device, seconds per powered state at the mark; NULL before one
+                        (or the caller's: hs_ledger_mark_in) */
+  bool marked;       /* a mark was made */
+  bool mark_lent;    /* mark_s is the caller's (not freed here) */
   dev_power *mark_j; /* per device, joules per state at the mark, saved before a power
                         change moves them (w[0] NaN: not saved); NULL until one is */
   void *raw;
@@ -108,6 +117,7 @@ hs_ledger *hs_ledger_create(size_t ndevices) {
   l->adjust = NULL;
   l->off_s = NULL;
   l->mark_s = NULL;
+  l->marked = l->mark_lent = false;
   l->mark_j = NULL;
   return l;
 }
@@ -120,7 +130,7 @@ void hs_ledger_destroy(hs_ledger *l) {
   hs_free(l->power);
   hs_free(l->adjust);
   hs_free(l->off_s);
-  hs_free(l->mark_s);
+  if (!l->mark_lent) hs_free(l->mark_s);
   hs_free(l->mark_j);
   hs_free(l);
 }
@@ -205,7 +215,7 @@ void hs_ledger_set_power(hs_ledger *l, size_t dev, hs_power_state st, double wat
     HS_ASSERT(watts == 0, "a device that is off draws nothing");
     return;
   }
-  if (l->mark_s) { /* keep the energies at the mark before the power moves them */
+  if (l->marked) { /* keep the energies at the mark before the power moves them */
     if (!l->mark_j) {
       l->mark_j = hs_malloc((l->n ? l->n : 1) * sizeof *l->mark_j);
       for (size_t i = 0; i < l->n; i++) l->mark_j[i].w[0] = NAN;
@@ -289,8 +299,16 @@ double hs_ledger_state_energy(const hs_ledger *l, hs_power_state st, double t) {
 
 /* --- the mark: figures at a past instant, for per-round differences --------- */
 
+void hs_ledger_mark_in(hs_ledger *l, void *buf) {
+  HS_ASSERT(!l->mark_s && buf && (uintptr_t)buf % alignof(double) == 0,
+            "before the first mark, 8-byte aligned storage");
+  l->mark_s = buf;
+  l->mark_lent = true;
+}
+
 void hs_ledger_mark(hs_ledger *l, double t) {
   if (!l->mark_s) l->mark_s = hs_malloc((l->n ? l->n : 1) * sizeof *l->mark_s);
+  l->marked = true;
   for (size_t i = 0; i < l->n; i++)
     for (int s = 0; s < NON; s++) l->mark_s[i].w[s] = hs_ledger_time_in(l, i, (hs_power_state)s, t);
   if (l->mark_j)
@@ -298,12 +316,12 @@ void hs_ledger_mark(hs_ledger *l, double t) {
 }
 
 double hs_ledger_mark_time_in(const hs_ledger *l, size_t dev, hs_power_state st) {
-  HS_ASSERT(l->mark_s && dev < l->n && (unsigned)st < NON, "a mark, a device, a powered state");
+  HS_ASSERT(l->marked && dev < l->n && (unsigned)st < NON, "a mark, a device, a powered state");
   return l->mark_s[dev].w[st];
 }
 
 double hs_ledger_mark_energy(const hs_ledger *l, size_t dev, hs_power_state st) {
-  HS_ASSERT(l->mark_s && dev < l->n && (unsigned)st < HS_POWER_NSTATES, "a mark, a device");
+  HS_ASSERT(l->marked && dev < l->n && (unsigned)st < HS_POWER_NSTATES, "a mark, a device");
   if (st == HS_POWER_OFF) return 0.0;
   if (l->mark_j && !isnan(l->mark_j[dev].w[0])) return l->mark_j[dev].w[st];
   return mark_joules(l, dev, st);
@@ -322,7 +340,7 @@ double hs_ledger_mark_device_energy(const hs_ledger *l, size_t dev) {
  * correction (+0.0 when none); device energies add the three states to a
  * +0.0 in state order, as hs_ledger_device_energy's loop does. */
 void hs_ledger_since_mark(const hs_ledger *l, size_t dev, double t, hs_ledger_since *out) {
-  HS_ASSERT(l->mark_s && dev < l->n, "a mark, a device");
+  HS_ASSERT(l->marked && dev < l->n, "a mark, a device");
   const dev_hot *d = &l->hot[dev];
   HS_ASSERT(t >= d->t_last, "ledger read before the last change");
   const double *adj = l->adjust ? l->adjust[dev].w : NULL;

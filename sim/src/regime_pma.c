@@ -84,7 +84,7 @@ static void round_close(sim_run *r) {
   /* Lost, vanished and absent participants bring no update: the round's
    * FedAvg (learning), rows and telemetry see 0 samples for them. */
   for (size_t i = 0; i < r->ndev; i++)
-    if (ps->in[i] != 2) r->alloc[i] = 0;
+    if (ps->in[i] != 2 && r->alloc[i]) sim_run_set_alloc(r, i, 0);
   if (!sim_learn_round_fedavg(r)) return; /* learning: FedAvg of the participants */
   /* Unselected devices that were switched off come back for the next round. */
   for (size_t k = 0; k < r->ndev; k++)

@@ -135,7 +135,7 @@ double sim_dev_last_compute_j(sim_run *r, size_t i) {
 static void round_open(sim_run *r) {
   r->round_start_s = hs_engine_now(r->eng);
   r->round_cv = NAN;
-  memcpy(r->alloc, hs_controller_allocation(r->ctl), r->ndev * sizeof *r->alloc);
+  r->alloc = hs_controller_allocation(r->ctl); /* no copy: see sim_run_set_alloc */
   hs_ledger_mark(r->ledger, r->round_start_s); /* the round's differences start here */
 }
 
@@ -167,8 +167,9 @@ typedef struct round_totals {
 } round_totals;
 
 /* Measure the round: per device, the ledger's differences since round_open
- * (its devices.csv row) and what its meter reports (r->tele); the totals.
- * False when the run failed. */
+ * (its devices.csv row) and what its meter reports (r->tele, which takes
+ * the place of the device's mark once the device is measured: no meter may
+ * read another device's mark); the totals. False when the run failed. */
 static bool round_measure(sim_run *r, double now, round_totals *t) {
   const hs_scenario *sc = r->sc;
   void (*meter)(sim_run *, size_t, sim_meter *) = r->regime->telemetry;
@@ -208,6 +209,7 @@ static bool round_measure(sim_run *r, double now, round_totals *t) {
       active++;
     }
     r->samples_total += n;
+    /* Over the device's mark (hs_ledger_mark_in): its last read is above. */
     r->tele[i].samples = (int64_t)n;
     r->tele[i].time_s = n ? noisy(r, i, m.train_s, sc->telemetry_time_noise) : 0.0;
     r->tele[i].energy_j = n ? noisy(r, i, m.train_j, sc->telemetry_energy_noise) : 0.0;
@@ -405,7 +407,7 @@ static void run_free(sim_run *r) {
   hs_free(r->spec_end);
   hs_free(r->span);
   hs_free(r->rng_tele);
-  hs_free(r->alloc);
+  hs_free(r->alloc_own);
   hs_free(r->tele);
   hs_free(r->scratch);
   sim_dyn_free(r);
@@ -451,8 +453,9 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
   r->server_link = hs_net_add_link(r->net, srv->name, srv->bandwidth_mbps * HS_NET_BPS_PER_MBPS,
                                    srv->latency_ms * HS_NET_S_PER_MS);
   HS_ASSERT(r->server_link >= 0, "validated link parameters");
-  r->alloc = hs_calloc(r->ndev, sizeof *r->alloc);
   r->tele = hs_calloc(r->ndev, sizeof *r->tele);
+  _Static_assert(sizeof *r->tele == HS_LEDGER_MARK_BYTES, "telemetry fits a device's mark");
+  hs_ledger_mark_in(r->ledger, r->tele); /* 24 B per device for both (round_measure) */
   /* The learner before the regime: its set-up declares the DDP groups. */
   if (sc->learning && (st = sim_learn_create(sc, r->ndev, &r->learn, err)) != HS_OK) goto done;
   if (r->regime->setup && (st = r->regime->setup(r, err)) != HS_OK) goto done;

@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "hs_rng_gsl.h"
 
@@ -90,14 +91,19 @@ struct sim_run {
   int server_link;         /* shared link index of network.server */
   uint32_t round;
   double round_start_s;
-  uint64_t *alloc;         /* allocation in force this round */
+  const uint64_t *alloc;   /* allocation in force this round: the controller's own array
+                              (valid until its next update, i.e. the round's end), or
+                              alloc_own once a regime changed an entry (sim_run_set_alloc) */
+  uint64_t *alloc_own;     /* NULL until a regime first changes the allocation */
   bool finished;
   double round_cv;         /* set by the regime before sim_round_end; NAN: computed here */
   hs_report *report;       /* NULL: no outputs */
   sim_devagg *agg;         /* device_profiles.csv instead of devices.csv; else NULL */
   const hs_run_opts *opts; /* never NULL while running */
   gsl_rng *gsl;            /* adapter, retargeted to a device's stream when drawing */
-  hs_telemetry *tele;      /* scratch, ndev */
+  hs_telemetry *tele;      /* ndev: the round's telemetry, in the ledger's mark storage
+                              (hs_ledger_mark_in): device i's is written once its round is
+                              measured, and the next round's mark writes over it */
   double *scratch;         /* scratch, ndev: through sim_run_scratch (made when first used) */
   /* summary accumulators */
   double cv_sum;
@@ -165,6 +171,19 @@ static inline double sim_dev_busy0_j(const sim_run *r, size_t i) {
 }
 static inline struct dyn_dev *sim_dev_dyn(const sim_run *r, size_t i) {
   return r->dyn_of ? r->dyn_of[i] : NULL;
+}
+
+/* Device i's allocation for the rest of the round (a participant lost, or
+ * the samples actually trained) without touching the controller's: the
+ * first change of a round copies its allocation into r->alloc_own. O(ndev)
+ * once per round that changes any, O(1) after. */
+static inline void sim_run_set_alloc(sim_run *r, size_t i, uint64_t n) {
+  if (r->alloc != r->alloc_own) {
+    if (!r->alloc_own) r->alloc_own = hs_malloc((r->ndev ? r->ndev : 1) * sizeof *r->alloc_own);
+    memcpy(r->alloc_own, r->alloc, r->ndev * sizeof *r->alloc_own);
+    r->alloc = r->alloc_own;
+  }
+  r->alloc_own[i] = n;
 }
 
 /* ndev doubles of scratch, zeroed when first asked for (PMA never asks). */

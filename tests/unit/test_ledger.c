@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -381,4 +382,57 @@ Test(ledger, since_mark_without_a_mark_asserts, .signal = SIGABRT) {
   hs_ledger *l = one_device();
   hs_ledger_since g;
   hs_ledger_since_mark(l, 0, 1.0, &g);
+}
+
+/* The mark in the caller's storage: the same figures as the ledger's own
+ * (a twin ledger sees the same switches, marks and throttles); the bytes of
+ * a device the caller overwrote once measured do not leak into another
+ * device's mark or into any integral, and the next mark writes them all. */
+Test(ledger, a_mark_in_the_callers_storage_reads_as_its_own) {
+  enum { N = 6 };
+  hs_ledger *a = hs_ledger_create(N), *b = hs_ledger_create(N);
+  double *buf = calloc(N, HS_LEDGER_MARK_BYTES);
+  hs_ledger_mark_in(a, buf);
+  for (size_t d = 0; d < N; d++)
+    for (int s = 0; s < 3; s++) {
+      hs_ledger_set_power(a, d, (hs_power_state)s, 1.5 + 0.5 * s + (double)d, 0);
+      hs_ledger_set_power(b, d, (hs_power_state)s, 1.5 + 0.5 * s + (double)d, 0);
+    }
+  uint64_t x = 5;
+  double t = 0;
+  for (int round = 0; round < 40; round++) {
+    hs_ledger_mark(a, t);
+    hs_ledger_mark(b, t);
+    for (int k = 0; k < 30; k++) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      size_t d = x % N;
+      t += (double)((x >> 16) % 100) * 1e-2;
+      hs_ledger_switch(a, d, (hs_power_state)((x >> 8) % 4), t);
+      hs_ledger_switch(b, d, (hs_power_state)((x >> 8) % 4), t);
+      if (k == 7 && round % 3 == 0) {
+        hs_ledger_set_power(a, d, HS_POWER_BUSY, 0.25 * (double)round, t);
+        hs_ledger_set_power(b, d, HS_POWER_BUSY, 0.25 * (double)round, t);
+      }
+    }
+    for (size_t d = 0; d < N; d++) {
+      hs_ledger_since ga, gb;
+      hs_ledger_since_mark(a, d, t, &ga);
+      hs_ledger_since_mark(b, d, t, &gb);
+      cr_assert_eq(memcmp(&ga, &gb, sizeof ga), 0, "round %d dev %zu", round, d);
+      cr_assert(same_bits(hs_ledger_mark_device_energy(a, d), hs_ledger_mark_device_energy(b, d)));
+      memset((unsigned char *)buf + d * HS_LEDGER_MARK_BYTES, 0x7f, HS_LEDGER_MARK_BYTES);
+    }
+    for (size_t d = 0; d < N; d++)
+      cr_assert(same_bits(hs_ledger_device_energy(a, d, t), hs_ledger_device_energy(b, d, t)));
+  }
+  hs_ledger_destroy(a);
+  hs_ledger_destroy(b);
+  free(buf);
+}
+
+Test(ledger, a_mark_storage_after_the_first_mark_asserts, .signal = SIGABRT) {
+  hs_ledger *l = one_device();
+  double buf[3];
+  hs_ledger_mark(l, 0);
+  hs_ledger_mark_in(l, buf);
 }

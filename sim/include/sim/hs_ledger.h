@@ -85,6 +85,18 @@ double hs_ledger_mark_time_in(const hs_ledger *l, size_t dev, hs_power_state st)
 double hs_ledger_mark_energy(const hs_ledger *l, size_t dev, hs_power_state st);
 double hs_ledger_mark_device_energy(const hs_ledger *l, size_t dev);
 
+/* The mark in the caller's storage, which it may lend to something of its
+ * own between rounds: HS_LEDGER_MARK_BYTES bytes per device (device d's at
+ * buf + d * HS_LEDGER_MARK_BYTES; 8-byte aligned; owned by the caller and
+ * alive as long as the ledger), used by every mark from then on instead of
+ * an array of the ledger's; before the first mark. A device's bytes hold its
+ * mark from hs_ledger_mark to the caller's last read of that mark; the
+ * caller may then write them (the run puts the device's telemetry there:
+ * 24 B per device saved), and the next hs_ledger_mark writes them all again.
+ * A mark read after such a write reads the caller's bytes: undefined. */
+#define HS_LEDGER_MARK_BYTES 24
+void hs_ledger_mark_in(hs_ledger *l, void *buf);
+
 /* A device's figures from the mark to t (>= its last change), in one pass
  * over its line and its mark (a per-round measure at 10^6 devices made these
  * 16 separate reads). Each is the bits of the separate reads' difference:
