@@ -64,11 +64,17 @@ static size_t dev_of(sim_run *r, uint64_t arg) {
 }
 
 /* One pass: the round's switches reach the ledger, in device order; every
- * participant has uploaded (the round closes after the last upload). */
+ * participant has uploaded (the round closes after the last upload), so
+ * every other device has allocation 0 already; an unselected device that was
+ * switched off comes back now (round_close's last loop, in the same pass:
+ * the ledger keeps nothing across devices, and there are no spans). */
 static void replay(sim_run *r) {
   pma_state *ps = r->rs;
   for (size_t i = 0; i < r->ndev; i++) {
-    if (ps->in[i] != 1) continue;
+    if (ps->in[i] != 1) {
+      if (hs_ledger_state(r->ledger, i) == HS_POWER_OFF) sim_dev_state(r, i, HS_POWER_IDLE);
+      continue;
+    }
     ps->in[i] = 2;
     const sim_hot *h = sim_dev_hot(r, i);
     hs_ledger_switch(r->ledger, i, HS_POWER_BUSY, h->work_s);
@@ -79,15 +85,16 @@ static void replay(sim_run *r) {
 
 static void round_close(sim_run *r) {
   pma_state *ps = r->rs;
-  if (ps->one_pass) replay(r);
-  ps->epoch++; /* whatever is still in flight belongs to a closed round */
+  bool one_pass = ps->one_pass;
+  if (one_pass) replay(r); /* and the two loops below, in one pass */
+  ps->epoch++;             /* whatever is still in flight belongs to a closed round */
   /* Lost, vanished and absent participants bring no update: the round's
    * FedAvg (learning), rows and telemetry see 0 samples for them. */
-  for (size_t i = 0; i < r->ndev; i++)
+  for (size_t i = 0; i < r->ndev && !one_pass; i++)
     if (ps->in[i] != 2 && r->alloc[i]) sim_run_set_alloc(r, i, 0);
   if (!sim_learn_round_fedavg(r)) return; /* learning: FedAvg of the participants */
   /* Unselected devices that were switched off come back for the next round. */
-  for (size_t k = 0; k < r->ndev; k++)
+  for (size_t k = 0; k < r->ndev && !one_pass; k++)
     if (hs_ledger_state(r->ledger, k) == HS_POWER_OFF && sim_dev_available(r, k))
       sim_dev_state(r, k, HS_POWER_IDLE);
   sim_round_end(r);
