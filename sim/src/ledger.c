@@ -25,6 +25,14 @@
  * arithmetic the reads at the mark did, as long as neither has changed; a
  * power change first saves the device's joules at the mark (an array made
  * when first needed). So per-round differences cost the run no snapshot.
+ * The mark is lazy: hs_ledger_mark stores only its instant and bumps a
+ * generation; a device's seconds are stored (the same time_in arithmetic)
+ * when its line first changes after the mark (a switch, a power change),
+ * and until then read off the line, which holds them unchanged. The line
+ * keeps the generation of the mark it stored (16 bits; when they wrap, once
+ * in 65535 marks, every line starts over). So a mark costs no pass over the
+ * devices (it was one pass over 10^6 lines per PMA round), and the store is
+ * made where the line is touched anyway.
  * The mark's 24 B may be the caller's (hs_ledger_mark_in): the run lends
  * them to its telemetry once a device's round is measured, so the two share
  * 24 B per device (the mark is dead from then to the next round's mark).
@@ -67,8 +75,10 @@ typedef struct dev_hot {
   double time_s[NON]; /* busy, comm, idle (off: l->off_s) */
   unsigned char user[HS_LEDGER_USER_BYTES];
   uint8_t state;
-  unsigned char pad[64 - 8 - 8 * NON - HS_LEDGER_USER_BYTES - 1 - 4];
-  uint32_t cls; /* power class (0: none, 0 W) */
+  uint8_t pad;
+  uint16_t mark_gen; /* == l->mark_gen: mark_s holds the device's mark; else the line has
+                        not changed since the mark, which is read off it (lazy mark) */
+  uint32_t cls;      /* power class (0: none, 0 W) */
 } dev_hot;
 _Static_assert(sizeof(dev_hot) == 64, "one cache line per device");
 
@@ -88,6 +98,8 @@ struct hs_ledger {
   dev_power *mark_s; /* per device, seconds per powered state at the mark; NULL before one
                         (or the caller's: hs_ledger_mark_in) */
   bool marked;       /* a mark was made */
+  uint16_t mark_gen; /* the current mark's generation (1..UINT16_MAX), 0 before one */
+  double mark_t;     /* its instant */
   bool mark_lent;    /* mark_s is the caller's (not freed here) */
   dev_power *mark_j; /* per device, joules per state at the mark, saved before a power
                         change moves them (w[0] NaN: not saved); NULL until one is */
@@ -118,6 +130,8 @@ hs_ledger *hs_ledger_create(size_t ndevices) {
   l->off_s = NULL;
   l->mark_s = NULL;
   l->marked = l->mark_lent = false;
+  l->mark_gen = 0;
+  l->mark_t = 0;
   l->mark_j = NULL;
   return l;
 }
@@ -147,8 +161,11 @@ size_t hs_ledger_user_stride(const hs_ledger *l) {
   return sizeof(dev_hot);
 }
 
+static void mark_keep(hs_ledger *l, dev_hot *d);
+
 static void close_interval(hs_ledger *l, dev_hot *d, double t) {
   HS_ASSERT(t >= d->t_last, "ledger time went backwards");
+  mark_keep(l, d); /* the line is about to change: its mark first */
   double dt = t - d->t_last;
   if (d->state != HS_POWER_OFF) {
     d->time_s[d->state] += dt;
@@ -202,10 +219,40 @@ double hs_ledger_factor(const hs_ledger *l, size_t dev) {
   return l->factor ? l->factor[dev] : 0.0;
 }
 
+/* Device dev's seconds per powered state at the mark: stored once its line
+ * changed after the mark, else read off the line, which has not changed
+ * since (the arithmetic of hs_ledger_time_in at the mark's instant). */
+static void mark_secs(const hs_ledger *l, size_t dev, double out[NON]) {
+  const dev_hot *d = &l->hot[dev];
+  if (d->mark_gen == l->mark_gen) {
+    for (int s = 0; s < NON; s++) out[s] = l->mark_s[dev].w[s];
+    return;
+  }
+  HS_ASSERT(l->mark_t >= d->t_last, "a mark before the device's last change");
+  for (unsigned s = 0; s < NON; s++) {
+    double x = d->time_s[s];
+    if (d->state == s) x += l->mark_t - d->t_last;
+    out[s] = x;
+  }
+}
+
+/* Store the device's mark before its line changes (a switch, a power change
+ * after the mark). */
+static void mark_keep(hs_ledger *l, dev_hot *d) {
+  if (!l->marked || d->mark_gen == l->mark_gen) return;
+  size_t dev = (size_t)(d - l->hot);
+  double m[NON];
+  mark_secs(l, dev, m);
+  for (int s = 0; s < NON; s++) l->mark_s[dev].w[s] = m[s];
+  d->mark_gen = l->mark_gen;
+}
+
 /* Joules of dev in powered state s at the mark, from the marked seconds and
  * the power and correction in force: the arithmetic of hs_ledger_energy. */
 static double mark_joules(const hs_ledger *l, size_t dev, unsigned s) {
-  return pw(l, dev, s) * l->mark_s[dev].w[s] + (l->adjust ? l->adjust[dev].w[s] : 0.0);
+  double m[NON];
+  mark_secs(l, dev, m);
+  return pw(l, dev, s) * m[s] + (l->adjust ? l->adjust[dev].w[s] : 0.0);
 }
 
 void hs_ledger_set_power(hs_ledger *l, size_t dev, hs_power_state st, double watts, double t) {
@@ -216,6 +263,7 @@ void hs_ledger_set_power(hs_ledger *l, size_t dev, hs_power_state st, double wat
     return;
   }
   if (l->marked) { /* keep the energies at the mark before the power moves them */
+    mark_keep(l, &l->hot[dev]);
     if (!l->mark_j) {
       l->mark_j = hs_malloc((l->n ? l->n : 1) * sizeof *l->mark_j);
       for (size_t i = 0; i < l->n; i++) l->mark_j[i].w[0] = NAN;
@@ -309,15 +357,25 @@ void hs_ledger_mark_in(hs_ledger *l, void *buf) {
 void hs_ledger_mark(hs_ledger *l, double t) {
   if (!l->mark_s) l->mark_s = hs_malloc((l->n ? l->n : 1) * sizeof *l->mark_s);
   l->marked = true;
-  for (size_t i = 0; i < l->n; i++)
-    for (int s = 0; s < NON; s++) l->mark_s[i].w[s] = hs_ledger_time_in(l, i, (hs_power_state)s, t);
+  l->mark_t = t;
+  if (l->mark_gen < UINT16_MAX) {
+    l->mark_gen++; /* every line's mark is now the line itself, until it changes */
+  } else {
+    /* The generations wrap (once in 65535 marks): no line may keep a
+     * generation that comes round again, so every line starts over (0: its
+     * mark is the line itself, as after any mark). */
+    l->mark_gen = 1;
+    for (size_t i = 0; i < l->n; i++) l->hot[i].mark_gen = 0;
+  }
   if (l->mark_j)
     for (size_t i = 0; i < l->n; i++) l->mark_j[i].w[0] = NAN;
 }
 
 double hs_ledger_mark_time_in(const hs_ledger *l, size_t dev, hs_power_state st) {
   HS_ASSERT(l->marked && dev < l->n && (unsigned)st < NON, "a mark, a device, a powered state");
-  return l->mark_s[dev].w[st];
+  double m[NON];
+  mark_secs(l, dev, m);
+  return m[st];
 }
 
 double hs_ledger_mark_energy(const hs_ledger *l, size_t dev, hs_power_state st) {
@@ -344,7 +402,8 @@ void hs_ledger_since_mark(const hs_ledger *l, size_t dev, double t, hs_ledger_si
   const dev_hot *d = &l->hot[dev];
   HS_ASSERT(t >= d->t_last, "ledger read before the last change");
   const double *adj = l->adjust ? l->adjust[dev].w : NULL;
-  const double *ms = l->mark_s[dev].w;
+  double ms[NON];
+  mark_secs(l, dev, ms);
   const double *mj = l->mark_j && !isnan(l->mark_j[dev].w[0]) ? l->mark_j[dev].w : NULL;
   double e_now = 0, e_mark = 0;
   for (unsigned s = 0; s < NON; s++) {

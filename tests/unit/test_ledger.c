@@ -436,3 +436,37 @@ Test(ledger, a_mark_storage_after_the_first_mark_asserts, .signal = SIGABRT) {
   hs_ledger_mark(l, 0);
   hs_ledger_mark_in(l, buf);
 }
+
+/* The mark is lazy (a device's figures are stored when its line first
+ * changes after the mark, else read off the line) and its generations wrap
+ * after 65535 marks: over 140000 marks, with one device switched only once
+ * (its stored mark's generation comes round again) and one every 30000
+ * marks, every mark reads what time_in gave at its instant. */
+Test(ledger, lazy_marks_survive_the_generation_wrap) {
+  enum { N = 3, MARKS = 140000 };
+  hs_ledger *l = hs_ledger_create(N);
+  for (size_t d = 0; d < N; d++) {
+    hs_ledger_set_power(l, d, HS_POWER_BUSY, 3.0 + (double)d, 0);
+    hs_ledger_set_power(l, d, HS_POWER_IDLE, 1.0, 0);
+    hs_ledger_switch(l, d, HS_POWER_IDLE, 0);
+  }
+  double t = 0;
+  for (int m = 0; m < MARKS; m++) {
+    t += 0.5;
+    double ref[N][3];
+    for (size_t d = 0; d < N; d++)
+      for (int s = 0; s < 3; s++) ref[d][s] = hs_ledger_time_in(l, d, (hs_power_state)s, t);
+    hs_ledger_mark(l, t);
+    hs_power_state st = m % 2 ? HS_POWER_BUSY : HS_POWER_IDLE;
+    hs_ledger_switch(l, 0, st, t + 0.25);
+    if (m % 30000 == 7) hs_ledger_switch(l, 1, st, t + 0.1);
+    if (m == 5) hs_ledger_switch(l, 2, HS_POWER_BUSY, t + 0.2);
+    if (m % 7 == 0 || (m > 65530 && m < 65545) || (m > 131065 && m < 131080))
+      for (size_t d = 0; d < N; d++)
+        for (int s = 0; s < 3; s++)
+          cr_assert(same_bits(hs_ledger_mark_time_in(l, d, (hs_power_state)s), ref[d][s]),
+                    "mark %d dev %zu st %d: %a vs %a", m, d, s,
+                    hs_ledger_mark_time_in(l, d, (hs_power_state)s), ref[d][s]);
+  }
+  hs_ledger_destroy(l);
+}

@@ -78,7 +78,9 @@ double hs_ledger_time_in(const hs_ledger *l, size_t dev, hs_power_state st, doub
  * change), for per-round differences. Reading at the mark gives the bits the
  * reads at t gave then (seconds in busy, comm or idle; joules per state or in
  * all), even after a power change since (the ledger keeps the energies a
- * change would move). O(devices) per mark, 24 bytes per device; a new mark
+ * change would move). O(1) per mark (a device's figures are stored when
+ * its state or power first changes after it; t >= the device's last change
+ * is asserted then, or at the first read), 24 bytes per device; a new mark
  * replaces the last. */
 void hs_ledger_mark(hs_ledger *l, double t);
 double hs_ledger_mark_time_in(const hs_ledger *l, size_t dev, hs_power_state st); /* not OFF */
