@@ -239,11 +239,14 @@ static void mark_secs(const hs_ledger *l, size_t dev, double out[NON]) {
 /* Store the device's mark before its line changes (a switch, a power change
  * after the mark). */
 static void mark_keep(hs_ledger *l, dev_hot *d) {
-  if (!l->marked || d->mark_gen == l->mark_gen) return;
-  size_t dev = (size_t)(d - l->hot);
-  double m[NON];
-  mark_secs(l, dev, m);
-  for (int s = 0; s < NON; s++) l->mark_s[dev].w[s] = m[s];
+  if (d->mark_gen == l->mark_gen) return; /* stored, or no mark (both 0) */
+  HS_ASSERT(l->mark_t >= d->t_last, "a mark before the device's last change");
+  double *m = l->mark_s[d - l->hot].w; /* mark_secs' arithmetic, written in place */
+  for (unsigned s = 0; s < NON; s++) {
+    double x = d->time_s[s];
+    if (d->state == s) x += l->mark_t - d->t_last;
+    m[s] = x;
+  }
   d->mark_gen = l->mark_gen;
 }
 

@@ -63,31 +63,30 @@ static size_t dev_of(sim_run *r, uint64_t arg) {
   return (uint32_t)(arg >> 32) == ps->epoch && ps->in[i] == 1 ? i : SIZE_MAX;
 }
 
-/* One pass: the round's switches reach the ledger, in device order; every
- * participant has uploaded (the round closes after the last upload), so
- * every other device has allocation 0 already; an unselected device that was
- * switched off comes back now (round_close's last loop, in the same pass:
- * the ledger keeps nothing across devices, and there are no spans). */
-static void replay(sim_run *r) {
+/* One pass: the round's switches reach the ledger, device by device in
+ * device order, each just before the round's measure reads it (r->settle:
+ * one pass over the devices for both); every participant has uploaded (the
+ * round closes after the last upload), so every other device has allocation
+ * 0 already; an unselected device that was switched off comes back now
+ * (round_close's last loop, in the same pass: the ledger keeps nothing
+ * across devices, and there are no spans). */
+static void replay(sim_run *r, size_t i) {
   pma_state *ps = r->rs;
-  for (size_t i = 0; i < r->ndev; i++) {
-    if (ps->in[i] != 1) {
-      if (hs_ledger_state(r->ledger, i) == HS_POWER_OFF) sim_dev_state(r, i, HS_POWER_IDLE);
-      continue;
-    }
-    ps->in[i] = 2;
-    const sim_hot *h = sim_dev_hot(r, i);
-    hs_ledger_switch(r->ledger, i, HS_POWER_BUSY, h->work_s);
-    hs_ledger_switch(r->ledger, i, HS_POWER_COMM, h->t2);
-    hs_ledger_switch(r->ledger, i, HS_POWER_IDLE, h->t3);
+  if (ps->in[i] != 1) {
+    if (hs_ledger_state(r->ledger, i) == HS_POWER_OFF) sim_dev_state(r, i, HS_POWER_IDLE);
+    return;
   }
+  ps->in[i] = 2;
+  const sim_hot *h = sim_dev_hot(r, i);
+  hs_ledger_switch(r->ledger, i, HS_POWER_BUSY, h->work_s);
+  hs_ledger_switch(r->ledger, i, HS_POWER_COMM, h->t2);
+  hs_ledger_switch(r->ledger, i, HS_POWER_IDLE, h->t3);
 }
 
 static void round_close(sim_run *r) {
   pma_state *ps = r->rs;
   bool one_pass = ps->one_pass;
-  if (one_pass) replay(r); /* and the two loops below, in one pass */
-  ps->epoch++;             /* whatever is still in flight belongs to a closed round */
+  ps->epoch++; /* whatever is still in flight belongs to a closed round */
   /* Lost, vanished and absent participants bring no update: the round's
    * FedAvg (learning), rows and telemetry see 0 samples for them. */
   for (size_t i = 0; i < r->ndev && !one_pass; i++)
@@ -97,6 +96,10 @@ static void round_close(sim_run *r) {
   for (size_t k = 0; k < r->ndev && !one_pass; k++)
     if (hs_ledger_state(r->ledger, k) == HS_POWER_OFF && sim_dev_available(r, k))
       sim_dev_state(r, k, HS_POWER_IDLE);
+  /* One pass: the replay, which also does the two loops above (every
+   * participant uploaded: the allocation needs no change; FedAvg reads only
+   * the allocation), device by device inside the measure. */
+  if (one_pass) r->settle = replay;
   sim_round_end(r);
 }
 

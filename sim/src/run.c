@@ -175,7 +175,10 @@ static bool round_measure(sim_run *r, double now, round_totals *t) {
   void (*meter)(sim_run *, size_t, sim_meter *) = r->regime->telemetry;
   double energy = 0, max_wait = 0, sum = 0, sq = 0;
   size_t active = 0;
+  void (*settle)(sim_run *, size_t) = r->settle;
+  r->settle = NULL;
   for (size_t i = 0; i < r->ndev; i++) {
+    if (settle) settle(r, i);
     hs_ledger_since d; /* the device's round, one pass over its line and mark */
     hs_ledger_since_mark(r->ledger, i, now, &d);
     double e = d.device_j, busy = d.time_s[HS_POWER_BUSY], comm = d.time_s[HS_POWER_COMM],

@@ -120,6 +120,11 @@ struct sim_run {
   /* A regime that takes absences itself (PMA): called when device i leaves
    * (on = false) or returns; false: the default (pause and power off). */
   bool (*on_avail)(sim_run *r, size_t i, bool on);
+  /* Set by a regime just before sim_round_end (PMA's one-pass round: the
+   * replay of the round's switches): called by the round's measure for each
+   * device, in device order, before it reads the device's figures, so one
+   * pass over the devices does both; cleared after. NULL: none. */
+  void (*settle)(sim_run *r, size_t i);
   double cv_adapted_sum;   /* compute_cv of the rounds after the first */
   struct sim_learn *learn; /* learning in the loop (sim_learning.h); NULL: off */
   double energy_cum_j;     /* energy of every device from t = 0 to the last round end */
