@@ -3,8 +3,9 @@
  * Per device, a 64-byte record (one cache line, 64-byte aligned): the time of
  * the last change, the seconds spent in busy, comm and idle, the current
  * state, and HS_LEDGER_USER_BYTES bytes that belong to the caller (the run
- * keeps there what the events of a device read and write: PMA's planned work
- * and switch times; hs_ledger_user). The power in force per state is a power
+ * keeps there what the events of a device read and write: PMA's planned work,
+ * switch times and participation byte; hs_ledger_user), and the generation
+ * of the device's stored mark (below). The power in force per state is a power
  * class (a few per run: the scenario's entries) times the device's factor
  * (its power spread): 4 bytes in the line and 8 in a cold array, not 24, and
  * the same product the caller would have passed (so the same bits). Once a
@@ -75,7 +76,6 @@ typedef struct dev_hot {
   double time_s[NON]; /* busy, comm, idle (off: l->off_s) */
   unsigned char user[HS_LEDGER_USER_BYTES];
   uint8_t state;
-  uint8_t pad;
   uint16_t mark_gen; /* == l->mark_gen: mark_s holds the device's mark; else the line has
                         not changed since the mark, which is read off it (lazy mark) */
   uint32_t cls;      /* power class (0: none, 0 W) */

@@ -48,19 +48,21 @@
 typedef struct pma_state {
   size_t pending;
   uint32_t epoch;     /* bumps when a round opens */
-  unsigned char *in;  /* per device: 1 participating, 2 uploaded, 0 out or lost */
   bool waiting;       /* no device available: the round opens when one returns */
   bool can_one_pass;  /* no dynamics, no deadline */
   bool one_pass;      /* this round is run in one pass (see above): also no traces */
 } pma_state;
 
 
+/* Device i's participation: 1 participating, 2 uploaded, 0 out or lost (a
+ * byte in the device's ledger line, after its sim_hot: sim_dev_part). */
+#define IN(r, i) (*sim_dev_part(r, i))
 #define ARG(r, i) ((uint64_t)((pma_state *)(r)->rs)->epoch << 32 | (uint64_t)(i))
 /* The device of an event of this round; SIZE_MAX for a stale one. */
 static size_t dev_of(sim_run *r, uint64_t arg) {
   pma_state *ps = r->rs;
   size_t i = (size_t)(arg & 0xffffffffu);
-  return (uint32_t)(arg >> 32) == ps->epoch && ps->in[i] == 1 ? i : SIZE_MAX;
+  return (uint32_t)(arg >> 32) == ps->epoch && IN(r, i) == 1 ? i : SIZE_MAX;
 }
 
 /* One pass: the round's switches reach the ledger, device by device in
@@ -71,12 +73,11 @@ static size_t dev_of(sim_run *r, uint64_t arg) {
  * (round_close's last loop, in the same pass: the ledger keeps nothing
  * across devices, and there are no spans). */
 static void replay(sim_run *r, size_t i) {
-  pma_state *ps = r->rs;
-  if (ps->in[i] != 1) {
+  if (IN(r, i) != 1) {
     if (hs_ledger_state(r->ledger, i) == HS_POWER_OFF) sim_dev_state(r, i, HS_POWER_IDLE);
     return;
   }
-  ps->in[i] = 2;
+  IN(r, i) = 2;
   const sim_hot *h = sim_dev_hot(r, i);
   hs_ledger_switch(r->ledger, i, HS_POWER_BUSY, h->work_s);
   hs_ledger_switch(r->ledger, i, HS_POWER_COMM, h->t2);
@@ -90,7 +91,7 @@ static void round_close(sim_run *r) {
   /* Lost, vanished and absent participants bring no update: the round's
    * FedAvg (learning), rows and telemetry see 0 samples for them. */
   for (size_t i = 0; i < r->ndev && !one_pass; i++)
-    if (ps->in[i] != 2 && r->alloc[i]) sim_run_set_alloc(r, i, 0);
+    if (IN(r, i) != 2 && r->alloc[i]) sim_run_set_alloc(r, i, 0);
   if (!sim_learn_round_fedavg(r)) return; /* learning: FedAvg of the participants */
   /* Unselected devices that were switched off come back for the next round. */
   for (size_t k = 0; k < r->ndev && !one_pass; k++)
@@ -109,7 +110,7 @@ static void on_uploaded(hs_engine *eng, void *subject, uint64_t arg) {
   pma_state *ps = r->rs;
   size_t i = dev_of(r, arg);
   if (i == SIZE_MAX) return;
-  ps->in[i] = 2;
+  IN(r, i) = 2;
   sim_dev_state(r, i, HS_POWER_IDLE);
   if (--ps->pending == 0) round_close(r);
 }
@@ -171,12 +172,41 @@ static void on_deadline(hs_engine *eng, void *subject, uint64_t epoch) {
   pma_state *ps = r->rs;
   if (epoch != ps->epoch) return;
   for (size_t i = 0; i < r->ndev; i++)
-    if (ps->in[i] == 1) {
-      ps->in[i] = 0;
+    if (IN(r, i) == 1) {
+      IN(r, i) = 0;
       sim_dev_state(r, i, HS_POWER_IDLE);
     }
   ps->pending = 0;
   round_close(r);
+}
+
+/* The one-pass round's start: one pass over the devices, entry by entry (no
+ * per-device lookup of the entry): pma_start_round's two loops (no device
+ * is away without dynamics, and the switches of different devices commute:
+ * no spans), with sim_dev_model_transfer's state switch made directly. */
+static void start_one_pass(sim_run *r) {
+  pma_state *ps = r->rs;
+  double now = hs_engine_now(r->eng);
+  for (size_t s = 0, i = 0; s < r->nspec; s++) {
+    const sim_spec *sp = &r->spec_tab[s];
+    for (; i < r->spec_end[s]; i++) {
+      uint64_t n = r->alloc[i];
+      IN(r, i) = n ? 1 : 0;
+      if (n == 0) {
+        if (r->sc->switch_off_unselected) hs_ledger_switch(r->ledger, i, HS_POWER_OFF, now);
+        continue;
+      }
+      ps->pending++;
+      sim_dev_hot(r, i)->work_s = sim_dev_draw_work_sp(r, i, sp, n, true);
+      hs_ledger_switch(r->ledger, i, HS_POWER_COMM, now);
+      hs_net_transfer(r->net, r->sc->model_bytes, sp->access_bps, sp->access_latency_s,
+                      &r->server_link, 1, on_downloaded_1p, r, (uint64_t)s << 32 | i);
+    }
+  }
+  if (ps->pending == 0) {
+    sim_fail(r, HS_EINVAL, "the policy selected no participant");
+    ps->waiting = true;
+  }
 }
 
 static void pma_start_round(sim_run *r) {
@@ -184,14 +214,19 @@ static void pma_start_round(sim_run *r) {
   double deadline = r->sc->dynamics ? r->sc->dynamics->deadline_s : 0;
   ps->pending = 0;
   ps->waiting = false;
+  ps->one_pass = ps->can_one_pass && !r->span;
+  if (ps->one_pass) {
+    start_one_pass(r);
+    return;
+  }
   for (size_t i = 0; i < r->ndev; i++) {
-    ps->in[i] = 0;
+    IN(r, i) = 0;
     if (r->alloc[i] == 0) {
       if (r->sc->switch_off_unselected) sim_dev_state(r, i, HS_POWER_OFF);
       continue;
     }
     if (!sim_dev_available(r, i)) continue;
-    ps->in[i] = 1;
+    IN(r, i) = 1;
     ps->pending++;
   }
   if (ps->pending == 0) {
@@ -201,26 +236,8 @@ static void pma_start_round(sim_run *r) {
     ps->waiting = true; /* every participant is away: open when one returns */
     return;
   }
-  ps->one_pass = ps->can_one_pass && !r->span;
-  if (ps->one_pass) {
-    /* Entry by entry (no per-device lookup of the entry): what
-     * sim_dev_model_transfer does, with the state switch made directly (no
-     * dynamics, no spans). */
-    double now = hs_engine_now(r->eng);
-    for (size_t s = 0, i = 0; s < r->nspec; s++) {
-      const sim_spec *sp = &r->spec_tab[s];
-      for (; i < r->spec_end[s]; i++) {
-        if (ps->in[i] != 1) continue;
-        sim_dev_hot(r, i)->work_s = sim_dev_draw_work_sp(r, i, sp, r->alloc[i], true);
-        hs_ledger_switch(r->ledger, i, HS_POWER_COMM, now);
-        hs_net_transfer(r->net, r->sc->model_bytes, sp->access_bps, sp->access_latency_s,
-                        &r->server_link, 1, on_downloaded_1p, r, (uint64_t)s << 32 | i);
-      }
-    }
-  } else {
-    for (size_t i = 0; i < r->ndev; i++)
-      if (ps->in[i] == 1) sim_dev_model_transfer(r, i, on_downloaded, ARG(r, i));
-  }
+  for (size_t i = 0; i < r->ndev; i++)
+    if (IN(r, i) == 1) sim_dev_model_transfer(r, i, on_downloaded, ARG(r, i));
   if (deadline > 0) hs_engine_schedule_in(r->eng, deadline, 0, on_deadline, r, ps->epoch);
 }
 
@@ -233,8 +250,8 @@ static bool pma_on_avail(sim_run *r, size_t i, bool on) {
     pma_start_round(r);
     return true;
   }
-  if (on || ps->in[i] != 1) return false;
-  ps->in[i] = 0;
+  if (on || IN(r, i) != 1) return false;
+  IN(r, i) = 0;
   sim_dev_state(r, i, HS_POWER_OFF);
   if (--ps->pending == 0) round_close(r);
   return true;
@@ -243,7 +260,6 @@ static bool pma_on_avail(sim_run *r, size_t i, bool on) {
 static hs_status pma_setup(sim_run *r, hs_error *err) {
   (void)err;
   pma_state *ps = hs_calloc(1, sizeof(pma_state));
-  ps->in = hs_calloc(r->ndev, 1);
   ps->can_one_pass = r->ndyn == 0 && !(r->sc->dynamics && r->sc->dynamics->deadline_s > 0);
   r->rs = ps;
   r->on_avail = pma_on_avail;
@@ -252,7 +268,6 @@ static hs_status pma_setup(sim_run *r, hs_error *err) {
 
 static void pma_teardown(sim_run *r) {
   pma_state *ps = r->rs;
-  if (ps) hs_free(ps->in);
   hs_free(ps);
 }
 

@@ -50,7 +50,8 @@ typedef struct sim_hot {
                     the round start, then the download's end */
   double t2, t3; /* PMA's one-pass round: the compute's and the upload's end */
 } sim_hot;
-_Static_assert(sizeof(sim_hot) <= HS_LEDGER_USER_BYTES, "sim_hot lives in the ledger's user bytes");
+_Static_assert(sizeof(sim_hot) + 1 <= HS_LEDGER_USER_BYTES,
+               "sim_hot and PMA's participation byte live in the ledger's user bytes");
 
 typedef struct sim_dev {
   hs_rng rng_compute;
@@ -133,6 +134,11 @@ struct sim_run {
 /* --- device accessors ------------------------------------------------------ */
 static inline sim_hot *sim_dev_hot(const sim_run *r, size_t i) {
   return (sim_hot *)(void *)(r->hot + i * r->hot_stride);
+}
+/* PMA's participation byte of device i (regime_pma.c), the user byte after
+ * its sim_hot: the events that read it touch the line anyway. */
+static inline unsigned char *sim_dev_part(const sim_run *r, size_t i) {
+  return r->hot + i * r->hot_stride + sizeof(sim_hot);
 }
 /* The device's scenario entry (index in sc->devices and r->spec_tab). */
 /* Nothing per device: a binary search over the entries' ends, O(log entries). */

@@ -35,7 +35,7 @@ size_t hs_ledger_devices(const hs_ledger *l);
  * caller that reads its own per-device fields where it switches the device's
  * state pays one cache miss, not two. The user areas of consecutive devices
  * are hs_ledger_user_stride bytes apart. Owned by the ledger. */
-#define HS_LEDGER_USER_BYTES 24
+#define HS_LEDGER_USER_BYTES 25
 void *hs_ledger_user(hs_ledger *l, size_t dev);
 size_t hs_ledger_user_stride(const hs_ledger *l);
 
