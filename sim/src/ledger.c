@@ -85,7 +85,8 @@ _Static_assert(sizeof(dev_hot) == 64, "one cache line per device");
 typedef struct dev_power {
   double w[NON];
 } dev_power;
-_Static_assert(sizeof(dev_power) == HS_LEDGER_MARK_BYTES, "a device's mark is its seconds per state");
+_Static_assert(sizeof(dev_power) == HS_LEDGER_MARK_BYTES,
+               "a device's mark is its seconds per state");
 
 struct hs_ledger {
   dev_hot *hot;

@@ -159,7 +159,8 @@ static void on_downloaded_1p(hs_engine *eng, void *subject, uint64_t arg) {
   /* Without a speed trace the stretch is the work itself (no dynamics here);
    * a trace, or a time past the largest double, takes the full path. */
   double t2 = now + h->work_s;
-  if (r->spec_tab[arg >> 32].trace || !isfinite(t2)) t2 = now + sim_dev_stretch_s(r, i, h->work_s, 0);
+  if (r->spec_tab[arg >> 32].trace || !isfinite(t2))
+    t2 = now + sim_dev_stretch_s(r, i, h->work_s, 0);
   h->work_s = now; /* the download's end, from now on */
   h->t2 = t2;
   hs_engine_schedule(eng, t2, 0, on_computed_1p, r, arg);
