@@ -409,9 +409,18 @@ void hs_ledger_since_mark(const hs_ledger *l, size_t dev, double t, hs_ledger_si
   double ms[NON];
   mark_secs(l, dev, ms);
   const double *mj = l->mark_j && !isnan(l->mark_j[dev].w[0]) ? l->mark_j[dev].w : NULL;
+  double w3[NON]; /* pw's products, made once (the loop then has no branch on the powers) */
+  if (l->power) {
+    for (unsigned s = 0; s < NON; s++) w3[s] = l->power[dev].w[s];
+  } else if (l->factor) {
+    const double *c = l->cls_w[d->cls].w, f = l->factor[dev];
+    for (unsigned s = 0; s < NON; s++) w3[s] = c[s] * f;
+  } else {
+    for (unsigned s = 0; s < NON; s++) w3[s] = 0.0;
+  }
   double e_now = 0, e_mark = 0;
   for (unsigned s = 0; s < NON; s++) {
-    double w = pw(l, dev, s);
+    double w = w3[s];
     double a = adj ? adj[s] : 0.0;
     double sec = d->time_s[s];
     if (d->state == s) sec += t - d->t_last;
