@@ -761,15 +761,30 @@ hs_profile *hs_profile_open(const char *name, const char *base_dir, hs_error *er
 
 /* --- sampling -------------------------------------------------------------- */
 
-double hs_task_compute_time(const hs_task_profile *t, uint64_t samples, hs_rng *r) {
-  assert(t && r && t->tau_s > 0 && t->tau_cv >= 0 && t->overhead_s >= 0);
-  /* One 64-bit draw, centred in its 2^-53 cell: never 0 or 1, so the inverse
-   * CDF is finite and no rejection loop can consume a second draw. */
+void hs_task_noise_init(hs_task_noise *n, double tau_cv) {
+  assert(n && tau_cv >= 0);
+  n->lognormal = tau_cv > 0;
+  double s2 = n->lognormal ? log1p(tau_cv * tau_cv) : 0.0;
+  n->sigma = n->lognormal ? sqrt(s2) : 0.0;
+  n->half_s2 = 0.5 * s2;
+}
+
+/* One 64-bit draw, centred in its 2^-53 cell: never 0 or 1, so the inverse
+ * CDF is finite and no rejection loop can consume a second draw. f's
+ * exponent is sqrt(s2) * z - 0.5 * s2 with both operands taken from n: the
+ * same two products and one difference as computing them here. */
+double hs_task_compute_time_with(const hs_task_noise *n, double tau_s, double overhead_s,
+                                 uint64_t samples, hs_rng *r) {
+  assert(n && r && tau_s > 0 && overhead_s >= 0);
   double u = ((double)(hs_rng_next(r) >> 11) + 0.5) * 0x1.0p-53;
   double f = 1.0;
-  if (t->tau_cv > 0) {
-    double s2 = log1p(t->tau_cv * t->tau_cv);
-    f = exp(sqrt(s2) * gsl_cdf_ugaussian_Pinv(u) - 0.5 * s2);
-  }
-  return t->overhead_s + (double)samples * t->tau_s * f;
+  if (n->lognormal) f = exp(n->sigma * gsl_cdf_ugaussian_Pinv(u) - n->half_s2);
+  return overhead_s + (double)samples * tau_s * f;
+}
+
+double hs_task_compute_time(const hs_task_profile *t, uint64_t samples, hs_rng *r) {
+  assert(t && r && t->tau_s > 0 && t->tau_cv >= 0 && t->overhead_s >= 0);
+  hs_task_noise n;
+  hs_task_noise_init(&n, t->tau_cv);
+  return hs_task_compute_time_with(&n, t->tau_s, t->overhead_s, samples, r);
 }

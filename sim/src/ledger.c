@@ -3,8 +3,9 @@
  * Per device, a 64-byte record (one cache line, 64-byte aligned): the time of
  * the last change, the seconds spent in busy, comm and idle, the current
  * state, and HS_LEDGER_USER_BYTES bytes that belong to the caller (the run
- * keeps there what the events of a device read and write: PMA's planned work
- * and switch times; hs_ledger_user). The power in force per state is a power
+ * keeps there what the events of a device read and write: PMA's planned work,
+ * switch times and participation byte; hs_ledger_user), and the generation
+ * of the device's stored mark (below). The power in force per state is a power
  * class (a few per run: the scenario's entries) times the device's factor
  * (its power spread): 4 bytes in the line and 8 in a cold array, not 24, and
  * the same product the caller would have passed (so the same bits). Once a
@@ -25,6 +26,19 @@
  * arithmetic the reads at the mark did, as long as neither has changed; a
  * power change first saves the device's joules at the mark (an array made
  * when first needed). So per-round differences cost the run no snapshot.
+ * The mark is lazy: hs_ledger_mark stores only its instant and bumps a
+ * generation; a device's seconds are stored (the same time_in arithmetic)
+ * when its line first changes after the mark (a switch, a power change),
+ * and until then read off the line, which holds them unchanged. The line
+ * keeps the generation of the mark it stored (16 bits; when they wrap, once
+ * in 65535 marks, every line starts over). So a mark costs no pass over the
+ * devices (it was one pass over 10^6 lines per PMA round), and the store is
+ * made where the line is touched anyway.
+ * The mark's 24 B may be the caller's (hs_ledger_mark_in): the run lends
+ * them to its telemetry once a device's round is measured, so the two share
+ * 24 B per device (the mark is dead from then to the next round's mark).
+ * hs_ledger_since_mark reads a device's line and mark once for all of its
+ * round's differences, with the separate reads' arithmetic (same bits).
  *
  * Why this shape: the ledger is touched at random by every state change (four
  * per device and PMA round), and at 10^5-10^6 devices each touch is a cache
@@ -62,14 +76,17 @@ typedef struct dev_hot {
   double time_s[NON]; /* busy, comm, idle (off: l->off_s) */
   unsigned char user[HS_LEDGER_USER_BYTES];
   uint8_t state;
-  unsigned char pad[64 - 8 - 8 * NON - HS_LEDGER_USER_BYTES - 1 - 4];
-  uint32_t cls; /* power class (0: none, 0 W) */
+  uint16_t mark_gen; /* == l->mark_gen: mark_s holds the device's mark; else the line has
+                        not changed since the mark, which is read off it (lazy mark) */
+  uint32_t cls;      /* power class (0: none, 0 W) */
 } dev_hot;
 _Static_assert(sizeof(dev_hot) == 64, "one cache line per device");
 
 typedef struct dev_power {
   double w[NON];
 } dev_power;
+_Static_assert(sizeof(dev_power) == HS_LEDGER_MARK_BYTES,
+               "a device's mark is its seconds per state");
 
 struct hs_ledger {
   dev_hot *hot;
@@ -79,7 +96,12 @@ struct hs_ledger {
   dev_power *power;  /* per device, stored powers; NULL until a power is set directly */
   dev_power *adjust; /* energy corrections for power changes; NULL until one is nonzero */
   double *off_s;     /* seconds spent off; NULL until one is nonzero */
-  dev_power *mark_s; /* per device, seconds per powered state at the mark; NULL before one */
+  dev_power *mark_s; /* per device, seconds per powered state at the mark; NULL before one
+                        (or the caller's: hs_ledger_mark_in) */
+  bool marked;       /* a mark was made */
+  uint16_t mark_gen; /* the current mark's generation (1..UINT16_MAX), 0 before one */
+  double mark_t;     /* its instant */
+  bool mark_lent;    /* mark_s is the caller's (not freed here) */
   dev_power *mark_j; /* per device, joules per state at the mark, saved before a power
                         change moves them (w[0] NaN: not saved); NULL until one is */
   void *raw;
@@ -108,6 +130,9 @@ hs_ledger *hs_ledger_create(size_t ndevices) {
   l->adjust = NULL;
   l->off_s = NULL;
   l->mark_s = NULL;
+  l->marked = l->mark_lent = false;
+  l->mark_gen = 0;
+  l->mark_t = 0;
   l->mark_j = NULL;
   return l;
 }
@@ -120,7 +145,7 @@ void hs_ledger_destroy(hs_ledger *l) {
   hs_free(l->power);
   hs_free(l->adjust);
   hs_free(l->off_s);
-  hs_free(l->mark_s);
+  if (!l->mark_lent) hs_free(l->mark_s);
   hs_free(l->mark_j);
   hs_free(l);
 }
@@ -137,8 +162,11 @@ size_t hs_ledger_user_stride(const hs_ledger *l) {
   return sizeof(dev_hot);
 }
 
+static void mark_keep(hs_ledger *l, dev_hot *d);
+
 static void close_interval(hs_ledger *l, dev_hot *d, double t) {
   HS_ASSERT(t >= d->t_last, "ledger time went backwards");
+  mark_keep(l, d); /* the line is about to change: its mark first */
   double dt = t - d->t_last;
   if (d->state != HS_POWER_OFF) {
     d->time_s[d->state] += dt;
@@ -192,10 +220,43 @@ double hs_ledger_factor(const hs_ledger *l, size_t dev) {
   return l->factor ? l->factor[dev] : 0.0;
 }
 
+/* Device dev's seconds per powered state at the mark: stored once its line
+ * changed after the mark, else read off the line, which has not changed
+ * since (the arithmetic of hs_ledger_time_in at the mark's instant). */
+static void mark_secs(const hs_ledger *l, size_t dev, double out[NON]) {
+  const dev_hot *d = &l->hot[dev];
+  if (d->mark_gen == l->mark_gen) {
+    for (int s = 0; s < NON; s++) out[s] = l->mark_s[dev].w[s];
+    return;
+  }
+  HS_ASSERT(l->mark_t >= d->t_last, "a mark before the device's last change");
+  for (unsigned s = 0; s < NON; s++) {
+    double x = d->time_s[s];
+    if (d->state == s) x += l->mark_t - d->t_last;
+    out[s] = x;
+  }
+}
+
+/* Store the device's mark before its line changes (a switch, a power change
+ * after the mark). */
+static void mark_keep(hs_ledger *l, dev_hot *d) {
+  if (d->mark_gen == l->mark_gen) return; /* stored, or no mark (both 0) */
+  HS_ASSERT(l->mark_t >= d->t_last, "a mark before the device's last change");
+  double *m = l->mark_s[d - l->hot].w; /* mark_secs' arithmetic, written in place */
+  for (unsigned s = 0; s < NON; s++) {
+    double x = d->time_s[s];
+    if (d->state == s) x += l->mark_t - d->t_last;
+    m[s] = x;
+  }
+  d->mark_gen = l->mark_gen;
+}
+
 /* Joules of dev in powered state s at the mark, from the marked seconds and
  * the power and correction in force: the arithmetic of hs_ledger_energy. */
 static double mark_joules(const hs_ledger *l, size_t dev, unsigned s) {
-  return pw(l, dev, s) * l->mark_s[dev].w[s] + (l->adjust ? l->adjust[dev].w[s] : 0.0);
+  double m[NON];
+  mark_secs(l, dev, m);
+  return pw(l, dev, s) * m[s] + (l->adjust ? l->adjust[dev].w[s] : 0.0);
 }
 
 void hs_ledger_set_power(hs_ledger *l, size_t dev, hs_power_state st, double watts, double t) {
@@ -205,7 +266,8 @@ void hs_ledger_set_power(hs_ledger *l, size_t dev, hs_power_state st, double wat
     HS_ASSERT(watts == 0, "a device that is off draws nothing");
     return;
   }
-  if (l->mark_s) { /* keep the energies at the mark before the power moves them */
+  if (l->marked) { /* keep the energies at the mark before the power moves them */
+    mark_keep(l, &l->hot[dev]);
     if (!l->mark_j) {
       l->mark_j = hs_malloc((l->n ? l->n : 1) * sizeof *l->mark_j);
       for (size_t i = 0; i < l->n; i++) l->mark_j[i].w[0] = NAN;
@@ -289,21 +351,39 @@ double hs_ledger_state_energy(const hs_ledger *l, hs_power_state st, double t) {
 
 /* --- the mark: figures at a past instant, for per-round differences --------- */
 
+void hs_ledger_mark_in(hs_ledger *l, void *buf) {
+  HS_ASSERT(!l->mark_s && buf && (uintptr_t)buf % alignof(double) == 0,
+            "before the first mark, 8-byte aligned storage");
+  l->mark_s = buf;
+  l->mark_lent = true;
+}
+
 void hs_ledger_mark(hs_ledger *l, double t) {
   if (!l->mark_s) l->mark_s = hs_malloc((l->n ? l->n : 1) * sizeof *l->mark_s);
-  for (size_t i = 0; i < l->n; i++)
-    for (int s = 0; s < NON; s++) l->mark_s[i].w[s] = hs_ledger_time_in(l, i, (hs_power_state)s, t);
+  l->marked = true;
+  l->mark_t = t;
+  if (l->mark_gen < UINT16_MAX) {
+    l->mark_gen++; /* every line's mark is now the line itself, until it changes */
+  } else {
+    /* The generations wrap (once in 65535 marks): no line may keep a
+     * generation that comes round again, so every line starts over (0: its
+     * mark is the line itself, as after any mark). */
+    l->mark_gen = 1;
+    for (size_t i = 0; i < l->n; i++) l->hot[i].mark_gen = 0;
+  }
   if (l->mark_j)
     for (size_t i = 0; i < l->n; i++) l->mark_j[i].w[0] = NAN;
 }
 
 double hs_ledger_mark_time_in(const hs_ledger *l, size_t dev, hs_power_state st) {
-  HS_ASSERT(l->mark_s && dev < l->n && (unsigned)st < NON, "a mark, a device, a powered state");
-  return l->mark_s[dev].w[st];
+  HS_ASSERT(l->marked && dev < l->n && (unsigned)st < NON, "a mark, a device, a powered state");
+  double m[NON];
+  mark_secs(l, dev, m);
+  return m[st];
 }
 
 double hs_ledger_mark_energy(const hs_ledger *l, size_t dev, hs_power_state st) {
-  HS_ASSERT(l->mark_s && dev < l->n && (unsigned)st < HS_POWER_NSTATES, "a mark, a device");
+  HS_ASSERT(l->marked && dev < l->n && (unsigned)st < HS_POWER_NSTATES, "a mark, a device");
   if (st == HS_POWER_OFF) return 0.0;
   if (l->mark_j && !isnan(l->mark_j[dev].w[0])) return l->mark_j[dev].w[st];
   return mark_joules(l, dev, st);
@@ -313,4 +393,43 @@ double hs_ledger_mark_device_energy(const hs_ledger *l, size_t dev) {
   double e = 0;
   for (int s = 0; s < NON; s++) e += hs_ledger_mark_energy(l, dev, (hs_power_state)s);
   return e;
+}
+
+/* The separate reads' arithmetic, each operation in the same order on the
+ * same operands (so the same bits), with the line, the powers, the
+ * corrections and the mark read once: time_in is the stored seconds plus the
+ * open interval in the current state; energy is power x seconds + the
+ * correction (+0.0 when none); device energies add the three states to a
+ * +0.0 in state order, as hs_ledger_device_energy's loop does. */
+void hs_ledger_since_mark(const hs_ledger *l, size_t dev, double t, hs_ledger_since *out) {
+  HS_ASSERT(l->marked && dev < l->n, "a mark, a device");
+  const dev_hot *d = &l->hot[dev];
+  HS_ASSERT(t >= d->t_last, "ledger read before the last change");
+  const double *adj = l->adjust ? l->adjust[dev].w : NULL;
+  double ms[NON];
+  mark_secs(l, dev, ms);
+  const double *mj = l->mark_j && !isnan(l->mark_j[dev].w[0]) ? l->mark_j[dev].w : NULL;
+  double w3[NON]; /* pw's products, made once (the loop then has no branch on the powers) */
+  if (l->power) {
+    for (unsigned s = 0; s < NON; s++) w3[s] = l->power[dev].w[s];
+  } else if (l->factor) {
+    const double *c = l->cls_w[d->cls].w, f = l->factor[dev];
+    for (unsigned s = 0; s < NON; s++) w3[s] = c[s] * f;
+  } else {
+    for (unsigned s = 0; s < NON; s++) w3[s] = 0.0;
+  }
+  double e_now = 0, e_mark = 0;
+  for (unsigned s = 0; s < NON; s++) {
+    double w = w3[s];
+    double a = adj ? adj[s] : 0.0;
+    double sec = d->time_s[s];
+    if (d->state == s) sec += t - d->t_last;
+    double now_j = w * sec + a;
+    double mark_j = mj ? mj[s] : w * ms[s] + a;
+    out->time_s[s] = sec - ms[s];
+    out->energy_j[s] = now_j - mark_j;
+    e_now += now_j;
+    e_mark += mark_j;
+  }
+  out->device_j = e_now - e_mark;
 }

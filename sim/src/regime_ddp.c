@@ -231,7 +231,7 @@ static void round_done(sim_run *r) {
       for (size_t k = 0; k < g->nranks; k++) {
         uint64_t n = 0;
         for (uint32_t s = 0; s < g->steps; s++) n += g->batch[k * g->steps + s];
-        r->alloc[g->ranks[k]] = n;
+        sim_run_set_alloc(r, g->ranks[k], n);
       }
   }
   r->round_cv = steps ? cv / steps : 0;

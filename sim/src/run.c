@@ -116,13 +116,7 @@ double sim_dev_stretch_s(sim_run *r, size_t i, double work_s, double after_s) {
 }
 
 double sim_dev_draw_work(sim_run *r, size_t i, uint64_t samples, bool with_overhead) {
-  sim_dev *d = &r->dev[i];
-  const sim_spec *sp = sim_dev_sp(r, i);
-  hs_task_profile t = {0};
-  t.tau_s = d->tau_s;
-  t.tau_cv = sp->tau_cv;
-  t.overhead_s = with_overhead ? sp->overhead_s : 0;
-  return hs_task_compute_time(&t, samples, &d->rng_compute);
+  return sim_dev_draw_work_sp(r, i, sim_dev_sp(r, i), samples, with_overhead);
 }
 
 double sim_dev_compute_s(sim_run *r, size_t i, uint64_t samples, bool with_overhead,
@@ -141,7 +135,7 @@ double sim_dev_last_compute_j(sim_run *r, size_t i) {
 static void round_open(sim_run *r) {
   r->round_start_s = hs_engine_now(r->eng);
   r->round_cv = NAN;
-  memcpy(r->alloc, hs_controller_allocation(r->ctl), r->ndev * sizeof *r->alloc);
+  r->alloc = hs_controller_allocation(r->ctl); /* no copy: see sim_run_set_alloc */
   hs_ledger_mark(r->ledger, r->round_start_s); /* the round's differences start here */
 }
 
@@ -173,22 +167,22 @@ typedef struct round_totals {
 } round_totals;
 
 /* Measure the round: per device, the ledger's differences since round_open
- * (its devices.csv row) and what its meter reports (r->tele); the totals.
- * False when the run failed. */
+ * (its devices.csv row) and what its meter reports (r->tele, which takes
+ * the place of the device's mark once the device is measured: no meter may
+ * read another device's mark); the totals. False when the run failed. */
 static bool round_measure(sim_run *r, double now, round_totals *t) {
   const hs_scenario *sc = r->sc;
   void (*meter)(sim_run *, size_t, sim_meter *) = r->regime->telemetry;
   double energy = 0, max_wait = 0, sum = 0, sq = 0;
   size_t active = 0;
+  void (*settle)(sim_run *, size_t) = r->settle;
+  r->settle = NULL;
   for (size_t i = 0; i < r->ndev; i++) {
-    const hs_ledger *l = r->ledger;
-    double e = hs_ledger_device_energy(l, i, now) - hs_ledger_mark_device_energy(l, i);
-    double busy =
-        hs_ledger_time_in(l, i, HS_POWER_BUSY, now) - hs_ledger_mark_time_in(l, i, HS_POWER_BUSY);
-    double comm =
-        hs_ledger_time_in(l, i, HS_POWER_COMM, now) - hs_ledger_mark_time_in(l, i, HS_POWER_COMM);
-    double wait =
-        hs_ledger_time_in(l, i, HS_POWER_IDLE, now) - hs_ledger_mark_time_in(l, i, HS_POWER_IDLE);
+    if (settle) settle(r, i);
+    hs_ledger_since d; /* the device's round, one pass over its line and mark */
+    hs_ledger_since_mark(r->ledger, i, now, &d);
+    double e = d.device_j, busy = d.time_s[HS_POWER_BUSY], comm = d.time_s[HS_POWER_COMM],
+           wait = d.time_s[HS_POWER_IDLE];
     /* Telemetry: the training time and energy a meter on the board saw: the
      * whole busy time of the round (PMA: the local training loop, overhead
      * included), or what the regime's hook says (DDP: the steps' compute;
@@ -209,7 +203,7 @@ static bool round_measure(sim_run *r, double now, round_totals *t) {
       sim_fail(r, HS_EINVAL, msg);
       return false;
     }
-    if (!meter) m.train_j = hs_ledger_energy(l, i, HS_POWER_BUSY, now) - sim_dev_busy0_j(r, i);
+    if (!meter) m.train_j = d.energy_j[HS_POWER_BUSY];
     energy += e;
     if (wait > max_wait) max_wait = wait;
     if (n > 0) {
@@ -218,6 +212,7 @@ static bool round_measure(sim_run *r, double now, round_totals *t) {
       active++;
     }
     r->samples_total += n;
+    /* Over the device's mark (hs_ledger_mark_in): its last read is above. */
     r->tele[i].samples = (int64_t)n;
     r->tele[i].time_s = n ? noisy(r, i, m.train_s, sc->telemetry_time_noise) : 0.0;
     r->tele[i].energy_j = n ? noisy(r, i, m.train_j, sc->telemetry_energy_noise) : 0.0;
@@ -339,6 +334,7 @@ static bool expand_devices(sim_run *r) {
     sim_spec *sp = &r->spec_tab[s];
     sp->tau_cv = task->tau_cv;
     sp->overhead_s = task->overhead_s;
+    hs_task_noise_init(&sp->noise, sp->tau_cv);
     sp->access_bps = link->bandwidth_mbps * HS_NET_BPS_PER_MBPS;
     sp->access_latency_s = link->latency_ms * HS_NET_S_PER_MS;
     sp->busy_w = task->busy_w;
@@ -414,7 +410,7 @@ static void run_free(sim_run *r) {
   hs_free(r->spec_end);
   hs_free(r->span);
   hs_free(r->rng_tele);
-  hs_free(r->alloc);
+  hs_free(r->alloc_own);
   hs_free(r->tele);
   hs_free(r->scratch);
   sim_dyn_free(r);
@@ -460,8 +456,9 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
   r->server_link = hs_net_add_link(r->net, srv->name, srv->bandwidth_mbps * HS_NET_BPS_PER_MBPS,
                                    srv->latency_ms * HS_NET_S_PER_MS);
   HS_ASSERT(r->server_link >= 0, "validated link parameters");
-  r->alloc = hs_calloc(r->ndev, sizeof *r->alloc);
   r->tele = hs_calloc(r->ndev, sizeof *r->tele);
+  _Static_assert(sizeof *r->tele == HS_LEDGER_MARK_BYTES, "telemetry fits a device's mark");
+  hs_ledger_mark_in(r->ledger, r->tele); /* 24 B per device for both (round_measure) */
   /* The learner before the regime: its set-up declares the DDP groups. */
   if (sc->learning && (st = sim_learn_create(sc, r->ndev, &r->learn, err)) != HS_OK) goto done;
   if (r->regime->setup && (st = r->regime->setup(r, err)) != HS_OK) goto done;

@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "hs_rng_gsl.h"
 
@@ -49,7 +50,8 @@ typedef struct sim_hot {
                     the round start, then the download's end */
   double t2, t3; /* PMA's one-pass round: the compute's and the upload's end */
 } sim_hot;
-_Static_assert(sizeof(sim_hot) <= HS_LEDGER_USER_BYTES, "sim_hot lives in the ledger's user bytes");
+_Static_assert(sizeof(sim_hot) + 1 <= HS_LEDGER_USER_BYTES,
+               "sim_hot and PMA's participation byte live in the ledger's user bytes");
 
 typedef struct sim_dev {
   hs_rng rng_compute;
@@ -58,6 +60,7 @@ typedef struct sim_dev {
 
 typedef struct sim_spec {
   double tau_cv, overhead_s;           /* the scenario task on this profile */
+  hs_task_noise noise;                 /* tau_cv's part of every compute draw, made once */
   double access_bps, access_latency_s; /* its link */
   double busy_w, idle_w, comm_w;       /* before the device's power factor */
   const hs_speed_trace *trace;
@@ -89,14 +92,19 @@ struct sim_run {
   int server_link;         /* shared link index of network.server */
   uint32_t round;
   double round_start_s;
-  uint64_t *alloc;         /* allocation in force this round */
+  const uint64_t *alloc;   /* allocation in force this round: the controller's own array
+                              (valid until its next update, i.e. the round's end), or
+                              alloc_own once a regime changed an entry (sim_run_set_alloc) */
+  uint64_t *alloc_own;     /* NULL until a regime first changes the allocation */
   bool finished;
   double round_cv;         /* set by the regime before sim_round_end; NAN: computed here */
   hs_report *report;       /* NULL: no outputs */
   sim_devagg *agg;         /* device_profiles.csv instead of devices.csv; else NULL */
   const hs_run_opts *opts; /* never NULL while running */
   gsl_rng *gsl;            /* adapter, retargeted to a device's stream when drawing */
-  hs_telemetry *tele;      /* scratch, ndev */
+  hs_telemetry *tele;      /* ndev: the round's telemetry, in the ledger's mark storage
+                              (hs_ledger_mark_in): device i's is written once its round is
+                              measured, and the next round's mark writes over it */
   double *scratch;         /* scratch, ndev: through sim_run_scratch (made when first used) */
   /* summary accumulators */
   double cv_sum;
@@ -113,6 +121,11 @@ struct sim_run {
   /* A regime that takes absences itself (PMA): called when device i leaves
    * (on = false) or returns; false: the default (pause and power off). */
   bool (*on_avail)(sim_run *r, size_t i, bool on);
+  /* Set by a regime just before sim_round_end (PMA's one-pass round: the
+   * replay of the round's switches): called by the round's measure for each
+   * device, in device order, before it reads the device's figures, so one
+   * pass over the devices does both; cleared after. NULL: none. */
+  void (*settle)(sim_run *r, size_t i);
   double cv_adapted_sum;   /* compute_cv of the rounds after the first */
   struct sim_learn *learn; /* learning in the loop (sim_learning.h); NULL: off */
   double energy_cum_j;     /* energy of every device from t = 0 to the last round end */
@@ -121,6 +134,11 @@ struct sim_run {
 /* --- device accessors ------------------------------------------------------ */
 static inline sim_hot *sim_dev_hot(const sim_run *r, size_t i) {
   return (sim_hot *)(void *)(r->hot + i * r->hot_stride);
+}
+/* PMA's participation byte of device i (regime_pma.c), the user byte after
+ * its sim_hot: the events that read it touch the line anyway. */
+static inline unsigned char *sim_dev_part(const sim_run *r, size_t i) {
+  return r->hot + i * r->hot_stride + sizeof(sim_hot);
 }
 /* The device's scenario entry (index in sc->devices and r->spec_tab). */
 /* Nothing per device: a binary search over the entries' ends, O(log entries). */
@@ -166,6 +184,19 @@ static inline struct dyn_dev *sim_dev_dyn(const sim_run *r, size_t i) {
   return r->dyn_of ? r->dyn_of[i] : NULL;
 }
 
+/* Device i's allocation for the rest of the round (a participant lost, or
+ * the samples actually trained) without touching the controller's: the
+ * first change of a round copies its allocation into r->alloc_own. O(ndev)
+ * once per round that changes any, O(1) after. */
+static inline void sim_run_set_alloc(sim_run *r, size_t i, uint64_t n) {
+  if (r->alloc != r->alloc_own) {
+    if (!r->alloc_own) r->alloc_own = hs_malloc((r->ndev ? r->ndev : 1) * sizeof *r->alloc_own);
+    memcpy(r->alloc_own, r->alloc, r->ndev * sizeof *r->alloc_own);
+    r->alloc = r->alloc_own;
+  }
+  r->alloc_own[i] = n;
+}
+
 /* ndev doubles of scratch, zeroed when first asked for (PMA never asks). */
 static inline double *sim_run_scratch(sim_run *r) {
   if (!r->scratch) r->scratch = hs_calloc(r->ndev ? r->ndev : 1, sizeof *r->scratch);
@@ -188,6 +219,16 @@ double sim_dev_compute_s(sim_run *r, size_t i, uint64_t samples, bool with_overh
 /* The work part of that (speed-1 seconds, before the speed trace): the one
  * draw from the device's compute stream, nothing scheduled. */
 double sim_dev_draw_work(sim_run *r, size_t i, uint64_t samples, bool with_overhead);
+/* The same with the device's entry given (sp == sim_dev_sp(r, i)): a loop
+ * over devices entry by entry skips the per-device lookup. The draw is
+ * hs_task_compute_time's for the entry's task at the device's tau_s
+ * (hs_task_compute_time_with: the entry's noise is made once). */
+static inline double sim_dev_draw_work_sp(sim_run *r, size_t i, const sim_spec *sp,
+                                          uint64_t samples, bool with_overhead) {
+  sim_dev *d = &r->dev[i];
+  return hs_task_compute_time_with(&sp->noise, d->tau_s, with_overhead ? sp->overhead_s : 0,
+                                   samples, &d->rng_compute);
+}
 /* The same for pure work seconds at speed 1 (no draw): speed trace only. */
 double sim_dev_stretch_s(sim_run *r, size_t i, double work_s, double after_s);
 /* A training time t_s of device i as its meter reports it to the controller:

@@ -13,8 +13,8 @@
  * streams, traces' spans, dynamics' map, the scratch other regimes use).
  * Device names are the scenario's (not copied), made on the first name asked:
  * counted here (name_bytes). Checked against the measured peak RSS of
- * hs-bench-pma (notes/memidx.md: at 10^6 the estimate, 526 B/device, is
- * above the measured ~466, on purpose: glibc chunk headers, the flows
+ * hs-bench-pma (notes/device.md: at 10^6 the estimate, 497 B/device, is
+ * above the measured ~442, on purpose: glibc chunk headers, the flows
  * array's doubling, the calendar queue's partly filled chunks, and the names
  * the bench never makes). The scenario keeps nothing else per device.
  *
@@ -44,8 +44,10 @@
  * flows array grows by doubling, the calendar's chunks are partly full. */
 static size_t base_bytes(void) {
   return sizeof(sim_dev)                       /* run.c's cold device records */
-         + 64 + 8 + 3 * 8                      /* ledger: line (with sim_hot), power factor, mark */
-         + sizeof(uint64_t) + sizeof(hs_telemetry) /* alloc, tele */
+         + 64 + 8                              /* ledger: line (with sim_hot), power factor */
+         + HS_LEDGER_MARK_BYTES                /* the mark, which holds the run's telemetry
+                                                  (hs_ledger_mark_in); the allocation in
+                                                  force is the controller's (no copy) */
          + 2 * (48 + 24)                       /* engine: 2 event slots + queue entries */
          + 4 * 8 + 4                           /* controller: alloc, next, w, scratch q; order */
          + 16 + 4                              /* controller: apportionment remainders, actives */
@@ -81,6 +83,8 @@ size_t sim_run_bytes_per_device(const hs_scenario *sc) {
     b += sizeof(double); /* the run's scratch */
   if (strstr(sc->regime.kind, "ddp"))
     b += 16 + 8 * (size_t)(sc->regime.steps_per_round ? sc->regime.steps_per_round : 1);
+  if (ebatch || sc->dynamics) b += sizeof(uint64_t); /* the run's own allocation: DDP's
+                                                         trained samples, PMA's lost ones */
   if (sc->telemetry_time_noise > 0 || sc->telemetry_energy_noise > 0) b += sizeof(hs_rng);
   if (sc->dynamics) b += sizeof(void *) + 2 * 3 * 8; /* map; stored powers, mark joules */
   return b;

@@ -2,7 +2,9 @@
 #include <criterion/criterion.h>
 #include <signal.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -277,6 +279,194 @@ Test(ledger, the_mark_keeps_the_figures_of_its_instant) {
         cr_assert_eq(hs_ledger_mark_time_in(l, d, (hs_power_state)st), s[d][st]);
       cr_assert_eq(hs_ledger_mark_device_energy(l, d), dev_e[d]);
     }
+  }
+  hs_ledger_destroy(l);
+}
+
+/* Bit equality (cr_assert_eq on doubles takes -0.0 for +0.0). */
+static bool same_bits(double a, double b) { return memcmp(&a, &b, sizeof a) == 0; }
+
+/* hs_ledger_since_mark against the separate reads it replaces, bit for bit,
+ * for every device at random instants of a random run: switches (zero-length
+ * intervals and off time included), new marks, and, when `dynamics`, power
+ * changes in and out of the state in force (corrections, stored powers and
+ * the joules saved at the mark); `classes` picks power classes or powers set
+ * directly. */
+static void since_mark_matches_separate_reads(bool classes, bool dynamics, uint64_t seed) {
+  enum { N = 11, STEPS = 6000 };
+  hs_ledger *l = hs_ledger_create(N);
+  size_t c[2] = {hs_ledger_add_class(l, 6.1, 2.3, 1.7), hs_ledger_add_class(l, 0.0, 0.37, 0.1)};
+  for (size_t d = 0; d < N; d++) {
+    double f = d == 3 ? 0.0 : exp(0.07 * (double)d - 0.3);
+    if (classes) {
+      hs_ledger_set_class(l, d, c[d % 2], f, 0);
+    } else {
+      for (int s = 0; s < 3; s++)
+        hs_ledger_set_power(l, d, (hs_power_state)s, (1.0 + 0.3 * s + 0.1 * (double)d) * f, 0);
+    }
+  }
+  uint64_t x = seed;
+  double t = 0;
+  bool marked = false;
+  int checks = 0;
+  for (int i = 0; i < STEPS; i++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    size_t d = x % N;
+    unsigned op = (unsigned)((x >> 8) % 64);
+    if ((x >> 20) % 3) t += (double)((x >> 24) % 1000) * 1.7e-3; /* else a zero-length step */
+    if (op < 50) {
+      hs_ledger_switch(l, d, (hs_power_state)((x >> 32) % 4), t);
+    } else if (op < 53) {
+      hs_ledger_mark(l, t);
+      marked = true;
+    } else if (op < 56 && dynamics) {
+      hs_power_state s = (hs_power_state)((x >> 32) % 3);
+      hs_ledger_set_power(l, d, s, (double)((x >> 40) % 50) * 0.21, t);
+    } else if (marked) {
+      for (size_t k = 0; k < N; k++) {
+        hs_ledger_since g;
+        hs_ledger_since_mark(l, k, t, &g);
+        for (int s = 0; s < 3; s++) {
+          hs_power_state st = (hs_power_state)s;
+          double ts = hs_ledger_time_in(l, k, st, t) - hs_ledger_mark_time_in(l, k, st);
+          double ej = hs_ledger_energy(l, k, st, t) - hs_ledger_mark_energy(l, k, st);
+          cr_assert(same_bits(g.time_s[s], ts), "step %d dev %zu st %d: %a vs %a", i, k, s,
+                    g.time_s[s], ts);
+          cr_assert(same_bits(g.energy_j[s], ej), "step %d dev %zu st %d: %a vs %a", i, k, s,
+                    g.energy_j[s], ej);
+        }
+        double de = hs_ledger_device_energy(l, k, t) - hs_ledger_mark_device_energy(l, k);
+        cr_assert(same_bits(g.device_j, de), "step %d dev %zu: %a vs %a", i, k, g.device_j, de);
+        checks++;
+      }
+    }
+  }
+  cr_assert_gt(checks, 1000, "the run read the ledger (%d checks)", checks);
+  hs_ledger_destroy(l);
+}
+
+Test(ledger, since_mark_equals_the_separate_reads_with_classes) {
+  for (uint64_t seed = 1; seed <= 6; seed++) since_mark_matches_separate_reads(true, false, seed);
+}
+
+Test(ledger, since_mark_equals_the_separate_reads_with_stored_powers) {
+  for (uint64_t seed = 11; seed <= 16; seed++)
+    since_mark_matches_separate_reads(false, false, seed);
+}
+
+Test(ledger, since_mark_equals_the_separate_reads_with_power_changes) {
+  for (uint64_t seed = 21; seed <= 26; seed++) since_mark_matches_separate_reads(true, true, seed);
+  for (uint64_t seed = 31; seed <= 36; seed++)
+    since_mark_matches_separate_reads(false, true, seed);
+}
+
+/* A known answer: 2 s idle, then 3 s busy and 1 s comm after the mark. */
+Test(ledger, since_mark_known_answer) {
+  hs_ledger *l = one_device();
+  hs_ledger_switch(l, 0, HS_POWER_IDLE, 0.0);
+  hs_ledger_mark(l, 2.0);
+  hs_ledger_switch(l, 0, HS_POWER_BUSY, 2.0);
+  hs_ledger_switch(l, 0, HS_POWER_COMM, 5.0);
+  hs_ledger_since g;
+  hs_ledger_since_mark(l, 0, 6.0, &g);
+  cr_assert_eq(g.time_s[HS_POWER_BUSY], 3.0);
+  cr_assert_eq(g.time_s[HS_POWER_COMM], 1.0);
+  cr_assert_eq(g.time_s[HS_POWER_IDLE], 0.0);
+  cr_assert_eq(g.energy_j[HS_POWER_BUSY], 18.0);
+  cr_assert_eq(g.energy_j[HS_POWER_COMM], 3.5);
+  cr_assert_eq(g.device_j, 21.5);
+  hs_ledger_destroy(l);
+}
+
+Test(ledger, since_mark_without_a_mark_asserts, .signal = SIGABRT) {
+  hs_ledger *l = one_device();
+  hs_ledger_since g;
+  hs_ledger_since_mark(l, 0, 1.0, &g);
+}
+
+/* The mark in the caller's storage: the same figures as the ledger's own
+ * (a twin ledger sees the same switches, marks and throttles); the bytes of
+ * a device the caller overwrote once measured do not leak into another
+ * device's mark or into any integral, and the next mark writes them all. */
+Test(ledger, a_mark_in_the_callers_storage_reads_as_its_own) {
+  enum { N = 6 };
+  hs_ledger *a = hs_ledger_create(N), *b = hs_ledger_create(N);
+  double *buf = calloc(N, HS_LEDGER_MARK_BYTES);
+  hs_ledger_mark_in(a, buf);
+  for (size_t d = 0; d < N; d++)
+    for (int s = 0; s < 3; s++) {
+      hs_ledger_set_power(a, d, (hs_power_state)s, 1.5 + 0.5 * s + (double)d, 0);
+      hs_ledger_set_power(b, d, (hs_power_state)s, 1.5 + 0.5 * s + (double)d, 0);
+    }
+  uint64_t x = 5;
+  double t = 0;
+  for (int round = 0; round < 40; round++) {
+    hs_ledger_mark(a, t);
+    hs_ledger_mark(b, t);
+    for (int k = 0; k < 30; k++) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      size_t d = x % N;
+      t += (double)((x >> 16) % 100) * 1e-2;
+      hs_ledger_switch(a, d, (hs_power_state)((x >> 8) % 4), t);
+      hs_ledger_switch(b, d, (hs_power_state)((x >> 8) % 4), t);
+      if (k == 7 && round % 3 == 0) {
+        hs_ledger_set_power(a, d, HS_POWER_BUSY, 0.25 * (double)round, t);
+        hs_ledger_set_power(b, d, HS_POWER_BUSY, 0.25 * (double)round, t);
+      }
+    }
+    for (size_t d = 0; d < N; d++) {
+      hs_ledger_since ga, gb;
+      hs_ledger_since_mark(a, d, t, &ga);
+      hs_ledger_since_mark(b, d, t, &gb);
+      cr_assert_eq(memcmp(&ga, &gb, sizeof ga), 0, "round %d dev %zu", round, d);
+      cr_assert(same_bits(hs_ledger_mark_device_energy(a, d), hs_ledger_mark_device_energy(b, d)));
+      memset((unsigned char *)buf + d * HS_LEDGER_MARK_BYTES, 0x7f, HS_LEDGER_MARK_BYTES);
+    }
+    for (size_t d = 0; d < N; d++)
+      cr_assert(same_bits(hs_ledger_device_energy(a, d, t), hs_ledger_device_energy(b, d, t)));
+  }
+  hs_ledger_destroy(a);
+  hs_ledger_destroy(b);
+  free(buf);
+}
+
+Test(ledger, a_mark_storage_after_the_first_mark_asserts, .signal = SIGABRT) {
+  hs_ledger *l = one_device();
+  double buf[3];
+  hs_ledger_mark(l, 0);
+  hs_ledger_mark_in(l, buf);
+}
+
+/* The mark is lazy (a device's figures are stored when its line first
+ * changes after the mark, else read off the line) and its generations wrap
+ * after 65535 marks: over 140000 marks, with one device switched only once
+ * (its stored mark's generation comes round again) and one every 30000
+ * marks, every mark reads what time_in gave at its instant. */
+Test(ledger, lazy_marks_survive_the_generation_wrap) {
+  enum { N = 3, MARKS = 140000 };
+  hs_ledger *l = hs_ledger_create(N);
+  for (size_t d = 0; d < N; d++) {
+    hs_ledger_set_power(l, d, HS_POWER_BUSY, 3.0 + (double)d, 0);
+    hs_ledger_set_power(l, d, HS_POWER_IDLE, 1.0, 0);
+    hs_ledger_switch(l, d, HS_POWER_IDLE, 0);
+  }
+  double t = 0;
+  for (int m = 0; m < MARKS; m++) {
+    t += 0.5;
+    double ref[N][3];
+    for (size_t d = 0; d < N; d++)
+      for (int s = 0; s < 3; s++) ref[d][s] = hs_ledger_time_in(l, d, (hs_power_state)s, t);
+    hs_ledger_mark(l, t);
+    hs_power_state st = m % 2 ? HS_POWER_BUSY : HS_POWER_IDLE;
+    hs_ledger_switch(l, 0, st, t + 0.25);
+    if (m % 30000 == 7) hs_ledger_switch(l, 1, st, t + 0.1);
+    if (m == 5) hs_ledger_switch(l, 2, HS_POWER_BUSY, t + 0.2);
+    if (m % 7 == 0 || (m > 65530 && m < 65545) || (m > 131065 && m < 131080))
+      for (size_t d = 0; d < N; d++)
+        for (int s = 0; s < 3; s++)
+          cr_assert(same_bits(hs_ledger_mark_time_in(l, d, (hs_power_state)s), ref[d][s]),
+                    "mark %d dev %zu st %d: %a vs %a", m, d, s,
+                    hs_ledger_mark_time_in(l, d, (hs_power_state)s), ref[d][s]);
   }
   hs_ledger_destroy(l);
 }

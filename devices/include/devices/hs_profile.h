@@ -122,4 +122,19 @@ const char *hs_profile_builtin_dir(void);
  * are applied by the caller on top of this (hs_speed_trace_finish). */
 double hs_task_compute_time(const hs_task_profile *t, uint64_t samples, hs_rng *r);
 
+/* The same draw for a caller that samples many devices of one task (a
+ * population: the same tau_cv for all): the parts of f that depend on tau_cv
+ * alone, computed once (hs_task_noise_init: sigma = sqrt(s2), half_s2 =
+ * 0.5 * s2, the operands the formula above computes per draw), then
+ * hs_task_compute_time_with(n, tau_s, overhead_s, samples, r) returns the
+ * bits hs_task_compute_time returns for a task with that tau_cv, tau_s and
+ * overhead_s, from the same one draw of r. */
+typedef struct hs_task_noise {
+  double sigma, half_s2; /* 0 and 0 when tau_cv == 0 (f == 1, no exp) */
+  bool lognormal;        /* tau_cv > 0 */
+} hs_task_noise;
+void hs_task_noise_init(hs_task_noise *n, double tau_cv);
+double hs_task_compute_time_with(const hs_task_noise *n, double tau_s, double overhead_s,
+                                 uint64_t samples, hs_rng *r);
+
 #endif

@@ -35,7 +35,7 @@ size_t hs_ledger_devices(const hs_ledger *l);
  * caller that reads its own per-device fields where it switches the device's
  * state pays one cache miss, not two. The user areas of consecutive devices
  * are hs_ledger_user_stride bytes apart. Owned by the ledger. */
-#define HS_LEDGER_USER_BYTES 24
+#define HS_LEDGER_USER_BYTES 25
 void *hs_ledger_user(hs_ledger *l, size_t dev);
 size_t hs_ledger_user_stride(const hs_ledger *l);
 
@@ -78,11 +78,39 @@ double hs_ledger_time_in(const hs_ledger *l, size_t dev, hs_power_state st, doub
  * change), for per-round differences. Reading at the mark gives the bits the
  * reads at t gave then (seconds in busy, comm or idle; joules per state or in
  * all), even after a power change since (the ledger keeps the energies a
- * change would move). O(devices) per mark, 24 bytes per device; a new mark
+ * change would move). O(1) per mark (a device's figures are stored when
+ * its state or power first changes after it; t >= the device's last change
+ * is asserted then, or at the first read), 24 bytes per device; a new mark
  * replaces the last. */
 void hs_ledger_mark(hs_ledger *l, double t);
 double hs_ledger_mark_time_in(const hs_ledger *l, size_t dev, hs_power_state st); /* not OFF */
 double hs_ledger_mark_energy(const hs_ledger *l, size_t dev, hs_power_state st);
 double hs_ledger_mark_device_energy(const hs_ledger *l, size_t dev);
+
+/* The mark in the caller's storage, which it may lend to something of its
+ * own between rounds: HS_LEDGER_MARK_BYTES bytes per device (device d's at
+ * buf + d * HS_LEDGER_MARK_BYTES; 8-byte aligned; owned by the caller and
+ * alive as long as the ledger), used by every mark from then on instead of
+ * an array of the ledger's; before the first mark. A device's bytes hold its
+ * mark from hs_ledger_mark to the caller's last read of that mark; the
+ * caller may then write them (the run puts the device's telemetry there:
+ * 24 B per device saved), and the next hs_ledger_mark writes them all again.
+ * A mark read after such a write reads the caller's bytes: undefined. */
+#define HS_LEDGER_MARK_BYTES 24
+void hs_ledger_mark_in(hs_ledger *l, void *buf);
+
+/* A device's figures from the mark to t (>= its last change), in one pass
+ * over its line and its mark (a per-round measure at 10^6 devices made these
+ * 16 separate reads). Each is the bits of the separate reads' difference:
+ *   time_s[st]   = hs_ledger_time_in(l, dev, st, t) - hs_ledger_mark_time_in(l, dev, st)
+ *   energy_j[st] = hs_ledger_energy(l, dev, st, t) - hs_ledger_mark_energy(l, dev, st)
+ *   device_j     = hs_ledger_device_energy(l, dev, t) - hs_ledger_mark_device_energy(l, dev)
+ * for the powered states st (busy, comm, idle). Needs a mark. O(1). */
+typedef struct hs_ledger_since {
+  double time_s[HS_POWER_OFF];   /* busy, comm, idle */
+  double energy_j[HS_POWER_OFF]; /* busy, comm, idle */
+  double device_j;               /* all states */
+} hs_ledger_since;
+void hs_ledger_since_mark(const hs_ledger *l, size_t dev, double t, hs_ledger_since *out);
 
 #endif
