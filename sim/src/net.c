@@ -76,27 +76,47 @@ typedef struct sim_heap {
   uint32_t n, cap;
 } sim_heap;
 
-enum { SIM_FLOW_FREE = 0, SIM_FLOW_LATENT, SIM_FLOW_ACTIVE };
-
+/* A flow record, 40 bytes. What only one state uses shares a field: t is the
+ * admission time while LATENT and the finishing virtual time fv once ACTIVE;
+ * `where` is the state and, by state, the lane or the position in the class
+ * heap (below). on_done, subject and the class live in the interned kind. */
 typedef struct sim_flow {
   double bytes;
-  double fv;         /* finishing virtual time in its class (ACTIVE) */
+  double t;      /* LATENT: admission time; ACTIVE: fv */
   uint64_t seq;
-  hs_event_fn on_done;
-  void *subject;
   uint64_t arg;
-  uint32_t cls;
-  uint32_t hpos;     /* ACTIVE and not in_run: position in its class heap */
-  uint32_t lane;     /* LATENT: its lane */
-  uint8_t state;
-  bool in_run;       /* ACTIVE: in its class's sorted run, not in its heap */
+  uint32_t kind; /* index in kinds[] */
+  uint32_t where;
 } sim_flow;
 
-/* A FIFO of (time or virtual time, seq, slot) with absolute indices head..tail
- * into a power-of-two ring; entries of cancelled flows stay until they reach
- * the head (dead counts them, so a clean FIFO is never probed). */
+/* where: SIM_W_FREE; SIM_W_RUN (ACTIVE, in its class's run); SIM_W_LATENT |
+ * lane (LATENT); else the position in its class heap (ACTIVE). */
+#define SIM_W_FREE UINT32_MAX
+#define SIM_W_RUN (UINT32_MAX - 1)
+#define SIM_W_LATENT 0x80000000u
+#define SIM_MAX_SLOTS 0x7fffffffu /* heap positions stay below SIM_W_LATENT */
+
+static bool w_latent(uint32_t w) { return w >= SIM_W_LATENT && w < SIM_W_RUN; }
+static bool w_active(uint32_t w) { return w < SIM_W_LATENT || w == SIM_W_RUN; }
+
+/* An interned (on_done, subject, class) triple with the number of pending or
+ * due flows that use it; freed (and reused) when that drops to 0, so a user
+ * passing a distinct subject per flow costs one kind per flow in flight. */
+typedef struct sim_kind {
+  hs_event_fn fn;
+  void *subject;
+  uint32_t cls;
+  uint32_t refs; /* 0: free, cls is then the next free kind + 1 (0: none) */
+} sim_kind;
+
+/* A FIFO of flows, 8-byte entries (generation << 32 | slot), absolute indices
+ * head..tail into a power-of-two ring. The key and seq of an entry are in its
+ * flow's record; the owner caches those of the front. An entry is live while
+ * its generation is its slot's (a cancel or a completion bumps it); entries
+ * of cancelled flows stay until they reach the head (dead counts them, so a
+ * clean FIFO is never probed). */
 typedef struct sim_fifo {
-  sim_hent *a;
+  uint64_t *a;
   uint64_t head, tail;
   uint32_t mask;
   uint32_t dead;
@@ -114,8 +134,13 @@ typedef struct sim_class {
    * (fv, seq) order, absolute indices head..tail, cancelled entries skipped)
    * and a heap for flows that arrive out of order. Equal-size transfers (the
    * same model for every device) always append, so the common case is O(1)
-   * with no cache-missing sift through 10^5 entries. */
+   * with no cache-missing sift through 10^5 entries. front: (fv, seq, slot)
+   * of the run's head (valid while the run is not empty); back_*: of the
+   * last entry appended (live or not), what the next one is compared with. */
   sim_fifo run;
+  sim_hent front;
+  double back_fv;
+  uint64_t back_seq;
   sim_heap heap;
   uint32_t apos;   /* index in active[], SIM_NONE when empty */
   uint32_t hpos;   /* position in the class heap */
@@ -125,6 +150,7 @@ typedef struct sim_class {
   bool dirty;      /* top flow or clock changed: refresh its class heap key */
 } sim_class;
 
+/* A lane's front (admission time, seq) is its key in the lane heap. */
 typedef struct sim_lane {
   double lat_s;
   sim_fifo q;
@@ -146,12 +172,6 @@ typedef struct sim_ord {
   double cap;
   uint32_t ci;
 } sim_ord;
-
-typedef struct sim_done {
-  hs_event_fn fn;
-  void *subject;
-  uint64_t arg;
-} sim_done;
 
 struct hs_net {
   hs_engine *eng;
@@ -197,8 +217,19 @@ struct hs_net {
    * sorted at every rate update. */
   sim_ord *ord;
   uint32_t nord, capord;
-  sim_done *done;
+  /* Slots of the flows completed by the current event, whose callbacks are
+   * due: their records (arg, kind) are read when the callbacks run, so the
+   * slots go back to the free stack only after the callbacks. */
+  uint32_t *done;
   uint32_t ndone, capdone;
+
+  sim_kind *kinds;
+  uint32_t nkinds, capkinds;
+  uint32_t kfree;  /* first free kind + 1, 0 if none */
+  uint32_t klive;  /* kinds with refs > 0 */
+  uint32_t klast;  /* the kind last interned: a transfer checks it first */
+  uint32_t *ktab;  /* hash table of live kind indices (linear probing) */
+  uint32_t ktab_mask;
 
   hs_net_stats st;
 };
@@ -217,7 +248,7 @@ static void heap_setpos(hs_net *net, const sim_heap *h, uint32_t item, uint32_t 
   else if (h == &net->lhead)
     net->lanes[item].hpos = pos;
   else
-    net->flows[item].hpos = pos;
+    net->flows[item].where = pos;
 }
 
 static void heap_up(hs_net *net, sim_heap *h, uint32_t i) {
@@ -283,40 +314,49 @@ static void heap_update(hs_net *net, sim_heap *h, uint32_t pos, double key, uint
 
 /* ---- FIFOs and lanes -------------------------------------------------- */
 
-/* The entry as scalars: built on the stack and copied whole, it cost a
- * store-forwarding stall per push (a third of hs_net_transfer's time). */
-static void fifo_push(sim_fifo *q, double key, uint64_t seq, uint32_t item) {
+static void fifo_push(sim_fifo *q, uint64_t entry) {
   if (q->a == NULL || q->tail - q->head == (uint64_t)q->mask + 1) {
     uint32_t size = q->a ? 2 * (q->mask + 1) : 16;
-    sim_hent *a = hs_reallocarray(NULL, size, sizeof *a);
+    uint64_t *a = hs_reallocarray(NULL, size, sizeof *a);
     for (uint64_t k = q->head; k < q->tail; k++) a[k & (size - 1)] = q->a[k & q->mask];
     hs_free(q->a);
     q->a = a;
     q->mask = size - 1;
   }
-  sim_hent *e = &q->a[q->tail++ & q->mask];
-  e->key = key;
-  e->seq = seq;
-  e->item = item;
+  q->a[q->tail++ & q->mask] = entry;
 }
 
 static bool fifo_empty(const sim_fifo *q) { return q->head == q->tail; }
-static const sim_hent *fifo_front(const sim_fifo *q) { return &q->a[q->head & q->mask]; }
-static const sim_hent *fifo_back(const sim_fifo *q) { return &q->a[(q->tail - 1) & q->mask]; }
-
-/* Is this entry still its flow's, in that state? (a reused slot has a new seq) */
-static bool entry_live(const hs_net *net, const sim_hent *e, uint8_t state) {
-  const sim_flow *f = &net->flows[e->item];
-  return f->state == state && f->seq == e->seq;
+static uint32_t fifo_front(const sim_fifo *q) { return (uint32_t)q->a[q->head & q->mask]; }
+static uint64_t flow_entry(const hs_net *net, uint32_t slot) {
+  return (uint64_t)net->gens[slot] << 32 | slot;
 }
 
-/* Drop dead entries at the front, so the front is always a live flow. */
-static void fifo_clean(const hs_net *net, sim_fifo *q, uint8_t state) {
-  while (q->dead && !fifo_empty(q) && !entry_live(net, fifo_front(q), state)) {
+/* Drop the front entry, then the dead entries behind it, so the front is
+ * always a live flow; prefetch the record of the entry behind the new front
+ * (it is read when that front leaves). */
+static void fifo_advance(const hs_net *net, sim_fifo *q) {
+  q->head++;
+  while (q->dead && !fifo_empty(q)) {
+    uint64_t e = q->a[q->head & q->mask];
+    if (net->gens[(uint32_t)e] == (uint32_t)(e >> 32)) break;
     q->head++;
     q->dead--;
   }
-  if (fifo_empty(q)) q->dead = 0;
+  if (fifo_empty(q))
+    q->dead = 0;
+  else if (q->tail - q->head > 1)
+    SIM_PREFETCH(&net->flows[(uint32_t)q->a[(q->head + 1) & q->mask]]);
+}
+
+/* After a cancel: drop the front if it is dead (and the dead behind it). */
+static bool fifo_clean(const hs_net *net, sim_fifo *q) {
+  if (fifo_empty(q)) return false;
+  uint64_t e = q->a[q->head & q->mask];
+  if (net->gens[(uint32_t)e] == (uint32_t)(e >> 32)) return false;
+  q->dead--;
+  fifo_advance(net, q);
+  return true;
 }
 
 static uint64_t bits_hash(double x) {
@@ -364,11 +404,104 @@ static void lane_refresh(hs_net *net, uint32_t li) {
   if (fifo_empty(&ln->q)) {
     if (ln->hpos != SIM_NONE) heap_remove(net, &net->lhead, ln->hpos);
     ln->hpos = SIM_NONE;
-  } else if (ln->hpos == SIM_NONE) {
-    heap_push(net, &net->lhead, fifo_front(&ln->q)->key, fifo_front(&ln->q)->seq, li);
-  } else {
-    heap_update(net, &net->lhead, ln->hpos, fifo_front(&ln->q)->key, fifo_front(&ln->q)->seq);
+    return;
   }
+  const sim_flow *f = &net->flows[fifo_front(&ln->q)];
+  if (ln->hpos == SIM_NONE)
+    heap_push(net, &net->lhead, f->t, f->seq, li);
+  else
+    heap_update(net, &net->lhead, ln->hpos, f->t, f->seq);
+}
+
+/* ---- kinds: interned (on_done, subject, class) ------------------------- */
+
+static uint64_t kind_hash(hs_event_fn fn, const void *subject, uint32_t cls) {
+  uint64_t f = 0;
+  memcpy(&f, &fn, sizeof fn < sizeof f ? sizeof fn : sizeof f);
+  uint64_t h = (f ^ (uint64_t)(uintptr_t)subject * 0x9e3779b97f4a7c15ULL) + cls;
+  h ^= h >> 31;
+  h *= 0xbf58476d1ce4e5b9ULL;
+  return h ^ (h >> 29);
+}
+
+static uint32_t kind_home(const hs_net *net, uint32_t k) {
+  const sim_kind *K = &net->kinds[k];
+  return (uint32_t)kind_hash(K->fn, K->subject, K->cls) & net->ktab_mask;
+}
+
+static void ktab_insert(hs_net *net, uint32_t k) {
+  uint32_t i = kind_home(net, k);
+  while (net->ktab[i] != SIM_NONE) i = (i + 1) & net->ktab_mask;
+  net->ktab[i] = k;
+}
+
+/* The kind of (fn, subject, cls), with one more reference. O(1) expected. */
+static uint32_t kind_get(hs_net *net, hs_event_fn fn, void *subject, uint32_t cls) {
+  sim_kind *K = net->klast < net->nkinds ? &net->kinds[net->klast] : NULL;
+  if (K && K->refs && K->fn == fn && K->subject == subject && K->cls == cls) {
+    K->refs++;
+    return net->klast;
+  }
+  if (!net->ktab) { /* first transfer */
+    net->ktab_mask = 15;
+    net->ktab = hs_reallocarray(NULL, 16, sizeof *net->ktab);
+    for (uint32_t j = 0; j < 16; j++) net->ktab[j] = SIM_NONE;
+  }
+  uint32_t i = (uint32_t)kind_hash(fn, subject, cls) & net->ktab_mask;
+  for (; net->ktab[i] != SIM_NONE; i = (i + 1) & net->ktab_mask) {
+    K = &net->kinds[net->ktab[i]];
+    if (K->fn == fn && K->subject == subject && K->cls == cls) {
+      K->refs++;
+      return net->klast = net->ktab[i];
+    }
+  }
+  uint32_t k = net->kfree - 1;
+  if (net->kfree) {
+    net->kfree = net->kinds[k].cls;
+  } else {
+    HS_ASSERT(net->nkinds < SIM_NONE - 1, "fewer than 2^32 kinds");
+    if (net->nkinds == net->capkinds) {
+      net->capkinds = net->capkinds ? 2 * net->capkinds : 8;
+      net->kinds = hs_reallocarray(net->kinds, net->capkinds, sizeof *net->kinds);
+    }
+    k = net->nkinds++;
+  }
+  net->kinds[k] = (sim_kind){fn, subject, cls, 1};
+  net->klive++;
+  if (2 * (uint64_t)net->klive > net->ktab_mask + 1ULL) { /* keep load <= 1/2 */
+    uint32_t size = 2 * (net->ktab_mask + 1);
+    hs_free(net->ktab);
+    net->ktab = hs_reallocarray(NULL, size, sizeof *net->ktab);
+    for (uint32_t j = 0; j < size; j++) net->ktab[j] = SIM_NONE;
+    net->ktab_mask = size - 1;
+    for (uint32_t j = 0; j < net->nkinds; j++)
+      if (net->kinds[j].refs) ktab_insert(net, j);
+  } else {
+    net->ktab[i] = k;
+  }
+  return net->klast = k;
+}
+
+/* One reference less; the last one frees the kind: out of the table by
+ * backward shift (no tombstones), onto the free list. */
+static void kind_put(hs_net *net, uint32_t k) {
+  sim_kind *K = &net->kinds[k];
+  HS_ASSERT(K->refs > 0, "a kind in use has references");
+  if (--K->refs) return;
+  uint32_t m = net->ktab_mask, i = kind_home(net, k);
+  while (net->ktab[i] != k) i = (i + 1) & m;
+  for (uint32_t j = (i + 1) & m; net->ktab[j] != SIM_NONE; j = (j + 1) & m) {
+    /* The entry at j may fill the hole at i unless its home lies in (i, j]. */
+    uint32_t h = kind_home(net, net->ktab[j]);
+    if (((j - h) & m) >= ((j - i) & m)) {
+      net->ktab[i] = net->ktab[j];
+      i = j;
+    }
+  }
+  net->ktab[i] = SIM_NONE;
+  K->cls = net->kfree;
+  net->kfree = k + 1;
+  net->klive--;
 }
 
 /* ---- classes ---------------------------------------------------------- */
@@ -431,26 +564,34 @@ static uint32_t class_get(hs_net *net, double cap, const uint32_t *links, uint32
   return ci;
 }
 
-/* The class's first finisher: the smaller of the run's head and the heap's top
- * (the run's head is always a live flow). NULL when the class is empty. */
+/* The class's first finisher: the smaller of the run's front and the heap's
+ * top (the run's front is always a live flow). NULL when the class is empty. */
 static const sim_hent *class_top(const sim_class *c) {
-  const sim_hent *r = fifo_empty(&c->run) ? NULL : fifo_front(&c->run);
   const sim_hent *h = c->heap.n ? &c->heap.a[0] : NULL;
-  if (!r) return h;
-  if (!h) return r;
-  return hent_less(h, r) ? h : r;
+  if (fifo_empty(&c->run)) return h;
+  if (!h) return &c->front;
+  return hent_less(h, &c->front) ? h : &c->front;
+}
+
+/* The run's front changed: cache its (fv, seq, slot). */
+static void run_front_load(const hs_net *net, sim_class *c) {
+  if (fifo_empty(&c->run)) return;
+  uint32_t slot = fifo_front(&c->run);
+  const sim_flow *f = &net->flows[slot];
+  c->front = (sim_hent){f->t, f->seq, slot};
 }
 
 static void class_push(hs_net *net, sim_class *c, uint32_t slot) {
   sim_flow *f = &net->flows[slot];
-  sim_hent e = {f->fv, f->seq, slot};
   c->nflows++;
-  if (fifo_empty(&c->run) || hent_less(fifo_back(&c->run), &e)) {
-    fifo_push(&c->run, e.key, e.seq, e.item);
-    f->in_run = true;
+  if (fifo_empty(&c->run) || c->back_fv < f->t || (c->back_fv == f->t && c->back_seq < f->seq)) {
+    if (fifo_empty(&c->run)) c->front = (sim_hent){f->t, f->seq, slot};
+    fifo_push(&c->run, flow_entry(net, slot));
+    c->back_fv = f->t;
+    c->back_seq = f->seq;
+    f->where = SIM_W_RUN;
   } else {
-    heap_push(net, &c->heap, e.key, e.seq, slot);
-    f->in_run = false;
+    heap_push(net, &c->heap, f->t, f->seq, slot); /* sets f->where */
   }
 }
 
@@ -459,10 +600,11 @@ static sim_hent class_pop(hs_net *net, sim_class *c) {
   const sim_hent *t = class_top(c);
   HS_ASSERT(t, "pop from a non-empty class");
   sim_hent e = *t;
-  if (c->heap.n && t == &c->heap.a[0]) {
+  if (t != &c->front) {
     heap_remove(net, &c->heap, 0);
   } else {
-    c->run.head++;
+    fifo_advance(net, &c->run);
+    run_front_load(net, c);
   }
   c->nflows--;
   return e;
@@ -700,27 +842,32 @@ static void schedule_next(hs_net *net) {
   net->ev_time = t;
 }
 
-static void flow_free(hs_net *net, uint32_t slot) {
-  sim_flow *f = &net->flows[slot];
-  f->state = SIM_FLOW_FREE;
+/* The flow ends: its id goes stale at once (generation bumped), but its slot
+ * is handed back by slot_release, once nothing reads its record any more. */
+static void flow_end(hs_net *net, uint32_t slot) {
+  net->flows[slot].where = SIM_W_FREE;
   uint32_t gen = net->gens[slot] + 1;
   if (gen == 0) gen = 1;
   net->gens[slot] = gen;
+}
+
+static void slot_release(hs_net *net, uint32_t slot) {
   net->freed++;
   if (net->nfree == net->capfree) {
     net->capfree = net->capfree ? 2 * net->capfree : 64;
     net->free_slots = hs_reallocarray(net->free_slots, net->capfree, sizeof *net->free_slots);
   }
-  net->free_slots[net->nfree++] = (uint64_t)gen << 32 | slot;
+  net->free_slots[net->nfree++] = (uint64_t)net->gens[slot] << 32 | slot;
 }
 
 /* When no flow is left, hand out the slots in ascending order again: a burst
  * of transfers (10^6 downloads at a round's start) then writes its flow
  * records in sequence, and admits and completes them in sequence, instead of
  * at the random slots the last completions freed. O(slots), done only after
- * slots/2 flows were freed since the last time (O(1) amortized per flow). */
+ * slots/2 flows were freed since the last time (O(1) amortized per flow).
+ * Not while callbacks are due (their slots are not on the stack yet). */
 static void maybe_reorder_free(hs_net *net) {
-  if (net->st.flows_active || net->st.flows_latent || net->nslots < 64 ||
+  if (net->st.flows_active || net->st.flows_latent || net->ndone || net->nslots < 64 ||
       net->freed < net->nslots / 2)
     return;
   HS_ASSERT(net->nfree == net->nslots, "an idle network has every slot free");
@@ -731,30 +878,35 @@ static void maybe_reorder_free(hs_net *net) {
   net->freed = 0;
 }
 
-static void push_done(hs_net *net, const sim_flow *f) {
+static void push_done(hs_net *net, uint32_t slot) {
   if (net->ndone == net->capdone) {
     net->capdone = net->capdone ? 2 * net->capdone : 16;
     net->done = hs_reallocarray(net->done, net->capdone, sizeof *net->done);
   }
-  net->done[net->ndone++] = (sim_done){f->on_done, f->subject, f->arg};
+  net->done[net->ndone++] = slot;
 }
 
 static void admit(hs_net *net, uint32_t slot, double now) {
   sim_flow *f = &net->flows[slot];
-  sim_class *c = &net->classes[f->cls];
+  uint32_t ci = net->kinds[f->kind].cls;
+  sim_class *c = &net->classes[ci];
   if (c->nflows == 0) {
     class_sync(c, now); /* restart the clock at 0 */
-    class_activate(net, f->cls);
-    c = &net->classes[f->cls];
+    class_activate(net, ci);
+    c = &net->classes[ci];
   } else {
     class_sync(c, now);
   }
-  f->fv = c->v + f->bytes;
-  f->state = SIM_FLOW_ACTIVE;
+  f->t = c->v + f->bytes;
   class_push(net, c, slot);
   c->dirty = true;
   net->st.flows_latent--;
   net->st.flows_active++;
+}
+
+/* Is any class other than the class heap's top due at `now`? */
+static bool others_due(const sim_heap *h, double now) {
+  return (h->n > 1 && h->a[1].key <= now) || (h->n > 2 && h->a[2].key <= now);
 }
 
 static void net_event(hs_engine *eng, void *subject, uint64_t arg) {
@@ -763,10 +915,12 @@ static void net_event(hs_engine *eng, void *subject, uint64_t arg) {
   double now = hs_engine_now(eng);
   net->ev = 0;
   net->st.events++;
-  net->ndone = 0;
+  HS_ASSERT(net->ndone == 0, "callbacks of the last event have run");
   bool changed = false;
 
-  /* Completions first, one flow at a time by (time, seq) across classes. */
+  /* Completions first, one flow at a time by (time, seq) across classes. A
+   * class whose next flow is not due, when no other class is either, keeps
+   * its stale key: the rate update below re-keys it (dirty) once. */
   while (net->chead.n && net->chead.a[0].key <= now) {
     uint32_t ci = net->chead.a[0].item;
     sim_class *c = &net->classes[ci];
@@ -774,39 +928,55 @@ static void net_event(hs_engine *eng, void *subject, uint64_t arg) {
     c->v = top.key; /* exact: the flow is done */
     c->t0 = now;
     sim_flow *f = &net->flows[top.item];
-    if (f->on_done) push_done(net, f);
     net->st.bytes_delivered += f->bytes;
     net->st.flows_completed++;
     net->st.flows_active--;
-    flow_free(net, top.item);
-    fifo_clean(net, &c->run, SIM_FLOW_ACTIVE);
-    if (c->nflows == 0) {
-      class_deactivate(net, ci);
+    flow_end(net, top.item);
+    if (net->kinds[f->kind].fn) {
+      push_done(net, top.item);
     } else {
-      class_refresh_key(net, c);
-      SIM_PREFETCH(&net->flows[class_top(c)->item]);
+      kind_put(net, f->kind);
+      slot_release(net, top.item);
     }
     changed = true;
+    if (c->nflows == 0) {
+      class_deactivate(net, ci);
+      continue;
+    }
+    double t = class_next_time(c);
+    if (t > now && !others_due(&net->chead, now)) {
+      c->dirty = true;
+      break;
+    }
+    heap_update(net, &net->chead, c->hpos, t, class_top(c)->seq);
   }
   /* Then admissions: a flow arriving now does not share with one leaving now. */
   while (net->lhead.n && net->lhead.a[0].key <= now) {
     uint32_t li = net->lhead.a[0].item;
     sim_fifo *q = &net->lanes[li].q;
-    uint32_t slot = fifo_front(q)->item;
-    q->head++;
+    uint32_t slot = fifo_front(q);
+    fifo_advance(net, q);
     admit(net, slot, now);
-    fifo_clean(net, q, SIM_FLOW_LATENT);
     lane_refresh(net, li);
     changed = true;
   }
   if (changed) rates_update(net, now);
   schedule_next(net);
-  maybe_reorder_free(net);
 
   /* Callbacks last, on a consistent state; they may start or cancel flows
-   * (never this handler re-entrantly), so iterate over a fixed count. */
+   * (never this handler re-entrantly), so iterate over a fixed count. A
+   * callback's transfer never takes a slot whose callback is still due. */
   uint32_t nd = net->ndone;
-  for (uint32_t i = 0; i < nd; i++) net->done[i].fn(eng, net->done[i].subject, net->done[i].arg);
+  for (uint32_t i = 0; i < nd; i++) {
+    const sim_flow *f = &net->flows[net->done[i]];
+    uint32_t k = f->kind;
+    uint64_t a = f->arg;
+    net->kinds[k].fn(eng, net->kinds[k].subject, a);
+    kind_put(net, k);
+  }
+  for (uint32_t i = 0; i < nd; i++) slot_release(net, net->done[i]);
+  net->ndone = 0;
+  maybe_reorder_free(net);
 }
 
 /* ---- public API -------------------------------------------------------- */
@@ -848,6 +1018,8 @@ void hs_net_destroy(hs_net *net) {
   hs_free(net->scratch);
   hs_free(net->ord);
   hs_free(net->done);
+  hs_free(net->kinds);
+  hs_free(net->ktab);
   hs_free(net);
 }
 
@@ -916,6 +1088,7 @@ hs_flow_id hs_net_transfer(hs_net *net, double bytes, double cap_bps, double lat
 
   uint32_t ci = class_get(net, cap_bps, ls, n);
   uint32_t li = lane_get(net, path);
+  uint32_t kind = kind_get(net, on_done, subject, ci);
   uint64_t seq = ++net->seq;
   uint32_t slot;
   uint32_t gen = 1;
@@ -924,7 +1097,7 @@ hs_flow_id hs_net_transfer(hs_net *net, double bytes, double cap_bps, double lat
     slot = (uint32_t)e;
     gen = (uint32_t)(e >> 32);
   } else {
-    HS_ASSERT(net->nslots < SIM_NONE - 1, "fewer than 2^32 flows at once");
+    HS_ASSERT(net->nslots < SIM_MAX_SLOTS, "fewer than 2^31 flows at once");
     if (net->nslots == net->capslots) {
       net->capslots = net->capslots ? 2 * net->capslots : 64;
       net->flows = hs_reallocarray(net->flows, net->capslots, sizeof *net->flows);
@@ -934,20 +1107,18 @@ hs_flow_id hs_net_transfer(hs_net *net, double bytes, double cap_bps, double lat
     net->gens[slot] = gen;
   }
   /* Write-only: the slot is likely cold, and stores do not wait for it. */
-  net->flows[slot] = (sim_flow){.bytes = bytes, .seq = seq, .on_done = on_done,
-                                .subject = subject, .arg = arg, .cls = ci,
-                                .hpos = SIM_NONE, .lane = li, .state = SIM_FLOW_LATENT};
+  double t_admit = hs_engine_now(net->eng) + path;
+  net->flows[slot] = (sim_flow){.bytes = bytes, .t = t_admit, .seq = seq, .arg = arg,
+                                .kind = kind, .where = SIM_W_LATENT | li};
   sim_lane *ln = &net->lanes[li];
-  fifo_push(&ln->q, hs_engine_now(net->eng) + path, seq, slot);
+  fifo_push(&ln->q, (uint64_t)gen << 32 | slot);
   if (ln->hpos == SIM_NONE) lane_refresh(net, li);
   net->st.flows_started++;
   net->st.flows_latent++;
   schedule_next(net);
   if (net->nfree) { /* PF_AHEAD transfers ahead: in a burst one was too late */
     uint32_t k = net->nfree > PF_AHEAD ? net->nfree - PF_AHEAD : 0;
-    const sim_flow *p = &net->flows[(uint32_t)net->free_slots[k]];
-    SIM_PREFETCH(p);
-    SIM_PREFETCH((const char *)p + sizeof *p - 1);
+    SIM_PREFETCH(&net->flows[(uint32_t)net->free_slots[k]]);
   }
   return ((uint64_t)gen << 32) | ((uint64_t)slot + 1);
 }
@@ -956,7 +1127,7 @@ static const sim_flow *flow_lookup(const hs_net *net, hs_flow_id id, uint32_t *s
   uint64_t s = id & 0xffffffffULL;
   if (s == 0 || s > net->nslots) return NULL;
   const sim_flow *f = &net->flows[s - 1];
-  if (f->state == SIM_FLOW_FREE || net->gens[s - 1] != (uint32_t)(id >> 32)) return NULL;
+  if (f->where == SIM_W_FREE || net->gens[s - 1] != (uint32_t)(id >> 32)) return NULL;
   if (slot_out) *slot_out = (uint32_t)(s - 1);
   return f;
 }
@@ -966,27 +1137,29 @@ bool hs_net_cancel(hs_net *net, hs_flow_id id) {
   const sim_flow *f = flow_lookup(net, id, &slot);
   if (!f) return false;
   double now = hs_engine_now(net->eng);
-  if (f->state == SIM_FLOW_LATENT) {
-    uint32_t li = f->lane;
+  uint32_t where = f->where;
+  uint32_t ci = net->kinds[f->kind].cls;
+  kind_put(net, f->kind);
+  if (w_latent(where)) {
+    uint32_t li = where & ~SIM_W_LATENT;
     net->st.flows_latent--;
-    flow_free(net, slot);
+    flow_end(net, slot);
+    slot_release(net, slot);
     net->lanes[li].q.dead++;
-    fifo_clean(net, &net->lanes[li].q, SIM_FLOW_LATENT);
-    lane_refresh(net, li);
+    if (fifo_clean(net, &net->lanes[li].q)) lane_refresh(net, li);
   } else {
-    uint32_t ci = f->cls;
     sim_class *c = &net->classes[ci];
     class_sync(c, now);
-    double sent = f->bytes - (f->fv - c->v);
+    double sent = f->bytes - (f->t - c->v);
     net->st.bytes_cancelled += sent > 0 ? sent : 0;
-    bool in_run = f->in_run;
-    if (!in_run) heap_remove(net, &c->heap, f->hpos);
+    if (where != SIM_W_RUN) heap_remove(net, &c->heap, where);
     c->nflows--;
     net->st.flows_active--;
-    flow_free(net, slot);
-    if (in_run) {
+    flow_end(net, slot);
+    slot_release(net, slot);
+    if (where == SIM_W_RUN) {
       c->run.dead++;
-      fifo_clean(net, &c->run, SIM_FLOW_ACTIVE); /* skip its entry if at the front */
+      if (fifo_clean(net, &c->run)) run_front_load(net, c); /* skip it if at the front */
     }
     if (c->nflows == 0)
       class_deactivate(net, ci);
@@ -1003,15 +1176,15 @@ bool hs_net_cancel(hs_net *net, hs_flow_id id) {
 
 double hs_net_flow_rate(const hs_net *net, hs_flow_id id) {
   const sim_flow *f = flow_lookup(net, id, NULL);
-  if (!f || f->state != SIM_FLOW_ACTIVE) return 0;
-  return net->classes[f->cls].rate_bps;
+  if (!f || !w_active(f->where)) return 0;
+  return net->classes[net->kinds[f->kind].cls].rate_bps;
 }
 
 double hs_net_flow_remaining_bytes(const hs_net *net, hs_flow_id id) {
   const sim_flow *f = flow_lookup(net, id, NULL);
   if (!f) return NAN;
-  if (f->state == SIM_FLOW_LATENT) return f->bytes;
-  double left = f->fv - class_v_at(&net->classes[f->cls], hs_engine_now(net->eng));
+  if (w_latent(f->where)) return f->bytes;
+  double left = f->t - class_v_at(&net->classes[net->kinds[f->kind].cls], hs_engine_now(net->eng));
   return left > 0 ? left : 0;
 }
 
