@@ -218,8 +218,8 @@ struct hs_net {
   sim_ord *ord;
   uint32_t nord, capord;
   /* Slots of the flows completed by the current event, whose callbacks are
-   * due: their records (arg, kind) are read when the callbacks run, so the
-   * slots go back to the free stack only after the callbacks. */
+   * due: their records (arg, kind) are read when the callbacks run, so a slot
+   * goes back to the free stack only then. ndone: those not back yet. */
   uint32_t *done;
   uint32_t ndone, capdone;
 
@@ -964,18 +964,25 @@ static void net_event(hs_engine *eng, void *subject, uint64_t arg) {
   schedule_next(net);
 
   /* Callbacks last, on a consistent state; they may start or cancel flows
-   * (never this handler re-entrantly), so iterate over a fixed count. A
-   * callback's transfer never takes a slot whose callback is still due. */
+   * (never this handler re-entrantly), so iterate over a fixed count. A slot
+   * goes back to the free stack once its record is read, just before its
+   * callback: a callback's transfer never takes a slot whose callback is still
+   * due, and the slots are reordered before the last callback when the
+   * network is idle then (a round's last upload starting the next round). */
   uint32_t nd = net->ndone;
   for (uint32_t i = 0; i < nd; i++) {
-    const sim_flow *f = &net->flows[net->done[i]];
+    uint32_t slot = net->done[i];
+    const sim_flow *f = &net->flows[slot];
     uint32_t k = f->kind;
     uint64_t a = f->arg;
-    net->kinds[k].fn(eng, net->kinds[k].subject, a);
+    hs_event_fn fn = net->kinds[k].fn;
+    void *subj = net->kinds[k].subject;
+    slot_release(net, slot);
+    net->ndone = nd - i - 1;
+    maybe_reorder_free(net);
+    fn(eng, subj, a);
     kind_put(net, k);
   }
-  for (uint32_t i = 0; i < nd; i++) slot_release(net, net->done[i]);
-  net->ndone = 0;
   maybe_reorder_free(net);
 }
 
