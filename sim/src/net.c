@@ -166,6 +166,7 @@ typedef struct sim_link {
   double t_last;
   double rem;      /* scratch: capacity left */
   double users;    /* scratch: flows of unfrozen classes crossing it */
+  uint64_t nflows; /* flows in the fluid system crossing it (kept up to date) */
 } sim_link;
 
 typedef struct sim_ord {
@@ -519,7 +520,10 @@ static uint64_t class_hash(double cap, const uint32_t *links, uint32_t n) {
 }
 
 static bool class_is(const sim_class *c, double cap, const uint32_t *links, uint32_t n) {
-  return c->cap_bps == cap && c->nlinks == n && (n == 0 || !memcmp(c->links, links, n * sizeof *links));
+  if (c->cap_bps != cap || c->nlinks != n) return false;
+  for (uint32_t i = 0; i < n; i++) /* n is small: no memcmp call */
+    if (c->links[i] != links[i]) return false;
+  return true;
 }
 
 static void ctab_insert(hs_net *net, uint32_t ci) {
@@ -581,9 +585,15 @@ static void run_front_load(const hs_net *net, sim_class *c) {
   c->front = (sim_hent){f->t, f->seq, slot};
 }
 
+/* One flow more or less in the class, and on each of its links. */
+static void class_count(hs_net *net, sim_class *c, int delta) {
+  c->nflows += (uint32_t)delta;
+  for (uint32_t i = 0; i < c->nlinks; i++) net->links[c->links[i]].nflows += (uint64_t)(int64_t)delta;
+}
+
 static void class_push(hs_net *net, sim_class *c, uint32_t slot) {
   sim_flow *f = &net->flows[slot];
-  c->nflows++;
+  class_count(net, c, 1);
   if (fifo_empty(&c->run) || c->back_fv < f->t || (c->back_fv == f->t && c->back_seq < f->seq)) {
     if (fifo_empty(&c->run)) c->front = (sim_hent){f->t, f->seq, slot};
     fifo_push(&c->run, flow_entry(net, slot));
@@ -606,7 +616,7 @@ static sim_hent class_pop(hs_net *net, sim_class *c) {
     fifo_advance(net, &c->run);
     run_front_load(net, c);
   }
-  c->nflows--;
+  class_count(net, c, -1);
   return e;
 }
 
@@ -733,11 +743,14 @@ static bool class_crosses(const sim_class *c, uint32_t l) {
   return false;
 }
 
-static void freeze(hs_net *net, sim_class *c, double rate) {
+/* Freeze the class at `rate`: take its flows and their bandwidth off its
+ * links, except `full` (the bottleneck, zeroed by the caller afterwards). */
+static void freeze(hs_net *net, sim_class *c, double rate, uint32_t full) {
   double n = (double)c->nflows;
   c->frozen = true;
   c->new_rate = rate;
   for (uint32_t i = 0; i < c->nlinks; i++) {
+    if (c->links[i] == full) continue;
     sim_link *L = &net->links[c->links[i]];
     if (rate < INFINITY) { /* only an infinite link carries an infinite rate */
       L->rem -= n * rate;
@@ -756,17 +769,12 @@ static void rates_update(hs_net *net, double now) {
     if (now > L->t_last) L->bytes += L->load_bps / 8.0 * (now - L->t_last);
     L->t_last = now;
     L->rem = L->bw_bps;
-    L->users = 0;
+    L->users = (double)L->nflows; /* exact, as the sum over its classes was */
   }
   for (uint32_t k = 0; k < net->nactive; k++) {
     sim_class *c = &net->classes[net->active[k]];
-    c->frozen = false;
-    if (c->nlinks == 0) {
-      c->frozen = true;
-      c->new_rate = c->cap_bps;
-      continue;
-    }
-    for (uint32_t i = 0; i < c->nlinks; i++) net->links[c->links[i]].users += (double)c->nflows;
+    c->frozen = c->nlinks == 0;
+    if (c->frozen) c->new_rate = c->cap_bps;
   }
   const sim_ord *order = net->ord;
   uint32_t m = net->nord;
@@ -789,13 +797,13 @@ static void rates_update(hs_net *net, double now) {
     while (net->classes[order[next].ci].frozen) next++;
     sim_class *cheap = &net->classes[order[next].ci];
     if (cheap->cap_bps <= best) {
-      freeze(net, cheap, cheap->cap_bps);
+      freeze(net, cheap, cheap->cap_bps, SIM_NONE);
       left--;
     } else {
       for (uint32_t k = next; k < m; k++) {
         sim_class *c = &net->classes[order[k].ci];
         if (!c->frozen && class_crosses(c, best_l)) {
-          freeze(net, c, best);
+          freeze(net, c, best, best_l);
           left--;
         }
       }
@@ -1160,7 +1168,7 @@ bool hs_net_cancel(hs_net *net, hs_flow_id id) {
     double sent = f->bytes - (f->t - c->v);
     net->st.bytes_cancelled += sent > 0 ? sent : 0;
     if (where != SIM_W_RUN) heap_remove(net, &c->heap, where);
-    c->nflows--;
+    class_count(net, c, -1);
     net->st.flows_active--;
     flow_end(net, slot);
     slot_release(net, slot);
