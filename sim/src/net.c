@@ -60,8 +60,10 @@
  * finisher's slot while the engine runs other events hides that miss. */
 #if defined(__GNUC__)
 #define SIM_PREFETCH(p) __builtin_prefetch(p)
+#define SIM_PREFETCH_W(p) __builtin_prefetch(p, 1)
 #else
 #define SIM_PREFETCH(p) ((void)(p))
+#define SIM_PREFETCH_W(p) ((void)(p))
 #endif
 
 typedef struct sim_hent {
@@ -333,6 +335,14 @@ static uint64_t flow_entry(const hs_net *net, uint32_t slot) {
   return (uint64_t)net->gens[slot] << 32 | slot;
 }
 
+/* A record may straddle two lines; the flow's end writes its generation. */
+static void flow_prefetch(const hs_net *net, uint32_t slot) {
+  const sim_flow *f = &net->flows[slot];
+  SIM_PREFETCH_W(f);
+  SIM_PREFETCH_W((const char *)f + sizeof *f - 1);
+  SIM_PREFETCH_W(&net->gens[slot]);
+}
+
 /* Drop the front entry, then the dead entries behind it, so the front is
  * always a live flow; prefetch the record of the entry behind the new front
  * (it is read when that front leaves). */
@@ -347,7 +357,7 @@ static void fifo_advance(const hs_net *net, sim_fifo *q) {
   if (fifo_empty(q))
     q->dead = 0;
   else if (q->tail - q->head > 1)
-    SIM_PREFETCH(&net->flows[(uint32_t)q->a[(q->head + 1) & q->mask]]);
+    flow_prefetch(net, (uint32_t)q->a[(q->head + 1) & q->mask]);
 }
 
 /* After a cancel: drop the front if it is dead (and the dead behind it). */
@@ -719,10 +729,31 @@ static void class_deactivate(hs_net *net, uint32_t ci) {
   c->v = 0;
 }
 
-static void class_refresh_key(hs_net *net, sim_class *c) {
+/* Write the class's key in place (the heap is restored by the caller). */
+static void class_write_key(hs_net *net, sim_class *c) {
   HS_ASSERT(c->nflows > 0, "a keyed class has flows");
-  heap_update(net, &net->chead, c->hpos, class_next_time(c), class_top(c)->seq);
+  sim_hent *e = &net->chead.a[c->hpos];
+  e->key = class_next_time(c);
+  e->seq = class_top(c)->seq;
   c->dirty = false;
+}
+
+/* Restore the class heap after keys were written in place: O(K) (Floyd),
+ * within the filling's own cost, and one comparison for two classes, where
+ * one heap_update per class took an unpredictable branch (up or down). */
+static void chead_heapify(hs_net *net) {
+  sim_heap *h = &net->chead;
+  if (h->n == 2) {
+    if (hent_less(&h->a[1], &h->a[0])) {
+      sim_hent e = h->a[0];
+      h->a[0] = h->a[1];
+      h->a[1] = e;
+      net->classes[h->a[0].item].hpos = 0;
+      net->classes[h->a[1].item].hpos = 1;
+    }
+    return;
+  }
+  for (uint32_t i = h->n / 2; i-- > 0;) heap_down(net, h, i);
 }
 
 /* ---- scratch buffers -------------------------------------------------- */
@@ -813,6 +844,7 @@ static void rates_update(hs_net *net, double now) {
   }
 
   for (uint32_t l = 0; l < net->nlinks; l++) net->links[l].load_bps = 0;
+  bool rekeyed = false;
   for (uint32_t k = 0; k < net->nactive; k++) {
     sim_class *c = &net->classes[net->active[k]];
     if (c->new_rate != c->rate_bps) {
@@ -822,8 +854,12 @@ static void rates_update(hs_net *net, double now) {
     }
     for (uint32_t i = 0; i < c->nlinks; i++)
       net->links[c->links[i]].load_bps += (double)c->nflows * c->rate_bps;
-    if (c->dirty) class_refresh_key(net, c);
+    if (c->dirty) {
+      class_write_key(net, c);
+      rekeyed = true;
+    }
   }
+  if (rekeyed) chead_heapify(net);
 }
 
 /* ---- the network's engine event --------------------------------------- */
@@ -1133,7 +1169,9 @@ hs_flow_id hs_net_transfer(hs_net *net, double bytes, double cap_bps, double lat
   schedule_next(net);
   if (net->nfree) { /* PF_AHEAD transfers ahead: in a burst one was too late */
     uint32_t k = net->nfree > PF_AHEAD ? net->nfree - PF_AHEAD : 0;
-    SIM_PREFETCH(&net->flows[(uint32_t)net->free_slots[k]]);
+    const sim_flow *p = &net->flows[(uint32_t)net->free_slots[k]];
+    SIM_PREFETCH_W(p);
+    SIM_PREFETCH_W((const char *)p + sizeof *p - 1); /* a record may straddle two lines */
   }
   return ((uint64_t)gen << 32) | ((uint64_t)slot + 1);
 }
