@@ -188,13 +188,15 @@ struct hs_net {
 
   sim_flow *flows;
   uint32_t nslots, capslots;
-  /* Free slots as a stack of (generation << 32 | slot), not a list threaded
-   * through the slots: reading a freed slot's link or generation was a cache
-   * miss on every transfer; now a transfer only writes the slot. */
-  uint64_t *free_slots;
+  /* Free slots as a stack, not a list threaded through the slots: reading a
+   * freed slot's link was a cache miss on every transfer; now a transfer
+   * writes the slot and reads its generation, both fetched PF_AHEAD
+   * transfers earlier. (Generations on the stack too cost 4 B per slot.) */
+  uint32_t *free_slots;
   uint32_t nfree, capfree;
-  /* Generation of each slot, apart from the slots (4 bytes each), so that an
-   * idle network can put its free slots back in order without reading them. */
+  /* Generation of each slot, apart from the records (4 bytes each): the
+   * liveness of a FIFO entry and of an id is checked here, and an idle
+   * network puts its free slots back in order without touching either. */
   uint32_t *gens;
   uint32_t freed; /* flows freed since the free slots were last ordered */
 
@@ -901,7 +903,7 @@ static void slot_release(hs_net *net, uint32_t slot) {
     net->capfree = net->capfree ? 2 * net->capfree : 64;
     net->free_slots = hs_reallocarray(net->free_slots, net->capfree, sizeof *net->free_slots);
   }
-  net->free_slots[net->nfree++] = (uint64_t)net->gens[slot] << 32 | slot;
+  net->free_slots[net->nfree++] = slot;
 }
 
 /* When no flow is left, hand out the slots in ascending order again: a burst
@@ -917,7 +919,7 @@ static void maybe_reorder_free(hs_net *net) {
   HS_ASSERT(net->nfree == net->nslots, "an idle network has every slot free");
   for (uint32_t k = 0; k < net->nslots; k++) {
     uint32_t slot = net->nslots - 1 - k; /* the top of the stack is slot 0 */
-    net->free_slots[k] = (uint64_t)net->gens[slot] << 32 | slot;
+    net->free_slots[k] = slot;
   }
   net->freed = 0;
 }
@@ -1144,9 +1146,8 @@ hs_flow_id hs_net_transfer(hs_net *net, double bytes, double cap_bps, double lat
   uint32_t slot;
   uint32_t gen = 1;
   if (net->nfree) {
-    uint64_t e = net->free_slots[--net->nfree];
-    slot = (uint32_t)e;
-    gen = (uint32_t)(e >> 32);
+    slot = net->free_slots[--net->nfree];
+    gen = net->gens[slot];
   } else {
     HS_ASSERT(net->nslots < SIM_MAX_SLOTS, "fewer than 2^31 flows at once");
     if (net->nslots == net->capslots) {
@@ -1169,9 +1170,11 @@ hs_flow_id hs_net_transfer(hs_net *net, double bytes, double cap_bps, double lat
   schedule_next(net);
   if (net->nfree) { /* PF_AHEAD transfers ahead: in a burst one was too late */
     uint32_t k = net->nfree > PF_AHEAD ? net->nfree - PF_AHEAD : 0;
-    const sim_flow *p = &net->flows[(uint32_t)net->free_slots[k]];
+    uint32_t next = net->free_slots[k];
+    const sim_flow *p = &net->flows[next];
     SIM_PREFETCH_W(p);
     SIM_PREFETCH_W((const char *)p + sizeof *p - 1); /* a record may straddle two lines */
+    SIM_PREFETCH(&net->gens[next]);
   }
   return ((uint64_t)gen << 32) | ((uint64_t)slot + 1);
 }
