@@ -1249,4 +1249,5 @@ bool hs_net_flow_pending(const hs_net *net, hs_flow_id id) { return flow_lookup(
 void hs_net_get_stats(const hs_net *net, hs_net_stats *out) {
   *out = net->st;
   out->classes_active = net->nactive;
+  out->kinds = net->klive;
 }

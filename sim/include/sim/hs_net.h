@@ -79,6 +79,7 @@ typedef struct hs_net_stats {
   size_t flows_active;      /* in the fluid system now */
   size_t classes;           /* distinct (cap, link set) classes seen so far */
   size_t classes_active;    /* classes with at least one flow in the fluid system */
+  size_t kinds;             /* distinct (on_done, subject, class) of pending or due flows */
   double bytes_delivered;   /* sum of bytes of completed flows */
   double bytes_cancelled;   /* bytes cancelled flows had sent before cancellation */
 } hs_net_stats;
