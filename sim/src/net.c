@@ -52,6 +52,8 @@
 #include "base/hs_alloc.h"
 #include "base/hs_assert.h"
 #include "base/hs_status.h"
+#include "net_heap.h"
+#include "net_kind.h"
 
 #define SIM_NONE UINT32_MAX
 #define PF_AHEAD 8 /* free flow slots prefetched this far ahead */
@@ -66,18 +68,6 @@
 #define SIM_PREFETCH_W(p) ((void)(p))
 #endif
 
-typedef struct sim_hent {
-  double key;
-  uint64_t seq;
-  uint32_t item;
-} sim_hent;
-
-/* An indexed binary min-heap on (key, seq); items record their position. */
-typedef struct sim_heap {
-  sim_hent *a;
-  uint32_t n, cap;
-} sim_heap;
-
 /* A flow record, 40 bytes. What only one state uses shares a field: t is the
  * admission time while LATENT and the finishing virtual time fv once ACTIVE;
  * `where` is the state and, by state, the lane or the position in the class
@@ -87,7 +77,7 @@ typedef struct sim_flow {
   double t;      /* LATENT: admission time; ACTIVE: fv */
   uint64_t seq;
   uint64_t arg;
-  uint32_t kind; /* index in kinds[] */
+  uint32_t kind; /* in net->kinds (net_kind.h) */
   uint32_t where;
 } sim_flow;
 
@@ -100,16 +90,6 @@ typedef struct sim_flow {
 
 static bool w_latent(uint32_t w) { return w >= SIM_W_LATENT && w < SIM_W_RUN; }
 static bool w_active(uint32_t w) { return w < SIM_W_LATENT || w == SIM_W_RUN; }
-
-/* An interned (on_done, subject, class) triple with the number of pending or
- * due flows that use it; freed (and reused) when that drops to 0, so a user
- * passing a distinct subject per flow costs one kind per flow in flight. */
-typedef struct sim_kind {
-  hs_event_fn fn;
-  void *subject;
-  uint32_t cls;
-  uint32_t refs; /* 0: free, cls is then the next free kind + 1 (0: none) */
-} sim_kind;
 
 /* A FIFO of flows, 8-byte entries (generation << 32 | slot), absolute indices
  * head..tail into a power-of-two ring. The key and seq of an entry are in its
@@ -228,93 +208,23 @@ struct hs_net {
   uint32_t *done;
   uint32_t ndone, capdone;
 
-  sim_kind *kinds;
-  uint32_t nkinds, capkinds;
-  uint32_t kfree;  /* first free kind + 1, 0 if none */
-  uint32_t klive;  /* kinds with refs > 0 */
-  uint32_t klast;  /* the kind last interned: a transfer checks it first */
-  uint32_t *ktab;  /* hash table of live kind indices (linear probing) */
-  uint32_t ktab_mask;
+  sim_kinds kinds; /* interned (on_done, subject, class) of the flows */
 
   hs_net_stats st;
 };
 
-/* ---- heaps ------------------------------------------------------------ */
+/* ---- heaps (net_heap.h): where each heap's items keep their position --- */
 
-static bool hent_less(const sim_hent *x, const sim_hent *y) {
-  return x->key < y->key || (x->key == y->key && x->seq < y->seq);
+static sim_hpos chead_pos(const hs_net *net) {
+  return (sim_hpos){(char *)net->classes + offsetof(sim_class, hpos), sizeof(sim_class)};
 }
 
-/* The class heap stores class indices, the lane heap lane indices, the
- * per-class heaps flow slots. */
-static void heap_setpos(hs_net *net, const sim_heap *h, uint32_t item, uint32_t pos) {
-  if (h == &net->chead)
-    net->classes[item].hpos = pos;
-  else if (h == &net->lhead)
-    net->lanes[item].hpos = pos;
-  else
-    net->flows[item].where = pos;
+static sim_hpos lhead_pos(const hs_net *net) {
+  return (sim_hpos){(char *)net->lanes + offsetof(sim_lane, hpos), sizeof(sim_lane)};
 }
 
-static void heap_up(hs_net *net, sim_heap *h, uint32_t i) {
-  sim_hent e = h->a[i];
-  while (i > 0) {
-    uint32_t p = (i - 1) / 2;
-    if (!hent_less(&e, &h->a[p])) break;
-    h->a[i] = h->a[p];
-    heap_setpos(net, h, h->a[i].item, i);
-    i = p;
-  }
-  h->a[i] = e;
-  heap_setpos(net, h, e.item, i);
-}
-
-static void heap_down(hs_net *net, sim_heap *h, uint32_t i) {
-  sim_hent e = h->a[i];
-  for (;;) {
-    uint32_t l = 2 * i + 1;
-    if (l >= h->n) break;
-    uint32_t m = (l + 1 < h->n && hent_less(&h->a[l + 1], &h->a[l])) ? l + 1 : l;
-    if (!hent_less(&h->a[m], &e)) break;
-    h->a[i] = h->a[m];
-    heap_setpos(net, h, h->a[i].item, i);
-    i = m;
-  }
-  h->a[i] = e;
-  heap_setpos(net, h, e.item, i);
-}
-
-static void heap_push(hs_net *net, sim_heap *h, double key, uint64_t seq, uint32_t item) {
-  HS_ASSERT(!isnan(key), "heap keys are times");
-  if (h->n == h->cap) {
-    h->cap = h->cap ? 2 * h->cap : 8;
-    h->a = hs_reallocarray(h->a, h->cap, sizeof *h->a);
-  }
-  h->a[h->n] = (sim_hent){key, seq, item};
-  heap_up(net, h, h->n++);
-}
-
-static void heap_remove(hs_net *net, sim_heap *h, uint32_t pos) {
-  HS_ASSERT(pos < h->n, "heap position in range");
-  h->n--;
-  if (pos == h->n) return;
-  h->a[pos] = h->a[h->n];
-  heap_setpos(net, h, h->a[pos].item, pos);
-  if (pos > 0 && hent_less(&h->a[pos], &h->a[(pos - 1) / 2]))
-    heap_up(net, h, pos);
-  else
-    heap_down(net, h, pos);
-}
-
-static void heap_update(hs_net *net, sim_heap *h, uint32_t pos, double key, uint64_t seq) {
-  HS_ASSERT(pos < h->n && !isnan(key), "heap position in range, key a time");
-  sim_hent old = h->a[pos];
-  h->a[pos].key = key;
-  h->a[pos].seq = seq;
-  if (hent_less(&h->a[pos], &old))
-    heap_up(net, h, pos);
-  else
-    heap_down(net, h, pos);
+static sim_hpos flow_pos(const hs_net *net) {
+  return (sim_hpos){(char *)net->flows + offsetof(sim_flow, where), sizeof(sim_flow)};
 }
 
 /* ---- FIFOs and lanes -------------------------------------------------- */
@@ -415,106 +325,15 @@ static uint32_t lane_get(hs_net *net, double lat_s) {
 static void lane_refresh(hs_net *net, uint32_t li) {
   sim_lane *ln = &net->lanes[li];
   if (fifo_empty(&ln->q)) {
-    if (ln->hpos != SIM_NONE) heap_remove(net, &net->lhead, ln->hpos);
+    if (ln->hpos != SIM_NONE) sim_heap_remove(&net->lhead, lhead_pos(net), ln->hpos);
     ln->hpos = SIM_NONE;
     return;
   }
   const sim_flow *f = &net->flows[fifo_front(&ln->q)];
   if (ln->hpos == SIM_NONE)
-    heap_push(net, &net->lhead, f->t, f->seq, li);
+    sim_heap_push(&net->lhead, lhead_pos(net), f->t, f->seq, li);
   else
-    heap_update(net, &net->lhead, ln->hpos, f->t, f->seq);
-}
-
-/* ---- kinds: interned (on_done, subject, class) ------------------------- */
-
-static uint64_t kind_hash(hs_event_fn fn, const void *subject, uint32_t cls) {
-  uint64_t f = 0;
-  memcpy(&f, &fn, sizeof fn < sizeof f ? sizeof fn : sizeof f);
-  uint64_t h = (f ^ (uint64_t)(uintptr_t)subject * 0x9e3779b97f4a7c15ULL) + cls;
-  h ^= h >> 31;
-  h *= 0xbf58476d1ce4e5b9ULL;
-  return h ^ (h >> 29);
-}
-
-static uint32_t kind_home(const hs_net *net, uint32_t k) {
-  const sim_kind *K = &net->kinds[k];
-  return (uint32_t)kind_hash(K->fn, K->subject, K->cls) & net->ktab_mask;
-}
-
-static void ktab_insert(hs_net *net, uint32_t k) {
-  uint32_t i = kind_home(net, k);
-  while (net->ktab[i] != SIM_NONE) i = (i + 1) & net->ktab_mask;
-  net->ktab[i] = k;
-}
-
-/* The kind of (fn, subject, cls), with one more reference. O(1) expected. */
-static uint32_t kind_get(hs_net *net, hs_event_fn fn, void *subject, uint32_t cls) {
-  sim_kind *K = net->klast < net->nkinds ? &net->kinds[net->klast] : NULL;
-  if (K && K->refs && K->fn == fn && K->subject == subject && K->cls == cls) {
-    K->refs++;
-    return net->klast;
-  }
-  if (!net->ktab) { /* first transfer */
-    net->ktab_mask = 15;
-    net->ktab = hs_reallocarray(NULL, 16, sizeof *net->ktab);
-    for (uint32_t j = 0; j < 16; j++) net->ktab[j] = SIM_NONE;
-  }
-  uint32_t i = (uint32_t)kind_hash(fn, subject, cls) & net->ktab_mask;
-  for (; net->ktab[i] != SIM_NONE; i = (i + 1) & net->ktab_mask) {
-    K = &net->kinds[net->ktab[i]];
-    if (K->fn == fn && K->subject == subject && K->cls == cls) {
-      K->refs++;
-      return net->klast = net->ktab[i];
-    }
-  }
-  uint32_t k = net->kfree - 1;
-  if (net->kfree) {
-    net->kfree = net->kinds[k].cls;
-  } else {
-    HS_ASSERT(net->nkinds < SIM_NONE - 1, "fewer than 2^32 kinds");
-    if (net->nkinds == net->capkinds) {
-      net->capkinds = net->capkinds ? 2 * net->capkinds : 8;
-      net->kinds = hs_reallocarray(net->kinds, net->capkinds, sizeof *net->kinds);
-    }
-    k = net->nkinds++;
-  }
-  net->kinds[k] = (sim_kind){fn, subject, cls, 1};
-  net->klive++;
-  if (2 * (uint64_t)net->klive > net->ktab_mask + 1ULL) { /* keep load <= 1/2 */
-    uint32_t size = 2 * (net->ktab_mask + 1);
-    hs_free(net->ktab);
-    net->ktab = hs_reallocarray(NULL, size, sizeof *net->ktab);
-    for (uint32_t j = 0; j < size; j++) net->ktab[j] = SIM_NONE;
-    net->ktab_mask = size - 1;
-    for (uint32_t j = 0; j < net->nkinds; j++)
-      if (net->kinds[j].refs) ktab_insert(net, j);
-  } else {
-    net->ktab[i] = k;
-  }
-  return net->klast = k;
-}
-
-/* One reference less; the last one frees the kind: out of the table by
- * backward shift (no tombstones), onto the free list. */
-static void kind_put(hs_net *net, uint32_t k) {
-  sim_kind *K = &net->kinds[k];
-  HS_ASSERT(K->refs > 0, "a kind in use has references");
-  if (--K->refs) return;
-  uint32_t m = net->ktab_mask, i = kind_home(net, k);
-  while (net->ktab[i] != k) i = (i + 1) & m;
-  for (uint32_t j = (i + 1) & m; net->ktab[j] != SIM_NONE; j = (j + 1) & m) {
-    /* The entry at j may fill the hole at i unless its home lies in (i, j]. */
-    uint32_t h = kind_home(net, net->ktab[j]);
-    if (((j - h) & m) >= ((j - i) & m)) {
-      net->ktab[i] = net->ktab[j];
-      i = j;
-    }
-  }
-  net->ktab[i] = SIM_NONE;
-  K->cls = net->kfree;
-  net->kfree = k + 1;
-  net->klive--;
+    sim_heap_update(&net->lhead, lhead_pos(net), ln->hpos, f->t, f->seq);
 }
 
 /* ---- classes ---------------------------------------------------------- */
@@ -586,7 +405,7 @@ static const sim_hent *class_top(const sim_class *c) {
   const sim_hent *h = c->heap.n ? &c->heap.a[0] : NULL;
   if (fifo_empty(&c->run)) return h;
   if (!h) return &c->front;
-  return hent_less(h, &c->front) ? h : &c->front;
+  return sim_hent_less(h, &c->front) ? h : &c->front;
 }
 
 /* The run's front changed: cache its (fv, seq, slot). */
@@ -613,7 +432,7 @@ static void class_push(hs_net *net, sim_class *c, uint32_t slot) {
     c->back_seq = f->seq;
     f->where = SIM_W_RUN;
   } else {
-    heap_push(net, &c->heap, f->t, f->seq, slot); /* sets f->where */
+    sim_heap_push(&c->heap, flow_pos(net), f->t, f->seq, slot); /* sets f->where */
   }
 }
 
@@ -623,7 +442,7 @@ static sim_hent class_pop(hs_net *net, sim_class *c) {
   HS_ASSERT(t, "pop from a non-empty class");
   sim_hent e = *t;
   if (t != &c->front) {
-    heap_remove(net, &c->heap, 0);
+    sim_heap_remove(&c->heap, flow_pos(net), 0);
   } else {
     fifo_advance(net, &c->run);
     run_front_load(net, c);
@@ -712,7 +531,7 @@ static void class_activate(hs_net *net, uint32_t ci) {
   net->active[net->nactive++] = ci;
   c->rate_bps = 0; /* set by the next filling */
   if (c->nlinks) ord_insert(net, ci);
-  heap_push(net, &net->chead, INFINITY, 0, ci);
+  sim_heap_push(&net->chead, chead_pos(net), INFINITY, 0, ci);
 }
 
 static void class_deactivate(hs_net *net, uint32_t ci) {
@@ -725,7 +544,7 @@ static void class_deactivate(hs_net *net, uint32_t ci) {
   if (c->nlinks) ord_remove(net, ci);
   c->run.head = c->run.tail; /* every entry left is a cancelled flow's */
   c->run.dead = 0;
-  heap_remove(net, &net->chead, c->hpos);
+  sim_heap_remove(&net->chead, chead_pos(net), c->hpos);
   c->hpos = SIM_NONE;
   c->rate_bps = 0;
   c->v = 0;
@@ -746,7 +565,7 @@ static void class_write_key(hs_net *net, sim_class *c) {
 static void chead_heapify(hs_net *net) {
   sim_heap *h = &net->chead;
   if (h->n == 2) {
-    if (hent_less(&h->a[1], &h->a[0])) {
+    if (sim_hent_less(&h->a[1], &h->a[0])) {
       sim_hent e = h->a[0];
       h->a[0] = h->a[1];
       h->a[1] = e;
@@ -755,7 +574,7 @@ static void chead_heapify(hs_net *net) {
     }
     return;
   }
-  for (uint32_t i = h->n / 2; i-- > 0;) heap_down(net, h, i);
+  for (uint32_t i = h->n / 2; i-- > 0;) sim_heap_down(h, chead_pos(net), i);
 }
 
 /* ---- scratch buffers -------------------------------------------------- */
@@ -934,7 +753,7 @@ static void push_done(hs_net *net, uint32_t slot) {
 
 static void admit(hs_net *net, uint32_t slot, double now) {
   sim_flow *f = &net->flows[slot];
-  uint32_t ci = net->kinds[f->kind].cls;
+  uint32_t ci = sim_kinds_at(&net->kinds, f->kind)->cls;
   sim_class *c = &net->classes[ci];
   if (c->nflows == 0) {
     class_sync(c, now); /* restart the clock at 0 */
@@ -978,10 +797,10 @@ static void net_event(hs_engine *eng, void *subject, uint64_t arg) {
     net->st.flows_completed++;
     net->st.flows_active--;
     flow_end(net, top.item);
-    if (net->kinds[f->kind].fn) {
+    if (sim_kinds_at(&net->kinds, f->kind)->fn) {
       push_done(net, top.item);
     } else {
-      kind_put(net, f->kind);
+      sim_kinds_put(&net->kinds, f->kind);
       slot_release(net, top.item);
     }
     changed = true;
@@ -994,7 +813,7 @@ static void net_event(hs_engine *eng, void *subject, uint64_t arg) {
       c->dirty = true;
       break;
     }
-    heap_update(net, &net->chead, c->hpos, t, class_top(c)->seq);
+    sim_heap_update(&net->chead, chead_pos(net), c->hpos, t, class_top(c)->seq);
   }
   /* Then admissions: a flow arriving now does not share with one leaving now. */
   while (net->lhead.n && net->lhead.a[0].key <= now) {
@@ -1021,13 +840,13 @@ static void net_event(hs_engine *eng, void *subject, uint64_t arg) {
     const sim_flow *f = &net->flows[slot];
     uint32_t k = f->kind;
     uint64_t a = f->arg;
-    hs_event_fn fn = net->kinds[k].fn;
-    void *subj = net->kinds[k].subject;
+    hs_event_fn fn = sim_kinds_at(&net->kinds, k)->fn;
+    void *subj = sim_kinds_at(&net->kinds, k)->subject;
     slot_release(net, slot);
     net->ndone = nd - i - 1;
     maybe_reorder_free(net);
     fn(eng, subj, a);
-    kind_put(net, k);
+    sim_kinds_put(&net->kinds, k);
   }
   maybe_reorder_free(net);
 }
@@ -1071,8 +890,7 @@ void hs_net_destroy(hs_net *net) {
   hs_free(net->scratch);
   hs_free(net->ord);
   hs_free(net->done);
-  hs_free(net->kinds);
-  hs_free(net->ktab);
+  sim_kinds_fini(&net->kinds);
   hs_free(net);
 }
 
@@ -1141,7 +959,7 @@ hs_flow_id hs_net_transfer(hs_net *net, double bytes, double cap_bps, double lat
 
   uint32_t ci = class_get(net, cap_bps, ls, n);
   uint32_t li = lane_get(net, path);
-  uint32_t kind = kind_get(net, on_done, subject, ci);
+  uint32_t kind = sim_kinds_get(&net->kinds, on_done, subject, ci);
   uint64_t seq = ++net->seq;
   uint32_t slot;
   uint32_t gen = 1;
@@ -1194,8 +1012,8 @@ bool hs_net_cancel(hs_net *net, hs_flow_id id) {
   if (!f) return false;
   double now = hs_engine_now(net->eng);
   uint32_t where = f->where;
-  uint32_t ci = net->kinds[f->kind].cls;
-  kind_put(net, f->kind);
+  uint32_t ci = sim_kinds_at(&net->kinds, f->kind)->cls;
+  sim_kinds_put(&net->kinds, f->kind);
   if (w_latent(where)) {
     uint32_t li = where & ~SIM_W_LATENT;
     net->st.flows_latent--;
@@ -1208,7 +1026,7 @@ bool hs_net_cancel(hs_net *net, hs_flow_id id) {
     class_sync(c, now);
     double sent = f->bytes - (f->t - c->v);
     net->st.bytes_cancelled += sent > 0 ? sent : 0;
-    if (where != SIM_W_RUN) heap_remove(net, &c->heap, where);
+    if (where != SIM_W_RUN) sim_heap_remove(&c->heap, flow_pos(net), where);
     class_count(net, c, -1);
     net->st.flows_active--;
     flow_end(net, slot);
@@ -1233,14 +1051,14 @@ bool hs_net_cancel(hs_net *net, hs_flow_id id) {
 double hs_net_flow_rate(const hs_net *net, hs_flow_id id) {
   const sim_flow *f = flow_lookup(net, id, NULL);
   if (!f || !w_active(f->where)) return 0;
-  return net->classes[net->kinds[f->kind].cls].rate_bps;
+  return net->classes[sim_kinds_at(&net->kinds, f->kind)->cls].rate_bps;
 }
 
 double hs_net_flow_remaining_bytes(const hs_net *net, hs_flow_id id) {
   const sim_flow *f = flow_lookup(net, id, NULL);
   if (!f) return NAN;
   if (w_latent(f->where)) return f->bytes;
-  double left = f->t - class_v_at(&net->classes[net->kinds[f->kind].cls], hs_engine_now(net->eng));
+  double left = f->t - class_v_at(&net->classes[sim_kinds_at(&net->kinds, f->kind)->cls], hs_engine_now(net->eng));
   return left > 0 ? left : 0;
 }
 
@@ -1249,5 +1067,5 @@ bool hs_net_flow_pending(const hs_net *net, hs_flow_id id) { return flow_lookup(
 void hs_net_get_stats(const hs_net *net, hs_net_stats *out) {
   *out = net->st;
   out->classes_active = net->nactive;
-  out->kinds = net->klive;
+  out->kinds = net->kinds.live;
 }
