@@ -1,9 +1,15 @@
 /* net.c: the fluid network, max-min fair over classes of flows.
  *
  * Data structures.
- *  - flows[]: slots with a generation (in gens[], apart), so an hs_flow_id
- *    (generation << 32 | slot + 1) goes stale when its flow ends; free slots
- *    on a stack, put back in ascending order when the network is idle.
+ *  - flows[]: 40-byte records in slots with a generation (in gens[], apart),
+ *    so an hs_flow_id (generation << 32 | slot + 1) goes stale when its flow
+ *    ends. Fields only one state uses are shared (the admission time while
+ *    latent is the finishing virtual time once active; `where` holds the
+ *    state with the lane or the class-heap position), and (on_done, subject,
+ *    class) is a 32-bit index into interned kinds (net_kind.h). Free slots
+ *    are a stack of slot numbers, put back in ascending order when the
+ *    network is idle. An ended flow's generation is bumped at once, but its
+ *    slot goes back on the stack only once its callback's record is read.
  *  - classes[]: one per distinct (cap, sorted shared-link set), found through an
  *    open-addressing hash table; never freed (there are few link types). Flows
  *    of one class always share one rate, so a class keeps a virtual clock v
@@ -18,16 +24,35 @@
  *    construction; a small heap orders the lanes by their first admission. A
  *    single heap of all latent flows was rejected: 10^5 simultaneous downloads
  *    made every admission a cache-missing sift through 10^5 entries.
+ *  - FIFO entries (lanes and runs) are 8 bytes, generation << 32 | slot: the
+ *    key and seq are read from the record, and only the front's are needed,
+ *    so they are cached: a lane's as its key in the lane heap, a run's in
+ *    its class (front). A cancelled flow's entry stays until it reaches the
+ *    front, where its generation, no longer its slot's, marks it dead.
  *  - class heap: non-empty classes by (time of their next completion, seq of
  *    that flow). seq = order of hs_net_transfer calls, the tie-break everywhere,
  *    so equal-time completions come out in call order even across classes.
+ *    Heaps (net_heap.h) are indexed: items record their position.
  *  - ONE engine event, at min(lane heap top, class heap top).
+ *
+ * Memory per flow: 40 (record) + 4 (generation) + 4 (free stack) + 8 (its
+ * lane or run entry; a lane's and a run's ring both keep the size they grew
+ * to) + 4 while its callback is due, each array grown by doubling. At
+ * hs-bench-pma's peak (10^6 downloads at once: two lanes and two runs of
+ * 2^19 entries, 5 * 10^5 callbacks due at once) that is ~69 B per device,
+ * counted from the arrays' capacities (was ~143 with 64-byte records,
+ * 24-byte (key, seq, slot) entries, (generation, slot) free-stack entries
+ * and 24-byte (on_done, subject, arg) copies of due callbacks).
  *
  * Invariants: a class is in active[] and in the class heap iff nflows > 0;
  * v <= every fv of the class; the front of every FIFO is a live flow (entries
- * of cancelled flows are skipped when they reach it); the class heap key equals
- * t0 + (first fv - v) * 8 / rate; link load = sum over active classes crossing
- * it of nflows * rate <= bandwidth (up to rounding).
+ * of cancelled flows are skipped when they reach it), and its cached key is
+ * its record's; the class heap key equals t0 + (first fv - v) * 8 / rate,
+ * except for a class marked dirty between an event's completions and its
+ * rate update, which re-keys it; a link's nflows is the sum of the nflows of
+ * the classes crossing it; link load = sum over active classes crossing it of
+ * nflows * rate <= bandwidth (up to rounding); a slot is on the free stack
+ * iff its flow ended and nothing reads its record any more.
  *
  * Complexity. Recomputing max-min over flows (O(n) per event, O(n^2) per round
  * with 10^5 uploads) was rejected, as was one engine event per flow (a rate
@@ -37,12 +62,17 @@
  * O(1) (run) or O(log n) (heap); all admissions and completions at one time
  * share one filling. The rate of a class changes only at an event, where its
  * clock is first advanced with the old rate and its next completion
- * rescheduled.
+ * rescheduled: keys are written in place and the class heap rebuilt, O(K)
+ * (one heap update per class took an unpredictable up-or-down branch each).
+ * A completion re-keys its class once: when no other class is due, the key
+ * is left to the rate update that follows.
  *
- * Why one file of ~1000 lines: flows, classes, lanes and the two heaps share
- * one invariant set (above) and are updated together at every event; split
- * across files they would need a private header exposing every field, and
- * each piece alone could not be read or tested against the invariants. */
+ * Files: the interned kinds (net_kind.c/.h) and the heap (net_heap.h) stand
+ * alone; flows, classes, lanes and the two heaps of classes and lanes share
+ * one invariant set (above) and are updated together at every event, so they
+ * stay in this file: split across files they would need a private header
+ * exposing every field, and no piece could be checked against the
+ * invariants alone. */
 #include "sim/hs_net.h"
 
 #include <math.h>
