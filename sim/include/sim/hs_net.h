@@ -50,7 +50,7 @@
  * completions at one simulated time share one rate update.
  * Memory is O(flows + classes): about 60 bytes per flow in flight (net.c),
  * plus one interned (on_done, subject, class) triple per distinct triple in
- * use, so a distinct subject per flow costs ~30 bytes more per flow. Many
+ * use, so a distinct subject per flow costs up to ~40 bytes more per flow. Many
  * distinct caps (K ~ flows) make the rate update O(K) per event, so give
  * devices link TYPES, not per-device caps.
  *
