@@ -272,10 +272,8 @@ static void fifo_push(sim_fifo *q, uint64_t entry) {
 }
 
 static bool fifo_empty(const sim_fifo *q) { return q->head == q->tail; }
-static uint32_t fifo_front(const sim_fifo *q) { return (uint32_t)q->a[q->head & q->mask]; }
-static uint64_t flow_entry(const hs_net *net, uint32_t slot) {
-  return (uint64_t)net->gens[slot] << 32 | slot;
-}
+static uint64_t fifo_front_entry(const sim_fifo *q) { return q->a[q->head & q->mask]; }
+static uint32_t fifo_front(const sim_fifo *q) { return (uint32_t)fifo_front_entry(q); }
 
 /* A record may straddle two lines; the flow's end writes its generation. */
 static void flow_prefetch(const hs_net *net, uint32_t slot) {
@@ -452,12 +450,15 @@ static void class_count(hs_net *net, sim_class *c, int delta) {
   for (uint32_t i = 0; i < c->nlinks; i++) net->links[c->links[i]].nflows += (uint64_t)(int64_t)delta;
 }
 
-static void class_push(hs_net *net, sim_class *c, uint32_t slot) {
+/* entry: the flow's (generation << 32 | slot), from its lane: reading its
+ * generation from gens[] was a cache miss per admission. */
+static void class_push(hs_net *net, sim_class *c, uint64_t entry) {
+  uint32_t slot = (uint32_t)entry;
   sim_flow *f = &net->flows[slot];
   class_count(net, c, 1);
   if (fifo_empty(&c->run) || c->back_fv < f->t || (c->back_fv == f->t && c->back_seq < f->seq)) {
     if (fifo_empty(&c->run)) c->front = (sim_hent){f->t, f->seq, slot};
-    fifo_push(&c->run, flow_entry(net, slot));
+    fifo_push(&c->run, entry);
     c->back_fv = f->t;
     c->back_seq = f->seq;
     f->where = SIM_W_RUN;
@@ -781,7 +782,8 @@ static void push_done(hs_net *net, uint32_t slot) {
   net->done[net->ndone++] = slot;
 }
 
-static void admit(hs_net *net, uint32_t slot, double now) {
+static void admit(hs_net *net, uint64_t entry, double now) {
+  uint32_t slot = (uint32_t)entry;
   sim_flow *f = &net->flows[slot];
   uint32_t ci = sim_kinds_at(&net->kinds, f->kind)->cls;
   sim_class *c = &net->classes[ci];
@@ -793,7 +795,7 @@ static void admit(hs_net *net, uint32_t slot, double now) {
     class_sync(c, now);
   }
   f->t = c->v + f->bytes;
-  class_push(net, c, slot);
+  class_push(net, c, entry);
   c->dirty = true;
   net->st.flows_latent--;
   net->st.flows_active++;
@@ -849,9 +851,9 @@ static void net_event(hs_engine *eng, void *subject, uint64_t arg) {
   while (net->lhead.n && net->lhead.a[0].key <= now) {
     uint32_t li = net->lhead.a[0].item;
     sim_fifo *q = &net->lanes[li].q;
-    uint32_t slot = fifo_front(q);
+    uint64_t entry = fifo_front_entry(q);
     fifo_advance(net, q);
-    admit(net, slot, now);
+    admit(net, entry, now);
     lane_refresh(net, li);
     changed = true;
   }
