@@ -540,6 +540,13 @@ Test(net, random_workload_is_max_min_fair_and_conserves_bytes) {
   free(r);
 }
 
+/* A network on e with one shared link "l" of bw bit/s and no latency. */
+static hs_net *net_one_link(hs_engine *e, double bw, int *link) {
+  hs_net *n = hs_net_create(e);
+  *link = hs_net_add_link(n, "l", bw, 0);
+  return n;
+}
+
 /* ---- interned callbacks, slot reuse, FIFO liveness (net.c's 8-byte FIFO
  * entries, 40-byte records and kinds) ---- */
 
@@ -692,8 +699,7 @@ static void ktest_own_done(hs_engine *eng, void *subject, uint64_t arg) {
 Test(net, kinds_stay_unique_while_others_are_freed) {
   hs_engine *e = hs_engine_create(0);
   ktest *k = calloc(1, sizeof *k);
-  k->net = hs_net_create(e);
-  k->link = hs_net_add_link(k->net, "l", 1e9, 0);
+  k->net = net_one_link(e, 1e9, &k->link);
   for (uint64_t i = 0; i < TN; i++) {
     cr_assert_neq(hs_net_transfer(k->net, 1e3 * (double)(1 + (i * 7919) % TN), INFINITY,
                                   0.0001 * (double)(i % 3), &k->link, 1, ktest_own_done,
@@ -739,10 +745,9 @@ static void cancel_then_reuse(hs_engine *eng, void *subject, uint64_t arg) {
  * flow of the same lane. The dead entry must not admit the heir early. */
 Test(net, a_cancelled_latent_flows_entry_is_skipped_after_its_slot_is_reused) {
   hs_engine *e = hs_engine_create(0);
-  hs_net *n = hs_net_create(e);
-  logbook *lb = logbook_new();
-  reuse r = {.net = n, .lb = lb, .heir_bytes = 1 * MB, .heir_latency = 1.0};
-  r.link = hs_net_add_link(n, "l", 8e6, 0); /* 1 MB/s */
+  reuse r = {.lb = logbook_new(), .heir_bytes = 1 * MB, .heir_latency = 1.0};
+  hs_net *n = r.net = net_one_link(e, 8e6, &r.link); /* 1 MB/s */
+  logbook *lb = r.lb;
   hs_net_transfer(n, 1 * MB, INFINITY, 1.0, &r.link, 1, on_done, lb, 0);            /* X */
   r.victim = hs_net_transfer(n, 1 * MB, INFINITY, 1.0, &r.link, 1, on_done, lb, 1); /* A */
   hs_engine_schedule(e, 0.5, 0, cancel_then_reuse, &r, 0);
@@ -763,10 +768,9 @@ Test(net, a_cancelled_latent_flows_entry_is_skipped_after_its_slot_is_reused) {
  * entry keeps the run in (finish, seq) order. */
 Test(net, a_cancelled_active_flows_entry_is_skipped_after_its_slot_is_reused) {
   hs_engine *e = hs_engine_create(0);
-  hs_net *n = hs_net_create(e);
-  logbook *lb = logbook_new();
-  reuse r = {.net = n, .lb = lb, .heir_bytes = 3 * MB, .heir_latency = 0};
-  r.link = hs_net_add_link(n, "l", 8e6, 0); /* 1 MB/s */
+  reuse r = {.lb = logbook_new(), .heir_bytes = 3 * MB, .heir_latency = 0};
+  hs_net *n = r.net = net_one_link(e, 8e6, &r.link); /* 1 MB/s */
+  logbook *lb = r.lb;
   hs_net_transfer(n, 1 * MB, INFINITY, 0, &r.link, 1, on_done, lb, 0);            /* X */
   r.victim = hs_net_transfer(n, 2 * MB, INFINITY, 0, &r.link, 1, on_done, lb, 1); /* A */
   hs_net_transfer(n, 3 * MB, INFINITY, 0, &r.link, 1, on_done, lb, 2);            /* Y */
@@ -810,8 +814,7 @@ static void burst_done(hs_engine *eng, void *subject, uint64_t arg) {
 Test(net, callbacks_of_a_batch_keep_their_records_while_callbacks_start_transfers) {
   hs_engine *e = hs_engine_create(0);
   burst *b = calloc(1, sizeof *b);
-  b->net = hs_net_create(e);
-  b->link = hs_net_add_link(b->net, "l", 8e9, 0);
+  b->net = net_one_link(e, 8e9, &b->link);
   for (uint64_t i = 0; i < 200; i++)
     hs_net_transfer(b->net, 1e6, INFINITY, 0.01, &b->link, 1, burst_done, b, i);
   hs_engine_run(e);
@@ -857,8 +860,7 @@ static void wave_done(hs_engine *eng, void *subject, uint64_t arg) {
 Test(net, the_next_wave_started_by_a_last_callback_gets_ascending_slots) {
   hs_engine *e = hs_engine_create(0);
   waves *w = calloc(1, sizeof *w);
-  w->net = hs_net_create(e);
-  w->link = hs_net_add_link(w->net, "l", 1e9, 0);
+  w->net = net_one_link(e, 1e9, &w->link);
   wave_start(w);
   hs_engine_run(e);
   cr_assert_eq(w->wave, 1);
