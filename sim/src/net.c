@@ -328,6 +328,7 @@ static uint32_t lane_get(hs_net *net, double lat_s) {
   uint32_t i = (uint32_t)bits_hash(lat_s) & net->ltab_mask;
   for (; net->ltab[i] != SIM_NONE; i = (i + 1) & net->ltab_mask)
     if (net->lanes[net->ltab[i]].lat_s == lat_s) return net->ltab[i];
+  HS_ASSERT(net->nlanes < SIM_W_RUN - SIM_W_LATENT, "a lane index fits in a record's where");
   if (net->nlanes == net->caplanes) {
     net->caplanes = net->caplanes ? 2 * net->caplanes : 8;
     net->lanes = hs_reallocarray(net->lanes, net->caplanes, sizeof *net->lanes);
