@@ -1,9 +1,15 @@
 /* net.c: the fluid network, max-min fair over classes of flows.
  *
  * Data structures.
- *  - flows[]: slots with a generation (in gens[], apart), so an hs_flow_id
- *    (generation << 32 | slot + 1) goes stale when its flow ends; free slots
- *    on a stack, put back in ascending order when the network is idle.
+ *  - flows[]: 40-byte records in slots with a generation (in gens[], apart),
+ *    so an hs_flow_id (generation << 32 | slot + 1) goes stale when its flow
+ *    ends. Fields only one state uses are shared (the admission time while
+ *    latent is the finishing virtual time once active; `where` holds the
+ *    state with the lane or the class-heap position), and (on_done, subject,
+ *    class) is a 32-bit index into interned kinds (net_kind.h). Free slots
+ *    are a stack of slot numbers, put back in ascending order when the
+ *    network is idle. An ended flow's generation is bumped at once, but its
+ *    slot goes back on the stack only once its callback's record is read.
  *  - classes[]: one per distinct (cap, sorted shared-link set), found through an
  *    open-addressing hash table; never freed (there are few link types). Flows
  *    of one class always share one rate, so a class keeps a virtual clock v
@@ -18,16 +24,35 @@
  *    construction; a small heap orders the lanes by their first admission. A
  *    single heap of all latent flows was rejected: 10^5 simultaneous downloads
  *    made every admission a cache-missing sift through 10^5 entries.
+ *  - FIFO entries (lanes and runs) are 8 bytes, generation << 32 | slot: the
+ *    key and seq are read from the record, and only the front's are needed,
+ *    so they are cached: a lane's as its key in the lane heap, a run's in
+ *    its class (front). A cancelled flow's entry stays until it reaches the
+ *    front, where its generation, no longer its slot's, marks it dead.
  *  - class heap: non-empty classes by (time of their next completion, seq of
  *    that flow). seq = order of hs_net_transfer calls, the tie-break everywhere,
  *    so equal-time completions come out in call order even across classes.
+ *    Heaps (net_heap.h) are indexed: items record their position.
  *  - ONE engine event, at min(lane heap top, class heap top).
+ *
+ * Memory per flow: 40 (record) + 4 (generation) + 4 (free stack) + 8 (its
+ * lane or run entry; a lane's and a run's ring both keep the size they grew
+ * to) + 4 while its callback is due, each array grown by doubling. At
+ * hs-bench-pma's peak (10^6 downloads at once: two lanes and two runs of
+ * 2^19 entries, 5 * 10^5 callbacks due at once) that is ~69 B per device,
+ * counted from the arrays' capacities (was ~143 with 64-byte records,
+ * 24-byte (key, seq, slot) entries, (generation, slot) free-stack entries
+ * and 24-byte (on_done, subject, arg) copies of due callbacks).
  *
  * Invariants: a class is in active[] and in the class heap iff nflows > 0;
  * v <= every fv of the class; the front of every FIFO is a live flow (entries
- * of cancelled flows are skipped when they reach it); the class heap key equals
- * t0 + (first fv - v) * 8 / rate; link load = sum over active classes crossing
- * it of nflows * rate <= bandwidth (up to rounding).
+ * of cancelled flows are skipped when they reach it), and its cached key is
+ * its record's; the class heap key equals t0 + (first fv - v) * 8 / rate,
+ * except for a class marked dirty between an event's completions and its
+ * rate update, which re-keys it; a link's nflows is the sum of the nflows of
+ * the classes crossing it; link load = sum over active classes crossing it of
+ * nflows * rate <= bandwidth (up to rounding); a slot is on the free stack
+ * iff its flow ended and nothing reads its record any more.
  *
  * Complexity. Recomputing max-min over flows (O(n) per event, O(n^2) per round
  * with 10^5 uploads) was rejected, as was one engine event per flow (a rate
@@ -37,12 +62,17 @@
  * O(1) (run) or O(log n) (heap); all admissions and completions at one time
  * share one filling. The rate of a class changes only at an event, where its
  * clock is first advanced with the old rate and its next completion
- * rescheduled.
+ * rescheduled: keys are written in place and the class heap rebuilt, O(K)
+ * (one heap update per class took an unpredictable up-or-down branch each).
+ * A completion re-keys its class once: when no other class is due, the key
+ * is left to the rate update that follows.
  *
- * Why one file of ~1000 lines: flows, classes, lanes and the two heaps share
- * one invariant set (above) and are updated together at every event; split
- * across files they would need a private header exposing every field, and
- * each piece alone could not be read or tested against the invariants. */
+ * Files: the interned kinds (net_kind.c/.h) and the heap (net_heap.h) stand
+ * alone; flows, classes, lanes and the two heaps of classes and lanes share
+ * one invariant set (above) and are updated together at every event, so they
+ * stay in this file: split across files they would need a private header
+ * exposing every field, and no piece could be checked against the
+ * invariants alone. */
 #include "sim/hs_net.h"
 
 #include <math.h>
@@ -52,6 +82,8 @@
 #include "base/hs_alloc.h"
 #include "base/hs_assert.h"
 #include "base/hs_status.h"
+#include "net_heap.h"
+#include "net_kind.h"
 
 #define SIM_NONE UINT32_MAX
 #define PF_AHEAD 8 /* free flow slots prefetched this far ahead */
@@ -60,43 +92,43 @@
  * finisher's slot while the engine runs other events hides that miss. */
 #if defined(__GNUC__)
 #define SIM_PREFETCH(p) __builtin_prefetch(p)
+#define SIM_PREFETCH_W(p) __builtin_prefetch(p, 1)
 #else
 #define SIM_PREFETCH(p) ((void)(p))
+#define SIM_PREFETCH_W(p) ((void)(p))
 #endif
 
-typedef struct sim_hent {
-  double key;
-  uint64_t seq;
-  uint32_t item;
-} sim_hent;
-
-/* An indexed binary min-heap on (key, seq); items record their position. */
-typedef struct sim_heap {
-  sim_hent *a;
-  uint32_t n, cap;
-} sim_heap;
-
-enum { SIM_FLOW_FREE = 0, SIM_FLOW_LATENT, SIM_FLOW_ACTIVE };
-
+/* A flow record, 40 bytes. What only one state uses shares a field: t is the
+ * admission time while LATENT and the finishing virtual time fv once ACTIVE;
+ * `where` is the state and, by state, the lane or the position in the class
+ * heap (below). on_done, subject and the class live in the interned kind. */
 typedef struct sim_flow {
   double bytes;
-  double fv;         /* finishing virtual time in its class (ACTIVE) */
+  double t;      /* LATENT: admission time; ACTIVE: fv */
   uint64_t seq;
-  hs_event_fn on_done;
-  void *subject;
   uint64_t arg;
-  uint32_t cls;
-  uint32_t hpos;     /* ACTIVE and not in_run: position in its class heap */
-  uint32_t lane;     /* LATENT: its lane */
-  uint8_t state;
-  bool in_run;       /* ACTIVE: in its class's sorted run, not in its heap */
+  uint32_t kind; /* in net->kinds (net_kind.h) */
+  uint32_t where;
 } sim_flow;
 
-/* A FIFO of (time or virtual time, seq, slot) with absolute indices head..tail
- * into a power-of-two ring; entries of cancelled flows stay until they reach
- * the head (dead counts them, so a clean FIFO is never probed). */
+/* where: SIM_W_FREE; SIM_W_RUN (ACTIVE, in its class's run); SIM_W_LATENT |
+ * lane (LATENT); else the position in its class heap (ACTIVE). */
+#define SIM_W_FREE UINT32_MAX
+#define SIM_W_RUN (UINT32_MAX - 1)
+#define SIM_W_LATENT 0x80000000u
+#define SIM_MAX_SLOTS 0x7fffffffu /* heap positions stay below SIM_W_LATENT */
+
+static bool w_latent(uint32_t w) { return w >= SIM_W_LATENT && w < SIM_W_RUN; }
+static bool w_active(uint32_t w) { return w < SIM_W_LATENT || w == SIM_W_RUN; }
+
+/* A FIFO of flows, 8-byte entries (generation << 32 | slot), absolute indices
+ * head..tail into a power-of-two ring. The key and seq of an entry are in its
+ * flow's record; the owner caches those of the front. An entry is live while
+ * its generation is its slot's (a cancel or a completion bumps it); entries
+ * of cancelled flows stay until they reach the head (dead counts them, so a
+ * clean FIFO is never probed). */
 typedef struct sim_fifo {
-  sim_hent *a;
+  uint64_t *a;
   uint64_t head, tail;
   uint32_t mask;
   uint32_t dead;
@@ -114,8 +146,13 @@ typedef struct sim_class {
    * (fv, seq) order, absolute indices head..tail, cancelled entries skipped)
    * and a heap for flows that arrive out of order. Equal-size transfers (the
    * same model for every device) always append, so the common case is O(1)
-   * with no cache-missing sift through 10^5 entries. */
+   * with no cache-missing sift through 10^5 entries. front: (fv, seq, slot)
+   * of the run's head (valid while the run is not empty); back_*: of the
+   * last entry appended (live or not), what the next one is compared with. */
   sim_fifo run;
+  sim_hent front;
+  double back_fv;
+  uint64_t back_seq;
   sim_heap heap;
   uint32_t apos;   /* index in active[], SIM_NONE when empty */
   uint32_t hpos;   /* position in the class heap */
@@ -125,6 +162,7 @@ typedef struct sim_class {
   bool dirty;      /* top flow or clock changed: refresh its class heap key */
 } sim_class;
 
+/* A lane's front (admission time, seq) is its key in the lane heap. */
 typedef struct sim_lane {
   double lat_s;
   sim_fifo q;
@@ -140,18 +178,13 @@ typedef struct sim_link {
   double t_last;
   double rem;      /* scratch: capacity left */
   double users;    /* scratch: flows of unfrozen classes crossing it */
+  uint64_t nflows; /* flows in the fluid system crossing it (kept up to date) */
 } sim_link;
 
 typedef struct sim_ord {
   double cap;
   uint32_t ci;
 } sim_ord;
-
-typedef struct sim_done {
-  hs_event_fn fn;
-  void *subject;
-  uint64_t arg;
-} sim_done;
 
 struct hs_net {
   hs_engine *eng;
@@ -165,13 +198,15 @@ struct hs_net {
 
   sim_flow *flows;
   uint32_t nslots, capslots;
-  /* Free slots as a stack of (generation << 32 | slot), not a list threaded
-   * through the slots: reading a freed slot's link or generation was a cache
-   * miss on every transfer; now a transfer only writes the slot. */
-  uint64_t *free_slots;
+  /* Free slots as a stack, not a list threaded through the slots: reading a
+   * freed slot's link was a cache miss on every transfer; now a transfer
+   * writes the slot and reads its generation, both fetched PF_AHEAD
+   * transfers earlier. (Generations on the stack too cost 4 B per slot.) */
+  uint32_t *free_slots;
   uint32_t nfree, capfree;
-  /* Generation of each slot, apart from the slots (4 bytes each), so that an
-   * idle network can put its free slots back in order without reading them. */
+  /* Generation of each slot, apart from the records (4 bytes each): the
+   * liveness of a FIFO entry and of an id is checked here, and an idle
+   * network puts its free slots back in order without touching either. */
   uint32_t *gens;
   uint32_t freed; /* flows freed since the free slots were last ordered */
 
@@ -197,126 +232,82 @@ struct hs_net {
    * sorted at every rate update. */
   sim_ord *ord;
   uint32_t nord, capord;
-  sim_done *done;
+  /* Slots of the flows completed by the current event, whose callbacks are
+   * due: their records (arg, kind) are read when the callbacks run, so a slot
+   * goes back to the free stack only then. ndone: those not back yet. */
+  uint32_t *done;
   uint32_t ndone, capdone;
+
+  sim_kinds kinds; /* interned (on_done, subject, class) of the flows */
 
   hs_net_stats st;
 };
 
-/* ---- heaps ------------------------------------------------------------ */
+/* ---- heaps (net_heap.h): where each heap's items keep their position --- */
 
-static bool hent_less(const sim_hent *x, const sim_hent *y) {
-  return x->key < y->key || (x->key == y->key && x->seq < y->seq);
+static sim_hpos chead_pos(const hs_net *net) {
+  return (sim_hpos){(char *)net->classes + offsetof(sim_class, hpos), sizeof(sim_class)};
 }
 
-/* The class heap stores class indices, the lane heap lane indices, the
- * per-class heaps flow slots. */
-static void heap_setpos(hs_net *net, const sim_heap *h, uint32_t item, uint32_t pos) {
-  if (h == &net->chead)
-    net->classes[item].hpos = pos;
-  else if (h == &net->lhead)
-    net->lanes[item].hpos = pos;
-  else
-    net->flows[item].hpos = pos;
+static sim_hpos lhead_pos(const hs_net *net) {
+  return (sim_hpos){(char *)net->lanes + offsetof(sim_lane, hpos), sizeof(sim_lane)};
 }
 
-static void heap_up(hs_net *net, sim_heap *h, uint32_t i) {
-  sim_hent e = h->a[i];
-  while (i > 0) {
-    uint32_t p = (i - 1) / 2;
-    if (!hent_less(&e, &h->a[p])) break;
-    h->a[i] = h->a[p];
-    heap_setpos(net, h, h->a[i].item, i);
-    i = p;
-  }
-  h->a[i] = e;
-  heap_setpos(net, h, e.item, i);
-}
-
-static void heap_down(hs_net *net, sim_heap *h, uint32_t i) {
-  sim_hent e = h->a[i];
-  for (;;) {
-    uint32_t l = 2 * i + 1;
-    if (l >= h->n) break;
-    uint32_t m = (l + 1 < h->n && hent_less(&h->a[l + 1], &h->a[l])) ? l + 1 : l;
-    if (!hent_less(&h->a[m], &e)) break;
-    h->a[i] = h->a[m];
-    heap_setpos(net, h, h->a[i].item, i);
-    i = m;
-  }
-  h->a[i] = e;
-  heap_setpos(net, h, e.item, i);
-}
-
-static void heap_push(hs_net *net, sim_heap *h, double key, uint64_t seq, uint32_t item) {
-  HS_ASSERT(!isnan(key), "heap keys are times");
-  if (h->n == h->cap) {
-    h->cap = h->cap ? 2 * h->cap : 8;
-    h->a = hs_reallocarray(h->a, h->cap, sizeof *h->a);
-  }
-  h->a[h->n] = (sim_hent){key, seq, item};
-  heap_up(net, h, h->n++);
-}
-
-static void heap_remove(hs_net *net, sim_heap *h, uint32_t pos) {
-  HS_ASSERT(pos < h->n, "heap position in range");
-  h->n--;
-  if (pos == h->n) return;
-  h->a[pos] = h->a[h->n];
-  heap_setpos(net, h, h->a[pos].item, pos);
-  if (pos > 0 && hent_less(&h->a[pos], &h->a[(pos - 1) / 2]))
-    heap_up(net, h, pos);
-  else
-    heap_down(net, h, pos);
-}
-
-static void heap_update(hs_net *net, sim_heap *h, uint32_t pos, double key, uint64_t seq) {
-  HS_ASSERT(pos < h->n && !isnan(key), "heap position in range, key a time");
-  sim_hent old = h->a[pos];
-  h->a[pos].key = key;
-  h->a[pos].seq = seq;
-  if (hent_less(&h->a[pos], &old))
-    heap_up(net, h, pos);
-  else
-    heap_down(net, h, pos);
+static sim_hpos flow_pos(const hs_net *net) {
+  return (sim_hpos){(char *)net->flows + offsetof(sim_flow, where), sizeof(sim_flow)};
 }
 
 /* ---- FIFOs and lanes -------------------------------------------------- */
 
-/* The entry as scalars: built on the stack and copied whole, it cost a
- * store-forwarding stall per push (a third of hs_net_transfer's time). */
-static void fifo_push(sim_fifo *q, double key, uint64_t seq, uint32_t item) {
+static void fifo_push(sim_fifo *q, uint64_t entry) {
   if (q->a == NULL || q->tail - q->head == (uint64_t)q->mask + 1) {
     uint32_t size = q->a ? 2 * (q->mask + 1) : 16;
-    sim_hent *a = hs_reallocarray(NULL, size, sizeof *a);
+    uint64_t *a = hs_reallocarray(NULL, size, sizeof *a);
     for (uint64_t k = q->head; k < q->tail; k++) a[k & (size - 1)] = q->a[k & q->mask];
     hs_free(q->a);
     q->a = a;
     q->mask = size - 1;
   }
-  sim_hent *e = &q->a[q->tail++ & q->mask];
-  e->key = key;
-  e->seq = seq;
-  e->item = item;
+  q->a[q->tail++ & q->mask] = entry;
 }
 
 static bool fifo_empty(const sim_fifo *q) { return q->head == q->tail; }
-static const sim_hent *fifo_front(const sim_fifo *q) { return &q->a[q->head & q->mask]; }
-static const sim_hent *fifo_back(const sim_fifo *q) { return &q->a[(q->tail - 1) & q->mask]; }
+static uint64_t fifo_front_entry(const sim_fifo *q) { return q->a[q->head & q->mask]; }
+static uint32_t fifo_front(const sim_fifo *q) { return (uint32_t)fifo_front_entry(q); }
 
-/* Is this entry still its flow's, in that state? (a reused slot has a new seq) */
-static bool entry_live(const hs_net *net, const sim_hent *e, uint8_t state) {
-  const sim_flow *f = &net->flows[e->item];
-  return f->state == state && f->seq == e->seq;
+/* A record may straddle two lines; the flow's end writes its generation. */
+static void flow_prefetch(const hs_net *net, uint32_t slot) {
+  const sim_flow *f = &net->flows[slot];
+  SIM_PREFETCH_W(f);
+  SIM_PREFETCH_W((const char *)f + sizeof *f - 1);
+  SIM_PREFETCH_W(&net->gens[slot]);
 }
 
-/* Drop dead entries at the front, so the front is always a live flow. */
-static void fifo_clean(const hs_net *net, sim_fifo *q, uint8_t state) {
-  while (q->dead && !fifo_empty(q) && !entry_live(net, fifo_front(q), state)) {
+/* Drop the front entry, then the dead entries behind it, so the front is
+ * always a live flow; prefetch the record of the entry behind the new front
+ * (it is read when that front leaves). */
+static void fifo_advance(const hs_net *net, sim_fifo *q) {
+  q->head++;
+  while (q->dead && !fifo_empty(q)) {
+    uint64_t e = q->a[q->head & q->mask];
+    if (net->gens[(uint32_t)e] == (uint32_t)(e >> 32)) break;
     q->head++;
     q->dead--;
   }
-  if (fifo_empty(q)) q->dead = 0;
+  if (fifo_empty(q))
+    q->dead = 0;
+  else if (q->tail - q->head > 1)
+    flow_prefetch(net, (uint32_t)q->a[(q->head + 1) & q->mask]);
+}
+
+/* After a cancel: drop the front if it is dead (and the dead behind it). */
+static bool fifo_clean(const hs_net *net, sim_fifo *q) {
+  if (fifo_empty(q)) return false;
+  uint64_t e = q->a[q->head & q->mask];
+  if (net->gens[(uint32_t)e] == (uint32_t)(e >> 32)) return false;
+  q->dead--;
+  fifo_advance(net, q);
+  return true;
 }
 
 static uint64_t bits_hash(double x) {
@@ -337,6 +328,7 @@ static uint32_t lane_get(hs_net *net, double lat_s) {
   uint32_t i = (uint32_t)bits_hash(lat_s) & net->ltab_mask;
   for (; net->ltab[i] != SIM_NONE; i = (i + 1) & net->ltab_mask)
     if (net->lanes[net->ltab[i]].lat_s == lat_s) return net->ltab[i];
+  HS_ASSERT(net->nlanes < SIM_W_RUN - SIM_W_LATENT, "a lane index fits in a record's where");
   if (net->nlanes == net->caplanes) {
     net->caplanes = net->caplanes ? 2 * net->caplanes : 8;
     net->lanes = hs_reallocarray(net->lanes, net->caplanes, sizeof *net->lanes);
@@ -362,13 +354,15 @@ static uint32_t lane_get(hs_net *net, double lat_s) {
 static void lane_refresh(hs_net *net, uint32_t li) {
   sim_lane *ln = &net->lanes[li];
   if (fifo_empty(&ln->q)) {
-    if (ln->hpos != SIM_NONE) heap_remove(net, &net->lhead, ln->hpos);
+    if (ln->hpos != SIM_NONE) sim_heap_remove(&net->lhead, lhead_pos(net), ln->hpos);
     ln->hpos = SIM_NONE;
-  } else if (ln->hpos == SIM_NONE) {
-    heap_push(net, &net->lhead, fifo_front(&ln->q)->key, fifo_front(&ln->q)->seq, li);
-  } else {
-    heap_update(net, &net->lhead, ln->hpos, fifo_front(&ln->q)->key, fifo_front(&ln->q)->seq);
+    return;
   }
+  const sim_flow *f = &net->flows[fifo_front(&ln->q)];
+  if (ln->hpos == SIM_NONE)
+    sim_heap_push(&net->lhead, lhead_pos(net), f->t, f->seq, li);
+  else
+    sim_heap_update(&net->lhead, lhead_pos(net), ln->hpos, f->t, f->seq);
 }
 
 /* ---- classes ---------------------------------------------------------- */
@@ -386,7 +380,10 @@ static uint64_t class_hash(double cap, const uint32_t *links, uint32_t n) {
 }
 
 static bool class_is(const sim_class *c, double cap, const uint32_t *links, uint32_t n) {
-  return c->cap_bps == cap && c->nlinks == n && (n == 0 || !memcmp(c->links, links, n * sizeof *links));
+  if (c->cap_bps != cap || c->nlinks != n) return false;
+  for (uint32_t i = 0; i < n; i++) /* n is small: no memcmp call */
+    if (c->links[i] != links[i]) return false;
+  return true;
 }
 
 static void ctab_insert(hs_net *net, uint32_t ci) {
@@ -431,26 +428,43 @@ static uint32_t class_get(hs_net *net, double cap, const uint32_t *links, uint32
   return ci;
 }
 
-/* The class's first finisher: the smaller of the run's head and the heap's top
- * (the run's head is always a live flow). NULL when the class is empty. */
+/* The class's first finisher: the smaller of the run's front and the heap's
+ * top (the run's front is always a live flow). NULL when the class is empty. */
 static const sim_hent *class_top(const sim_class *c) {
-  const sim_hent *r = fifo_empty(&c->run) ? NULL : fifo_front(&c->run);
   const sim_hent *h = c->heap.n ? &c->heap.a[0] : NULL;
-  if (!r) return h;
-  if (!h) return r;
-  return hent_less(h, r) ? h : r;
+  if (fifo_empty(&c->run)) return h;
+  if (!h) return &c->front;
+  return sim_hent_less(h, &c->front) ? h : &c->front;
 }
 
-static void class_push(hs_net *net, sim_class *c, uint32_t slot) {
+/* The run's front changed: cache its (fv, seq, slot). */
+static void run_front_load(const hs_net *net, sim_class *c) {
+  if (fifo_empty(&c->run)) return;
+  uint32_t slot = fifo_front(&c->run);
+  const sim_flow *f = &net->flows[slot];
+  c->front = (sim_hent){f->t, f->seq, slot};
+}
+
+/* One flow more or less in the class, and on each of its links. */
+static void class_count(hs_net *net, sim_class *c, int delta) {
+  c->nflows += (uint32_t)delta;
+  for (uint32_t i = 0; i < c->nlinks; i++) net->links[c->links[i]].nflows += (uint64_t)(int64_t)delta;
+}
+
+/* entry: the flow's (generation << 32 | slot), from its lane: reading its
+ * generation from gens[] was a cache miss per admission. */
+static void class_push(hs_net *net, sim_class *c, uint64_t entry) {
+  uint32_t slot = (uint32_t)entry;
   sim_flow *f = &net->flows[slot];
-  sim_hent e = {f->fv, f->seq, slot};
-  c->nflows++;
-  if (fifo_empty(&c->run) || hent_less(fifo_back(&c->run), &e)) {
-    fifo_push(&c->run, e.key, e.seq, e.item);
-    f->in_run = true;
+  class_count(net, c, 1);
+  if (fifo_empty(&c->run) || c->back_fv < f->t || (c->back_fv == f->t && c->back_seq < f->seq)) {
+    if (fifo_empty(&c->run)) c->front = (sim_hent){f->t, f->seq, slot};
+    fifo_push(&c->run, entry);
+    c->back_fv = f->t;
+    c->back_seq = f->seq;
+    f->where = SIM_W_RUN;
   } else {
-    heap_push(net, &c->heap, e.key, e.seq, slot);
-    f->in_run = false;
+    sim_heap_push(&c->heap, flow_pos(net), f->t, f->seq, slot); /* sets f->where */
   }
 }
 
@@ -459,12 +473,13 @@ static sim_hent class_pop(hs_net *net, sim_class *c) {
   const sim_hent *t = class_top(c);
   HS_ASSERT(t, "pop from a non-empty class");
   sim_hent e = *t;
-  if (c->heap.n && t == &c->heap.a[0]) {
-    heap_remove(net, &c->heap, 0);
+  if (t != &c->front) {
+    sim_heap_remove(&c->heap, flow_pos(net), 0);
   } else {
-    c->run.head++;
+    fifo_advance(net, &c->run);
+    run_front_load(net, c);
   }
-  c->nflows--;
+  class_count(net, c, -1);
   return e;
 }
 
@@ -548,7 +563,7 @@ static void class_activate(hs_net *net, uint32_t ci) {
   net->active[net->nactive++] = ci;
   c->rate_bps = 0; /* set by the next filling */
   if (c->nlinks) ord_insert(net, ci);
-  heap_push(net, &net->chead, INFINITY, 0, ci);
+  sim_heap_push(&net->chead, chead_pos(net), INFINITY, 0, ci);
 }
 
 static void class_deactivate(hs_net *net, uint32_t ci) {
@@ -561,16 +576,37 @@ static void class_deactivate(hs_net *net, uint32_t ci) {
   if (c->nlinks) ord_remove(net, ci);
   c->run.head = c->run.tail; /* every entry left is a cancelled flow's */
   c->run.dead = 0;
-  heap_remove(net, &net->chead, c->hpos);
+  sim_heap_remove(&net->chead, chead_pos(net), c->hpos);
   c->hpos = SIM_NONE;
   c->rate_bps = 0;
   c->v = 0;
 }
 
-static void class_refresh_key(hs_net *net, sim_class *c) {
+/* Write the class's key in place (the heap is restored by the caller). */
+static void class_write_key(hs_net *net, sim_class *c) {
   HS_ASSERT(c->nflows > 0, "a keyed class has flows");
-  heap_update(net, &net->chead, c->hpos, class_next_time(c), class_top(c)->seq);
+  sim_hent *e = &net->chead.a[c->hpos];
+  e->key = class_next_time(c);
+  e->seq = class_top(c)->seq;
   c->dirty = false;
+}
+
+/* Restore the class heap after keys were written in place: O(K) (Floyd),
+ * within the filling's own cost, and one comparison for two classes, where
+ * one heap_update per class took an unpredictable branch (up or down). */
+static void chead_heapify(hs_net *net) {
+  sim_heap *h = &net->chead;
+  if (h->n == 2) {
+    if (sim_hent_less(&h->a[1], &h->a[0])) {
+      sim_hent e = h->a[0];
+      h->a[0] = h->a[1];
+      h->a[1] = e;
+      net->classes[h->a[0].item].hpos = 0;
+      net->classes[h->a[1].item].hpos = 1;
+    }
+    return;
+  }
+  for (uint32_t i = h->n / 2; i-- > 0;) sim_heap_down(h, chead_pos(net), i);
 }
 
 /* ---- scratch buffers -------------------------------------------------- */
@@ -591,11 +627,14 @@ static bool class_crosses(const sim_class *c, uint32_t l) {
   return false;
 }
 
-static void freeze(hs_net *net, sim_class *c, double rate) {
+/* Freeze the class at `rate`: take its flows and their bandwidth off its
+ * links, except `full` (the bottleneck, zeroed by the caller afterwards). */
+static void freeze(hs_net *net, sim_class *c, double rate, uint32_t full) {
   double n = (double)c->nflows;
   c->frozen = true;
   c->new_rate = rate;
   for (uint32_t i = 0; i < c->nlinks; i++) {
+    if (c->links[i] == full) continue;
     sim_link *L = &net->links[c->links[i]];
     if (rate < INFINITY) { /* only an infinite link carries an infinite rate */
       L->rem -= n * rate;
@@ -614,17 +653,12 @@ static void rates_update(hs_net *net, double now) {
     if (now > L->t_last) L->bytes += L->load_bps / 8.0 * (now - L->t_last);
     L->t_last = now;
     L->rem = L->bw_bps;
-    L->users = 0;
+    L->users = (double)L->nflows; /* exact, as the sum over its classes was */
   }
   for (uint32_t k = 0; k < net->nactive; k++) {
     sim_class *c = &net->classes[net->active[k]];
-    c->frozen = false;
-    if (c->nlinks == 0) {
-      c->frozen = true;
-      c->new_rate = c->cap_bps;
-      continue;
-    }
-    for (uint32_t i = 0; i < c->nlinks; i++) net->links[c->links[i]].users += (double)c->nflows;
+    c->frozen = c->nlinks == 0;
+    if (c->frozen) c->new_rate = c->cap_bps;
   }
   const sim_ord *order = net->ord;
   uint32_t m = net->nord;
@@ -647,13 +681,13 @@ static void rates_update(hs_net *net, double now) {
     while (net->classes[order[next].ci].frozen) next++;
     sim_class *cheap = &net->classes[order[next].ci];
     if (cheap->cap_bps <= best) {
-      freeze(net, cheap, cheap->cap_bps);
+      freeze(net, cheap, cheap->cap_bps, SIM_NONE);
       left--;
     } else {
       for (uint32_t k = next; k < m; k++) {
         sim_class *c = &net->classes[order[k].ci];
         if (!c->frozen && class_crosses(c, best_l)) {
-          freeze(net, c, best);
+          freeze(net, c, best, best_l);
           left--;
         }
       }
@@ -663,6 +697,7 @@ static void rates_update(hs_net *net, double now) {
   }
 
   for (uint32_t l = 0; l < net->nlinks; l++) net->links[l].load_bps = 0;
+  bool rekeyed = false;
   for (uint32_t k = 0; k < net->nactive; k++) {
     sim_class *c = &net->classes[net->active[k]];
     if (c->new_rate != c->rate_bps) {
@@ -672,8 +707,12 @@ static void rates_update(hs_net *net, double now) {
     }
     for (uint32_t i = 0; i < c->nlinks; i++)
       net->links[c->links[i]].load_bps += (double)c->nflows * c->rate_bps;
-    if (c->dirty) class_refresh_key(net, c);
+    if (c->dirty) {
+      class_write_key(net, c);
+      rekeyed = true;
+    }
   }
+  if (rekeyed) chead_heapify(net);
 }
 
 /* ---- the network's engine event --------------------------------------- */
@@ -700,61 +739,72 @@ static void schedule_next(hs_net *net) {
   net->ev_time = t;
 }
 
-static void flow_free(hs_net *net, uint32_t slot) {
-  sim_flow *f = &net->flows[slot];
-  f->state = SIM_FLOW_FREE;
+/* The flow ends: its id goes stale at once (generation bumped), but its slot
+ * is handed back by slot_release, once nothing reads its record any more. */
+static void flow_end(hs_net *net, uint32_t slot) {
+  net->flows[slot].where = SIM_W_FREE;
   uint32_t gen = net->gens[slot] + 1;
   if (gen == 0) gen = 1;
   net->gens[slot] = gen;
+}
+
+static void slot_release(hs_net *net, uint32_t slot) {
   net->freed++;
   if (net->nfree == net->capfree) {
     net->capfree = net->capfree ? 2 * net->capfree : 64;
     net->free_slots = hs_reallocarray(net->free_slots, net->capfree, sizeof *net->free_slots);
   }
-  net->free_slots[net->nfree++] = (uint64_t)gen << 32 | slot;
+  net->free_slots[net->nfree++] = slot;
 }
 
 /* When no flow is left, hand out the slots in ascending order again: a burst
  * of transfers (10^6 downloads at a round's start) then writes its flow
  * records in sequence, and admits and completes them in sequence, instead of
  * at the random slots the last completions freed. O(slots), done only after
- * slots/2 flows were freed since the last time (O(1) amortized per flow). */
+ * slots/2 flows were freed since the last time (O(1) amortized per flow).
+ * Not while callbacks are due (their slots are not on the stack yet). */
 static void maybe_reorder_free(hs_net *net) {
-  if (net->st.flows_active || net->st.flows_latent || net->nslots < 64 ||
+  if (net->st.flows_active || net->st.flows_latent || net->ndone || net->nslots < 64 ||
       net->freed < net->nslots / 2)
     return;
   HS_ASSERT(net->nfree == net->nslots, "an idle network has every slot free");
   for (uint32_t k = 0; k < net->nslots; k++) {
     uint32_t slot = net->nslots - 1 - k; /* the top of the stack is slot 0 */
-    net->free_slots[k] = (uint64_t)net->gens[slot] << 32 | slot;
+    net->free_slots[k] = slot;
   }
   net->freed = 0;
 }
 
-static void push_done(hs_net *net, const sim_flow *f) {
+static void push_done(hs_net *net, uint32_t slot) {
   if (net->ndone == net->capdone) {
     net->capdone = net->capdone ? 2 * net->capdone : 16;
     net->done = hs_reallocarray(net->done, net->capdone, sizeof *net->done);
   }
-  net->done[net->ndone++] = (sim_done){f->on_done, f->subject, f->arg};
+  net->done[net->ndone++] = slot;
 }
 
-static void admit(hs_net *net, uint32_t slot, double now) {
+static void admit(hs_net *net, uint64_t entry, double now) {
+  uint32_t slot = (uint32_t)entry;
   sim_flow *f = &net->flows[slot];
-  sim_class *c = &net->classes[f->cls];
+  uint32_t ci = sim_kinds_at(&net->kinds, f->kind)->cls;
+  sim_class *c = &net->classes[ci];
   if (c->nflows == 0) {
     class_sync(c, now); /* restart the clock at 0 */
-    class_activate(net, f->cls);
-    c = &net->classes[f->cls];
+    class_activate(net, ci);
+    c = &net->classes[ci];
   } else {
     class_sync(c, now);
   }
-  f->fv = c->v + f->bytes;
-  f->state = SIM_FLOW_ACTIVE;
-  class_push(net, c, slot);
+  f->t = c->v + f->bytes;
+  class_push(net, c, entry);
   c->dirty = true;
   net->st.flows_latent--;
   net->st.flows_active++;
+}
+
+/* Is any class other than the class heap's top due at `now`? */
+static bool others_due(const sim_heap *h, double now) {
+  return (h->n > 1 && h->a[1].key <= now) || (h->n > 2 && h->a[2].key <= now);
 }
 
 static void net_event(hs_engine *eng, void *subject, uint64_t arg) {
@@ -763,10 +813,12 @@ static void net_event(hs_engine *eng, void *subject, uint64_t arg) {
   double now = hs_engine_now(eng);
   net->ev = 0;
   net->st.events++;
-  net->ndone = 0;
+  HS_ASSERT(net->ndone == 0, "callbacks of the last event have run");
   bool changed = false;
 
-  /* Completions first, one flow at a time by (time, seq) across classes. */
+  /* Completions first, one flow at a time by (time, seq) across classes. A
+   * class whose next flow is not due, when no other class is either, keeps
+   * its stale key: the rate update below re-keys it (dirty) once. */
   while (net->chead.n && net->chead.a[0].key <= now) {
     uint32_t ci = net->chead.a[0].item;
     sim_class *c = &net->classes[ci];
@@ -774,39 +826,62 @@ static void net_event(hs_engine *eng, void *subject, uint64_t arg) {
     c->v = top.key; /* exact: the flow is done */
     c->t0 = now;
     sim_flow *f = &net->flows[top.item];
-    if (f->on_done) push_done(net, f);
     net->st.bytes_delivered += f->bytes;
     net->st.flows_completed++;
     net->st.flows_active--;
-    flow_free(net, top.item);
-    fifo_clean(net, &c->run, SIM_FLOW_ACTIVE);
-    if (c->nflows == 0) {
-      class_deactivate(net, ci);
+    flow_end(net, top.item);
+    if (sim_kinds_at(&net->kinds, f->kind)->fn) {
+      push_done(net, top.item);
     } else {
-      class_refresh_key(net, c);
-      SIM_PREFETCH(&net->flows[class_top(c)->item]);
+      sim_kinds_put(&net->kinds, f->kind);
+      slot_release(net, top.item);
     }
     changed = true;
+    if (c->nflows == 0) {
+      class_deactivate(net, ci);
+      continue;
+    }
+    double t = class_next_time(c);
+    if (t > now && !others_due(&net->chead, now)) {
+      c->dirty = true;
+      break;
+    }
+    sim_heap_update(&net->chead, chead_pos(net), c->hpos, t, class_top(c)->seq);
   }
   /* Then admissions: a flow arriving now does not share with one leaving now. */
   while (net->lhead.n && net->lhead.a[0].key <= now) {
     uint32_t li = net->lhead.a[0].item;
     sim_fifo *q = &net->lanes[li].q;
-    uint32_t slot = fifo_front(q)->item;
-    q->head++;
-    admit(net, slot, now);
-    fifo_clean(net, q, SIM_FLOW_LATENT);
+    uint64_t entry = fifo_front_entry(q);
+    fifo_advance(net, q);
+    admit(net, entry, now);
     lane_refresh(net, li);
     changed = true;
   }
   if (changed) rates_update(net, now);
   schedule_next(net);
-  maybe_reorder_free(net);
 
   /* Callbacks last, on a consistent state; they may start or cancel flows
-   * (never this handler re-entrantly), so iterate over a fixed count. */
+   * (never this handler re-entrantly), so iterate over a fixed count. A slot
+   * goes back to the free stack once its record is read, just before its
+   * callback: a callback's transfer never takes a slot whose callback is still
+   * due, and the slots are reordered before the last callback when the
+   * network is idle then (a round's last upload starting the next round). */
   uint32_t nd = net->ndone;
-  for (uint32_t i = 0; i < nd; i++) net->done[i].fn(eng, net->done[i].subject, net->done[i].arg);
+  for (uint32_t i = 0; i < nd; i++) {
+    uint32_t slot = net->done[i];
+    const sim_flow *f = &net->flows[slot];
+    uint32_t k = f->kind;
+    uint64_t a = f->arg;
+    hs_event_fn fn = sim_kinds_at(&net->kinds, k)->fn;
+    void *subj = sim_kinds_at(&net->kinds, k)->subject;
+    slot_release(net, slot);
+    net->ndone = nd - i - 1;
+    maybe_reorder_free(net);
+    fn(eng, subj, a);
+    sim_kinds_put(&net->kinds, k);
+  }
+  maybe_reorder_free(net);
 }
 
 /* ---- public API -------------------------------------------------------- */
@@ -848,6 +923,7 @@ void hs_net_destroy(hs_net *net) {
   hs_free(net->scratch);
   hs_free(net->ord);
   hs_free(net->done);
+  sim_kinds_fini(&net->kinds);
   hs_free(net);
 }
 
@@ -916,15 +992,15 @@ hs_flow_id hs_net_transfer(hs_net *net, double bytes, double cap_bps, double lat
 
   uint32_t ci = class_get(net, cap_bps, ls, n);
   uint32_t li = lane_get(net, path);
+  uint32_t kind = sim_kinds_get(&net->kinds, on_done, subject, ci);
   uint64_t seq = ++net->seq;
   uint32_t slot;
   uint32_t gen = 1;
   if (net->nfree) {
-    uint64_t e = net->free_slots[--net->nfree];
-    slot = (uint32_t)e;
-    gen = (uint32_t)(e >> 32);
+    slot = net->free_slots[--net->nfree];
+    gen = net->gens[slot];
   } else {
-    HS_ASSERT(net->nslots < SIM_NONE - 1, "fewer than 2^32 flows at once");
+    HS_ASSERT(net->nslots < SIM_MAX_SLOTS, "fewer than 2^31 flows at once");
     if (net->nslots == net->capslots) {
       net->capslots = net->capslots ? 2 * net->capslots : 64;
       net->flows = hs_reallocarray(net->flows, net->capslots, sizeof *net->flows);
@@ -934,20 +1010,22 @@ hs_flow_id hs_net_transfer(hs_net *net, double bytes, double cap_bps, double lat
     net->gens[slot] = gen;
   }
   /* Write-only: the slot is likely cold, and stores do not wait for it. */
-  net->flows[slot] = (sim_flow){.bytes = bytes, .seq = seq, .on_done = on_done,
-                                .subject = subject, .arg = arg, .cls = ci,
-                                .hpos = SIM_NONE, .lane = li, .state = SIM_FLOW_LATENT};
+  double t_admit = hs_engine_now(net->eng) + path;
+  net->flows[slot] = (sim_flow){.bytes = bytes, .t = t_admit, .seq = seq, .arg = arg,
+                                .kind = kind, .where = SIM_W_LATENT | li};
   sim_lane *ln = &net->lanes[li];
-  fifo_push(&ln->q, hs_engine_now(net->eng) + path, seq, slot);
+  fifo_push(&ln->q, (uint64_t)gen << 32 | slot);
   if (ln->hpos == SIM_NONE) lane_refresh(net, li);
   net->st.flows_started++;
   net->st.flows_latent++;
   schedule_next(net);
   if (net->nfree) { /* PF_AHEAD transfers ahead: in a burst one was too late */
     uint32_t k = net->nfree > PF_AHEAD ? net->nfree - PF_AHEAD : 0;
-    const sim_flow *p = &net->flows[(uint32_t)net->free_slots[k]];
-    SIM_PREFETCH(p);
-    SIM_PREFETCH((const char *)p + sizeof *p - 1);
+    uint32_t next = net->free_slots[k];
+    const sim_flow *p = &net->flows[next];
+    SIM_PREFETCH_W(p);
+    SIM_PREFETCH_W((const char *)p + sizeof *p - 1); /* a record may straddle two lines */
+    SIM_PREFETCH(&net->gens[next]);
   }
   return ((uint64_t)gen << 32) | ((uint64_t)slot + 1);
 }
@@ -956,7 +1034,7 @@ static const sim_flow *flow_lookup(const hs_net *net, hs_flow_id id, uint32_t *s
   uint64_t s = id & 0xffffffffULL;
   if (s == 0 || s > net->nslots) return NULL;
   const sim_flow *f = &net->flows[s - 1];
-  if (f->state == SIM_FLOW_FREE || net->gens[s - 1] != (uint32_t)(id >> 32)) return NULL;
+  if (f->where == SIM_W_FREE || net->gens[s - 1] != (uint32_t)(id >> 32)) return NULL;
   if (slot_out) *slot_out = (uint32_t)(s - 1);
   return f;
 }
@@ -966,27 +1044,29 @@ bool hs_net_cancel(hs_net *net, hs_flow_id id) {
   const sim_flow *f = flow_lookup(net, id, &slot);
   if (!f) return false;
   double now = hs_engine_now(net->eng);
-  if (f->state == SIM_FLOW_LATENT) {
-    uint32_t li = f->lane;
+  uint32_t where = f->where;
+  uint32_t ci = sim_kinds_at(&net->kinds, f->kind)->cls;
+  sim_kinds_put(&net->kinds, f->kind);
+  if (w_latent(where)) {
+    uint32_t li = where & ~SIM_W_LATENT;
     net->st.flows_latent--;
-    flow_free(net, slot);
+    flow_end(net, slot);
+    slot_release(net, slot);
     net->lanes[li].q.dead++;
-    fifo_clean(net, &net->lanes[li].q, SIM_FLOW_LATENT);
-    lane_refresh(net, li);
+    if (fifo_clean(net, &net->lanes[li].q)) lane_refresh(net, li);
   } else {
-    uint32_t ci = f->cls;
     sim_class *c = &net->classes[ci];
     class_sync(c, now);
-    double sent = f->bytes - (f->fv - c->v);
+    double sent = f->bytes - (f->t - c->v);
     net->st.bytes_cancelled += sent > 0 ? sent : 0;
-    bool in_run = f->in_run;
-    if (!in_run) heap_remove(net, &c->heap, f->hpos);
-    c->nflows--;
+    if (where != SIM_W_RUN) sim_heap_remove(&c->heap, flow_pos(net), where);
+    class_count(net, c, -1);
     net->st.flows_active--;
-    flow_free(net, slot);
-    if (in_run) {
+    flow_end(net, slot);
+    slot_release(net, slot);
+    if (where == SIM_W_RUN) {
       c->run.dead++;
-      fifo_clean(net, &c->run, SIM_FLOW_ACTIVE); /* skip its entry if at the front */
+      if (fifo_clean(net, &c->run)) run_front_load(net, c); /* skip it if at the front */
     }
     if (c->nflows == 0)
       class_deactivate(net, ci);
@@ -1003,15 +1083,15 @@ bool hs_net_cancel(hs_net *net, hs_flow_id id) {
 
 double hs_net_flow_rate(const hs_net *net, hs_flow_id id) {
   const sim_flow *f = flow_lookup(net, id, NULL);
-  if (!f || f->state != SIM_FLOW_ACTIVE) return 0;
-  return net->classes[f->cls].rate_bps;
+  if (!f || !w_active(f->where)) return 0;
+  return net->classes[sim_kinds_at(&net->kinds, f->kind)->cls].rate_bps;
 }
 
 double hs_net_flow_remaining_bytes(const hs_net *net, hs_flow_id id) {
   const sim_flow *f = flow_lookup(net, id, NULL);
   if (!f) return NAN;
-  if (f->state == SIM_FLOW_LATENT) return f->bytes;
-  double left = f->fv - class_v_at(&net->classes[f->cls], hs_engine_now(net->eng));
+  if (w_latent(f->where)) return f->bytes;
+  double left = f->t - class_v_at(&net->classes[sim_kinds_at(&net->kinds, f->kind)->cls], hs_engine_now(net->eng));
   return left > 0 ? left : 0;
 }
 
@@ -1020,4 +1100,5 @@ bool hs_net_flow_pending(const hs_net *net, hs_flow_id id) { return flow_lookup(
 void hs_net_get_stats(const hs_net *net, hs_net_stats *out) {
   *out = net->st;
   out->classes_active = net->nactive;
+  out->kinds = net->kinds.live;
 }
