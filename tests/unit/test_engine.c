@@ -270,6 +270,10 @@ struct model {
   int bad, mode;
   int apart; /* 1 in `apart` events is scheduled apart (0: none) */
   int post;  /* 1 in `post` events is posted, without an id (0: none) */
+  /* 1 in `burst` handlers (0: none) makes a burst of up to 3 * run_min
+   * events, 7 in 8 of them posted: the engine sorts those into runs. */
+  int burst, in_burst;
+  size_t run_min;
   /* nsub > 0: each event gets a subject drawn from nsub (each a pointer back
    * to the model) and one of two handlers, both checked when it fires. */
   size_t nsub;
@@ -364,7 +368,8 @@ static void model_schedule(hs_engine *eng, model *m, double t) {
     v->fn_b = (int)hs_rng_below(&m->rng, 2);
     if (v->fn_b) fn = model_fire_b;
   }
-  if (m->post && hs_rng_below(&m->rng, (uint64_t)m->post) == 0) {
+  if ((m->in_burst && hs_rng_below(&m->rng, 8)) ||
+      (m->post && hs_rng_below(&m->rng, (uint64_t)m->post) == 0)) {
     hs_engine_post(eng, t, v->prio, fn, subject, m->n);
     v->id = 0; /* cancel and reschedule on it must fail */
   } else if (m->apart && hs_rng_below(&m->rng, (uint64_t)m->apart) == 0)
@@ -386,6 +391,14 @@ static void model_fire_as(hs_engine *eng, void *subject, uint64_t arg, int fn_b)
   if (isinf(now)) return;
   int news = (int)hs_rng_below(&m->rng, 3); /* 0, 1 or 2: the pending count wanders */
   for (int i = 0; i < news; i++) model_schedule(eng, m, now + draw_delay(m, now));
+  if (m->burst && hs_rng_below(&m->rng, (uint64_t)m->burst) == 0) {
+    /* Burst sizes on both sides of run_min; times as the mode draws them
+     * (ties at now included), priorities as usual (often mixed). */
+    uint64_t k = hs_rng_below(&m->rng, 3 * m->run_min + 1);
+    m->in_burst = 1;
+    for (uint64_t i = 0; i < k; i++) model_schedule(eng, m, now + draw_delay(m, now));
+    m->in_burst = 0;
+  }
   mev *c = &m->ev[hs_rng_below(&m->rng, m->n)];
   uint64_t what = hs_rng_below(&m->rng, 8);
   if (what == 0) {
@@ -411,13 +424,15 @@ static void model_fire_b(hs_engine *eng, void *subject, uint64_t arg) {
   model_fire_as(eng, subject, arg, 1);
 }
 
-static void run_model_post(int mode, size_t initial, uint64_t budget, int apart, size_t nsub,
-                           int post) {
+static void run_model_burst(int mode, size_t initial, uint64_t budget, int apart, size_t nsub,
+                            int post, int burst, size_t run_min) {
   model m = {0};
   m.self = &m;
   m.mode = mode;
   m.apart = apart;
   m.post = post;
+  m.burst = burst;
+  m.run_min = run_min;
   m.nsub = nsub;
   if (nsub) {
     m.sub = malloc(nsub * sizeof *m.sub);
@@ -426,6 +441,7 @@ static void run_model_post(int mode, size_t initial, uint64_t budget, int apart,
   m.budget = budget;
   hs_rng_init(&m.rng, 11, (uint64_t)mode, HS_RNG_BENCH);
   hs_engine *e = hs_engine_create(0);
+  if (run_min) hs_engine_set_run_min(e, run_min);
   for (size_t i = 0; i < initial; i++) {
     model_schedule(e, &m, draw_delay(&m, 0.0));
     /* Mode 5: the calendar is first sized on one event; the next thousands
@@ -450,6 +466,11 @@ static void run_model_post(int mode, size_t initial, uint64_t budget, int apart,
   free(m.h);
   free(m.sub);
   hs_engine_destroy(e);
+}
+
+static void run_model_post(int mode, size_t initial, uint64_t budget, int apart, size_t nsub,
+                           int post) {
+  run_model_burst(mode, initial, budget, apart, nsub, post, 0, 0);
 }
 
 static void run_model_full(int mode, size_t initial, uint64_t budget, int apart, size_t nsub) {
@@ -731,5 +752,128 @@ Test(engine, compaction_keeps_posted_events) {
   cr_assert_eq(hs_engine_run(e), 40);
   cr_assert_eq(r.n, 40);
   for (size_t i = 0; i < 40; i++) cr_expect_eq(r.order[i], i);
+  hs_engine_destroy(e);
+}
+
+/* --- bursts of posts sorted into runs ------------------------------------- */
+
+Test(engine, posted_bursts_against_the_model) {
+  /* Bursts of posts (sorted runs when at least run_min, the queue below; up
+   * to 8 runs alive, then the queue) beside scheduled, apart, cancelled and
+   * rescheduled events, ties at equal times and mixed priorities, in every
+   * time distribution: spans of 600 decades (keys too wide for a mixed-
+   * priority run: the queue), infinite times, one instant. */
+  for (int mode = 0; mode <= 7; mode++) {
+    run_model_burst(mode, 5000, 100000, 8, 0, 3, 40, 8);
+    run_model_burst(mode, 2000, 60000, 0, 5, 0, 200, 100);
+  }
+  run_model_burst(3, 5000, 100000, 4, 0, 2, 10, 1);
+  run_model_burst(0, 20000, 100000, 0, 0, 2, 1000, 2048); /* the default size */
+}
+
+typedef struct bigrec {
+  uint64_t order[4096];
+  size_t n;
+} bigrec;
+
+static void big_record(hs_engine *eng, void *subject, uint64_t arg) {
+  (void)eng;
+  bigrec *r = subject;
+  if (r->n < 4096) r->order[r->n] = arg;
+  r->n++;
+}
+
+static void post_back(hs_engine *eng, void *subject, uint64_t arg) {
+  bigrec *r = subject;
+  big_record(eng, subject, arg);
+  /* The first one posts a burst at now, now + 1, now + 2, each time with
+   * priorities -1, 0, 1 interleaved. */
+  if (arg == 1000)
+    for (uint64_t i = 0; i < 3000; i++)
+      hs_engine_post(eng, hs_engine_now(eng) + (double)(i % 3), (int)(i / 3 % 3) - 1, big_record, r,
+                     2000 + i);
+}
+
+Test(engine, run_ties_with_queue_and_apart_events) {
+  /* A run of 3000 posted in one handler at times now, now + 1, now + 2 with
+   * priorities -1, 0, 1, against queue and apart events at the same times
+   * (one moved after the run was posted): exactly (time, priority, seq). */
+  hs_engine *e = hs_engine_create(0);
+  hs_engine_set_run_min(e, 16);
+  static bigrec r;
+  r.n = 0;
+  hs_engine_schedule(e, 1.0, 0, post_back, &r, 1000);         /* seq 0 */
+  hs_event_id q = hs_engine_schedule(e, 2.0, 0, big_record, &r, 1); /* 1 */
+  hs_engine_schedule_apart(e, 3.0, -1, big_record, &r, 2);    /* 2: before the run's 3.0 */
+  hs_event_id a = hs_engine_schedule_apart(e, 1.0, 1, big_record, &r, 3); /* 3 */
+  hs_engine_post(e, 1.0, 0, big_record, &r, 4); /* 4: a lone post, into the queue */
+  cr_assert_eq(hs_engine_pending(e), 5);
+  cr_assert(hs_engine_step(e)); /* post_back: seqs 5..3004 buffered, not yet looked at */
+  cr_assert_eq(hs_engine_pending(e), 3004);
+  cr_assert(hs_engine_reschedule(e, a, 2.0)); /* seq 3005: after the run's 2.0 events */
+  cr_assert(hs_engine_reschedule(e, q, 2.0)); /* seq 3006 */
+  cr_assert_eq(hs_engine_peek_time(e), 1.0);
+  cr_assert_eq(hs_engine_run(e), 3004);
+  cr_assert_eq(r.n, 3005);
+  /* The expected order, built from the contract. */
+  typedef struct {
+    double t;
+    int prio;
+    uint64_t seq, arg;
+  } k;
+  k want[3010];
+  size_t n = 0;
+  want[n++] = (k){1.0, 0, 0, 1000};
+  want[n++] = (k){3.0, -1, 2, 2}; /* ties the run's 3.0/-1 events, earlier seq */
+  want[n++] = (k){1.0, 0, 4, 4};
+  for (uint64_t i = 0; i < 3000; i++)
+    want[n++] = (k){1.0 + (double)(i % 3), (int)(i / 3 % 3) - 1, 5 + i, 2000 + i};
+  want[n++] = (k){2.0, 1, 3005, 3};
+  want[n++] = (k){2.0, 0, 3006, 1};
+  /* post_back fires first (the run did not exist yet); the rest by (t,
+   * prio, seq), an insertion sort. */
+  for (size_t i = 2; i < n; i++)
+    for (size_t j = i; j > 1; j--) {
+      k *x = &want[j - 1], *y = &want[j];
+      bool gt = x->t != y->t         ? x->t > y->t
+                : x->prio != y->prio ? x->prio > y->prio
+                                     : x->seq > y->seq;
+      if (!gt) break;
+      k t = *x;
+      *x = *y;
+      *y = t;
+    }
+  cr_assert_eq(n, r.n);
+  for (size_t i = 0; i < n; i++)
+    cr_assert_eq(r.order[i], want[i].arg, "position %zu: %llu, want %llu", i,
+                 (unsigned long long)r.order[i], (unsigned long long)want[i].arg);
+  hs_engine_destroy(e);
+}
+
+Test(engine, compaction_keeps_runs_and_buffered_posts) {
+  /* Posts in a sorted run and posts still in the buffer, beside events
+   * rescheduled until garbage outnumbers the live ones: compactions count
+   * neither as queue entries, and every post fires in order. */
+  hs_engine *e = hs_engine_create(0);
+  hs_engine_set_run_min(e, 16);
+  static bigrec r;
+  r.n = 0;
+  hs_rng rng;
+  hs_rng_init(&rng, 3, 5, HS_RNG_BENCH);
+  hs_event_id ids[4000];
+  for (uint64_t i = 0; i < 4000; i++)
+    ids[i] = hs_engine_schedule(e, 10.0 + hs_rng_uniform(&rng), 0, big_record, &r, 100);
+  for (uint64_t i = 0; i < 40; i++)
+    hs_engine_post(e, 1.0 + (double)(39 - i) / 8, 0, big_record, &r, 39 - i);
+  cr_assert_eq(hs_engine_peek_time(e), 1.0); /* the 40 become a run */
+  for (uint64_t i = 40; i < 80; i++) hs_engine_post(e, 1.0 + (double)i / 8, 0, big_record, &r, i);
+  for (int k = 0; k < 5; k++)
+    for (size_t i = 0; i < 4000; i++)
+      cr_assert(hs_engine_reschedule(e, ids[i], 20.0 + hs_rng_uniform(&rng)));
+  for (size_t i = 0; i < 4000; i++) cr_assert(hs_engine_cancel(e, ids[i]));
+  cr_assert_eq(hs_engine_pending(e), 80);
+  cr_assert_eq(hs_engine_run(e), 80);
+  cr_assert_eq(r.n, 80);
+  for (size_t i = 0; i < 80; i++) cr_expect_eq(r.order[i], i);
   hs_engine_destroy(e);
 }

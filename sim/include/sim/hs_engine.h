@@ -62,6 +62,11 @@ hs_event_id hs_engine_schedule_apart(hs_engine *eng, double time, int priority, 
  * fired. */
 void hs_engine_post(hs_engine *eng, double time, int priority, hs_event_fn fn, void *subject,
                     uint64_t arg);
+/* Tuning (tests, benchmarks): posts collected between two looks at the next
+ * event are sorted into a run of their own when at least n (default 2048,
+ * n = 0 counts as 1), else go into the queue one by one. Never changes the
+ * order, only its cost. */
+void hs_engine_set_run_min(hs_engine *eng, size_t n);
 /* hs_engine_schedule at now() + delay (delay >= 0). */
 hs_event_id hs_engine_schedule_in(hs_engine *eng, double delay, int priority, hs_event_fn fn,
                                   void *subject, uint64_t arg);
