@@ -105,7 +105,8 @@ void sim_evq_push(sim_evq *q, uint64_t tb, uint64_t ps, uint32_t slot);
  * not const). The pointer is valid until the next push, pop or compact. */
 const sim_evq_entry *sim_evq_top_refill(sim_evq *q);
 static inline const sim_evq_entry *sim_evq_top(sim_evq *q) {
-  return q->hn ? &q->heap[0] : sim_evq_top_refill(q); /* the common case inline */
+  /* The common cases inline: a non-empty heap, an empty queue. */
+  return q->hn ? &q->heap[0] : q->size ? sim_evq_top_refill(q) : NULL;
 }
 sim_evq_entry sim_evq_pop(sim_evq *q); /* size > 0 */
 /* The entry that follows the least one if it is already at hand (for
