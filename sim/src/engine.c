@@ -82,7 +82,6 @@
 #define RUN_N 8            /* sorted runs alive at once (usually 1-2) */
 #define RUN_MIN 2048       /* default: a flushed buffer this large is sorted into a run */
 #define SPARE_N 4          /* arrays of each kind kept for reuse */
-#define PF_RUN 16          /* run records prefetched this far ahead */
 #define RADIX_BITS 8
 
 #if defined(__GNUC__)
@@ -123,31 +122,23 @@ typedef struct posted {
   uint32_t w[3];
 } posted;
 
-/* A posted event in the burst buffer or a sorted run (see "Runs" above): its
- * sort key, the index of its record (brec, in post order) and its seq minus
- * the buffer's first (the seqs of one buffer lie within 2^32, see
- * hs_engine_post). In the buffer, key holds the time's bits. */
+/* A posted event in the burst buffer or a sorted run (see "Posted events"
+ * above), whole: its sort key (the time's bits in the buffer, their excess
+ * over the buffer's least in a run), argument, pair, and seq minus the
+ * buffer's first (a buffer's seqs lie within 2^32, see hs_engine_post). Its
+ * priority is its buffer's. 24 bytes. */
 typedef struct pitem {
-  uint64_t key;
-  uint32_t idx, dseq;
+  uint64_t key, arg;
+  uint32_t hd, dseq;
 } pitem;
 
-/* A buffered or run event's record: argument (w[0..1]), pair, biased
- * priority. */
-typedef struct prec {
-  uint32_t w[4];
-} prec;
-
-/* A sorted run: it[head, n) in (time, priority, seq) order, the head's full
- * key cached in (htb, hps). key = (tb - tb0) << shift | (shift ? biased
- * priority : 0); with shift 0 every event has priority bits ptop. */
+/* A sorted run: it[head, n) in (time, seq) order, all of priority bits
+ * ptop; the head's full key cached in (htb, hps). */
 typedef struct run {
   pitem *it;
-  prec *rec;
-  size_t head, n, capit, caprec;
+  size_t head, n, cap;
   uint64_t tb0, seq0, ptop;
   uint64_t htb, hps;
-  unsigned shift;
 } run;
 
 /* An array kept for reuse (the next burst's buffer or sort space): freeing
@@ -194,10 +185,9 @@ struct hs_engine {
   size_t hint; /* capacity_hint (or the default): the posted arrays' first size */
   /* Burst buffer: posts since the last flush (flush_posts), in post order. */
   pitem *bit;
-  prec *brec;
-  size_t bn, bcapit, bcaprec;
-  uint64_t btbmin, btbmax, bseq0;
-  uint32_t bplo, bphi; /* least and greatest biased priority in the buffer */
+  size_t bn, bcap;
+  uint64_t btbmin, bseq0;
+  uint32_t bprio;      /* the buffer's biased priority (all its posts') */
   size_t run_min;      /* a flushed buffer this large becomes a run */
   /* Sorted runs (fn-less when n == 0) and the least head's key (rtb = NO_KEY
    * when none) and index. */
@@ -205,7 +195,7 @@ struct hs_engine {
   uint32_t nruns, rmin;
   uint64_t rtb, rps;
   size_t nside; /* events in the buffer and the runs */
-  spare sit[SPARE_N], srec[SPARE_N];
+  spare sp[SPARE_N];
   size_t live;        /* pending events (heap size minus garbage) */
   uint64_t seq;
   uint64_t fired;
@@ -254,15 +244,8 @@ void hs_engine_destroy(hs_engine *e) {
   hs_free(e->hfree);
   hs_free(e->htab);
   hs_free(e->bit);
-  hs_free(e->brec);
-  for (int k = 0; k < RUN_N; k++) {
-    hs_free(e->runs[k].it);
-    hs_free(e->runs[k].rec);
-  }
-  for (int k = 0; k < SPARE_N; k++) {
-    hs_free(e->sit[k].p);
-    hs_free(e->srec[k].p);
-  }
+  for (int k = 0; k < RUN_N; k++) hs_free(e->runs[k].it);
+  for (int k = 0; k < SPARE_N; k++) hs_free(e->sp[k].p);
   hs_free(e);
 }
 
@@ -534,15 +517,16 @@ static void spare_put(spare *sp, void *p, size_t cap) {
 }
 
 /* A kept array of at least `need` elements of `size` bytes (the smallest
- * such), else the largest kept one grown, else a new one; *cap its size. */
-static void *spare_get(spare *sp, size_t need, size_t size, size_t *cap) {
+ * such, or the largest kept when `largest`), else the largest kept one
+ * grown, else a new one; *cap its size. */
+static void *spare_get(spare *sp, size_t need, size_t size, size_t *cap, bool largest) {
   int best = -1, big = -1;
   for (int k = 0; k < SPARE_N; k++) {
     if (!sp[k].p) continue;
     if (sp[k].cap >= need && (best < 0 || sp[k].cap < sp[best].cap)) best = k;
     if (big < 0 || sp[k].cap > sp[big].cap) big = k;
   }
-  int k = best >= 0 ? best : big;
+  int k = best >= 0 && !largest ? best : big;
   void *p = NULL;
   size_t c = 0;
   if (k >= 0) {
@@ -558,32 +542,21 @@ static void *spare_get(spare *sp, size_t need, size_t size, size_t *cap) {
   return p;
 }
 
-/* Room for one more buffered post. */
+/* Room for one more buffered post: the largest kept array first (the
+ * last burst's size is the best guess for the next), then doubling. */
 static void buffer_grow(hs_engine *e) {
-  size_t want = e->bn ? 2 * e->bn : 64;
-  if (e->bcapit <= e->bn) {
-    if (!e->bit) {
-      e->bit = spare_get(e->sit, want, sizeof *e->bit, &e->bcapit);
-    } else {
-      e->bcapit = want;
-      e->bit = hs_reallocarray(e->bit, want, sizeof *e->bit);
-    }
-  }
-  if (e->bcaprec <= e->bn) {
-    if (!e->brec) {
-      e->brec = spare_get(e->srec, want, sizeof *e->brec, &e->bcaprec);
-    } else {
-      e->bcaprec = want;
-      e->brec = hs_reallocarray(e->brec, want, sizeof *e->brec);
-    }
+  if (!e->bit) {
+    e->bit = spare_get(e->sp, 64, sizeof *e->bit, &e->bcap, true);
+  } else {
+    e->bcap *= 2;
+    e->bit = hs_reallocarray(e->bit, e->bcap, sizeof *e->bit);
   }
 }
 
 static inline void run_head(run *r) {
   const pitem *x = &r->it[r->head];
-  r->htb = r->tb0 + (x->key >> r->shift);
-  uint64_t prio = r->shift ? x->key & 0xffffu : r->ptop;
-  r->hps = prio << SIM_EVQ_SEQ_BITS | (r->seq0 + x->dseq);
+  r->htb = r->tb0 + x->key;
+  r->hps = r->ptop << SIM_EVQ_SEQ_BITS | (r->seq0 + x->dseq);
 }
 
 /* Recompute the least run head (RUN_N compares at most). */
@@ -640,63 +613,51 @@ static pitem *radix_sort(pitem *a, pitem *tmp, size_t n, uint64_t diff) {
 }
 
 /* Move the buffer where the order sees it: into a sorted run when it holds
- * at least run_min events (and a run place is free, and its keys fit), else
- * into the queue entry by entry. O(n) either way (a radix sort: a few passes
- * of n). Called before every look at the next event, and by post when the
- * buffer's seqs would outgrow dseq. */
+ * at least run_min events (and a run place is free), else into the queue
+ * entry by entry. O(n) either way (the sort: a few passes of n). Called
+ * before every look at the next event, and by post before a post the buffer
+ * cannot take (another priority, or seqs that would outgrow dseq). */
 static void flush_posts(hs_engine *e) {
   size_t n = e->bn;
   e->bn = 0;
-  bool mixed = e->bplo != e->bphi;
-  uint64_t span = e->btbmax - e->btbmin;
+  uint64_t ptop = e->bprio;
   uint32_t k = 0;
   while (k < RUN_N && e->runs[k].head < e->runs[k].n) k++;
-  if (n < e->run_min || k == RUN_N || (mixed && span >> (64 - 16))) {
+  if (n < e->run_min || k == RUN_N) {
     for (size_t i = 0; i < n; i++) {
-      const prec *p = &e->brec[e->bit[i].idx];
-      uint64_t arg;
-      memcpy(&arg, &p->w[0], sizeof arg);
-      post_queue(e, e->bit[i].key, (uint64_t)p->w[3] << SIM_EVQ_SEQ_BITS | (e->bseq0 + e->bit[i].dseq),
-                 arg, p->w[2]);
+      const pitem *x = &e->bit[i];
+      post_queue(e, x->key, ptop << SIM_EVQ_SEQ_BITS | (e->bseq0 + x->dseq), x->arg, x->hd);
     }
     e->nside -= n;
     return;
   }
-  unsigned shift = mixed ? 16 : 0;
-  uint64_t tb0 = e->btbmin, diff = 0, k0 = 0, prev = 0;
+  uint64_t tb0 = e->btbmin, diff = 0, k0 = e->bit[0].key - tb0, prev = 0;
   bool sorted = true;
   for (size_t i = 0; i < n; i++) {
-    pitem *x = &e->bit[i];
-    uint64_t key = (x->key - tb0) << shift;
-    if (mixed) key |= e->brec[i].w[3];
-    x->key = key;
-    if (i == 0) k0 = key;
+    uint64_t key = e->bit[i].key - tb0;
+    e->bit[i].key = key;
     diff |= key ^ k0;
     sorted &= key >= prev;
     prev = key;
   }
   run *r = &e->runs[k];
-  spare_put(e->sit, r->it, r->capit); /* a used-up run's arrays */
-  spare_put(e->srec, r->rec, r->caprec);
   pitem *res = e->bit;
-  size_t capres = e->bcapit;
+  size_t capres = e->bcap;
   if (!sorted) {
     size_t captmp;
-    pitem *tmp = spare_get(e->sit, n, sizeof *tmp, &captmp);
+    pitem *tmp = spare_get(e->sp, n, sizeof *tmp, &captmp, false);
     res = radix_sort(e->bit, tmp, n, diff);
     if (res == tmp) {
-      spare_put(e->sit, e->bit, e->bcapit);
+      spare_put(e->sp, e->bit, e->bcap);
       capres = captmp;
     } else {
-      spare_put(e->sit, tmp, captmp);
+      spare_put(e->sp, tmp, captmp);
     }
   }
-  *r = (run){.it = res, .rec = e->brec, .head = 0, .n = n, .capit = capres,
-             .caprec = e->bcaprec, .tb0 = tb0, .seq0 = e->bseq0, .ptop = e->bplo,
-             .shift = shift};
+  *r = (run){.it = res, .head = 0, .n = n, .cap = capres, .tb0 = tb0, .seq0 = e->bseq0,
+             .ptop = ptop};
   e->bit = NULL;
-  e->brec = NULL;
-  e->bcapit = e->bcaprec = 0;
+  e->bcap = 0;
   run_head(r);
   e->nruns++;
   if (key_less(r->htb, r->hps, e->rtb, e->rps)) {
@@ -715,28 +676,19 @@ void hs_engine_post(hs_engine *e, double time, int priority, hs_event_fn fn, voi
   uint64_t seq = next_seq(e);
   uint64_t tb = sim_evq_time_bits(time + 0.0);
   uint32_t prio = (uint32_t)(priority - SIM_EVQ_PRIO_MIN);
-  if (e->bn && seq - e->bseq0 > UINT32_MAX) flush_posts(e);
+  if (e->bn && (prio != e->bprio || seq - e->bseq0 > UINT32_MAX)) flush_posts(e);
   if (e->bn == 0) {
     e->bseq0 = seq;
-    e->btbmin = e->btbmax = tb;
-    e->bplo = e->bphi = prio;
-  } else {
-    if (tb < e->btbmin) e->btbmin = tb;
-    if (tb > e->btbmax) e->btbmax = tb;
-    if (prio < e->bplo) e->bplo = prio;
-    if (prio > e->bphi) e->bphi = prio;
+    e->btbmin = tb;
+    e->bprio = prio;
+  } else if (tb < e->btbmin) {
+    e->btbmin = tb;
   }
-  if (e->bn == e->bcapit || e->bn == e->bcaprec) buffer_grow(e);
-  size_t i = e->bn++;
-  e->bit[i] = (pitem){tb, (uint32_t)i, (uint32_t)(seq - e->bseq0)};
-  prec *p = &e->brec[i];
-  memcpy(&p->w[0], &arg, sizeof arg);
-  p->w[2] = hd_acquire(e, fn, subject);
-  p->w[3] = prio;
+  if (e->bn == e->bcap) buffer_grow(e);
+  e->bit[e->bn++] = (pitem){tb, arg, hd_acquire(e, fn, subject), (uint32_t)(seq - e->bseq0)};
   e->live++;
   e->nside++;
 }
-
 hs_event_id hs_engine_schedule_in(hs_engine *e, double delay, int priority, hs_event_fn fn,
                                   void *subject, uint64_t arg) {
   HS_ASSERT(delay >= 0, "negative delay");
@@ -884,21 +836,14 @@ static void dispatch_apart(hs_engine *e) {
 
 static void dispatch_run(hs_engine *e) {
   run *r = &e->runs[e->rmin];
-  pitem x = r->it[r->head++];
-  const prec *p = &r->rec[x.idx];
-  uint64_t arg;
-  memcpy(&arg, &p->w[0], sizeof arg);
-  handler *h = &e->hd[p->w[2]];
+  const pitem *x = &r->it[r->head++];
+  uint64_t arg = x->arg;
+  handler *h = &e->hd[x->hd];
   memcpy(&e->now, &e->rtb, sizeof e->now);
   if (r->head < r->n) {
-#if defined(__GNUC__)
-    /* The records lie in post order, not time order: fetch ahead. */
-    if (r->head + PF_RUN < r->n) __builtin_prefetch(&r->rec[r->it[r->head + PF_RUN].idx]);
-#endif
     run_head(r);
   } else {
-    spare_put(e->sit, r->it, r->capit); /* before the call: it may post */
-    spare_put(e->srec, r->rec, r->caprec);
+    spare_put(e->sp, r->it, r->cap); /* before the call: it may post */
     *r = (run){0};
     e->nruns--;
   }

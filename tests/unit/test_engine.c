@@ -2,6 +2,7 @@
  * stop flags and a million random events popped in order. */
 #include <criterion/criterion.h>
 #include <signal.h>
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -271,8 +272,10 @@ struct model {
   int apart; /* 1 in `apart` events is scheduled apart (0: none) */
   int post;  /* 1 in `post` events is posted, without an id (0: none) */
   /* 1 in `burst` handlers (0: none) makes a burst of up to 3 * run_min
-   * events, 7 in 8 of them posted: the engine sorts those into runs. */
-  int burst, in_burst;
+   * events, 7 in 8 of them posted: the engine sorts those into runs. 3 in 4
+   * bursts have one priority (burst_prio), the others mixed ones (each
+   * change of priority ends the engine's buffer). */
+  int burst, in_burst, burst_prio;
   size_t run_min;
   /* nsub > 0: each event gets a subject drawn from nsub (each a pointer back
    * to the model) and one of two handlers, both checked when it fires. */
@@ -357,6 +360,7 @@ static void model_schedule(hs_engine *eng, model *m, double t) {
   mev *v = &m->ev[m->n];
   v->t = t;
   v->prio = (int)hs_rng_below(&m->rng, 5) - 2;
+  if (m->in_burst && m->burst_prio != INT_MIN) v->prio = m->burst_prio;
   v->seq = m->seq++;
   v->state = 1;
   void *subject = m;
@@ -396,6 +400,7 @@ static void model_fire_as(hs_engine *eng, void *subject, uint64_t arg, int fn_b)
      * (ties at now included), priorities as usual (often mixed). */
     uint64_t k = hs_rng_below(&m->rng, 3 * m->run_min + 1);
     m->in_burst = 1;
+    m->burst_prio = hs_rng_below(&m->rng, 4) ? (int)hs_rng_below(&m->rng, 5) - 2 : INT_MIN;
     for (uint64_t i = 0; i < k; i++) model_schedule(eng, m, now + draw_delay(m, now));
     m->in_burst = 0;
   }
