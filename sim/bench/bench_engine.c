@@ -14,7 +14,15 @@
  * schedule a follow-up 1-2 ms later (an upload's admission). The far event
  * starts the next round; 5 rounds. This is the case the calendar's rungs
  * exist for (evq.c); the hold model never reaches them. "burst-post" is the
- * same with the N events posted (hs_engine_post: no ids, no slots). */
+ * same with the N events posted (hs_engine_post: no ids, no slots).
+ *
+ * Third model, "pma-post" (a PMA round as the engine sees it): two link
+ * classes each finish their N/2 downloads in one event, which posts N/2
+ * compute ends (times over ~3 s, six board types, each type's slower than
+ * the last); every compute end moves one timer kept apart (the network's
+ * next event: hs_engine_schedule_apart, rescheduled), which fires now and
+ * then; a far event (the round's deadline) starts the next round; 5 rounds.
+ * Posted bursts are sorted into runs (engine.c): this line shows their cost. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,6 +106,60 @@ static void on_far(hs_engine *eng, void *subject, uint64_t arg) {
   }
 }
 
+typedef struct pma {
+  hs_rng rng;
+  size_t n;
+  int rounds;
+  hs_event_id timer;
+} pma;
+
+static void on_timer(hs_engine *eng, void *subject, uint64_t arg) {
+  pma *p = subject;
+  (void)arg;
+  p->timer = 0;
+  (void)eng;
+}
+
+static void on_compute(hs_engine *eng, void *subject, uint64_t arg) {
+  pma *p = subject;
+  /* The network's timer: moved to a little later, or armed anew. */
+  double t = hs_engine_now(eng) + 1e-3 * (1 + hs_rng_uniform(&p->rng));
+  if (!p->timer || !hs_engine_reschedule(eng, p->timer, t))
+    p->timer = hs_engine_schedule_apart(eng, t, 0, on_timer, p, arg);
+}
+
+static void on_class_done(hs_engine *eng, void *subject, uint64_t cls) {
+  pma *p = subject;
+  double now = hs_engine_now(eng);
+  for (size_t i = cls; i < p->n; i += 2) {
+    unsigned k = (unsigned)(i * 6 / p->n); /* board type */
+    double w = 0.4 * (1 + 0.1 * k) * (1 + 0.25 * hs_rng_uniform(&p->rng));
+    hs_engine_post(eng, now + w, 0, on_compute, p, i);
+  }
+}
+
+static void on_round(hs_engine *eng, void *subject, uint64_t arg) {
+  pma *p = subject;
+  (void)arg;
+  if (p->rounds-- == 0) return;
+  hs_engine_schedule_in(eng, 300.0, 0, on_round, p, 0);
+  hs_engine_schedule_in(eng, 0.3, 0, on_class_done, p, 0); /* gbe */
+  hs_engine_schedule_in(eng, 1.2, 0, on_class_done, p, 1); /* wifi */
+}
+
+static void run_pma(size_t n) {
+  hs_engine *eng = hs_engine_create(n + 1);
+  pma p = {.n = n, .rounds = 5};
+  hs_rng_init(&p.rng, 44, n, HS_RNG_BENCH);
+  hs_engine_schedule(eng, 600.0, 0, on_round, &p, 0);
+  double t0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+  uint64_t done = hs_engine_run(eng);
+  double dt = clock_s(CLOCK_MONOTONIC) - t0, dc = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
+  printf("pma-post pending=%-8zu events=%-9llu wall_s=%.3f  events_per_s=%.0f  per_cpu_s=%.0f\n", n,
+         (unsigned long long)done, dt, (double)done / dt, (double)done / dc);
+  hs_engine_destroy(eng);
+}
+
 static void run_burst(size_t n, int post) {
   hs_engine *eng = hs_engine_create(n + 1);
   burst b = {.n = n, .rounds = 5, .post = post};
@@ -115,8 +177,8 @@ static void run_burst(size_t n, int post) {
 int main(int argc, char **argv) {
   if (argc > 1 && (argv[1][0] == '-')) {
     printf("usage: hs-bench-engine [PENDING ...]\n"
-           "Hold-model and burst benchmarks of the event engine (default sizes 1000 100000\n"
-           "1000000).\n"
+           "Hold-model, burst and PMA-round benchmarks of the event engine (default sizes\n"
+           "1000 100000 1000000).\n"
            "example: hs-bench-engine 1000 1000000\n");
     return 0;
   }
@@ -129,5 +191,6 @@ int main(int argc, char **argv) {
   for (int i = 0; i < nsizes; i++) run(sizes[i], sizes[i] >= 1000000 ? 10000000 : 20000000);
   for (int i = 0; i < nsizes; i++) run_burst(sizes[i], 0);
   for (int i = 0; i < nsizes; i++) run_burst(sizes[i], 1);
+  for (int i = 0; i < nsizes; i++) run_pma(sizes[i]);
   return 0;
 }
