@@ -29,13 +29,46 @@
  * key. More than APART_N at once fall back to the queue.
  *
  * Posted events (hs_engine_post): events nobody can cancel, move or ask about
- * need no slot and no id: a 12-byte record (argument, pair index) on its own
- * free stack, named in the queue entry by POSTED + index (slots stay below
- * 2^31). Always live for the garbage test. 16 bytes per pending event
- * instead of 36 (slot and free-stack entry): hs-bench-pma 1000000:10 with its
- * compute events posted peaks at 415.5 MB instead of 433.9. The records are
- * first sized from capacity_hint (untouched pages cost nothing): growing
- * them by doubling copied, and the copies counted at the peak (419.2 MB).
+ * need no slot and no id. A post is appended, whole (key, argument, pair,
+ * seq offset: a 24-byte pitem), to a burst buffer; before the engine next
+ * looks at what fires next (next_event: every dispatch, peek, step and
+ * run_until), the buffer is flushed (flush_posts):
+ *   - at least run_min (RUN_MIN = 2048) events: sorted once into a run, by
+ *     a stable LSD radix sort of their times' bits minus the least (8 bits a
+ *     digit, digits on which all keys agree skipped: a PMA burst spans ~3 s
+ *     around t ~ 10^3 s, 42 bits, 6 passes; none when already in order).
+ *     The buffer is in post order, hence seq order, and holds one priority,
+ *     so stability gives exactly (time, priority, seq). Up to RUN_N runs are
+ *     alive; the least head's key (rtb, rps) is kept, like the apart
+ *     events', and compared with the queue's top and the least apart event,
+ *     so the order is exactly one queue's. A run's dispatch is a sequential
+ *     read; a used-up run's array is kept for the next burst (spare: freeing
+ *     and touching 12 MB again each burst cost a page fault per 4 KiB);
+ *   - fewer (or all run places taken): into the queue one by one, each as a
+ *     12-byte record (argument, pair) on its own free stack, named in the
+ *     entry by POSTED + index (slots stay below 2^31), always live for the
+ *     garbage test; the records are first sized from capacity_hint.
+ * A post of another priority than the buffer's, or one whose seq is 2^32
+ * past the buffer's first, flushes the buffer first (a flush is correct at
+ * any time: it only moves pending events). Cost: O(1) amortized per post,
+ * O(digits) per event at the sort (a 500k burst: ~9 ms, 6 passes of ~1 ms
+ * plus a histogram and a key pass), O(1) per dispatch from a run plus
+ * RUN_N compares when two or more are alive.
+ * Why: in a PMA round each of 10^6 download ends posts its compute end, in
+ * two bursts of ~500k inside one network event each; through the calendar
+ * ~87 % of them were moved twice (far -> rung -> heap), and refill,
+ * sift_down, push, chain_next/span, rung_fill and pop were ~20 % of
+ * hs-bench-pma. With runs (Release, CPU s, min of 3, shared machine, see
+ * /work notes): hs-bench-pma 1000000:4 1.50 -> 1.30, 1000000:10 3.41 ->
+ * 2.93; hs-bench-engine pma-post at 10^6 14.7M -> 31.8M events per CPU s,
+ * burst-post 14.6M -> 21M; hold unchanged; peak 286 B/device either way
+ * (the calendar's chunks for 10^6 posted events are not needed any more).
+ * Tried and dropped: 11-bit digits (4 passes instead of 6, each dearer: the
+ * same 9 ms a burst); 16-byte sort items (key, index, seq) with the
+ * argument and pair in a record array in post order, read at dispatch with
+ * a prefetch 16 ahead (same CPU, 5 B/device more); priority bits in the key
+ * (mixed priorities in one run: a 48-bit limit on the time span and a
+ * second key layout, for a case no regime has).
  *
  * Pairs: a slot names its (handler, subject) by index, 16 bytes less per
  * pending event (48 -> 32, and 32-byte slots never straddle a cache line).
@@ -54,12 +87,19 @@
  * slot).
  *
  * Invariants: a slot is pending iff its ps != NONE; a posted record is
- * pending iff it is not on its free stack; an apart place is pending iff its
- * fn != NULL; a pair's refs counts the pending slots and posted records
- * naming it; the clock never goes backwards (scheduling in the past
+ * pending iff it is not on its free stack; a buffered post is pending, and a
+ * run's it[head, n); nside counts those two; an apart place is pending iff
+ * its fn != NULL; a pair's refs counts the pending slots, posted records,
+ * buffered and run events naming it; the buffer is empty whenever the next
+ * event is chosen; the clock never goes backwards (scheduling in the past
  * asserts); ties are resolved only by (time, priority, seq), never by
  * addresses (the pair table's hashing decides where a pair is stored, never
- * what fires when). */
+ * what fires when).
+ *
+ * Over 800 lines: the engine's four stores of pending events (slots and the
+ * queue, apart events, posted records, runs) meet in next_event and the
+ * dispatchers, which must inline into hs_engine_run; a second file would
+ * need their structures in a shared header and calls across files. */
 #include "sim/hs_engine.h"
 
 #include <math.h>

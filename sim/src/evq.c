@@ -506,8 +506,9 @@ static void pour(sim_evq *q, sim_evq_bucket *b) {
 /* The queue is empty: the next pushes go to far and the next top sizes a
  * calendar for them (this also leaves the infinite-base mode). Done when the
  * last entry goes, so that a top of the empty queue (an engine whose events
- * are all in sorted runs, see engine.c) needs no call: at hs-bench-pma
- * 1000000:4 an empty-queue refill on every dispatch was 12 % of the run. */
+ * are all in sorted runs, see engine.c) needs no call. (perf put 12 % of
+ * hs-bench-pma 1000000:4 on the entry of those calls, but that was mostly
+ * skid of the handlers' cache misses: CPU time unchanged within noise.) */
 static void reset_empty(sim_evq *q) {
   q->nr = 1;
   q->rung[0].base = 0;

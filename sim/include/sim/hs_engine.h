@@ -17,8 +17,12 @@
  * ones). Schedule, reschedule and dispatch cost O(1) amortized plus O(log b),
  * b the events of the current time slice (a calendar queue, sim/src/evq.c);
  * O(log n) when all n pending events share one instant. hs_engine_post
- * returns no id: such an event cannot be cancelled or moved, and costs less
- * memory (16 bytes while pending, 36 with an id, beside the queue's entry).
+ * returns no id: such an event cannot be cancelled or moved, and costs less:
+ * posts made between two looks at the next event (a handler's burst) are
+ * sorted once into a run (O(1) per event per 8 bits of the burst's time
+ * span, a few passes) and then dispatched in O(1) each, without entering the
+ * queue; small bursts (see hs_engine_set_run_min) go into the queue with a
+ * 16-byte record instead of a 36-byte slot.
  *
  * Scheduling before now() is a programming error and asserts.
  * The engine never reads the wall clock. It owns nothing of the subjects. */
@@ -56,10 +60,12 @@ hs_event_id hs_engine_schedule(hs_engine *eng, double time, int priority, hs_eve
 hs_event_id hs_engine_schedule_apart(hs_engine *eng, double time, int priority, hs_event_fn fn,
                                      void *subject, uint64_t arg);
 /* Same as hs_engine_schedule, for an event nobody will cancel, move or ask
- * about (a compute phase's end, scheduled by the million): no id, and 16
- * bytes of engine memory while pending instead of 36. Same order (its
- * insertion sequence comes from the same counter), counted in pending and
- * fired. */
+ * about (a compute phase's end, scheduled by the million): no id; 24 bytes
+ * of engine memory while pending in a run (and 24 more per event of a burst
+ * while it is sorted), 16 plus the queue's entry otherwise, instead of 36.
+ * Same order (its insertion sequence comes from the same counter), counted
+ * in pending and fired. Bursts are cheapest when one priority is used: a
+ * post of another priority ends the burst collected so far. */
 void hs_engine_post(hs_engine *eng, double time, int priority, hs_event_fn fn, void *subject,
                     uint64_t arg);
 /* Tuning (tests, benchmarks): posts collected between two looks at the next
