@@ -123,6 +123,9 @@
 #define RUN_MIN 2048       /* default: a flushed buffer this large is sorted into a run */
 #define SPARE_N 4          /* arrays of each kind kept for reuse */
 #define RADIX_BITS 8
+#define BIN_BITS 16    /* a run's first pass: bins of the top 16 bits of its keys' span */
+#define GROUP_N 1024   /* bins merged into groups of about this many events */
+#define GROUP_MAX 4096 /* groups per run at most */
 
 #if defined(__GNUC__)
 #define PREFETCH_W(p) __builtin_prefetch((p), 1)
@@ -179,6 +182,11 @@ typedef struct run {
   size_t head, n, cap;
   uint64_t tb0, seq0, ptop;
   uint64_t htb, hps;
+  /* Lazy sort: it[0, sorted) is in order; it[sorted, n) is in groups of
+   * ascending key ranges (group g at [bo[g], bo[g + 1]), ng groups), each
+   * sorted when the head reaches it. */
+  size_t sorted, *bo;
+  uint32_t g, ng;
 } run;
 
 /* An array kept for reuse (the next burst's buffer or sort space): freeing
@@ -235,6 +243,9 @@ struct hs_engine {
   uint32_t nruns, rmin;
   uint64_t rtb, rps;
   size_t nside; /* events in the buffer and the runs */
+  pitem *scr;   /* a run group's sort space (the largest group so far) */
+  size_t scap;
+  uint32_t *bins;  /* a run's first pass: events per bin, then its group */
   spare sp[SPARE_N];
   size_t live;        /* pending events (heap size minus garbage) */
   uint64_t seq;
@@ -284,7 +295,12 @@ void hs_engine_destroy(hs_engine *e) {
   hs_free(e->hfree);
   hs_free(e->htab);
   hs_free(e->bit);
-  for (int k = 0; k < RUN_N; k++) hs_free(e->runs[k].it);
+  hs_free(e->scr);
+  hs_free(e->bins);
+  for (int k = 0; k < RUN_N; k++) {
+    hs_free(e->runs[k].it);
+    hs_free(e->runs[k].bo);
+  }
   for (int k = 0; k < SPARE_N; k++) hs_free(e->sp[k].p);
   hs_free(e);
 }
@@ -593,7 +609,10 @@ static void buffer_grow(hs_engine *e) {
   }
 }
 
-static inline void run_head(run *r) {
+static void run_sort_next(hs_engine *e, run *r);
+
+static inline void run_head(hs_engine *e, run *r) {
+  if (r->head == r->sorted) run_sort_next(e, r);
   const pitem *x = &r->it[r->head];
   r->htb = r->tb0 + x->key;
   r->hps = r->ptop << SIM_EVQ_SEQ_BITS | (r->seq0 + x->dseq);
@@ -625,7 +644,8 @@ static pitem *radix_sort(pitem *a, pitem *tmp, size_t n, uint64_t diff) {
   for (unsigned d = 0; d < D; d++)
     if ((diff >> (d * RADIX_BITS)) & (R - 1)) dig[nd++] = d;
   if (!nd) return a;
-  size_t (*cnt)[R] = hs_calloc(nd, sizeof *cnt);
+  size_t cnt[D][R];
+  memset(cnt, 0, nd * sizeof cnt[0]);
   for (size_t i = 0; i < n; i++) {
     uint64_t k = a[i].key;
     for (unsigned j = 0; j < nd; j++) cnt[j][(k >> (dig[j] * RADIX_BITS)) & (R - 1)]++;
@@ -648,8 +668,30 @@ static pitem *radix_sort(pitem *a, pitem *tmp, size_t n, uint64_t diff) {
     src = dst;
     dst = t;
   }
-  hs_free(cnt);
   return src;
+}
+
+/* Sort the run's next group (it starts at the head) by its lower digits,
+ * in the scratch array and back: a group of a 500k burst is ~2000 entries,
+ * so its passes run in cache, just before its events are dispatched. */
+static void run_sort_next(hs_engine *e, run *r) {
+  size_t lo = r->sorted, m = r->bo[r->g + 1] - lo; /* groups are never empty */
+  r->g++;
+  r->sorted = lo + m;
+  uint64_t diff = 0, k0 = r->it[lo].key;
+  bool inorder = true;
+  for (size_t i = lo + 1; i < lo + m; i++) {
+    diff |= r->it[i].key ^ k0;
+    inorder &= r->it[i].key >= r->it[i - 1].key;
+  }
+  if (inorder) return;
+  if (e->scap < m) {
+    hs_free(e->scr);
+    e->scap = m;
+    e->scr = hs_malloc(m * sizeof *e->scr);
+  }
+  pitem *res = radix_sort(r->it + lo, e->scr, m, diff);
+  if (res != r->it + lo) memcpy(r->it + lo, res, m * sizeof *res);
 }
 
 /* Move the buffer where the order sees it: into a sorted run when it holds
@@ -683,22 +725,63 @@ static void flush_posts(hs_engine *e) {
   run *r = &e->runs[k];
   pitem *res = e->bit;
   size_t capres = e->bcap;
+  *r = (run){.it = res, .head = 0, .n = n, .tb0 = tb0, .seq0 = e->bseq0, .ptop = ptop,
+             .sorted = n};
   if (!sorted) {
+    /* One stable pass into groups of ascending key ranges, each sorted
+     * when the head reaches it (run_sort_next), in cache: the top BIN_BITS
+     * bits of the span make bins, counted, and adjacent bins are merged
+     * into groups of about GROUP_N events (up to 2 GROUP_MAX groups), so a
+     * skewed burst (most events in a few seconds, stragglers far beyond)
+     * still gets small groups. A lone bin heavier than that is one group. */
+    unsigned msb = 63;
+    while (!(diff >> msb)) msb--; /* diff != 0: not in order */
+    unsigned bb = 1; /* bin bits: up to 4 bins per event, at most BIN_BITS */
+    while (bb < BIN_BITS && ((size_t)1 << bb) < 4 * n) bb++;
+    unsigned sh = msb + 1 > bb ? msb + 1 - bb : 0;
+    size_t nb = (size_t)(diff >> sh) + 1; /* the keys' bins: 0 .. key_max >> sh */
+    if (!e->bins) e->bins = hs_malloc(((size_t)1 << BIN_BITS) * sizeof *e->bins);
+    uint32_t *bins = e->bins;
+    memset(bins, 0, nb * sizeof *bins);
+    for (size_t i = 0; i < n; i++) bins[e->bit[i].key >> sh]++;
+    size_t want = n / GROUP_MAX > GROUP_N ? n / GROUP_MAX : GROUP_N;
+    /* Two neighbouring groups hold more than `want`: ng <= 2 n / want + 1. */
+    size_t *bo = hs_malloc((2 * (size_t)GROUP_MAX + 2) * sizeof *bo), acc = 0;
+    uint32_t ng = 0;
+    bo[0] = 0;
+    for (size_t b = 0; b < nb; b++) {
+      size_t c = bins[b];
+      if (acc && acc + c > want) { /* close the group before bin b */
+        bo[ng + 1] = bo[ng] + acc;
+        ng++;
+        acc = 0;
+      }
+      bins[b] = ng;
+      acc += c;
+    }
+    bo[ng + 1] = bo[ng] + acc;
+    ng++;
+    HS_ASSERT(bo[ng] == n && ng <= 2 * GROUP_MAX + 1, "run groups");
     size_t captmp;
     pitem *tmp = spare_get(e->sp, n, sizeof *tmp, &captmp, false);
-    res = radix_sort(e->bit, tmp, n, diff);
-    if (res == tmp) {
-      spare_put(e->sp, e->bit, e->bcap);
-      capres = captmp;
-    } else {
-      spare_put(e->sp, tmp, captmp);
+    size_t *off = hs_malloc(ng * sizeof *off);
+    memcpy(off, bo, ng * sizeof *off);
+    for (size_t i = 0; i < n; i++) {
+      pitem x = e->bit[i];
+      tmp[off[bins[x.key >> sh]]++] = x;
     }
+    hs_free(off);
+    spare_put(e->sp, e->bit, e->bcap);
+    capres = captmp;
+    r->it = tmp;
+    r->bo = bo;
+    r->ng = ng;
+    r->sorted = r->g = 0;
   }
-  *r = (run){.it = res, .head = 0, .n = n, .cap = capres, .tb0 = tb0, .seq0 = e->bseq0,
-             .ptop = ptop};
+  r->cap = capres;
   e->bit = NULL;
   e->bcap = 0;
-  run_head(r);
+  run_head(e, r);
   e->nruns++;
   if (key_less(r->htb, r->hps, e->rtb, e->rps)) {
     e->rmin = k;
@@ -881,9 +964,10 @@ static void dispatch_run(hs_engine *e) {
   handler *h = &e->hd[x->hd];
   memcpy(&e->now, &e->rtb, sizeof e->now);
   if (r->head < r->n) {
-    run_head(r);
+    run_head(e, r);
   } else {
     spare_put(e->sp, r->it, r->cap); /* before the call: it may post */
+    hs_free(r->bo);
     *r = (run){0};
     e->nruns--;
   }

@@ -882,3 +882,38 @@ Test(engine, compaction_keeps_runs_and_buffered_posts) {
   for (size_t i = 0; i < 80; i++) cr_expect_eq(r.order[i], i);
   hs_engine_destroy(e);
 }
+
+typedef struct ulp_check {
+  double last;
+  uint64_t last_arg, n, bad;
+} ulp_check;
+
+static void ulp_fire(hs_engine *eng, void *subject, uint64_t arg) {
+  ulp_check *c = subject;
+  double now = hs_engine_now(eng);
+  /* arg = 2 * i + copy: copies of one time fire in post order. */
+  if (now < c->last || (now == c->last && arg < c->last_arg)) c->bad++;
+  if (now != 1.0 + (double)(arg / 2) * 0x1p-52) c->bad++;
+  c->last = now;
+  c->last_arg = arg;
+  c->n++;
+}
+
+Test(engine, runs_order_times_one_ulp_apart) {
+  /* 2 x 50000 posts at 1 + i ulps, i in a scrambled order, each time twice:
+   * keys differ down to their lowest bit, in every group of the run. */
+  for (size_t run_min = 1; run_min <= 100001; run_min += 100000) {
+    hs_engine *e = hs_engine_create(0);
+    hs_engine_set_run_min(e, run_min); /* 100001: the queue, for reference */
+    ulp_check c = {0};
+    for (uint64_t k = 0; k < 100000; k++) {
+      uint64_t i = (k / 2 * 7919) % 50000; /* 7919 is prime to 50000 */
+      hs_engine_post(e, 1.0 + (double)i * 0x1p-52, 0, ulp_fire, &c, 2 * i + k % 2);
+    }
+    cr_assert_eq(hs_engine_run(e), 100000);
+    cr_assert_eq(c.n, 100000);
+    cr_assert_eq(c.bad, 0, "run_min %zu: %llu out of order", run_min,
+                 (unsigned long long)c.bad);
+    hs_engine_destroy(e);
+  }
+}
