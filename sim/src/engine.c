@@ -33,12 +33,16 @@
  * seq offset: a 24-byte pitem), to a burst buffer; before the engine next
  * looks at what fires next (next_event: every dispatch, peek, step and
  * run_until), the buffer is flushed (flush_posts):
- *   - at least run_min (RUN_MIN = 2048) events: sorted once into a run, by
- *     a stable LSD radix sort of their times' bits minus the least (8 bits a
- *     digit, digits on which all keys agree skipped: a PMA burst spans ~3 s
- *     around t ~ 10^3 s, 42 bits, 6 passes; none when already in order).
- *     The buffer is in post order, hence seq order, and holds one priority,
- *     so stability gives exactly (time, priority, seq). Up to RUN_N runs are
+ *   - at least run_min (RUN_MIN = 2048) events: a run, sorted by the
+ *     times' bits minus the least (the buffer is in post order, hence seq
+ *     order, and holds one priority, so a stable sort by time gives exactly
+ *     (time, priority, seq)). The sort is lazy: one stable pass splits the
+ *     run into groups of ascending key ranges (bins of the top 16 bits of
+ *     the span, counted, neighbours merged into groups of ~GROUP_N = 1024
+ *     events: a skewed burst, most events within seconds and stragglers far
+ *     beyond, still gets small groups); a group is sorted (LSD radix, 8 bits
+ *     a digit, digits on which its keys agree skipped; nothing when already
+ *     in order) when the head reaches it, in cache. Up to RUN_N runs are
  *     alive; the least head's key (rtb, rps) is kept, like the apart
  *     events', and compared with the queue's top and the least apart event,
  *     so the order is exactly one queue's. A run's dispatch is a sequential
@@ -50,25 +54,35 @@
  *     garbage test; the records are first sized from capacity_hint.
  * A post of another priority than the buffer's, or one whose seq is 2^32
  * past the buffer's first, flushes the buffer first (a flush is correct at
- * any time: it only moves pending events). Cost: O(1) amortized per post,
- * O(digits) per event at the sort (a 500k burst: ~9 ms, 6 passes of ~1 ms
- * plus a histogram and a key pass), O(1) per dispatch from a run plus
- * RUN_N compares when two or more are alive.
+ * any time: it only moves pending events). Cost: O(1) amortized per post;
+ * at the flush two passes of n (keys, bins) and one scatter; a group's sort
+ * a few passes of it in cache (a 500k PMA burst: 3.4 ms at the flush, 3.3 ms
+ * in its groups, against 9.4 ms for a whole LSD sort up front, 6 passes of
+ * 12 MB); O(1) per dispatch from a run plus RUN_N compares when two or more
+ * are alive.
  * Why: in a PMA round each of 10^6 download ends posts its compute end, in
  * two bursts of ~500k inside one network event each; through the calendar
  * ~87 % of them were moved twice (far -> rung -> heap), and refill,
  * sift_down, push, chain_next/span, rung_fill and pop were ~20 % of
- * hs-bench-pma. With runs (Release, CPU s, min of 3, shared machine, see
- * /work notes): hs-bench-pma 1000000:4 1.50 -> 1.30, 1000000:10 3.41 ->
- * 2.93; hs-bench-engine pma-post at 10^6 14.7M -> 31.8M events per CPU s,
- * burst-post 14.6M -> 21M; hold unchanged; peak 286 B/device either way
- * (the calendar's chunks for 10^6 posted events are not needed any more).
- * Tried and dropped: 11-bit digits (4 passes instead of 6, each dearer: the
- * same 9 ms a burst); 16-byte sort items (key, index, seq) with the
- * argument and pair in a record array in post order, read at dispatch with
- * a prefetch 16 ahead (same CPU, 5 B/device more); priority bits in the key
- * (mixed priorities in one run: a 48-bit limit on the time span and a
- * second key layout, for a case no regime has).
+ * hs-bench-pma. With runs (Release, user + sys CPU s, min of 3, before and
+ * after back to back, machine shared): hs-bench-pma 1000000:4 1.50 ->
+ * 1.35, 1000000:10 3.50 -> 2.96 (0.333 -> 0.268 s a round of 10^6),
+ * 100000:10 0.34 -> 0.29; hs-bench-engine pma-post 10^6 13.8M -> 34.1M
+ * events per CPU s, 10^5 19.5M -> 36.6M, burst-post 10^6 14.2M -> 24.0M;
+ * hold unchanged (13.2M at 10^6); peak 286 B/device at 10^6 either way (the
+ * calendar's chunks for 10^6 posted events are not needed any more), 326 ->
+ * 331 at 10^5. Bursts below run_min pay a copy (pma-post 10^3: ~21M vs
+ * ~22M).
+ * Tried and dropped: the whole run sorted at the flush (above; the same
+ * CPU in hs-bench-pma within noise, pma-post 10^6 ~30M instead of ~33M
+ * events per CPU s); groups by a fixed top digit of the span (PMA's
+ * stragglers put 166k of a 500k burst in one group: no gain); 11-bit
+ * digits (4 passes instead of 6, each dearer: the same 9 ms a burst);
+ * 16-byte sort items (key, index, seq) with the argument and pair in a
+ * record array in post order, read at dispatch with a prefetch 16 ahead
+ * (same CPU, 5 B/device more); priority bits in the key (mixed priorities
+ * in one run: a 48-bit limit on the time span and a second key layout, for
+ * a case no regime has).
  *
  * Pairs: a slot names its (handler, subject) by index, 16 bytes less per
  * pending event (48 -> 32, and 32-byte slots never straddle a cache line).
@@ -696,7 +710,8 @@ static void run_sort_next(hs_engine *e, run *r) {
 
 /* Move the buffer where the order sees it: into a sorted run when it holds
  * at least run_min events (and a run place is free), else into the queue
- * entry by entry. O(n) either way (the sort: a few passes of n). Called
+ * entry by entry. O(n) either way (a run: its keys, bins and groups; the
+ * groups are sorted later, see run_sort_next). Called
  * before every look at the next event, and by post before a post the buffer
  * cannot take (another priority, or seqs that would outgrow dseq). */
 static void flush_posts(hs_engine *e) {
