@@ -738,6 +738,15 @@ Test(engine, posted_events_against_the_model) {
   run_model_post(7, 60000, 200000, 0, 0, 2);
 }
 
+/* Reschedule every id five times (garbage outnumbers the live events
+ * several times: compactions), then cancel them all. */
+static void churn_then_cancel(hs_engine *e, hs_event_id *ids, size_t n, hs_rng *rng) {
+  for (int k = 0; k < 5; k++)
+    for (size_t i = 0; i < n; i++)
+      cr_assert(hs_engine_reschedule(e, ids[i], 20.0 + hs_rng_uniform(rng)));
+  for (size_t i = 0; i < n; i++) cr_assert(hs_engine_cancel(e, ids[i]));
+}
+
 Test(engine, compaction_keeps_posted_events) {
   /* Posted events beside events rescheduled until garbage outnumbers the
    * live ones several times: the compactions keep every posted one. */
@@ -749,10 +758,7 @@ Test(engine, compaction_keeps_posted_events) {
   for (uint64_t i = 0; i < 4000; i++)
     ids[i] = hs_engine_schedule(e, 10.0 + hs_rng_uniform(&rng), 0, record, &r, 100);
   for (uint64_t i = 0; i < 40; i++) hs_engine_post(e, 1.0 + (double)i / 8, 0, record, &r, i);
-  for (int k = 0; k < 5; k++)
-    for (size_t i = 0; i < 4000; i++)
-      cr_assert(hs_engine_reschedule(e, ids[i], 20.0 + hs_rng_uniform(&rng)));
-  for (size_t i = 0; i < 4000; i++) cr_assert(hs_engine_cancel(e, ids[i]));
+  churn_then_cancel(e, ids, 4000, &rng);
   cr_assert_eq(hs_engine_pending(e), 40);
   cr_assert_eq(hs_engine_run(e), 40);
   cr_assert_eq(r.n, 40);
@@ -872,31 +878,12 @@ Test(engine, compaction_keeps_runs_and_buffered_posts) {
     hs_engine_post(e, 1.0 + (double)(39 - i) / 8, 0, big_record, &r, 39 - i);
   cr_assert_eq(hs_engine_peek_time(e), 1.0); /* the 40 become a run */
   for (uint64_t i = 40; i < 80; i++) hs_engine_post(e, 1.0 + (double)i / 8, 0, big_record, &r, i);
-  for (int k = 0; k < 5; k++)
-    for (size_t i = 0; i < 4000; i++)
-      cr_assert(hs_engine_reschedule(e, ids[i], 20.0 + hs_rng_uniform(&rng)));
-  for (size_t i = 0; i < 4000; i++) cr_assert(hs_engine_cancel(e, ids[i]));
+  churn_then_cancel(e, ids, 4000, &rng);
   cr_assert_eq(hs_engine_pending(e), 80);
   cr_assert_eq(hs_engine_run(e), 80);
   cr_assert_eq(r.n, 80);
   for (size_t i = 0; i < 80; i++) cr_expect_eq(r.order[i], i);
   hs_engine_destroy(e);
-}
-
-typedef struct ulp_check {
-  double last;
-  uint64_t last_arg, n, bad;
-} ulp_check;
-
-static void ulp_fire(hs_engine *eng, void *subject, uint64_t arg) {
-  ulp_check *c = subject;
-  double now = hs_engine_now(eng);
-  /* arg = 2 * i + copy: copies of one time fire in post order. */
-  if (now < c->last || (now == c->last && arg < c->last_arg)) c->bad++;
-  if (now != 1.0 + (double)(arg / 2) * 0x1p-52) c->bad++;
-  c->last = now;
-  c->last_arg = arg;
-  c->n++;
 }
 
 Test(engine, runs_order_times_one_ulp_apart) {
@@ -905,15 +892,14 @@ Test(engine, runs_order_times_one_ulp_apart) {
   for (size_t run_min = 1; run_min <= 100001; run_min += 100000) {
     hs_engine *e = hs_engine_create(0);
     hs_engine_set_run_min(e, run_min); /* 100001: the queue, for reference */
-    ulp_check c = {0};
-    for (uint64_t k = 0; k < 100000; k++) {
+    order_check c = {-1, 0, 0, 0};
+    for (uint64_t k = 0; k < 100000; k++) { /* arg: post order */
       uint64_t i = (k / 2 * 7919) % 50000; /* 7919 is prime to 50000 */
-      hs_engine_post(e, 1.0 + (double)i * 0x1p-52, 0, ulp_fire, &c, 2 * i + k % 2);
+      hs_engine_post(e, 1.0 + (double)i * 0x1p-52, 0, check_order, &c, k);
     }
     cr_assert_eq(hs_engine_run(e), 100000);
     cr_assert_eq(c.n, 100000);
-    cr_assert_eq(c.bad, 0, "run_min %zu: %llu out of order", run_min,
-                 (unsigned long long)c.bad);
+    cr_assert_eq(c.bad, 0, "run_min %zu: %d out of order", run_min, c.bad);
     hs_engine_destroy(e);
   }
 }
