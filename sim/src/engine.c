@@ -67,7 +67,7 @@
  * hs-bench-pma. With runs (Release, user + sys CPU s, min of 3, before and
  * after back to back, machine shared): hs-bench-pma 1000000:4 1.50 ->
  * 1.35, 1000000:10 3.50 -> 2.96 (0.333 -> 0.268 s a round of 10^6),
- * 100000:10 0.34 -> 0.29; hs-bench-engine pma-post 10^6 13.8M -> 34.1M
+ * 1000000:100 (one run each) 33.2 -> 25.9, 100000:10 0.34 -> 0.29; hs-bench-engine pma-post 10^6 13.8M -> 34.1M
  * events per CPU s, 10^5 19.5M -> 36.6M, burst-post 10^6 14.2M -> 24.0M;
  * hold unchanged (13.2M at 10^6); peak 286 B/device at 10^6 either way (the
  * calendar's chunks for 10^6 posted events are not needed any more), 326 ->
