@@ -248,7 +248,7 @@ struct hs_engine {
   /* Burst buffer: posts since the last flush (flush_posts), in post order. */
   pitem *bit;
   size_t bn, bcap;
-  uint64_t btbmin, bseq0;
+  uint64_t btbmin, btbmax, bseq0;
   uint32_t bprio;      /* the buffer's biased priority (all its posts') */
   size_t run_min;      /* a flushed buffer this large becomes a run */
   /* Sorted runs (fn-less when n == 0) and the least head's key (rtb = NO_KEY
@@ -747,12 +747,23 @@ static void flush_posts(hs_engine *e) {
     e->nside -= n;
     return;
   }
-  uint64_t tb0 = e->btbmin, diff = 0, k0 = e->bit[0].key - tb0, prev = 0;
+  /* One pass: keys made relative to the least, counted into bins of the
+   * top bits of the span (for the groups below), checked for order. */
+  uint64_t tb0 = e->btbmin, span = e->btbmax - tb0, prev = 0;
+  unsigned msb = 0;
+  while (msb < 63 && (span >> (msb + 1))) msb++;
+  unsigned bb = 1; /* bin bits: up to 4 bins per event, at most BIN_BITS */
+  while (bb < BIN_BITS && ((size_t)1 << bb) < 4 * n) bb++;
+  unsigned sh = msb + 1 > bb ? msb + 1 - bb : 0;
+  size_t nb = (size_t)(span >> sh) + 1; /* keys lie in [0, span] */
+  if (!e->bins) e->bins = hs_malloc(((size_t)1 << BIN_BITS) * sizeof *e->bins);
+  uint32_t *bins = e->bins;
+  memset(bins, 0, nb * sizeof *bins);
   bool sorted = true;
   for (size_t i = 0; i < n; i++) {
     uint64_t key = e->bit[i].key - tb0;
     e->bit[i].key = key;
-    diff |= key ^ k0;
+    bins[key >> sh]++;
     sorted &= key >= prev;
     prev = key;
   }
@@ -763,21 +774,11 @@ static void flush_posts(hs_engine *e) {
              .sorted = n};
   if (!sorted) {
     /* One stable pass into groups of ascending key ranges, each sorted
-     * when the head reaches it (run_sort_next), in cache: the top BIN_BITS
-     * bits of the span make bins, counted, and adjacent bins are merged
-     * into groups of about GROUP_N events (up to 2 GROUP_MAX groups), so a
-     * skewed burst (most events in a few seconds, stragglers far beyond)
-     * still gets small groups. A lone bin heavier than that is one group. */
-    unsigned msb = 63;
-    while (!(diff >> msb)) msb--; /* diff != 0: not in order */
-    unsigned bb = 1; /* bin bits: up to 4 bins per event, at most BIN_BITS */
-    while (bb < BIN_BITS && ((size_t)1 << bb) < 4 * n) bb++;
-    unsigned sh = msb + 1 > bb ? msb + 1 - bb : 0;
-    size_t nb = (size_t)(diff >> sh) + 1; /* the keys' bins: 0 .. key_max >> sh */
-    if (!e->bins) e->bins = hs_malloc(((size_t)1 << BIN_BITS) * sizeof *e->bins);
-    uint32_t *bins = e->bins;
-    memset(bins, 0, nb * sizeof *bins);
-    for (size_t i = 0; i < n; i++) bins[e->bit[i].key >> sh]++;
+     * when the head reaches it (run_sort_next), in cache: the bins (the
+     * top bits of the span) are merged into groups of about GROUP_N events
+     * (up to 2 GROUP_MAX groups), so a skewed burst (most events in a few
+     * seconds, stragglers far beyond) still gets small groups. A lone bin
+     * heavier than that is one group. */
     size_t want = n / GROUP_MAX > GROUP_N ? n / GROUP_MAX : GROUP_N;
     /* Two neighbouring groups hold more than `want`: ng <= 2 n / want + 1. */
     size_t *bo = hs_malloc((2 * (size_t)GROUP_MAX + 2) * sizeof *bo), acc = 0;
@@ -833,13 +834,15 @@ void hs_engine_post(hs_engine *e, double time, int priority, hs_event_fn fn, voi
   uint64_t seq = next_seq(e);
   uint64_t tb = sim_evq_time_bits(time + 0.0);
   uint32_t prio = (uint32_t)(priority - SIM_EVQ_PRIO_MIN);
-  if (e->bn && (prio != e->bprio || seq - e->bseq0 > UINT32_MAX)) flush_posts(e);
+  if (e->bn && (prio != e->bprio || seq - e->bseq0 >= UINT32_MAX)) flush_posts(e);
   if (e->bn == 0) {
     e->bseq0 = seq;
-    e->btbmin = tb;
+    e->btbmin = e->btbmax = tb;
     e->bprio = prio;
   } else if (tb < e->btbmin) {
     e->btbmin = tb;
+  } else if (tb > e->btbmax) {
+    e->btbmax = tb;
   }
   if (e->bn == e->bcap) buffer_grow(e);
   e->bit[e->bn++] = (pitem){tb, arg, hd_acquire(e, fn, subject), (uint32_t)(seq - e->bseq0)};
