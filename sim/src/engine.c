@@ -55,10 +55,10 @@
  * A post of another priority than the buffer's, or one whose seq is 2^32
  * past the buffer's first, flushes the buffer first (a flush is correct at
  * any time: it only moves pending events). Cost: O(1) amortized per post;
- * at the flush two passes of n (keys, bins) and one scatter; a group's sort
- * a few passes of it in cache (a 500k PMA burst: 3.4 ms at the flush, 3.3 ms
- * in its groups, against 9.4 ms for a whole LSD sort up front, 6 passes of
- * 12 MB); O(1) per dispatch from a run plus RUN_N compares when two or more
+ * at the flush one pass of n (keys, bins, order check) and one scatter; a
+ * group's sort a few passes of it in cache (a 500k PMA burst: ~3 ms at the
+ * flush, 3.3 ms in its groups, against 9.4 ms for a whole LSD sort up front,
+ * 6 passes of 12 MB); O(1) per dispatch from a run plus RUN_N compares when two or more
  * are alive.
  * Why: in a PMA round each of 10^6 download ends posts its compute end, in
  * two bursts of ~500k inside one network event each; through the calendar
@@ -729,8 +729,8 @@ static void run_sort_next(hs_engine *e, run *r) {
 
 /* Move the buffer where the order sees it: into a sorted run when it holds
  * at least run_min events (and a run place is free), else into the queue
- * entry by entry. O(n) either way (a run: its keys, bins and groups; the
- * groups are sorted later, see run_sort_next). Called
+ * entry by entry. O(n) either way (a run: one pass for its keys and bins,
+ * one scatter into groups, sorted later, see run_sort_next). Called
  * before every look at the next event, and by post before a post the buffer
  * cannot take (another priority, or seqs that would outgrow dseq). */
 static void flush_posts(hs_engine *e) {
