@@ -65,14 +65,15 @@
  * ~87 % of them were moved twice (far -> rung -> heap), and refill,
  * sift_down, push, chain_next/span, rung_fill and pop were ~20 % of
  * hs-bench-pma. With runs (Release, user + sys CPU s, min of 3, before and
- * after back to back, machine shared): hs-bench-pma 1000000:4 1.50 ->
- * 1.35, 1000000:10 3.50 -> 2.96 (0.333 -> 0.268 s a round of 10^6),
- * 1000000:100 (one run each) 33.2 -> 25.9, 100000:10 0.34 -> 0.29; hs-bench-engine pma-post 10^6 13.8M -> 34.1M
- * events per CPU s, 10^5 19.5M -> 36.6M, burst-post 10^6 14.2M -> 24.0M;
- * hold unchanged (13.2M at 10^6); peak 286 B/device at 10^6 either way (the
- * calendar's chunks for 10^6 posted events are not needed any more), 326 ->
- * 331 at 10^5. Bursts below run_min pay a copy (pma-post 10^3: ~21M vs
- * ~22M).
+ * after back to back, machine shared): hs-bench-pma 1000000:4 1.47 ->
+ * 1.23, 1000000:10 3.33 -> 2.69 (0.310 -> 0.243 s a round of 10^6),
+ * 1000000:100 (one run each) 32.1 -> 25.7, 100000:10 0.27 -> 0.24;
+ * hs-bench-engine pma-post 10^6 16.3M -> 36.4M events per CPU s, 10^5
+ * 20.0M -> 39.5M, burst-post 10^6 15.5M -> 25.3M; hold ~unchanged (10^6:
+ * 13.2-14.7M before, 13.4-14.1M after); peak 286 B/device at 10^6 either
+ * way (the calendar's chunks for 10^6 posted events are not needed any
+ * more), 324 -> 330 at 10^5. Bursts below run_min pay a copy (pma-post
+ * 10^3: ~21M vs ~22M).
  * Tried and dropped: the whole run sorted at the flush (above; the same
  * CPU in hs-bench-pma within noise, pma-post 10^6 ~30M instead of ~33M
  * events per CPU s); groups by a fixed top digit of the span (PMA's
