@@ -58,8 +58,8 @@
  * at the flush one pass of n (keys, bins, order check) and one scatter; a
  * group's sort a few passes of it in cache (a 500k PMA burst: ~3 ms at the
  * flush, 3.3 ms in its groups, against 9.4 ms for a whole LSD sort up front,
- * 6 passes of 12 MB); O(1) per dispatch from a run plus RUN_N compares when two or more
- * are alive.
+ * 6 passes of 12 MB); O(1) per dispatch from a run, plus RUN_N compares
+ * when two or more are alive.
  * Why: in a PMA round each of 10^6 download ends posts its compute end, in
  * two bursts of ~500k inside one network event each; through the calendar
  * ~87 % of them were moved twice (far -> rung -> heap), and refill,
