@@ -709,7 +709,7 @@ static pitem *radix_sort(pitem *a, pitem *tmp, size_t n, uint64_t diff) {
  * in the scratch array and back: a group of a 500k burst is ~2000 entries,
  * so its passes run in cache, just before its events are dispatched. */
 static void run_sort_next(hs_engine *e, run *r) {
-  size_t lo = r->sorted, m = r->bo[r->g + 1] - lo; /* groups are never empty */
+  size_t lo = r->sorted, m = r->bo[r->g + 1] - lo; /* no group is empty */
   r->g++;
   r->sorted = lo + m;
   uint64_t diff = 0, k0 = r->it[lo].key;
@@ -781,8 +781,10 @@ static void flush_posts(hs_engine *e) {
      * seconds, stragglers far beyond) still gets small groups. A lone bin
      * heavier than that is one group. */
     size_t want = n / GROUP_MAX > GROUP_N ? n / GROUP_MAX : GROUP_N;
-    /* Two neighbouring groups hold more than `want`: ng <= 2 n / want + 1. */
-    size_t *bo = hs_malloc((2 * (size_t)GROUP_MAX + 2) * sizeof *bo), acc = 0;
+    /* A closed group and the first bin after it hold more than `want`, so
+     * disjoint pairs of groups do: ng <= 2 n / want + 2 <= 2 GROUP_MAX + 2,
+     * and bo has ng + 1 entries. */
+    size_t *bo = hs_malloc((2 * (size_t)GROUP_MAX + 3) * sizeof *bo), acc = 0;
     uint32_t ng = 0;
     bo[0] = 0;
     for (size_t b = 0; b < nb; b++) {
@@ -795,9 +797,11 @@ static void flush_posts(hs_engine *e) {
       bins[b] = ng;
       acc += c;
     }
-    bo[ng + 1] = bo[ng] + acc;
-    ng++;
-    HS_ASSERT(bo[ng] == n && ng <= 2 * GROUP_MAX + 1, "run groups");
+    if (acc) { /* the last group (trailing empty bins make none) */
+      bo[ng + 1] = bo[ng] + acc;
+      ng++;
+    }
+    HS_ASSERT(bo[ng] == n && ng <= 2 * GROUP_MAX + 2, "run groups");
     size_t captmp;
     pitem *tmp = spare_get(e->sp, n, sizeof *tmp, &captmp, false);
     size_t *off = hs_malloc(ng * sizeof *off);

@@ -903,3 +903,29 @@ Test(engine, runs_order_times_one_ulp_apart) {
     hs_engine_destroy(e);
   }
 }
+
+Test(engine, runs_of_skewed_bursts) {
+  /* Most of a burst within a nanosecond, a few stragglers far beyond: the
+   * bulk is one group far larger than GROUP_N (and than any sort space
+   * before), the stragglers groups of their own; then a burst already in
+   * order and one at a single instant (no sort at all). */
+  hs_engine *e = hs_engine_create(0);
+  order_check c = {-1, 0, 0, 0};
+  hs_rng rng;
+  hs_rng_init(&rng, 9, 1, HS_RNG_BENCH);
+  uint64_t k = 0;
+  for (; k < 20000; k++) {
+    double t = k % 5000 == 7 ? 1e3 + (double)(k % 3) : 1.0 + 1e-9 * hs_rng_uniform(&rng);
+    hs_engine_post(e, t, 0, check_order, &c, k);
+  }
+  cr_assert(hs_engine_peek_time(e) < 1.0 + 1e-9);
+  for (uint64_t i = 0; i < 5000; i++, k++)
+    hs_engine_post(e, 2e3 + (double)i, 0, check_order, &c, k);
+  cr_assert(hs_engine_peek_time(e) < 1.0 + 1e-9);
+  for (uint64_t i = 0; i < 5000; i++, k++) hs_engine_post(e, 5e3, 0, check_order, &c, k);
+  cr_assert_eq(hs_engine_pending(e), 30000);
+  cr_assert_eq(hs_engine_run(e), 30000);
+  cr_assert_eq(c.n, 30000);
+  cr_assert_eq(c.bad, 0);
+  hs_engine_destroy(e);
+}
