@@ -13,10 +13,10 @@
  * streams, traces' spans, dynamics' map, the scratch other regimes use).
  * Device names are the scenario's (not copied), made on the first name asked:
  * counted here (name_bytes). Checked against the measured peak RSS of
- * hs-bench-pma (notes/device.md: at 10^6 the estimate, 497 B/device, is
- * above the measured ~442, on purpose: glibc chunk headers, the flows
- * array's doubling, the calendar queue's partly filled chunks, and the names
- * the bench never makes). The scenario keeps nothing else per device.
+ * hs-bench-pma (at 10^6 the estimate, ~381 B/device, is above the measured
+ * 286, on purpose: glibc chunk headers, the arrays' doubling, a regime with
+ * two events pending per device where PMA posts one, and the names the bench
+ * never makes). The scenario keeps nothing else per device.
  *
  * Available: the address-space limit (RLIMIT_AS) minus the process's current
  * virtual size, when a limit is set; else MemAvailable from /proc/meminfo
@@ -38,20 +38,24 @@
 
 #include "run_internal.h"
 
-/* Per device, whatever the regime and policy (see the header comment). The
- * engine's and the network's figures are above the peak measured at 10^6 by
- * hs-bench-pma (notes/memidx.md), not derived from the records alone: the
- * flows array grows by doubling, the calendar's chunks are partly full. */
+/* Per device, whatever the regime and policy (see the header comment), from
+ * the structures' sizes after issue 13's last round of work: the engine's
+ * figure allows two pending events per device, each with its 32-byte slot,
+ * 20-byte calendar entry and 4-byte free-stack entry (a posted event in a
+ * sorted run takes 24 bytes and its sort buffer's share, less); the
+ * network's, the flows of one burst in flight (40-byte record, generation,
+ * free-stack entry, lane and run FIFO entries, due callback: 68 bytes) with
+ * room for the arrays' doubling. hs-bench-pma measured 286 B/device at 10^6
+ * (peak RSS, 1 December 2026); this estimate is 381 for its scenario. */
 static size_t base_bytes(void) {
   return sizeof(sim_dev)                       /* run.c's cold device records */
          + 64 + 8                              /* ledger: line (with sim_hot), power factor */
          + HS_LEDGER_MARK_BYTES                /* the mark, which holds the run's telemetry
                                                   (hs_ledger_mark_in); the allocation in
                                                   force is the controller's (no copy) */
-         + 2 * (48 + 24)                       /* engine: 2 event slots + queue entries */
-         + 4 * 8 + 4                           /* controller: alloc, next, w, scratch q; order */
-         + 16 + 4                              /* controller: apportionment remainders, actives */
-         + 2 * 64;                             /* network: flow records at the upload peak */
+         + 2 * (32 + 20 + 4)                   /* engine: 2 event slots, queue and stack entries */
+         + 8 + 8 + 4 + 4                       /* controller: alloc, w (scratch), order, actives */
+         + 80;                                 /* network: a burst's flows, with doubling */
 }
 
 /* The "<entry>-<k>" names over the devices, rounded up: made by the scenario
