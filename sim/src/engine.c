@@ -860,6 +860,12 @@ hs_event_id hs_engine_schedule_in(hs_engine *e, double delay, int priority, hs_e
   return hs_engine_schedule(e, e->now + delay, priority, fn, subject, arg);
 }
 
+void hs_engine_post_in(hs_engine *e, double delay, int priority, hs_event_fn fn, void *subject,
+                       uint64_t arg) {
+  HS_ASSERT(delay >= 0, "negative delay");
+  hs_engine_post(e, e->now + delay, priority, fn, subject, arg);
+}
+
 bool hs_engine_cancel(hs_engine *e, hs_event_id id) {
   uint32_t k = apart_lookup(e, id);
   if (k != NO_SLOT) {

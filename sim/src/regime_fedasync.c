@@ -104,7 +104,7 @@ static void on_downloaded(hs_engine *eng, void *subject, uint64_t i) {
   d->inflight_samples = r->alloc[i];
   sim_dev_state(r, i, HS_POWER_BUSY);
   d->inflight_s = sim_dev_compute_s(r, i, d->inflight_samples, true, 0);
-  hs_engine_schedule_in(eng, d->inflight_s, 0, on_computed, r, i);
+  hs_engine_post_in(eng, d->inflight_s, 0, on_computed, r, i);
 }
 
 static void start_loop(sim_run *r, size_t i) {

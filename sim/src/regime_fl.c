@@ -123,7 +123,7 @@ static void on_downloaded(hs_engine *eng, void *subject, uint64_t i) {
   sim_run *r = subject;
   double t = fl_train_s(r, i); /* sets the level's power before BUSY */
   sim_dev_state(r, i, HS_POWER_BUSY);
-  hs_engine_schedule_in(eng, t, 0, on_computed, r, i);
+  hs_engine_post_in(eng, t, 0, on_computed, r, i);
 }
 
 static void fl_begin(sim_run *r, size_t i) {
@@ -187,7 +187,7 @@ static void ring_start_round(sim_run *r) {
     if (!r->alloc[i]) continue;
     double t = fl_train_s(r, i); /* sets the level's power before BUSY */
     sim_dev_state(r, i, HS_POWER_BUSY);
-    hs_engine_schedule_in(r->eng, t, 0, on_ring_computed, r, i);
+    hs_engine_post_in(r->eng, t, 0, on_ring_computed, r, i);
   }
 }
 

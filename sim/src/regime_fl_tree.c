@@ -199,7 +199,7 @@ static void node_has_model(sim_run *r, size_t l, size_t j) {
   if (l == 0) { /* a leaf trains at its DVFS level (aggregators have none) */
     double s = fl_train_s(r, j); /* sets the level's busy power first */
     sim_dev_state(r, j, HS_POWER_BUSY);
-    hs_engine_schedule_in(r->eng, s, 0, on_dev_computed, r, j);
+    hs_engine_post_in(r->eng, s, 0, on_dev_computed, r, j);
     return;
   }
   size_t f = opts_of(r)->levels[l - 1].fanout;

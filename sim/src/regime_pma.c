@@ -137,7 +137,7 @@ static void on_downloaded(hs_engine *eng, void *subject, uint64_t arg) {
   if (i == SIZE_MAX) return;
   sim_dev_state(r, i, HS_POWER_BUSY);
   double t = sim_dev_compute_s(r, i, r->alloc[i], true, 0);
-  hs_engine_schedule_in(eng, t, 0, on_computed, r, arg);
+  hs_engine_post_in(eng, t, 0, on_computed, r, arg);
 }
 
 /* The one-pass round's events: argument (entry << 32 | device); none is ever

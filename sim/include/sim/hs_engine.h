@@ -76,6 +76,9 @@ void hs_engine_set_run_min(hs_engine *eng, size_t n);
 /* hs_engine_schedule at now() + delay (delay >= 0). */
 hs_event_id hs_engine_schedule_in(hs_engine *eng, double delay, int priority, hs_event_fn fn,
                                   void *subject, uint64_t arg);
+/* hs_engine_post at now() + delay (delay >= 0). */
+void hs_engine_post_in(hs_engine *eng, double delay, int priority, hs_event_fn fn, void *subject,
+                       uint64_t arg);
 /* Remove a pending event; false when the id is stale or 0. */
 bool hs_engine_cancel(hs_engine *eng, hs_event_id id);
 /* Move a pending event to a new time (>= now()); keeps its priority, takes a new
