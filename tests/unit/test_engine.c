@@ -727,6 +727,31 @@ Test(engine, posted_events_keep_the_order_with_the_others) {
   hs_engine_destroy(e);
 }
 
+/* hs_engine_post_in is hs_engine_post at now() + delay: from a handler at
+ * t = 2, a post 0.5 ahead fires at 2.5, after an event scheduled there
+ * earlier (insertion order) and before one scheduled there later. */
+static void post_later(hs_engine *eng, void *subject, uint64_t arg) {
+  record(eng, subject, arg);
+  hs_engine_post_in(eng, 0.5, 0, record, subject, 20);
+  hs_engine_schedule(eng, 2.5, 0, record, subject, 30);
+}
+
+Test(engine, post_in_is_post_at_now_plus_delay) {
+  hs_engine *e = hs_engine_create(0);
+  rec r = {0};
+  hs_engine_schedule(e, 2.5, 0, record, &r, 10);
+  hs_engine_schedule(e, 2.0, 0, post_later, &r, 1);
+  cr_assert_eq(hs_engine_run(e), 4);
+  uint64_t want[] = {1, 10, 20, 30};
+  double at[] = {2.0, 2.5, 2.5, 2.5};
+  cr_assert_eq(r.n, 4);
+  for (size_t i = 0; i < 4; i++) {
+    cr_expect_eq(r.order[i], want[i], "position %zu", i);
+    cr_expect_eq(r.times[i], at[i], "position %zu", i);
+  }
+  hs_engine_destroy(e);
+}
+
 Test(engine, posted_events_against_the_model) {
   /* 1 in 2 events posted (their records reused at random), beside events
    * with ids that are cancelled and rescheduled, apart ones and many
