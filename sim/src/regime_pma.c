@@ -173,7 +173,8 @@ static void on_downloaded_1p(hs_engine *eng, void *subject, uint64_t arg) {
   h->work_s = now; /* the download's end, from now on */
   h->t2 = t2;
   /* Posted: the one-pass round never cancels or moves a compute's end, so it
-   * needs no event slot or id (12 B instead of 32, see hs_engine_post). */
+   * needs no event slot or id; the round's burst of them is sorted into one
+   * run instead of passing through the calendar (see hs_engine_post). */
   hs_engine_post(eng, t2, 0, on_computed_1p, r, arg);
 }
 
