@@ -87,12 +87,13 @@
  *
  * Pairs: a slot names its (handler, subject) by index, 16 bytes less per
  * pending event (48 -> 32, and 32-byte slots never straddle a cache line).
- * The last pair used is remembered (a burst of schedules by one regime hits
- * it); others are found in a hash table. Pairs whose last event went stay
- * findable and are freed all at once when the table is full, so a library
- * user passing a distinct subject per event gets a table bounded by about
- * twice the pending pairs, and a periodic event does not make and drop its
- * pair each time.
+ * The pairs are interned with reference counts (intern.h, the table the
+ * network uses for its flows' callbacks): the last pair used is checked
+ * first (a burst of schedules by one regime hits it), a pair is freed when
+ * its last pending event fires or is cancelled, so a library user passing a
+ * distinct subject per event gets a table no larger than the pending pairs.
+ * (A periodic event alone on its pair makes and frees it each time: a hash
+ * insert and delete, O(1).)
  *
  * Rejected: a handle-to-position map (exact removal, but one cache miss per
  * heap level at 10^6 pending: the hold benchmark fell from 2.2M to 1.5M
@@ -121,6 +122,7 @@
 #include <string.h>
 
 #include "evq.h"
+#include "intern.h"
 #include "base/hs_alloc.h"
 #include "base/hs_assert.h"
 
@@ -156,14 +158,6 @@ typedef struct slot {
   uint32_t hd;  /* (handler, subject): index into hs_engine.hd */
   uint32_t gen;
 } slot;
-
-/* A (handler, subject) pair, shared by the events that name it: refs counts
- * the pending ones. Free when fn is NULL. */
-typedef struct handler {
-  hs_event_fn fn;
-  void *subject;
-  uint32_t refs;
-} handler;
 
 /* An event kept apart: its key as the queue would hold it, and its record.
  * Free when fn is NULL (then tb = NO_KEY, so a free one never is the least). */
@@ -222,16 +216,7 @@ struct hs_engine {
   slot *slots; /* 64-byte aligned inside slots_raw */
   void *slots_raw;
   size_t nslots, cap;
-  /* Pairs: hd[0, nhd), free ones listed in hfree; an open-addressing table
-   * (linear probing, load <= 1/2) finds them by value; the last pair used is
-   * tried first. Unused pairs (refs 0) stay findable until the array is full,
-   * then all are freed at once (hd_make_room). */
-  handler *hd;
-  uint32_t *hfree, *htab;
-  uint32_t nhd, caphd, nhfree, hmask;
-  hs_event_fn cfn;
-  void *csub;
-  uint32_t chd;
+  sim_intern hd; /* (handler, subject) pairs, tag 0 (intern.h) */
   /* Free slots as a stack of indices, not a list threaded through the slots:
    * popping a threaded list read the freed slot, a cache miss at 10^6 pending
    * (97 % of schedule_in's time in hs-bench-pma), and each miss waited for
@@ -306,9 +291,7 @@ void hs_engine_destroy(hs_engine *e) {
   hs_free(e->free_slots);
   hs_free(e->post);
   hs_free(e->pfree);
-  hs_free(e->hd);
-  hs_free(e->hfree);
-  hs_free(e->htab);
+  sim_intern_fini(&e->hd);
   hs_free(e->bit);
   hs_free(e->scr);
   hs_free(e->bins);
@@ -325,74 +308,6 @@ void hs_engine_set_run_min(hs_engine *e, size_t n) { e->run_min = n ? n : 1; }
 double hs_engine_now(const hs_engine *e) { return e->now; }
 size_t hs_engine_pending(const hs_engine *e) { return e->live; }
 uint64_t hs_engine_fired(const hs_engine *e) { return e->fired; }
-
-/* --- (handler, subject) pairs --------------------------------------------- */
-
-#define HNONE UINT32_MAX
-
-static inline uint32_t hd_hash(const hs_engine *e, hs_event_fn fn, void *subject) {
-  uint64_t h = ((uint64_t)(uintptr_t)fn ^ (uint64_t)(uintptr_t)subject * 0x9e3779b97f4a7c15u) *
-               0xbf58476d1ce4e5b9u;
-  return (uint32_t)(h >> 32) & e->hmask;
-}
-
-static void hd_index(hs_engine *e, uint32_t k) {
-  uint32_t h = hd_hash(e, e->hd[k].fn, e->hd[k].subject);
-  while (e->htab[h] != HNONE) h = (h + 1) & e->hmask;
-  e->htab[h] = k;
-}
-
-/* The array is full: free every unused pair; if that leaves fewer than half
- * free, double the array (and the table). O(caphd), and the next call comes
- * after at least caphd / 2 new pairs: O(1) amortized. */
-static void hd_make_room(hs_engine *e) {
-  e->nhfree = 0;
-  for (uint32_t k = e->nhd; k-- > 0;) {
-    if (e->hd[k].fn && e->hd[k].refs == 0) e->hd[k].fn = NULL;
-    if (!e->hd[k].fn) e->hfree[e->nhfree++] = k; /* the lowest is popped first */
-  }
-  if (e->caphd == 0 || e->nhfree < e->caphd / 2) {
-    HS_ASSERT(e->caphd < HNONE / 4, "too many (handler, subject) pairs");
-    e->caphd = e->caphd ? 2 * e->caphd : 8;
-    e->hd = hs_reallocarray(e->hd, e->caphd, sizeof *e->hd);
-    e->hfree = hs_reallocarray(e->hfree, e->caphd, sizeof *e->hfree);
-    e->hmask = 2 * e->caphd - 1;
-    e->htab = hs_reallocarray(e->htab, 2 * (size_t)e->caphd, sizeof *e->htab);
-  }
-  for (uint32_t h = 0; h <= e->hmask; h++) e->htab[h] = HNONE;
-  for (uint32_t k = 0; k < e->nhd; k++)
-    if (e->hd[k].fn) hd_index(e, k);
-  e->cfn = NULL; /* the remembered pair may be gone */
-}
-
-static uint32_t hd_find(hs_engine *e, hs_event_fn fn, void *subject) {
-  uint32_t k = HNONE;
-  if (e->caphd)
-    for (uint32_t h = hd_hash(e, fn, subject); e->htab[h] != HNONE; h = (h + 1) & e->hmask) {
-      const handler *x = &e->hd[e->htab[h]];
-      if (x->fn == fn && x->subject == subject) {
-        k = e->htab[h];
-        break;
-      }
-    }
-  if (k == HNONE) {
-    if (!e->nhfree && e->nhd == e->caphd) hd_make_room(e);
-    k = e->nhfree ? e->hfree[--e->nhfree] : e->nhd++;
-    e->hd[k] = (handler){fn, subject, 0};
-    hd_index(e, k);
-  }
-  e->cfn = fn;
-  e->csub = subject;
-  e->chd = k;
-  return k;
-}
-
-/* The pair's index, counted as used by one more pending event. */
-static inline uint32_t hd_acquire(hs_engine *e, hs_event_fn fn, void *subject) {
-  uint32_t k = fn == e->cfn && subject == e->csub ? e->chd : hd_find(e, fn, subject);
-  e->hd[k].refs++;
-  return k;
-}
 
 /* A free slot and its generation. */
 static uint32_t slot_alloc(hs_engine *e, uint32_t *gen) {
@@ -500,9 +415,9 @@ hs_event_id hs_engine_schedule(hs_engine *e, double time, int priority, hs_event
   uint32_t gen;
   uint32_t s = slot_alloc(e, &gen);
   uint64_t ps = sim_evq_pack(priority, next_seq(e));
+  uint32_t hd = sim_intern_get(&e->hd, fn, subject, 0);
   /* Write-only: the slot is likely cold, and stores do not wait for it. */
-  e->slots[s] = (slot){.arg = arg, .time = time, .ps = ps, .hd = hd_acquire(e, fn, subject),
-                       .gen = gen};
+  e->slots[s] = (slot){.arg = arg, .time = time, .ps = ps, .hd = hd, .gen = gen};
   e->live++;
   sim_evq_push(&e->q, sim_evq_time_bits(time + 0.0), ps, s);
   /* Start fetching the slot PF_AHEAD schedules from now (a store to a cold
@@ -850,7 +765,8 @@ void hs_engine_post(hs_engine *e, double time, int priority, hs_event_fn fn, voi
     e->btbmax = tb;
   }
   if (e->bn == e->bcap) buffer_grow(e);
-  e->bit[e->bn++] = (pitem){tb, arg, hd_acquire(e, fn, subject), (uint32_t)(seq - e->bseq0)};
+  uint32_t hd = sim_intern_get(&e->hd, fn, subject, 0);
+  e->bit[e->bn++] = (pitem){tb, arg, hd, (uint32_t)(seq - e->bseq0)};
   e->live++;
   e->nside++;
 }
@@ -874,7 +790,7 @@ bool hs_engine_cancel(hs_engine *e, hs_event_id id) {
   }
   uint32_t s = lookup(e, id);
   if (s == NO_SLOT) return false;
-  e->hd[e->slots[s].hd].refs--;
+  sim_intern_put(&e->hd, e->slots[s].hd);
   slot_release(e, s);
   maybe_compact(e);
   return true;
@@ -977,21 +893,21 @@ static void dispatch(hs_engine *e) {
   if (next && next->slot < POSTED) __builtin_prefetch(&e->slots[next->slot]);
 #endif
   uint64_t arg;
-  handler *h;
+  uint32_t k;
   if (top.slot < POSTED) {
     arg = e->slots[top.slot].arg;
-    h = &e->hd[e->slots[top.slot].hd];
+    k = e->slots[top.slot].hd;
     slot_release(e, top.slot); /* before the call: the handler may reuse the slot */
   } else {
     const posted *p = &e->post[top.slot - POSTED];
     memcpy(&arg, &p->w[0], sizeof arg);
-    h = &e->hd[p->w[2]];
+    k = p->w[2];
     e->pfree[e->npfree++] = top.slot - POSTED;
     e->live--;
   }
-  hs_event_fn fn = h->fn;
-  void *subject = h->subject;
-  h->refs--;
+  hs_event_fn fn = sim_intern_at(&e->hd, k)->fn;
+  void *subject = sim_intern_at(&e->hd, k)->subject;
+  sim_intern_put(&e->hd, k); /* read first: the last reference frees the pair */
   e->now = sim_evq_time(&top);
   e->fired++;
   fn(e, subject, arg);
@@ -1009,7 +925,7 @@ static void dispatch_run(hs_engine *e) {
   run *r = &e->runs[e->rmin];
   const pitem *x = &r->it[r->head++];
   uint64_t arg = x->arg;
-  handler *h = &e->hd[x->hd];
+  uint32_t k = x->hd;
   memcpy(&e->now, &e->rtb, sizeof e->now);
   if (r->head < r->n) {
     run_head(e, r);
@@ -1021,9 +937,9 @@ static void dispatch_run(hs_engine *e) {
     e->nruns--;
     run_least(e);
   }
-  hs_event_fn fn = h->fn;
-  void *subject = h->subject;
-  h->refs--;
+  hs_event_fn fn = sim_intern_at(&e->hd, k)->fn;
+  void *subject = sim_intern_at(&e->hd, k)->subject;
+  sim_intern_put(&e->hd, k);
   e->live--;
   e->nside--;
   e->fired++;

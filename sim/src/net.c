@@ -6,7 +6,7 @@
  *    ends. Fields only one state uses are shared (the admission time while
  *    latent is the finishing virtual time once active; `where` holds the
  *    state with the lane or the class-heap position), and (on_done, subject,
- *    class) is a 32-bit index into interned kinds (net_kind.h). Free slots
+ *    class) is a 32-bit index into interned kinds (intern.h). Free slots
  *    are a stack of slot numbers, put back in ascending order when the
  *    network is idle. An ended flow's generation is bumped at once, but its
  *    slot goes back on the stack only once its callback's record is read.
@@ -67,10 +67,10 @@
  * A completion re-keys its class once: when no other class is due, the key
  * is left to the rate update that follows.
  *
- * Files: the interned kinds (net_kind.c/.h) and the heap (net_heap.h) stand
- * alone; flows, classes, lanes and the two heaps of classes and lanes share
- * one invariant set (above) and are updated together at every event, so they
- * stay in this file: split across files they would need a private header
+ * Files: the interned kinds (intern.c/.h, shared with the engine) and the
+ * heap (net_heap.h) stand alone; flows, classes, lanes and the two heaps of
+ * classes and lanes share one invariant set (above) and are updated together
+ * at every event, so they stay in this file: split across files they would need a private header
  * exposing every field, and no piece could be checked against the
  * invariants alone. */
 #include "sim/hs_net.h"
@@ -83,7 +83,7 @@
 #include "base/hs_assert.h"
 #include "base/hs_status.h"
 #include "net_heap.h"
-#include "net_kind.h"
+#include "intern.h"
 
 #define SIM_NONE UINT32_MAX
 #define PF_AHEAD 8 /* free flow slots prefetched this far ahead */
@@ -107,7 +107,7 @@ typedef struct sim_flow {
   double t;      /* LATENT: admission time; ACTIVE: fv */
   uint64_t seq;
   uint64_t arg;
-  uint32_t kind; /* in net->kinds (net_kind.h) */
+  uint32_t kind; /* in net->kinds (intern.h) */
   uint32_t where;
 } sim_flow;
 
@@ -238,7 +238,7 @@ struct hs_net {
   uint32_t *done;
   uint32_t ndone, capdone;
 
-  sim_kinds kinds; /* interned (on_done, subject, class) of the flows */
+  sim_intern kinds; /* interned (on_done, subject, class) of the flows */
 
   hs_net_stats st;
 };
@@ -786,7 +786,7 @@ static void push_done(hs_net *net, uint32_t slot) {
 static void admit(hs_net *net, uint64_t entry, double now) {
   uint32_t slot = (uint32_t)entry;
   sim_flow *f = &net->flows[slot];
-  uint32_t ci = sim_kinds_at(&net->kinds, f->kind)->cls;
+  uint32_t ci = sim_intern_at(&net->kinds, f->kind)->tag;
   sim_class *c = &net->classes[ci];
   if (c->nflows == 0) {
     class_sync(c, now); /* restart the clock at 0 */
@@ -830,10 +830,10 @@ static void net_event(hs_engine *eng, void *subject, uint64_t arg) {
     net->st.flows_completed++;
     net->st.flows_active--;
     flow_end(net, top.item);
-    if (sim_kinds_at(&net->kinds, f->kind)->fn) {
+    if (sim_intern_at(&net->kinds, f->kind)->fn) {
       push_done(net, top.item);
     } else {
-      sim_kinds_put(&net->kinds, f->kind);
+      sim_intern_put(&net->kinds, f->kind);
       slot_release(net, top.item);
     }
     changed = true;
@@ -873,13 +873,13 @@ static void net_event(hs_engine *eng, void *subject, uint64_t arg) {
     const sim_flow *f = &net->flows[slot];
     uint32_t k = f->kind;
     uint64_t a = f->arg;
-    hs_event_fn fn = sim_kinds_at(&net->kinds, k)->fn;
-    void *subj = sim_kinds_at(&net->kinds, k)->subject;
+    hs_event_fn fn = sim_intern_at(&net->kinds, k)->fn;
+    void *subj = sim_intern_at(&net->kinds, k)->subject;
     slot_release(net, slot);
     net->ndone = nd - i - 1;
     maybe_reorder_free(net);
     fn(eng, subj, a);
-    sim_kinds_put(&net->kinds, k);
+    sim_intern_put(&net->kinds, k);
   }
   maybe_reorder_free(net);
 }
@@ -923,7 +923,7 @@ void hs_net_destroy(hs_net *net) {
   hs_free(net->scratch);
   hs_free(net->ord);
   hs_free(net->done);
-  sim_kinds_fini(&net->kinds);
+  sim_intern_fini(&net->kinds);
   hs_free(net);
 }
 
@@ -992,7 +992,7 @@ hs_flow_id hs_net_transfer(hs_net *net, double bytes, double cap_bps, double lat
 
   uint32_t ci = class_get(net, cap_bps, ls, n);
   uint32_t li = lane_get(net, path);
-  uint32_t kind = sim_kinds_get(&net->kinds, on_done, subject, ci);
+  uint32_t kind = sim_intern_get(&net->kinds, on_done, subject, ci);
   uint64_t seq = ++net->seq;
   uint32_t slot;
   uint32_t gen = 1;
@@ -1045,8 +1045,8 @@ bool hs_net_cancel(hs_net *net, hs_flow_id id) {
   if (!f) return false;
   double now = hs_engine_now(net->eng);
   uint32_t where = f->where;
-  uint32_t ci = sim_kinds_at(&net->kinds, f->kind)->cls;
-  sim_kinds_put(&net->kinds, f->kind);
+  uint32_t ci = sim_intern_at(&net->kinds, f->kind)->tag;
+  sim_intern_put(&net->kinds, f->kind);
   if (w_latent(where)) {
     uint32_t li = where & ~SIM_W_LATENT;
     net->st.flows_latent--;
@@ -1084,14 +1084,16 @@ bool hs_net_cancel(hs_net *net, hs_flow_id id) {
 double hs_net_flow_rate(const hs_net *net, hs_flow_id id) {
   const sim_flow *f = flow_lookup(net, id, NULL);
   if (!f || !w_active(f->where)) return 0;
-  return net->classes[sim_kinds_at(&net->kinds, f->kind)->cls].rate_bps;
+  uint32_t ci = sim_intern_at(&net->kinds, f->kind)->tag;
+  return net->classes[ci].rate_bps;
 }
 
 double hs_net_flow_remaining_bytes(const hs_net *net, hs_flow_id id) {
   const sim_flow *f = flow_lookup(net, id, NULL);
   if (!f) return NAN;
   if (w_latent(f->where)) return f->bytes;
-  double left = f->t - class_v_at(&net->classes[sim_kinds_at(&net->kinds, f->kind)->cls], hs_engine_now(net->eng));
+  const sim_class *c = &net->classes[sim_intern_at(&net->kinds, f->kind)->tag];
+  double left = f->t - class_v_at(c, hs_engine_now(net->eng));
   return left > 0 ? left : 0;
 }
 

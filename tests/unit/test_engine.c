@@ -695,8 +695,8 @@ Test(engine, apart_timer_rearmed_in_its_own_handler) {
 
 Test(engine, handlers_and_subjects_reach_the_right_event) {
   /* Two handlers, and subjects few (3: the remembered pair changes often),
-   * many (1000) or nearly one per event (2^20: pairs are made and dropped
-   * all the time, and the pair table is emptied and grown), apart or not. */
+   * many (1000) or nearly one per event (2^20: pairs are made and freed all
+   * the time, and the pair table grows and reuses indices), apart or not. */
   run_model_full(0, 5000, 100000, 0, 3);
   run_model_full(1, 5000, 100000, 16, 1000);
   run_model_full(0, 20000, 100000, 0, (size_t)1 << 20);

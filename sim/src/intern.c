@@ -1,9 +1,9 @@
-/* net_kind.c: interned (on_done, subject, class) triples with reference
- * counts, for net.c's flow records. Data structures, invariants and what was
- * rejected: see net_kind.h. Invariant: tab holds exactly the indices with
- * refs > 0, each reachable by probing from its home cell without crossing an
- * empty cell; free entries form a list through cls. */
-#include "net_kind.h"
+/* intern.c: interned (callback, subject, tag) triples with reference counts,
+ * for the engine's event slots and the network's flow records. Data
+ * structures and what was rejected: see intern.h. Invariant: tab holds
+ * exactly the indices with refs > 0, each reachable by probing from its home
+ * cell without crossing an empty cell; free entries form a list through tag. */
+#include "intern.h"
 
 #include <string.h>
 
@@ -12,49 +12,49 @@
 
 #define EMPTY UINT32_MAX
 
-static uint64_t kind_hash(hs_event_fn fn, const void *subject, uint32_t cls) {
+static uint64_t triple_hash(hs_event_fn fn, const void *subject, uint32_t tag) {
   uint64_t f = 0;
   memcpy(&f, &fn, sizeof fn < sizeof f ? sizeof fn : sizeof f);
-  uint64_t h = (f ^ (uint64_t)(uintptr_t)subject * 0x9e3779b97f4a7c15ULL) + cls;
+  uint64_t h = (f ^ (uint64_t)(uintptr_t)subject * 0x9e3779b97f4a7c15ULL) + tag;
   h ^= h >> 31;
   h *= 0xbf58476d1ce4e5b9ULL;
   return h ^ (h >> 29);
 }
 
-static uint32_t home(const sim_kinds *t, uint32_t k) {
-  const sim_kind *K = &t->a[k];
-  return (uint32_t)kind_hash(K->fn, K->subject, K->cls) & t->mask;
+static uint32_t home(const sim_intern *t, uint32_t k) {
+  const sim_interned *K = &t->a[k];
+  return (uint32_t)triple_hash(K->fn, K->subject, K->tag) & t->mask;
 }
 
-static void tab_reset(sim_kinds *t, uint32_t size) {
+static void tab_reset(sim_intern *t, uint32_t size) {
   hs_free(t->tab);
   t->tab = hs_reallocarray(NULL, size, sizeof *t->tab);
   for (uint32_t j = 0; j < size; j++) t->tab[j] = EMPTY;
   t->mask = size - 1;
 }
 
-uint32_t sim_kinds_intern(sim_kinds *t, hs_event_fn fn, void *subject, uint32_t cls) {
+uint32_t sim_intern_add(sim_intern *t, hs_event_fn fn, void *subject, uint32_t tag) {
   if (!t->tab) tab_reset(t, 16);
-  uint32_t i = (uint32_t)kind_hash(fn, subject, cls) & t->mask;
+  uint32_t i = (uint32_t)triple_hash(fn, subject, tag) & t->mask;
   for (; t->tab[i] != EMPTY; i = (i + 1) & t->mask) {
-    sim_kind *K = &t->a[t->tab[i]];
-    if (K->fn == fn && K->subject == subject && K->cls == cls) {
+    sim_interned *K = &t->a[t->tab[i]];
+    if (K->fn == fn && K->subject == subject && K->tag == tag) {
       K->refs++;
       return t->last = t->tab[i];
     }
   }
   uint32_t k = t->free1 - 1;
   if (t->free1) {
-    t->free1 = t->a[k].cls;
+    t->free1 = t->a[k].tag;
   } else {
-    HS_ASSERT(t->n < EMPTY - 1, "fewer than 2^32 kinds");
+    HS_ASSERT(t->n < EMPTY - 1, "fewer than 2^32 interned triples");
     if (t->n == t->cap) {
       t->cap = t->cap ? 2 * t->cap : 8;
       t->a = hs_reallocarray(t->a, t->cap, sizeof *t->a);
     }
     k = t->n++;
   }
-  t->a[k] = (sim_kind){fn, subject, cls, 1};
+  t->a[k] = (sim_interned){fn, subject, tag, 1};
   t->live++;
   if (2 * (uint64_t)t->live > t->mask + 1ULL) { /* keep load <= 1/2 */
     tab_reset(t, 2 * (t->mask + 1));
@@ -71,9 +71,9 @@ uint32_t sim_kinds_intern(sim_kinds *t, hs_event_fn fn, void *subject, uint32_t 
 }
 
 /* The last reference: out of the table by backward shift, onto the free list. */
-void sim_kinds_release(sim_kinds *t, uint32_t k) {
-  sim_kind *K = &t->a[k];
-  HS_ASSERT(K->refs == 1, "a kind in use has references");
+void sim_intern_release(sim_intern *t, uint32_t k) {
+  sim_interned *K = &t->a[k];
+  HS_ASSERT(K->refs == 1, "an entry in use has references");
   K->refs = 0;
   uint32_t m = t->mask, i = home(t, k);
   while (t->tab[i] != k) i = (i + 1) & m;
@@ -86,12 +86,12 @@ void sim_kinds_release(sim_kinds *t, uint32_t k) {
     }
   }
   t->tab[i] = EMPTY;
-  K->cls = t->free1;
+  K->tag = t->free1;
   t->free1 = k + 1;
   t->live--;
 }
 
-void sim_kinds_fini(sim_kinds *t) {
+void sim_intern_fini(sim_intern *t) {
   hs_free(t->a);
   hs_free(t->tab);
   memset(t, 0, sizeof *t);
