@@ -220,15 +220,10 @@ double hs_ledger_factor(const hs_ledger *l, size_t dev) {
   return l->factor ? l->factor[dev] : 0.0;
 }
 
-/* Device dev's seconds per powered state at the mark: stored once its line
- * changed after the mark, else read off the line, which has not changed
- * since (the arithmetic of hs_ledger_time_in at the mark's instant). */
-static void mark_secs(const hs_ledger *l, size_t dev, double out[NON]) {
-  const dev_hot *d = &l->hot[dev];
-  if (d->mark_gen == l->mark_gen) {
-    for (int s = 0; s < NON; s++) out[s] = l->mark_s[dev].w[s];
-    return;
-  }
+/* The line's seconds per powered state at the mark's instant, read off the
+ * line (the arithmetic of hs_ledger_time_in there): right while the line has
+ * not changed since the mark. */
+static void line_at_mark(const hs_ledger *l, const dev_hot *d, double out[NON]) {
   HS_ASSERT(l->mark_t >= d->t_last, "a mark before the device's last change");
   for (unsigned s = 0; s < NON; s++) {
     double x = d->time_s[s];
@@ -237,17 +232,23 @@ static void mark_secs(const hs_ledger *l, size_t dev, double out[NON]) {
   }
 }
 
+/* Device dev's seconds per powered state at the mark: stored once its line
+ * changed after the mark, else read off the line, which has not changed
+ * since. */
+static void mark_secs(const hs_ledger *l, size_t dev, double out[NON]) {
+  const dev_hot *d = &l->hot[dev];
+  if (d->mark_gen == l->mark_gen) {
+    for (int s = 0; s < NON; s++) out[s] = l->mark_s[dev].w[s];
+    return;
+  }
+  line_at_mark(l, d, out);
+}
+
 /* Store the device's mark before its line changes (a switch, a power change
  * after the mark). */
 static void mark_keep(hs_ledger *l, dev_hot *d) {
   if (d->mark_gen == l->mark_gen) return; /* stored, or no mark (both 0) */
-  HS_ASSERT(l->mark_t >= d->t_last, "a mark before the device's last change");
-  double *m = l->mark_s[d - l->hot].w; /* mark_secs' arithmetic, written in place */
-  for (unsigned s = 0; s < NON; s++) {
-    double x = d->time_s[s];
-    if (d->state == s) x += l->mark_t - d->t_last;
-    m[s] = x;
-  }
+  line_at_mark(l, d, l->mark_s[d - l->hot].w);
   d->mark_gen = l->mark_gen;
 }
 
