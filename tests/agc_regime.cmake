@@ -1,11 +1,11 @@
-# tests/agc_regime.cmake: the agc regime (sim/src/regime_agc*.c): closed forms,
+# tests/agc_regime.cmake: the agc regime (sim/regimes/agc/regime_agc*.c): closed forms,
 # stragglers, codes, determinism, and its bad-input CLI cases.
 if(HS_PROBE_ONLY)
   return()
 endif()
 hs_add_test(NAME regime_agc SOURCES unit/test_regime_agc.c
   LIBS hetsim::sim hetsim::traces hetsim::cjson TIMEOUT 300)
-target_include_directories(test_regime_agc PRIVATE ${PROJECT_SOURCE_DIR}/sim/src)
+target_link_libraries(test_regime_agc PRIVATE hetsim::sim_inner)
 # `hetsim validate/run/sweep` cases on the agc regime: tests/cli/cases/agc-regime-*.case
 add_test(NAME cli_agc_regime
   COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/cli/run_cli_tests.sh $<TARGET_FILE:hetsim>

@@ -1,7 +1,7 @@
-# tests/dynamics.cmake: devices that change (sim/src/dyn*.c): thermal closed
+# tests/dynamics.cmake: devices that change (sim/run/dynamics/dyn*.c): thermal closed
 # forms, hysteresis, availability, deadlines, compute_cv_adapted.
 hs_add_test(NAME dynamics SOURCES unit/test_dynamics.c LIBS hetsim::sim hetsim::traces TIMEOUT 120)
-target_include_directories(test_dynamics PRIVATE ${PROJECT_SOURCE_DIR}/sim/src)
+target_link_libraries(test_dynamics PRIVATE hetsim::sim_inner)
 # hetsim-probe import (devices/probe/src/import.c) on a fixture log, and the
 # profile it writes read back by the simulator's loader.
 if(TARGET hetsim-probe)

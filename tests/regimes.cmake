@@ -19,13 +19,13 @@ set_tests_properties(golden PROPERTIES TIMEOUT 600)
 hs_add_test(NAME regime_testonly
   SOURCES unit/test_regime_testonly.c regimes/regime_testonly.c regimes/registry_testonly.c
   LIBS hetsim::sim hetsim::traces hetsim::cjson TIMEOUT 60)
-target_include_directories(test_regime_testonly PRIVATE ${PROJECT_SOURCE_DIR}/sim/src)
+target_link_libraries(test_regime_testonly PRIVATE hetsim::sim_inner)
 
 # Learning in the loop (issue 10): the simulator's learner hooks against the
-# learner library used directly (private header sim/src/sim_learning.h).
+# learner library used directly (private header sim/run/iface/sim_learning.h).
 hs_add_test(NAME sim_learning SOURCES unit/test_sim_learning.c
   LIBS hetsim::sim hetsim::learn hetsim::traces TIMEOUT 300)
-target_include_directories(test_sim_learning PRIVATE ${PROJECT_SOURCE_DIR}/sim/src)
+target_link_libraries(test_sim_learning PRIVATE hetsim::sim_inner)
 
 # Regime fl (issue 17): threshold K-of-N against closed forms from a pma run,
 # and its bad input (cases fl-*).

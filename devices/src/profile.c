@@ -37,7 +37,7 @@
 #include <gsl/gsl_cdf.h>
 
 #include "base/hs_alloc.h"
-#include "base/hs_json_get.h"
+#include "traces/hs_json_get.h"
 #include "base/hs_util.h"
 
 #ifndef HS_PROFILE_DIR /* the shipped profiles, beside the program (hs_util.h) */

@@ -39,7 +39,7 @@ if(NOT HS_PROBE_ONLY)
     ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
     LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
     INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/hetsim)
-  # The headers the library implements (hs_rng_gsl.h is not one: policies/base).
+  # The headers the library implements (hs_rng_gsl.h is not one: it is the simulator's, sim/kernel).
   # Installed as <prefix>/include/hetsim/{policies,base}/, the same relative
   # paths as in the tree: a trainer writes #include "policies/hs_policy.h".
   install(FILES

@@ -1,5 +1,5 @@
 /* fuzz_grid.c: libFuzzer harness for the sweep --grid spec reader
- * (hs_sweep_axis_parse, sim/include/sim/hs_sweep.h).
+ * (hs_sweep_axis_parse, sim/study/include/sim/hs_sweep.h).
  *
  * Input: the spec text (as after --grid). Contract checked: an error comes with
  * a message (one line: strict mode) starting "--grid "; an accepted axis has a non-empty key,

@@ -1,5 +1,5 @@
 /* fuzz_resume.c: libFuzzer harness for the sweep resume reader
- * (hs_sweep_file_open with resume, sim/include/sim/hs_sweep.h).
+ * (hs_sweep_file_open with resume, sim/study/include/sim/hs_sweep.h).
  *
  * The sweep is fixed: tests/data/sweep/tiny.json with --grid
  * policy.w_e=0,0.5,1 --grid policy.deadband=0,0.1 --seeds 1,2 (12 rows), the

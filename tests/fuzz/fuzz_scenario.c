@@ -1,5 +1,5 @@
 /* fuzz_scenario.c: libFuzzer harness for the scenario reader with --set
- * overrides (hs_scenario_parse + hs_override_parse, sim/include/sim/hs_scenario.h).
+ * overrides (hs_scenario_parse + hs_override_parse, sim/scenario/include/sim/hs_scenario.h).
  *
  * Input: scenario JSON, optionally followed by a line "#set" and then one
  * "key=value" override per line (at most 16), exactly what `hetsim run

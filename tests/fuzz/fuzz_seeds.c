@@ -1,5 +1,5 @@
 /* fuzz_seeds.c: libFuzzer harness for the sweep --seeds spec reader
- * (hs_sweep_seeds_parse, sim/include/sim/hs_sweep.h).
+ * (hs_sweep_seeds_parse, sim/study/include/sim/hs_sweep.h).
  *
  * Input: the spec text. Contract checked: an error comes with a one-line
  * message starting "--seeds "; accepted seeds number 1..1,000,000, each

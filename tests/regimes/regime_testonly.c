@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "base/hs_alloc.h"
-#include "run_internal.h"
+#include "sim_run.h"
 
 typedef struct testonly_opts {
   double pause_s;

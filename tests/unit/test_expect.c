@@ -1,5 +1,5 @@
 /* test_expect.c: golden comparison (traces/src/expect.c) and the run-folder
- * guard and self-description (sim/src/run_describe.c through hs_run). */
+ * guard and self-description (sim/run/run_describe.c through hs_run). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "base/hs_json_get.h"
+#include "traces/hs_json_get.h"
 
 /* The words each loader uses for the failures tested here (scenario_get.c,
  * profile.c); the rest of hs_json_words is not read by these getters. */

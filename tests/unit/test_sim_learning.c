@@ -1,5 +1,5 @@
 /* test_sim_learning.c: learning in the loop on the simulated timeline
- * (sim/src/learning*.c, scenario_learning.c), issue 10.
+ * (sim/run/learning/learning*.c, scenario_learning.c), issue 10.
  *
  * Data: small IDX sets in the Fashion-MNIST layout written by
  * test_learn_data.h (no dependence on the Debian package). Devices: the

@@ -4,7 +4,7 @@
  *   summary.json  one object: scenario, policy, regime, seed and the figures,
  *                 then the members added with hs_report_add_json (hetsim run:
  *                 hetsim_version, run_identity, sets, policy_config, inputs,
- *                 scenario_resolved; see sim/src/run_describe.c)
+ *                 scenario_resolved; see sim/run/run_describe.c)
  *   rounds.csv    round,start_s,end_s,duration_s,energy_j,compute_cv,max_wait_s,reallocated
  *   devices.csv   round,device,samples,compute_s,comm_s,wait_s,energy_j,profile
  *                 (profile last, so readers by position of the older columns

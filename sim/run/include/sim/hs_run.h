@@ -1,0 +1,85 @@
+/* [sim/run/include/sim -> hetsim::sim; not installed]
+ * hs_run.h: run one scenario to completion and (optionally) write its outputs.
+ *
+ * hs_run is re-entrant: no globals, so a sweep may run several scenarios at once
+ * on different threads. Same scenario (incl. seed) => byte-identical outputs. */
+#ifndef HS_RUN_H
+#define HS_RUN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sim/hs_scenario.h"
+#include "base/hs_status.h"
+
+typedef struct hs_run_opts {
+  const char *out_dir;   /* NULL: write nothing; else summary.json, rounds.csv, devices.csv */
+  bool trace;            /* also trace.json (Chrome trace event format) */
+  bool measure_overhead; /* time the controller with the wall clock (output then not reproducible) */
+  const hs_override *sets; /* the --set list, recorded in summary.json (may be NULL) */
+  size_t nsets;
+  bool force;            /* replace out_dir even when it holds another run */
+  /* Called after each round (done of total; from the thread that runs),
+   * e.g. for progress lines; NULL: none. Never changes any output. */
+  void (*on_round)(void *userdata, uint32_t done, uint32_t total);
+  void *userdata;
+  /* Per-device output: HS_DEVICES_AUTO writes devices.csv (one row per device
+   * and round) up to devices_threshold devices (0: HS_DEVICES_THRESHOLD, 10^4)
+   * and device_profiles.csv (per round and profile: count, samples, energy,
+   * compute/comm/wait percentiles; hs_report.h) above it; FULL and PROFILES
+   * choose one whatever the size. */
+  int devices;
+  size_t devices_threshold;
+  /* Comma-separated device names: trace only these (implies trace); NULL: all. */
+  const char *trace_devices;
+} hs_run_opts;
+
+enum { HS_DEVICES_AUTO = 0, HS_DEVICES_FULL = 1, HS_DEVICES_PROFILES = 2 };
+#define HS_DEVICES_THRESHOLD 10000
+
+/* The version of this build: "X.Y.Z" (CMake project VERSION), followed by
+ * " (git describe)" when configured from a git checkout. Static string. */
+const char *hs_version(void);
+
+/* The figures of a run. Which of them summary.json, a sweep and compare show,
+ * under which names, is the metric table (hs_metrics.h, sim/run/metrics.c). */
+typedef struct hs_summary {
+  uint64_t seed;               /* the master seed */
+  uint64_t devices;            /* devices in the run, groups expanded */
+  uint32_t rounds;
+  uint64_t samples;            /* samples trained in total */
+  double makespan_s;
+  double energy_j;             /* total = compute + comm + idle */
+  double compute_j;
+  double comm_j;
+  double idle_j;               /* idle-wait while on */
+  double compute_cv;           /* mean over rounds of the CV of per-device compute time */
+  double wait_fraction;        /* idle-wait seconds / (devices * makespan) */
+  double controller_overhead_fraction; /* NAN unless measured */
+  double compute_cv_adapted;   /* compute_cv of the rounds after the first (measured) one;
+                                  NAN without a "dynamics" block or with one round */
+  /* The optional metric groups this run reports (hs_metrics.h:
+   * hs_metric_reported(s, "learning")); the figures of a group it does not
+   * report are NAN. */
+  unsigned metric_groups;
+  /* Learning in the loop (issue 10), group "learning": when the scenario's
+   * learning mode is not off; NAN when not reached or not evaluated. */
+  double time_to_target_s, energy_to_target_j, rounds_to_target;
+  double final_test_loss, final_test_accuracy;
+  /* Whole-system energy (issue 17), group "system": when the regime reports
+   * it (regime "fl"). system = energy_j + server + aggregators + network. */
+  double energy_server_j, energy_network_j, energy_aggregators_j, energy_system_j;
+} hs_summary;
+
+/* Runs sc. With opts->out_dir: refuses (HS_ESTATE) a folder whose
+ * summary.json records another run_identity, or that holds run files without
+ * a summary.json, unless opts->force; the same run again overwrites. */
+hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out, hs_error *err);
+
+/* HS_ENOMEM, with one line naming the device count and the estimated bytes,
+ * when sc's run would not fit in the memory available to the process (the
+ * address-space limit, else MemAvailable); HS_OK otherwise or when unknown.
+ * hs_run calls it before its first per-device allocation (run_memory.c). */
+hs_status hs_run_check_memory(const hs_scenario *sc, hs_error *err);
+
+#endif
