@@ -36,7 +36,6 @@
 
 #include "base/hs_assert.h"
 #include "base/hs_fmt.h"
-#include "sim/hs_sweep.h"
 #include "sim_regime.h"
 
 const char *const hs_stat_names[HS_STAT_COUNT] = {"mean",   "median",  "min",    "max",
@@ -193,8 +192,8 @@ static size_t sweep_all(void) {
 size_t hs_metric_sweep_count(void) {
   size_t n = 0;
   for (size_t i = 0; i < hs_metric_count(); i++) n += in_sweep(hs_metric_at(i));
-  HS_ASSERT(sweep_all() <= HS_SWEEP_NMETRICS,
-            "the sweep metrics fit hs_sweep_result (raise HS_SWEEP_NMETRICS)");
+  HS_ASSERT(sweep_all() <= HS_METRIC_SWEEP_MAX,
+            "the sweep metrics fit hs_sweep_result (raise HS_METRIC_SWEEP_MAX)");
   return n;
 }
 
@@ -426,7 +425,7 @@ hs_status hs_metric_register_test(const hs_metric *m, hs_error *err) {
   if (hs_metric_find(m->name))
     return hs_error_set(err, HS_EINVAL, "metric %s: already in the table", m->name);
   if (ntest == NTEST || hs_metric_count() == HS_METRIC_MAX ||
-      ((m->in & HS_METRIC_SWEEP) && sweep_all() == HS_SWEEP_NMETRICS))
+      ((m->in & HS_METRIC_SWEEP) && sweep_all() == HS_METRIC_SWEEP_MAX))
     return hs_error_set(err, HS_EINVAL, "metric %s: the table is full", m->name);
   HS_ASSERT(m->offset + (m->type == HS_METRIC_U32 ? 4 : 8) <= sizeof(hs_summary),
             "the metric's value lies inside hs_summary");

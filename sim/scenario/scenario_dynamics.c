@@ -1,5 +1,5 @@
 /* scenario_dynamics.c: the scenario's optional "dynamics" block: devices that
- * change during a run (dyn.h). Without the block nothing changes anywhere.
+ * change during a run (scn_dynamics.h; the run side: sim/run/iface/dyn.h). Without the block nothing changes anywhere.
  *
  *   "dynamics": {
  *     "thermal": true,              every device whose profile has a thermal
@@ -29,7 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dyn.h"
+#include "scn_dynamics.h"
 #include "base/hs_alloc.h"
 #include "traces/hs_csv.h"
 #include "base/hs_util.h"

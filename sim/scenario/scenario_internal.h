@@ -26,7 +26,7 @@
 #include "devices/hs_profile.h"
 #include "sim/hs_scenario.h"
 #include "jpath.h"
-#include "sim_fsdp.h"
+#include "scn_topology.h"
 #include "sim_regime.h"
 
 /* Limits that catch typos, not physics. */

@@ -36,7 +36,7 @@
 #include "learn/hs_learn.h"
 #include "base/hs_util.h"
 #include "scenario_internal.h"
-#include "sim_learning.h"
+#include "scn_learning.h"
 
 /* Models real mode may hold at once (devices x parameters x 4 bytes). */
 #define REAL_MODE_MAX_BYTES (4.0 * 1073741824.0)

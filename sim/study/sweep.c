@@ -31,7 +31,6 @@
 #include "sim/hs_run.h"
 #include "sim/hs_sweep.h"
 #include "base/hs_util.h"
-#include "sim_regime.h"
 
 #define SPEC_SHOWN 80 /* bytes of a spec that messages quote (as sweep_grid.c) */
 

@@ -17,7 +17,7 @@
 #include "devices/hs_profile.h"
 #include "sim/hs_run.h"
 #include "sim/hs_scenario.h"
-#include "sim_fsdp.h"
+#include "fsdp_cost.h"
 #include "test_tmpdir.h"
 
 #define SCN HS_SOURCE_DIR "/scenarios/gpu512-llama8b-"

@@ -1,5 +1,5 @@
 /* fsdp_cost.c: the cost model of sharded data parallelism on a multi-tier
- * GPU topology (sim_fsdp.h): placement of ranks, the tier a group crosses,
+ * GPU topology (scn_topology.h, fsdp_cost.h): placement of ranks, the tier a group crosses,
  * the bus bandwidth of concurrent groups (max-min through hs_net), ring
  * collective times and the schedule of one training step.
  *
@@ -44,7 +44,7 @@
 #include "sim/hs_collective.h"
 #include "sim/hs_engine.h"
 #include "sim/hs_net.h"
-#include "sim_fsdp.h"
+#include "fsdp_cost.h"
 
 uint32_t sim_topo_node(const sim_topo *t, size_t rank) {
   size_t slot = rank / t->gpus_per_node;

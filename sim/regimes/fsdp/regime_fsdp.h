@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#include "sim_fsdp.h"
+#include "fsdp_cost.h"
 #include "sim_regime.h"
 
 typedef enum fsdp_kind { FSDP_FSDP, FSDP_HSDP, FSDP_FL_FSDP, FSDP_FL_HSDP } fsdp_kind;

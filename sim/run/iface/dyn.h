@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "devices/hs_profile.h"
+#include "scn_dynamics.h"
 #include "base/hs_rng.h"
 #include "base/hs_status.h"
 
@@ -75,25 +76,5 @@ double dyn_pw_next(dyn_pw *p, double t);
 
 /* Purposes of the random streams (hs_rng_init), beyond hs_rng.h's. */
 enum { DYN_RNG_COTENANT = 0x44594e31, DYN_RNG_AVAIL = 0x44594e32 };
-
-/* --- the scenario's "dynamics" block (scenario_dynamics.c) ----------------- */
-
-typedef struct dyn_dev_spec {
-  const hs_thermal_profile *thermal; /* NULL: no throttling */
-  double cot_slowdown;               /* speed factor while a co-tenant runs (0: none) */
-  double cot_free_s, cot_loaded_s;   /* mean sojourns */
-  double av_on_s, av_off_s;          /* availability process (0: none) */
-  double *av_iv;                     /* trace: on intervals, 2 x av_n */
-  size_t av_n;
-  bool av_trace;                     /* named in the availability trace */
-} dyn_dev_spec;
-
-struct hs_dynamics {
-  dyn_dev_spec *dev; /* total_devices */
-  size_t ndev;
-  double start_c;    /* NAN: each board starts at its idle steady state */
-  double deadline_s; /* round deadline (a regime that takes absences: pma); 0: none */
-  void *json;        /* the block as written (cJSON), printed back by hetsim validate */
-};
 
 #endif

@@ -21,19 +21,12 @@
 #include <stdint.h>
 
 #include "learn/hs_learn.h"
+#include "scn_learning.h"
 #include "traces/hs_report.h"
 #include "sim/hs_scenario.h"
 #include "base/hs_status.h"
 
 typedef struct sim_learn sim_learn;
-
-/* --- from the scenario's learning block (scenario_learning.c) --- */
-/* learning.threads, or the machine's online cores when 0. */
-unsigned sim_learning_threads(const hs_learning_spec *l);
-/* The learner config of a real-mode scenario (strings borrowed from sc). */
-hs_status sim_learning_learner_cfg(const hs_scenario *sc, hs_learn_cfg *cfg, hs_error *err);
-/* Its partition: one participant per expanded device, in device order. */
-hs_status sim_learning_partition_cfg(const hs_scenario *sc, hs_learn_part_cfg *pc);
 
 /* --- a run's learner --- */
 /* sc->learning must be set. Real mode loads the data and draws the partition

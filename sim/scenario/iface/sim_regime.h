@@ -30,7 +30,6 @@
 #ifndef SIM_REGIME_H
 #define SIM_REGIME_H
 
-#include "sim/hs_run.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -40,6 +39,7 @@
 #include "base/hs_status.h"
 
 typedef struct cJSON cJSON;
+typedef struct hs_summary hs_summary; /* sim/hs_run.h (the run room, above) */
 typedef struct sim_run sim_run;         /* sim/run/iface/sim_run.h */
 typedef struct sim_opt_ctx sim_opt_ctx; /* the scenario loader's parse context */
 

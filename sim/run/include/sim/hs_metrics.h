@@ -41,6 +41,10 @@ typedef enum hs_metric_type { HS_METRIC_F64, HS_METRIC_U32, HS_METRIC_U64 } hs_m
 
 /* Where a metric appears (bits of hs_metric.in). */
 enum { HS_METRIC_JSON = 1u, HS_METRIC_SWEEP = 2u, HS_METRIC_COMPARE = 4u };
+/* The most HS_METRIC_SWEEP metrics the table may hold: a sweep row keeps
+ * room for them (hs_sweep.h: HS_SWEEP_NMETRICS). Raise it when the table
+ * outgrows it (asserted in metrics.c). */
+#define HS_METRIC_SWEEP_MAX 20
 /* With HS_METRIC_JSON: left out of summary.json when NaN (a metric only some
  * scenarios compute, so that the others' summaries stay as they were). */
 enum { HS_METRIC_JSON_IF_SET = 16u };

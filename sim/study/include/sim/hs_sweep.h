@@ -43,13 +43,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sim/hs_metrics.h"
 #include "sim/hs_scenario.h"
 #include "base/hs_status.h"
 
 /* Room for the metrics of a row: the HS_METRIC_SWEEP metrics of the table
  * (hs_metrics.h), hs_metric_sweep_count() of them, in column order; the rest
- * of m[] is zero. Raise it when the table outgrows it (asserted). */
-#define HS_SWEEP_NMETRICS 20
+ * of m[] is zero. The table's room (HS_METRIC_SWEEP_MAX, asserted there). */
+#define HS_SWEEP_NMETRICS HS_METRIC_SWEEP_MAX
 
 /* One grid axis. Owned strings; release with hs_sweep_axis_fini. */
 typedef struct hs_sweep_axis {
