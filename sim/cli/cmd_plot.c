@@ -29,7 +29,8 @@
 static void plot_usage(FILE *out) {
   fprintf(out,
           "usage: hetsim plot SOURCE [--out DIR] [--x KEY] [--y KEY] [--z COLUMN]\n"
-          "                   [--color KEY] [--rounds A-B] [--devices a,b,...] [--quiet]\n"
+          "                   [--color KEY] [--rounds A-B] [--devices a,b,...] [--siblings]\n"
+          "                   [--quiet]\n"
           "\n"
           "Draw figures with gnuplot, each as PNG and SVG, in DIR.\n"
           "\n"
@@ -52,6 +53,11 @@ static void plot_usage(FILE *out) {
           "                       rounds A-B (default 0-2; needs trace.json: run with\n"
           "                       --trace); --devices a,b,... draws those devices only,\n"
           "                       in that order (default: the first 64)\n"
+          "  learning.png/.svg    held-out loss and accuracy against simulated time and\n"
+          "                       energy, when the run learned (learning.csv); this run\n"
+          "                       only, or with --siblings also every sibling folder\n"
+          "                       that holds a learning.csv (the policies of one\n"
+          "                       `hetsim compare --out DIR`: plot DIR/equal --siblings)\n"
           "  DIR defaults to SOURCE/plots/\n"
           "\n"
           "gnuplot is found on PATH, or set HETSIM_GNUPLOT; the figure scripts are in\n"
@@ -116,13 +122,14 @@ static char *default_out(const char *source, bool run) {
   return out;
 }
 
-enum { OPT_OUT = 256, OPT_X, OPT_Y, OPT_Z, OPT_COLOR, OPT_ROUNDS, OPT_DEVICES };
+enum { OPT_OUT = 256, OPT_X, OPT_Y, OPT_Z, OPT_COLOR, OPT_ROUNDS, OPT_DEVICES, OPT_SIBLINGS };
 
 static const struct option long_opts[] = {
     {"out", required_argument, NULL, OPT_OUT},     {"x", required_argument, NULL, OPT_X},
     {"y", required_argument, NULL, OPT_Y},         {"z", required_argument, NULL, OPT_Z},
     {"color", required_argument, NULL, OPT_COLOR}, {"rounds", required_argument, NULL, OPT_ROUNDS},
     {"devices", required_argument, NULL, OPT_DEVICES},
+    {"siblings", no_argument, NULL, OPT_SIBLINGS},
     {"help", no_argument, NULL, 'h'},              {"quiet", no_argument, NULL, 'q'},
     {NULL, 0, NULL, 0}};
 
@@ -162,6 +169,7 @@ int hs_cmd_plot(int argc, char **argv) {
       case OPT_COLOR: slot = &a.color; break;
       case OPT_ROUNDS: slot = &a.rounds; break;
       case OPT_DEVICES: slot = &a.devices; break;
+      case OPT_SIBLINGS: a.siblings = true; break;
       default: /* CLI_UNKNOWN */
         return bad("unknown option \"%.100s\" (see hetsim plot --help)", p.text);
     }
@@ -178,8 +186,9 @@ int hs_cmd_plot(int argc, char **argv) {
   bool run = S_ISDIR(st.st_mode);
   if (run && (a.x || a.y || a.z || a.color))
     return bad("%s: a run folder: --x, --y, --z and --color are for sweeps", a.source);
-  if (!run && (a.rounds || a.devices))
-    return bad("%s: a sweep: %s is for run folders", a.source, a.rounds ? "--rounds" : "--devices");
+  if (!run && (a.rounds || a.devices || a.siblings))
+    return bad("%s: a sweep: %s is for run folders", a.source,
+               a.rounds ? "--rounds" : a.devices ? "--devices" : "--siblings");
 
   a.kind = run ? HS_PLOT_RUN : HS_PLOT_SWEEP;
   char *history = run ? NULL : optimize_history(a.source); /* `hetsim optimize` output */

@@ -69,3 +69,20 @@ for f in pareto heatmap; do figure "one-plots/$f.png"; figure "one-plots/$f.svg"
 "$bin" plot eq -q 2>eq.err || fail "plot of a one-round run: $(cat eq.err)"
 [ ! -s eq.err ] || fail "plot of a one-round run: gnuplot warned: $(head -3 eq.err)"
 figure eq/plots/allocation.png
+# Learning: a run folder beside unrelated siblings draws itself only, and a
+# curve-mode run (loss only) draws no accuracy data set: gnuplot never warns.
+mkdir -p lr || fail "mkdir lr"
+for r in 2 3; do
+  "$bin" run "$src/scenarios/testbed-mnist-pma.json" --set learning.mode=curve \
+    --set learning.curve_profile=x86-fc-vm-epyc-2vcpu --set rounds=$r --set samples_per_round=6000 \
+    --out lr/c$r -q || fail "curve-mode run"
+done
+"$bin" plot lr/c2 2>lr.err >lr.out || fail "plot of a learning run: $(cat lr.err)"
+[ ! -s lr.err ] || fail "plot of a curve-mode run: gnuplot warned: $(head -3 lr.err)"
+figure lr/c2/plots/learning.png
+"$bin" plot lr/c2 --siblings --out lr/both -q 2>lr2.err || fail "plot --siblings: $(cat lr2.err)"
+[ ! -s lr2.err ] || fail "plot --siblings: gnuplot warned: $(head -3 lr2.err)"
+figure lr/both/learning.svg
+"$bin" plot we.csv --siblings -q 2>sib.err
+[ $? = 2 ] && grep -q -- "--siblings is for run folders" sib.err || fail "--siblings on a sweep: $(cat sib.err)"
+echo "ok   learning figures of one run and of its siblings"

@@ -341,3 +341,78 @@ Test(plot_data, pareto_error_bars_and_one_key_line) {
   cleanup(src, NULL);
   hs_free(src);
 }
+
+/* The learning figure of one run folder draws that run only; its siblings
+ * (other run folders under the same parent) only with --siblings. Rows that
+ * were not evaluated are left out, and curve mode (no accuracy) draws no
+ * accuracy data set, so gnuplot never meets a set without points. Fails when
+ * siblings are merged by default or when nan rows reach the data file. */
+/* The capture number of the first learning figure drawn after capture `from`. */
+static int learning_capture(int from) {
+  for (int n = from; n < 16; n++) {
+    char p[512];
+    snprintf(p, sizeof p, "%s/%d/script.gp", capture_dir, n);
+    hs_error err = {0};
+    char *t = hs_read_file(p, NULL, &err);
+    bool hit = t && strstr(t, "run_learning.gp");
+    hs_free(t);
+    if (hit) return n;
+  }
+  return -1;
+}
+
+Test(plot_data, learning_draws_this_run_unless_siblings_are_asked_for) {
+  char *gp = capture_gnuplot();
+  char *parent = make_dir("learn");
+  char a_dir[512], b_dir[512];
+  snprintf(a_dir, sizeof a_dir, "%s/a", parent);
+  snprintf(b_dir, sizeof b_dir, "%s/b", parent);
+  mkdir(a_dir, 0755);
+  mkdir(b_dir, 0755);
+  put(a_dir, "devices.csv", "round,device,samples,compute_s,comm_s,wait_s,energy_j\n0,d,5,1,1,1,1\n");
+  put(b_dir, "devices.csv", "round,device,samples,compute_s,comm_s,wait_s,energy_j\n0,d,5,1,1,1,1\n");
+  put(a_dir, "learning.csv",
+      "round,time_s,energy_j,samples,train_loss,test_loss,test_accuracy\n"
+      "0,1,10,5,0.9,,\n1,2,20,5,0.8,0.7,0.5\n");
+  put(b_dir, "learning.csv",
+      "round,time_s,energy_j,samples,train_loss,test_loss,test_accuracy\n"
+      "0,0.01,1,5,0.9,0.6,nan\n");
+  char *out = make_dir("learn-out");
+  hs_plot_args a = run_args(a_dir, out, gp);
+  hs_plot_error e;
+  cr_assert_eq(hs_plot(&a, &e), 0, "%s", e.msg);
+  int n = learning_capture(0);
+  cr_assert_geq(n, 0, "the learning figure was drawn");
+  char *data = captured(n, "data.dat"), *script = captured(n, "script.gp");
+  cr_expect_str_eq(data, "2 20 0.7 0.5\n\n\n", "this run only, evaluated rows only");
+  cr_expect(strstr(script, "names = 'a'"), "%s", script);
+  cr_expect(strstr(script, "has_acc = 1"), "%s", script);
+  hs_free(data);
+  hs_free(script);
+
+  a.siblings = true;
+  cr_assert_eq(hs_plot(&a, &e), 0, "%s", e.msg);
+  int m = learning_capture(n + 1);
+  cr_assert_geq(m, 0, "the learning figure was drawn with --siblings");
+  data = captured(m, "data.dat");
+  script = captured(m, "script.gp");
+  cr_expect_str_eq(data, "2 20 0.7 0.5\n\n\n0.01 1 0.6 nan\n\n\n");
+  cr_expect(strstr(script, "names = 'a b'"), "%s", script);
+  hs_free(data);
+  hs_free(script);
+
+  /* Curve mode alone: loss only, no accuracy data set. */
+  a = run_args(b_dir, out, gp);
+  cr_assert_eq(hs_plot(&a, &e), 0, "%s", e.msg);
+  int k = learning_capture(m + 1);
+  cr_assert_geq(k, 0);
+  script = captured(k, "script.gp");
+  cr_expect(strstr(script, "has_acc = 0"), "%s", script);
+  hs_free(script);
+  char cmd[1200];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", parent);
+  cr_expect_eq(system(cmd), 0);
+  cleanup(out, NULL);
+  hs_free(parent);
+  hs_free(out);
+}

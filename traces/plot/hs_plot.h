@@ -27,6 +27,8 @@ typedef struct hs_plot_args {
   const char *gnuplot;    /* program, found on PATH when it has no '/' */
   const char *script_dir; /* folder of the .gp scripts */
   bool quiet;             /* do not list the files written */
+  bool siblings;          /* learning: also every sibling run folder's curves (the
+                             policies of one `hetsim compare --out DIR`) */
 } hs_plot_args;
 
 /* The message of a failed hs_plot: `code` 2 for bad input, 1 for a tool or
