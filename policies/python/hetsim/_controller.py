@@ -124,14 +124,26 @@ class Controller:
 
     @property
     def config(self):
-        """{key: value text} of every key of the policy, as the library has it."""
+        """{key: value} of every key of the policy, as the library has it: an
+        int for an integer key (seed, min_samples, ...), a float for a real one
+        (w_e, ema, deadband, ...), read through the library's typed getters."""
+        cfg = self._L.hs_controller_config(self._live())
+        keys = []
+
+        def add(key, _value, _ud):
+            keys.append(key.decode())
+
+        self._L.hs_policy_config_foreach(cfg, KEY_FN(add), None)
         out = {}
-
-        def add(key, value, _ud):
-            out[key.decode()] = value.decode()
-
-        cb = KEY_FN(add)
-        self._L.hs_policy_config_foreach(self._L.hs_controller_config(self._live()), cb, None)
+        for key in keys:
+            u, d, err = ctypes.c_uint64(), ctypes.c_double(), Error()
+            if self._L.hs_policy_config_get_uint(cfg, key.encode(), ctypes.byref(u),
+                                                 ctypes.byref(err)) == 0:
+                out[key] = int(u.value)
+            else:
+                check(self._L.hs_policy_config_get(cfg, key.encode(), ctypes.byref(d),
+                                                   ctypes.byref(err)), err)
+                out[key] = float(d.value)
         return out
 
     @property

@@ -41,7 +41,10 @@ class ControllerTest(unittest.TestCase):
         self.assertEqual(nxt, [400, 200, 100])
         self.assertEqual(c.allocation, [400, 200, 100])
         self.assertEqual(c.rounds, 3)
-        self.assertEqual(c.config["ema"], "0")
+        self.assertEqual(c.config["ema"], 0.0)
+        self.assertIsInstance(c.config["ema"], float)
+        self.assertIsInstance(c.config["seed"], int)
+        self.assertEqual(hetsim.Controller("balanced", 2, 10).config["w_e"], 0.5)
         self.assertEqual(c.policy, "time-only")
 
     def test_energy_weight_moves_samples_to_the_frugal(self):
