@@ -10,6 +10,7 @@
  * NUL after the text, and a file truncated under us raises SIGBUS). */
 #include "base/hs_util.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -106,4 +107,45 @@ hs_status hs_text_check_nul(const char *text, size_t len, const char *origin, hs
   size_t line = 1;
   for (const char *p = text; (p = memchr(p, '\n', (size_t)(nul - p))) != NULL; p++) line++;
   return hs_error_set(err, HS_EPARSE, "%s: line %zu: contains a NUL byte", origin, line);
+}
+
+/* --- nearest names ---------------------------------------------------------
+ * Two rows of the dynamic programme on the stack: names are short (keys,
+ * options, profiles), so O(|a| |b|) with |a|, |b| <= 63 is nothing beside the
+ * message it serves. Rejected: a shared trie of every name (each caller has
+ * a dozen candidates). */
+#define HS_EDIT_MAX 63
+
+size_t hs_edit_distance(const char *a, const char *b) {
+  size_t la = strnlen(a, HS_EDIT_MAX), lb = strnlen(b, HS_EDIT_MAX);
+  size_t prev[HS_EDIT_MAX + 1], cur[HS_EDIT_MAX + 1];
+  for (size_t j = 0; j <= lb; j++) prev[j] = j;
+  for (size_t i = 1; i <= la; i++) {
+    cur[0] = i;
+    for (size_t j = 1; j <= lb; j++) {
+      size_t sub = prev[j - 1] + (tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]));
+      size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
+      cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+    }
+    memcpy(prev, cur, (lb + 1) * sizeof *prev);
+  }
+  return prev[lb];
+}
+
+const char *hs_nearest(const char *name, const char *const *cands, size_t n) {
+  if (!name || !*name) return NULL;
+  size_t len = strlen(name), limit = len / 3 > 1 ? len / 3 : 1;
+  const char *best = NULL;
+  size_t best_d = (size_t)-1;
+  for (size_t i = 0; i < n; i++) {
+    if (!cands[i]) continue;
+    if (!strcmp(cands[i], name)) return NULL;
+    size_t d = hs_edit_distance(name, cands[i]);
+    if (len >= 2 && !strncmp(cands[i], name, len) && d > 0) d = d < limit ? d : limit;
+    if (d <= limit && d < best_d) {
+      best = cands[i];
+      best_d = d;
+    }
+  }
+  return best;
 }

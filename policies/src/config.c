@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hs_util.h"
 #include "pol_policy.h"
 
 /* The keys of every kind, visited after the kind's own. */
@@ -57,6 +58,28 @@ static bool known_key(const char *name) {
   for (size_t i = 0; i < pol_type_count(); i++)
     if (find_key(pol_type_at(i), name, &r)) return true;
   return false;
+}
+
+/* The first registered kind (registry order) that lets a user choose the key
+ * (has it, not fixed by a preset), for "does not apply" messages; NULL: none. */
+static const char *kind_with_key(const char *name) {
+  keyref r;
+  for (size_t i = 0; i < pol_type_count(); i++)
+    if (find_key(pol_type_at(i), name, &r) && !r.k->fixed) return pol_type_at(i)->name;
+  return NULL;
+}
+
+/* The key of any registered policy nearest to a misspelt name; NULL: none. */
+static const char *nearest_key(const char *name) {
+  const char *names[256];
+  size_t n = 0;
+  for (size_t j = 0; j < NCOMMON; j++) names[n++] = common_keys[j].name;
+  for (size_t i = 0; i < pol_type_count(); i++) {
+    const pol_type *t = pol_type_at(i);
+    for (size_t j = 0; j < t->nkeys && n < sizeof names / sizeof names[0]; j++)
+      names[n++] = t->keys[j].name;
+  }
+  return hs_nearest(name, names, n);
 }
 
 static hs_policy_value load(const hs_policy_config *cfg, keyref r) {
@@ -200,11 +223,16 @@ static hs_status resolve(const hs_policy_config *cfg, const char *key, const pol
   if (!find_key(t, key, r)) {
     char allowed[400];
     list_keys(t, allowed, sizeof allowed);
-    if (!known_key(key))
-      return hs_error_set(err, HS_EKEY, "%s: unknown policy key (keys of \"%s\": %s)", key,
-                          t->name, allowed);
-    return hs_error_set(err, HS_EKEY, "%s: does not apply to policy \"%s\" (its keys: %s)", key,
-                        t->name, allowed);
+    if (!known_key(key)) {
+      const char *near = nearest_key(key);
+      return hs_error_set(err, HS_EKEY, "%s: unknown policy key (keys of \"%s\": %s)%s%s%s", key,
+                          t->name, allowed, near ? "; did you mean \"" : "", near ? near : "",
+                          near ? "\"?" : "");
+    }
+    const char *kind = kind_with_key(key);
+    return hs_error_set(err, HS_EKEY, "%s: does not apply to policy \"%s\" (its keys: %s)%s%s%s",
+                        key, t->name, allowed, kind ? "; kind \"" : "", kind ? kind : "",
+                        kind ? "\" has it" : "");
   }
   *tp = t;
   return HS_OK;

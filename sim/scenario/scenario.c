@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "base/hs_alloc.h"
+#include "base/hs_fmt.h"
 #include "traces/hs_outfile.h"
 #include "traces/hs_speed_trace.h"
 #include "base/hs_util.h"
@@ -56,6 +57,8 @@ static bool policy_text(const cJSON *v, char *buf, size_t cap) {
   double d = v->valuedouble;
   if (d == floor(d) && fabs(d) < 18446744073709551616.0)
     snprintf(buf, cap, "%.0f", d);
+  else if (cap >= HS_FMT_DOUBLE_MAX)
+    hs_fmt_double(buf, d); /* the shortest text that reads back to d: 0.3, not 0.29999999999999999 */
   else
     snprintf(buf, cap, "%.17g", d);
   return true;

@@ -160,9 +160,10 @@ Test(policy_config, getters_and_floor) {
   double d = -1;
   cr_expect_eq(hs_policy_config_get(&a, "oort_k", &d, &err), HS_EKEY);
   cr_expect_str_eq(err.msg, "oort_k: does not apply to policy \"adaptive\" (its keys: w_e, ema, "
-                            "deadband, min_samples, seed, steps_per_round)");
+                            "deadband, min_samples, seed, steps_per_round); kind \"oort\" has it");
   cr_expect_eq(hs_policy_config_get(&a, "wE", &d, &err), HS_EKEY);
   cr_expect(strncmp(err.msg, "wE: unknown policy key", 22) == 0, "%s", err.msg);
+  cr_expect(strstr(err.msg, "; did you mean \"w_e\"?") != NULL, "the nearest key: %s", err.msg);
   cr_expect_eq(d, -1, "a failed get writes nothing");
   /* the floor: min_samples where the kind has it, else 1 */
   cr_expect_eq(hs_policy_config_min_samples(&a), 5);

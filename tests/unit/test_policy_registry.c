@@ -135,14 +135,14 @@ Test(policy_registry, test_policy_keys_by_name) {
   cr_expect_str_eq(err.msg, "tilt: 1 is outside [0, 1)");
   cr_expect_eq(hs_policy_config_set(&c, "w_e", "0.5", &err), HS_EKEY);
   cr_expect_str_eq(err.msg, "w_e: does not apply to policy \"test-rotate\" (its keys: stride, "
-                            "tilt, seed, steps_per_round)");
+                            "tilt, seed, steps_per_round); kind \"adaptive\" has it");
   cr_expect(memcmp(&c, &before, sizeof c) == 0, "a refused key changed the config");
 
   /* its keys are part of the vocabulary: misplaced on another kind, not unknown */
   hs_policy_config e = cfg_of("equal");
   cr_expect_eq(hs_policy_config_set(&e, "stride", "2", &err), HS_EKEY);
   cr_expect_str_eq(err.msg, "stride: does not apply to policy \"equal\" (its keys: seed, "
-                            "steps_per_round)");
+                            "steps_per_round); kind \"test-rotate\" has it");
   cr_expect_eq(hs_policy_config_get(&e, "stride", &d, &err), HS_EKEY);
   cr_expect_null(hs_policy_key_doc("equal", "stride"));
   cr_expect_str_eq(hs_policy_key_doc("test-rotate", "seed"),

@@ -142,3 +142,27 @@ Test(util, read_file_faults) {
   cr_expect_eq(hs_read_open_status(EACCES), HS_EPERM);
   cr_expect_eq(hs_read_open_status(EIO), HS_EIO);
 }
+
+/* --- nearest names (hs_edit_distance, hs_nearest) --------------------------- */
+
+Test(util, edit_distance_known_answers) {
+  cr_expect_eq(hs_edit_distance("", ""), 0);
+  cr_expect_eq(hs_edit_distance("abc", ""), 3);
+  cr_expect_eq(hs_edit_distance("kitten", "sitting"), 3);
+  cr_expect_eq(hs_edit_distance("w_e", "we"), 1);
+  cr_expect_eq(hs_edit_distance("flaw", "lawn"), 2);
+  cr_expect_eq(hs_edit_distance("rpi-4", "rpi4"), 1);
+}
+
+Test(util, nearest_name_is_a_typo_or_a_prefix) {
+  const char *c[] = {"--policy", "--policies", "--out", NULL, "--seed"};
+  cr_expect_str_eq(hs_nearest("--pol", c, 5), "--policy", "a prefix: the first in order");
+  cr_expect_str_eq(hs_nearest("--ot", c, 5), "--out");
+  cr_expect_str_eq(hs_nearest("--sed", c, 5), "--seed");
+  cr_expect_null(hs_nearest("--out", c, 5), "an exact name needs no suggestion");
+  cr_expect_null(hs_nearest("--frobnicate", c, 5), "nothing close");
+  cr_expect_null(hs_nearest("", c, 5));
+  const char *p[] = {"rpi4", "rpi5", "jetson-orin-nano-cpu"};
+  cr_expect_str_eq(hs_nearest("rpi-4", p, 3), "rpi4");
+  cr_expect_str_eq(hs_nearest("jetson-orin-nano", p, 3), "jetson-orin-nano-cpu");
+}

@@ -89,4 +89,16 @@ hs_status hs_text_check_nul(const char *text, size_t len, const char *origin, hs
  * the working folder). */
 const char *hs_share_path(const char *rel);
 
+/* --- nearest names, for "did you mean" in messages ----------------------- */
+/* Levenshtein distance between a and b (insert, delete, substitute: 1 each),
+ * counted in bytes, ASCII case ignored ("wE" is one step from "w_e"); names
+ * longer than 63 bytes are compared on their first 63. */
+size_t hs_edit_distance(const char *a, const char *b);
+/* The candidate closest to name when it is close enough to be a typo: an
+ * edit distance of at most max(1, strlen(name) / 3), or name a prefix of it
+ * (at least 2 bytes: "--pol" for "--policy"); the first in order among equals;
+ * NULL when none is close or name is one of them. cands[i] may be NULL
+ * (skipped). Static strings only: the result is one of cands. */
+const char *hs_nearest(const char *name, const char *const *cands, size_t n);
+
 #endif
