@@ -228,7 +228,7 @@ static size_t es_keys(double *key, uint32_t *pos, const double *u, const double 
     if (ns >= POL_FLAG_SAMPLE / 4) {
       size_t d = (size_t)(4.5 * sqrt((double)ns) / 2) + 1;
       size_t top = (size_t)((double)L / (double)ncand * (double)ns) + d; /* 0: the largest */
-      if (top < ns) lo = pol_select(smp, ns, ns - 1 - top);
+      if (top < ns) lo = hs_select(smp, ns, ns - 1 - top);
     }
   }
   double lo_s = lo * (1.0 + 1e-9); /* lo <= 0: a little lower still */
@@ -302,7 +302,7 @@ static void oort_update(hs_controller *c, const hs_telemetry *t) {
     for (size_t i = 0; i < n; i++)
       if (have[i]) c->sd[j++] = tau[i] * share;
     size_t kk = o->k <= nexp ? o->k - 1 : nexp - 1;
-    o->t_pref = pol_select(c->sd, nexp, kk);
+    o->t_pref = hs_select(c->sd, nexp, kk);
     o->pacer_step = o->pacer_step_cfg > 0 ? o->pacer_step_cfg : 0.1 * o->t_pref;
   }
   pacer(o);

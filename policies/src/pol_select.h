@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "base/hs_select.h"
+
 /* c ? a : b without a branch, for conditions that are a coin toss per
  * participant (GCC turns a plain ternary on doubles into a branch, and half
  * of its outcomes are then mispredicted). Bit-exact: one of a and b is
@@ -47,10 +49,8 @@ typedef struct pol_scratch {
 void pol_scratch_init(pol_scratch *s, size_t n);
 void pol_scratch_fini(pol_scratch *s);
 
-/* Reorders a[0..m) so that a[k] is the k-th smallest, a[0..k) <= a[k] <= a[k+1..m).
- * Expected O(m) (quickselect, median-of-three pivot). m > k. */
-double pol_select(double *a, size_t m, size_t k);
-/* Same contract as pol_select, faster for large m (sample bracket, ~1.2
+/* Quickselect on doubles: hs_select (base/hs_select.h). */
+/* Same contract as hs_select, faster for large m (sample bracket, ~1.2
  * passes); reorders a. */
 double pol_kth(double *a, size_t m, size_t k);
 /* The k-th smallest of a[0..m) without reordering a (k < m): the same value

@@ -1,8 +1,10 @@
 /* select.c: the O(n) kernels under every split: quickselect (for medians and
  * for the k largest remainders) and largest-remainder apportionment with a floor.
  *
- * Quickselect (Hoare partition, median-of-three pivot) narrows to one side
- * only: expected O(n), no allocation. A Lomuto and a three-way (Dijkstra)
+ * Quickselect is the tree's one (base/hs_select.h: Hoare partition,
+ * median-of-three pivot, narrows to one side only: expected O(n), no
+ * allocation), on doubles (hs_select) and, instantiated here, on the
+ * remainders' order (pol_top_k). A Lomuto and a three-way (Dijkstra)
  * partition were tried first and were 1.5-2x slower at 10^6. Rejected: a full sort
  * (O(n log n): 3-4x slower at 10^6 participants, and the update budget is 50 ms),
  * and introselect's median-of-medians fallback (only defends against adversarial
@@ -54,6 +56,7 @@
 #include <string.h>
 
 #include "base/hs_alloc.h"
+#include "base/hs_select.h"
 #include "pol_select.h"
 
 void pol_scratch_init(pol_scratch *s, size_t n) {
@@ -68,44 +71,6 @@ void pol_scratch_fini(pol_scratch *s) {
   hs_free(s->pairs);
   hs_free(s->hist);
   memset(s, 0, sizeof *s);
-}
-
-static void swapd(double *a, double *b) {
-  double t = *a;
-  *a = *b;
-  *b = t;
-}
-
-double pol_select(double *a, size_t m, size_t k) {
-  assert(k < m);
-  /* Hoare partition (Wirth's FIND): both scans stop on keys equal to the pivot,
-   * so runs of equal costs (identical devices) split evenly instead of going
-   * quadratic; signed indices because j may step below lo */
-  ptrdiff_t lo = 0, hi = (ptrdiff_t)m - 1, kk = (ptrdiff_t)k;
-  while (lo < hi) {
-    ptrdiff_t mid = lo + (hi - lo) / 2;
-    if (a[mid] < a[lo]) swapd(&a[mid], &a[lo]);
-    if (a[hi] < a[lo]) swapd(&a[hi], &a[lo]);
-    if (a[hi] < a[mid]) swapd(&a[hi], &a[mid]);
-    double p = a[mid];
-    ptrdiff_t i = lo, j = hi;
-    while (i <= j) {
-      while (a[i] < p) i++;
-      while (a[j] > p) j--;
-      if (i <= j) {
-        swapd(&a[i], &a[j]);
-        i++;
-        j--;
-      }
-    }
-    if (kk <= j)
-      hi = j;
-    else if (kk >= i)
-      lo = i;
-    else
-      break;
-  }
-  return a[k];
 }
 
 /* The k-th and (k+1)-th smallest through a sample bracket (Floyd-Rivest
@@ -126,8 +91,8 @@ static void sample_bracket(const double *a, size_t m, size_t k, double *smp, dou
   for (size_t j = 0; j < SAMPLE_N; j++) smp[j] = a[j * stride];
   size_t centre = (size_t)((double)k / (double)m * SAMPLE_N);
   size_t d = 96; /* ~4 sd of a sample quantile at n = 2048 */
-  *pl = centre > d ? pol_select(smp, SAMPLE_N, centre - d) : -INFINITY;
-  *ph = centre + d < SAMPLE_N ? pol_select(smp, SAMPLE_N, centre + d) : INFINITY;
+  *pl = centre > d ? hs_select(smp, SAMPLE_N, centre - d) : -INFINITY;
+  *ph = centre + d < SAMPLE_N ? hs_select(smp, SAMPLE_N, centre + d) : INFINITY;
 }
 
 static bool median_bracket(double *a, size_t m, size_t k, double *lo_out, double *hi_out) {
@@ -146,7 +111,7 @@ static bool median_bracket(double *a, size_t m, size_t k, double *lo_out, double
     nb += in;
   }
   if (below > k || k + 1 >= below + nb) return false;
-  *lo_out = pol_select(a, nb, k - below);
+  *lo_out = hs_select(a, nb, k - below);
   double hi = a[k - below + 1];
   for (size_t j = k - below + 2; j < nb; j++)
     if (a[j] < hi) hi = a[j];
@@ -162,7 +127,7 @@ double pol_kth(double *a, size_t m, size_t k) {
      * stride) only costs time: a is still a permutation of the input */
     if (median_bracket(a, m, k, &lo, &hi)) return lo;
   }
-  return pol_select(a, m, k);
+  return hs_select(a, m, k);
 }
 
 double pol_kth_of(const double *a, size_t m, size_t k, double *tmp) {
@@ -200,7 +165,7 @@ double pol_median(double *a, size_t m) {
     double lo, hi;
     if (median_bracket(a, m, k, &lo, &hi)) return m % 2 ? lo : mid(lo, hi);
   }
-  double lo = pol_select(a, m, k);
+  double lo = hs_select(a, m, k);
   if (m % 2) return lo;
   double hi = a[k + 1];
   for (size_t i = k + 2; i < m; i++)
@@ -226,8 +191,8 @@ double pol_median_of(const double *x, const uint32_t *idx, size_t m, const unsig
     }
     if (ns >= SAMPLE_N / 4) {
       size_t centre = (ns - 1) / 2, d = (size_t)(4.5 * sqrt((double)ns) / 2) + 1;
-      double pl = centre > d ? pol_select(smp, ns, centre - d) : -INFINITY;
-      double ph = centre + d < ns ? pol_select(smp, ns, centre + d) : INFINITY;
+      double pl = centre > d ? hs_select(smp, ns, centre - d) : -INFINITY;
+      double ph = centre + d < ns ? hs_select(smp, ns, centre + d) : INFINITY;
       size_t cnt = 0, below = 0, nb = 0;
       for (size_t j = 0; j < m; j++) { /* branch-free: selected or not is a coin toss */
         uint32_t i = idx[j];
@@ -242,7 +207,7 @@ double pol_median_of(const double *x, const uint32_t *idx, size_t m, const unsig
       if (cnt == 0) return 0.0;
       size_t k = (cnt - 1) / 2, last = cnt % 2 ? k : k + 1; /* the middle ranks */
       if (below <= k && last < below + nb) {
-        double lo = pol_select(tmp, nb, k - below);
+        double lo = hs_select(tmp, nb, k - below);
         if (cnt % 2) return lo;
         double hi = tmp[k - below + 1];
         for (size_t j = k - below + 2; j < nb; j++)
@@ -263,41 +228,15 @@ static inline bool before(const pol_rem *a, const pol_rem *b) {
   return a->frac > b->frac || (a->frac == b->frac && a->idx < b->idx);
 }
 
-static void swapr(pol_rem *a, pol_rem *b) {
-  pol_rem t = *a;
-  *a = *b;
-  *b = t;
-}
+/* the one quickselect (base/hs_select.h) on that order */
+#define POL_REM_BEFORE(x, y) before(x, y)
+HS_SELECT_DEFINE(rem_select_kth, pol_rem, POL_REM_BEFORE)
 
 void pol_top_k(pol_rem *r, size_t m, size_t k) {
   assert(k <= m);
   if (k == 0 || k == m) return;
-  /* the same Hoare selection as pol_select, on the strict order `before`:
-   * afterwards r[k-1] is the k-th in order and r[0..k-1) all precede it */
-  ptrdiff_t lo = 0, hi = (ptrdiff_t)m - 1, kk = (ptrdiff_t)k - 1;
-  while (lo < hi) {
-    ptrdiff_t mid = lo + (hi - lo) / 2;
-    if (before(&r[mid], &r[lo])) swapr(&r[mid], &r[lo]);
-    if (before(&r[hi], &r[lo])) swapr(&r[hi], &r[lo]);
-    if (before(&r[hi], &r[mid])) swapr(&r[hi], &r[mid]);
-    pol_rem p = r[mid];
-    ptrdiff_t i = lo, j = hi;
-    while (i <= j) {
-      while (before(&r[i], &p)) i++;
-      while (before(&p, &r[j])) j--;
-      if (i <= j) {
-        swapr(&r[i], &r[j]);
-        i++;
-        j--;
-      }
-    }
-    if (kk <= j)
-      hi = j;
-    else if (kk >= i)
-      lo = i;
-    else
-      break;
-  }
+  /* afterwards r[k-1] is the k-th in order and r[0..k-1) all precede it */
+  rem_select_kth(r, m, k - 1);
 }
 
 /* Gives +1 to the k largest remainders of rem[0..m) (frac in about [0,1)).
@@ -570,8 +509,8 @@ static void flag_bracket(const double *key, size_t n, size_t nfree, size_t k,
   /* the wanted key is the (nfree-k)-th smallest free one (0-based) */
   size_t centre = (size_t)((double)(nfree - k) / (double)nfree * (double)ns);
   size_t d = (size_t)(4.5 * sqrt((double)ns) / 2) + 1; /* >= 4.5 sd of a sample quantile */
-  if (centre > d) *lo = pol_select(smp, ns, centre - d);
-  if (centre + d < ns) *hi = pol_select(smp, ns, centre + d);
+  if (centre > d) *lo = hs_select(smp, ns, centre - d);
+  if (centre + d < ns) *hi = hs_select(smp, ns, centre + d);
 }
 
 void pol_flag_top_k(const double *key, size_t n, size_t k, unsigned char *flag, double *tmp,

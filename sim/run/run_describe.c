@@ -41,8 +41,8 @@
 #include "policies/hs_policy.h"
 #include "run_describe.h"
 
-#ifndef HS_VERSION
-#define HS_VERSION "unknown"
+#ifndef HS_VERSION /* the one version string: `hetsim --version` prints it too */
+#error "HS_VERSION is set on this file by sim/CMakeLists.txt (project VERSION + git describe)"
 #endif
 
 const char *hs_version(void) { return HS_VERSION; }

@@ -11,8 +11,10 @@
  * equal devices.csv's figures added in file order (tests/unit/test_run.c).
  *
  * Complexity: O(devices) per round: the percentiles by three quickselects
- * (p99 over the group, p90 left of it, p50 left of that; min and max by a
- * scan), not a sort. Memory 3 doubles + two u32 per device, only in this mode.
+ * (hs_select: p99 over the group, p90 left of it, p50 left of that; min and max by a
+ * scan), not a sort; the order they leave in v[] is never read (every
+ * device's slot is written again before the next flush). Memory 3 doubles
+ * + two u32 per device, only in this mode.
  * Rejected: a t-digest or histogram (approximate; these are exact), sorting
  * (n log n per round for five ranks). */
 #include <stddef.h>
@@ -20,6 +22,7 @@
 
 #include "base/hs_alloc.h"
 #include "base/hs_assert.h"
+#include "base/hs_select.h"
 #include "sim_run.h"
 
 struct sim_devagg {
@@ -90,33 +93,6 @@ void sim_devagg_add(sim_devagg *a, size_t i, uint64_t samples, double compute_s,
   a->energy[p] += energy_j;
 }
 
-/* x[k] after the call is the value of rank k in x[0..n) (0-based), smaller or
- * equal values left of it, larger or equal right (Hoare partition around a
- * median of three; deterministic). */
-static void select_k(double *x, size_t n, size_t k) {
-  ptrdiff_t lo = 0, hi = (ptrdiff_t)n - 1, kk = (ptrdiff_t)k;
-  while (hi > lo) {
-    double a = x[lo], b = x[lo + (hi - lo) / 2], c = x[hi];
-    double piv = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
-    ptrdiff_t i = lo, j = hi;
-    while (i <= j) {
-      while (x[i] < piv) i++;
-      while (x[j] > piv) j--;
-      if (i <= j) {
-        double t = x[i];
-        x[i++] = x[j];
-        x[j--] = t;
-      }
-    }
-    if (kk <= j)
-      hi = j;
-    else if (kk >= i)
-      lo = i;
-    else
-      return; /* j < k < i: x[k] equals the pivot */
-  }
-}
-
 /* Nearest-rank percentiles p0 p50 p90 p99 p100 of x[0..n), n >= 1 (reorders x). */
 static void percentiles(double *x, size_t n, double out[HS_REPORT_NPCT]) {
   double mn = x[0], mx = x[0];
@@ -125,9 +101,11 @@ static void percentiles(double *x, size_t n, double out[HS_REPORT_NPCT]) {
     if (x[i] > mx) mx = x[i];
   }
   size_t k99 = (99 * n + 99) / 100 - 1, k90 = (90 * n + 99) / 100 - 1, k50 = (50 * n + 99) / 100 - 1;
-  select_k(x, n, k99);
-  select_k(x, k99 + 1, k90);
-  select_k(x, k90 + 1, k50);
+  /* each selection leaves the ranks below k left of it (hs_select.h), so the
+   * next one looks only there */
+  hs_select(x, n, k99);
+  hs_select(x, k99 + 1, k90);
+  hs_select(x, k90 + 1, k50);
   out[0] = mn;
   out[1] = x[k50];
   out[2] = x[k90];

@@ -91,7 +91,7 @@ Test(policy_select, select_kth_matches_sort) {
     size_t m = 1 + hs_rng_below(&r, 257), k = hs_rng_below(&r, m);
     for (size_t i = 0; i < m; i++) a[i] = s[i] = floor(hs_rng_uniform(&r) * 30);
     qsort(s, m, sizeof *s, cmp_d);
-    cr_assert_eq(pol_select(a, m, k), s[k], "m=%zu k=%zu", m, k);
+    cr_assert_eq(hs_select(a, m, k), s[k], "m=%zu k=%zu", m, k);
     for (size_t i = 0; i < k; i++) cr_assert_leq(a[i], a[k]);
     for (size_t i = k + 1; i < m; i++) cr_assert_geq(a[i], a[k]);
   }

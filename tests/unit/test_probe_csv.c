@@ -1,16 +1,7 @@
 /* test_probe_csv.c: the ERA5 CSV extract reader (data_csv.c).
- * The cases live in devices/probe/cases.c and are shared with the plain-C
- * self-test that runs under qemu for aarch64 and riscv64; here each one is a
- * Criterion test of its own. */
-#include <criterion/criterion.h>
+ * The cases live in devices/probe/cases/csv.c, listed in cases/list.h and
+ * shared with the plain-C self-test that runs under qemu for aarch64 and
+ * riscv64; here probe_csv::cases runs each line of the module in the list. */
+#include "test_probe_cases.h"
 
-#include "probe_cases.h"
-
-static void run_case(const char *module, const char *name) {
-  const probe_case *c = probe_case_find(module, name);
-  cr_assert_not_null(c, "no case %s.%s", module, name);
-  char why[1024];
-  cr_assert(probe_case_run(c, why, sizeof why), "%s.%s: %s", module, name, why);
-}
-
-Test(probe_csv, parse) { run_case("csv", "parse"); }
+PROBE_MODULE_CASES(probe_csv, "csv")

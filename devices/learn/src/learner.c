@@ -15,7 +15,10 @@
  * pass per batch (SGD: touched parameters; momentum/Adam: all of them).
  * Rejected: splitting one job's batch over threads (the harness does that;
  * here participants are the parallel unit, and a per-thread split would make
- * the floating-point sums depend on the thread count). */
+ * the floating-point sums depend on the thread count).
+ * Layering: this file sits above trainers.c and only calls down into it
+ * (hs_learn_parts.h); lrn_rows_touch, which both use, is defined down there
+ * with the hooks that touch rows, so no arrow points back up. */
 #include "learn_internal.h"
 
 #include <assert.h>
@@ -54,16 +57,6 @@ struct hs_learner {
   unsigned nth;
   learn_worker *w;
 };
-
-void lrn_rows_touch(lrn_rows *r, uint32_t row) {
-  if (!r || !r->mark || r->mark[row]) return;
-  r->mark[row] = 1;
-  if (r->n == r->cap) {
-    r->cap = r->cap ? 2 * r->cap : 256;
-    r->list = hs_realloc(r->list, r->cap * sizeof *r->list);
-  }
-  r->list[r->n++] = row;
-}
 
 /* ------------------------------------------------------------- gradients */
 hs_learn_grad *hs_learn_grad_create(const hs_learner *l) {

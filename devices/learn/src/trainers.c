@@ -17,7 +17,10 @@
  * embedding bag's row gradients are summed as one coefficient per row and
  * expanded once per batch (imdb_finish). Over 600 lines because each task's
  * loader, harness path and learner hooks read best side by side.
- * Adding a task is adding its functions and a registry line. */
+ * Adding a task is adding its functions and a registry line.
+ * lrn_rows_touch (declared in hs_learn_parts.h) lives here, not in learner.c:
+ * the embedding bag's hooks call it, and this layer must not depend on the
+ * learner above it (learner.c -> trainers.c, never back). */
 #include "learn/hs_learn_parts.h"
 
 #include <math.h>
@@ -112,6 +115,18 @@ static void mlp_task_free(mlp_task *t) {
 }
 
 /* --- the learner's hooks (flat parameters, double gradients; learner.c) */
+/* A row's first touch lists it (first-touch order) and marks it; later
+ * touches of the same row are free. */
+void lrn_rows_touch(lrn_rows *r, uint32_t row) {
+  if (!r || !r->mark || r->mark[row]) return;
+  r->mark[row] = 1;
+  if (r->n == r->cap) {
+    r->cap = r->cap ? 2 * r->cap : 256;
+    r->list = hs_realloc(r->list, r->cap * sizeof *r->list);
+  }
+  r->list[r->n++] = row;
+}
+
 typedef struct {
   float *x, *h, *o;
 } mlp_scratch;

@@ -4,7 +4,9 @@
  * Criterion is not packaged) and the native Criterion suites
  * (tests/unit/test_probe_*.c), so both exercise exactly the same checks.
  * Each case builds its own fake sysfs tree or small data files, in the real
- * formats, under a fresh temporary folder. */
+ * formats, under a fresh temporary folder. The cases are devices/probe/cases/
+ * (one file per module), listed once in cases/list.h: both runners iterate
+ * that table (probe_case_at), neither names a case by hand. */
 #ifndef PROBE_CASES_H
 #define PROBE_CASES_H
 
@@ -19,7 +21,6 @@ typedef struct probe_case {
 } probe_case;
 
 const probe_case *probe_case_at(size_t i);   /* NULL past the end */
-const probe_case *probe_case_find(const char *module, const char *name); /* NULL when absent */
 /* Run one case in a fresh temp folder (removed afterwards). */
 bool probe_case_run(const probe_case *c, char *why, size_t cap);
 /* Run every case of a module (NULL = all); prints failures to stderr; returns

@@ -41,6 +41,7 @@
 #include <string.h>
 
 #include "base/hs_alloc.h"
+#include "base/hs_select.h"
 #include "regime_agc.h"
 #include "sim_run.h"
 
@@ -334,38 +335,6 @@ void agc_p_from_profiles(sim_run *r, const uint64_t *samples, const double *bits
  * not, is judged against it. Cost O(k x draws). */
 #define AGC_FK_DRAWS 1000
 
-static void swap_d(double *a, double *b) {
-  double t = *a;
-  *a = *b;
-  *b = t;
-}
-
-/* The k-th smallest (from 1) of v[0..n), reordering v. */
-static double kth_smallest(double *v, size_t n, size_t k) {
-  size_t lo = 0, hi = n - 1, want = k - 1;
-  while (lo < hi) {
-    double pivot = v[lo + (hi - lo) / 2];
-    size_t i = lo, j = hi;
-    while (i <= j) {
-      while (v[i] < pivot) i++;
-      while (v[j] > pivot) j--;
-      if (i <= j) {
-        swap_d(&v[i], &v[j]);
-        i++;
-        if (j == 0) break;
-        j--;
-      }
-    }
-    if (want <= j)
-      hi = j;
-    else if (want >= i)
-      lo = i;
-    else
-      return v[want];
-  }
-  return v[want];
-}
-
 void agc_p_first_k(sim_run *r, const uint64_t *samples, const double *bits, const bool *sends,
                    double deadline_s, size_t first_k, uint64_t seed, double p_min, double p_max,
                    double *p) {
@@ -392,7 +361,7 @@ void agc_p_first_k(sim_run *r, const uint64_t *samples, const double *bits, cons
     }
     double cut = deadline_s;
     if (first_k && first_k <= ns) {
-      double kth = kth_smallest(sel, ns, first_k);
+      double kth = hs_select(sel, ns, first_k - 1); /* the first_k-th arrival */
       if (kth < cut) cut = kth;
     }
     for (size_t i = 0; i < k; i++) miss[i] += t[i] > cut;
