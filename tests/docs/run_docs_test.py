@@ -18,8 +18,9 @@ just before a block's opening fence (invisible when the page is rendered):
                                       (default: every command exits 0)
 A block fenced as `text` right after an `sh` block (blank lines between at
 most) is the block's expected output, stdout and stderr together, compared
-line by line; a line `...` in it stands for any number of lines (for what is
-not deterministic: timings, absolute paths). Blocks of other kinds (console,
+line by line; a line `...` in it stands for any number of lines, and `...`
+within a line for any text (for what is not deterministic: timings, figures
+that depend on the machine). Blocks of other kinds (console,
 json, python, ...) are illustrations and are not run.
 Exit 0 when every block ran as the page says, 1 otherwise (one line per
 failure naming the page, the block's line and the first difference), 2 for
@@ -76,6 +77,14 @@ def plan(path):
     return res
 
 
+def same(e, g):
+    """One expected line against one output line: equal, or, when the
+    expected line holds `...`, equal around it (`...` is any text)."""
+    if '...' not in e:
+        return e == g
+    return re.fullmatch('.*'.join(re.escape(p) for p in e.split('...')), g) is not None
+
+
 def match(expected, got):
     """None when got (lines) matches expected (lines, with `...`), else the
     first difference as text."""
@@ -84,14 +93,14 @@ def match(expected, got):
         while i < len(e):
             if e[i] == '...':
                 return any(m(i + 1, k) for k in range(j, len(g) + 1))
-            if j >= len(g) or g[j] != e[i]:
+            if j >= len(g) or not same(e[i], g[j]):
                 return False
             i, j = i + 1, j + 1
         return j == len(g)
     if m(0, 0):
         return None
     for n, (a, b) in enumerate(zip(e, g)):
-        if a != b and a != '...':
+        if a != '...' and not same(a, b):
             return 'line %d: expected %r, got %r' % (n + 1, a, b)
     if len(g) > len(e):
         return 'line %d: unexpected %r' % (len(e) + 1, g[len(e)])
