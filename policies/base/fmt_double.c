@@ -21,7 +21,8 @@
  * hs-bench-fmt --check): strtod(hs_fmt_double(v)) has the bits of v, and no
  * %.Ng with fewer digits than ours reads back to v.
  * Cost: O(1), three 64x64->128 multiplications per bound, one division by 10
- * per trailing zero; about 40-60 ns per number against ~350 ns for %.17g.
+ * per trailing zero; several times faster than %.17g (hs-bench-fmt;
+ * figures in sim/doc/performance.md).
  * Rejected: Grisu3 (fast but needs a slow exact fallback for ~0.5 % of the
  * inputs and has the longer, harder-to-check digit loop); Ryu (same speed,
  * two larger tables, more code); libdouble-conversion (C++ only: a C shim

@@ -30,8 +30,8 @@
  * pol_flag_top_k (expected O(n)), never a sort; the per-participant passes
  * are branch-free where the condition is a coin toss (ran last round or not,
  * straggler or not: K ~ n/2 makes both 50/50), and log() is taken only for
- * the candidates whose key can be among the L largest (es_keys). That took
- * an update at 10^6 participants from 35 to ~19 ms with the same decisions
+ * the candidates whose key can be among the L largest (es_keys). That nearly
+ * halved an update at 10^6 participants with the same decisions
  * (tests/unit/test_policy_oort.c compares every selection with a plain
  * sorting reference). Its own arrays, per participant: six 8-byte values,
  * two 4-byte indices, four flags (60 B; the 16-byte candidate pairs went);

@@ -5,8 +5,9 @@
  * median-of-three pivot, narrows to one side only: expected O(n), no
  * allocation), on doubles (hs_select) and, instantiated here, on the
  * remainders' order (pol_top_k). A Lomuto and a three-way (Dijkstra)
- * partition were tried first and were 1.5-2x slower at 10^6. Rejected: a full sort
- * (O(n log n): 3-4x slower at 10^6 participants, and the update budget is 50 ms),
+ * partition were tried first and were slower at 10^6 (sim/doc/performance.md).
+ * Rejected: a full sort (O(n log n): several times slower at 10^6
+ * participants, against the update's time budget),
  * and introselect's median-of-medians fallback (only defends against adversarial
  * inputs, which telemetry is not).
  *

@@ -56,32 +56,26 @@
  * past the buffer's first, flushes the buffer first (a flush is correct at
  * any time: it only moves pending events). Cost: O(1) amortized per post;
  * at the flush one pass of n (keys, bins, order check) and one scatter; a
- * group's sort a few passes of it in cache (a 500k PMA burst: ~3 ms at the
- * flush, 3.3 ms in its groups, against 9.4 ms for a whole LSD sort up front,
- * 6 passes of 12 MB); O(1) per dispatch from a run, plus RUN_N compares
- * when two or more are alive.
+ * group's sort a few passes of it in cache (together well under a whole
+ * LSD sort of the burst up front, 6 passes over it); O(1) per dispatch from
+ * a run, plus RUN_N compares when two or more are alive.
  * Why: in a PMA round each of 10^6 download ends posts its compute end, in
- * two bursts of ~500k inside one network event each; through the calendar
- * ~87 % of them were moved twice (far -> rung -> heap), and refill,
- * sift_down, push, chain_next/span, rung_fill and pop were ~20 % of
- * hs-bench-pma. With runs (Release, user + sys CPU s, min of 3, before and
- * after back to back, machine shared): hs-bench-pma 1000000:4 1.47 ->
- * 1.23, 1000000:10 3.33 -> 2.69 (0.310 -> 0.243 s a round of 10^6),
- * 1000000:100 (one run each) 32.1 -> 25.7, 100000:10 0.27 -> 0.24;
- * hs-bench-engine pma-post 10^6 16.3M -> 36.4M events per CPU s, 10^5
- * 20.0M -> 39.5M, burst-post 10^6 15.5M -> 25.3M; hold ~unchanged (10^6:
- * 13.2-14.7M before, 13.4-14.1M after); peak 286 B/device at 10^6 either
- * way (the calendar's chunks for 10^6 posted events are not needed any
- * more), 324 -> 330 at 10^5. Bursts below run_min pay a copy (pma-post
- * 10^3: ~21M vs ~22M).
- * Tried and dropped: the whole run sorted at the flush (above; the same
- * CPU in hs-bench-pma within noise, pma-post 10^6 ~30M instead of ~33M
- * events per CPU s); groups by a fixed top digit of the span (PMA's
- * stragglers put 166k of a 500k burst in one group: no gain); 11-bit
- * digits (4 passes instead of 6, each dearer: the same 9 ms a burst);
+ * two bursts of half a million inside one network event each; through the
+ * calendar most of them were moved twice (far -> rung -> heap), and the
+ * calendar's refill, sift_down, push, chain_next/span, rung_fill and pop
+ * were a large share of hs-bench-pma. Runs cut the benchmark's CPU time and
+ * raised the posted models of hs-bench-engine well above the hold model,
+ * which they leave unchanged, at the same peak memory per device (the
+ * calendar's chunks for the posted events are not needed any more); the
+ * figures are in sim/doc/performance.md ("Posted runs"). Bursts below
+ * run_min pay a copy.
+ * Tried and dropped: the whole run sorted at the flush (above; no gain in
+ * hs-bench-pma, the pma-post model slower); groups by a fixed top digit of
+ * the span (PMA's stragglers put a third of a burst in one group: no gain);
+ * 11-bit digits (4 passes instead of 6, each dearer: no gain);
  * 16-byte sort items (key, index, seq) with the argument and pair in a
  * record array in post order, read at dispatch with a prefetch 16 ahead
- * (same CPU, 5 B/device more); priority bits in the key (mixed priorities
+ * (the same CPU, more memory per device); priority bits in the key (mixed priorities
  * in one run: a 48-bit limit on the time span and a second key layout, for
  * a case no regime has).
  *
@@ -96,8 +90,8 @@
  * insert and delete, O(1).)
  *
  * Rejected: a handle-to-position map (exact removal, but one cache miss per
- * heap level at 10^6 pending: the hold benchmark fell from 2.2M to 1.5M
- * events/s with it); a free list threaded through the slots (each pop read a
+ * heap level at 10^6 pending: the hold benchmark was markedly slower with
+ * it); a free list threaded through the slots (each pop read a
  * cold slot, and each miss waited for the one before); dropping the time from
  * the slot (hs_engine_event_time needs it, and the queue cannot be searched by
  * slot).

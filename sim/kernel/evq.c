@@ -26,8 +26,8 @@
  * the last bucket. Why rungs: a calendar's equal-width buckets are sized on
  * the extremes, so one late event (the network's next completion 300 s away
  * while 10^6 compute events fall within 2 s) put every event in one bucket
- * and the heap grew to 10^4-10^5 entries (hs-bench-pma 10^6: avg heap 16 000
- * at a pop, sift_down 10 % of the run; now 2 %).
+ * and the heap grew to 10^4-10^5 entries (sift_down then a large share of
+ * hs-bench-pma at 10^6; sim/doc/performance.md has the figures).
  * If the heap grows past RESPREAD_MIN and twice its size at the last pour
  * (a calendar sized on a few events, and most new ones earlier than its next
  * bucket: a PMA round's compute events pushed type by type, each type's
@@ -41,18 +41,11 @@
  * When a bucket is poured, the engine's records of its events are prefetched
  * together (pf_base): at 10^6 pending each is a cache miss, now overlapped.
  *
- * Measured (hs-bench-engine hold model, Release, 2-core EPYC shared by seven
- * builds at load 5-10, so events per CPU second, best of 3; M = 10^6):
- *                                                 10^3 / 10^5 / 10^6 pending
- *   plain 4-ary heap of 24-byte entries (before)  18.4M /  5.1M /  1.8M (3.1M
- *                                                 wall on an idle machine)
- *   calendar, 16 per bucket, no prefetch           -    /   -   /  5.9M (wall)
- *   + records prefetched when a bucket is poured  20.5M / 18.2M /  7.8M
- *   + key passed as scalars (no stack copy)        23.2M / 20.6M /  8.7M
- *   64 per bucket instead of 16 (kept)            17.9M / 15.0M / 10.9M
- *   256 per bucket                                16.2M / 10.0M /  8.6M
- *   + prefetching the next 21 heap entries' records on every dispatch:
- *     15.3M / 13.9M / 8.9M, dropped.
+ * Tuning (the hold model's figures for each step are in
+ * sim/doc/performance.md, "The calendar's tuning"): records prefetched when
+ * a bucket is poured, the key passed as scalars (no stack copy), 64 entries
+ * per bucket (16 and 256 were slower at 10^6 pending); prefetching the next
+ * heap entries' records on every dispatch was dropped (slower).
  * Rejected: a binary heap with keys split from payload (the heap already holds
  * only keys + a 32-bit slot; the misses are per level, not per byte); a radix
  * heap on the 128-bit keys (monotone, fine for the clock, but its buckets by
@@ -62,15 +55,15 @@
  * first rejected as needed for degenerate spans only; PMA at 10^6 devices
  * showed otherwise (above); they reuse the calendar's buckets and chunks.
  * The hold model's exponential times put ~900 events in the first buckets of
- * a calendar over 10^6: with SPLIT_MIN 256 those are split too (10^6 pending:
- * 10.3-11.6 M -> 12.9-13.5 M events per CPU second; 1024 left them whole).
- * Also tried, at hs-bench-pma 1000000:4 (engine ~15 % of the run, poured
- * buckets 65 entries on average, the heap 40 at a pop; 4 interleaved runs,
- * shared machine) and dropped, no gain beyond noise: sorting each poured
+ * a calendar over 10^6: with SPLIT_MIN 256 those are split too (faster at
+ * 10^6 pending; 1024 left them whole).
+ * Also tried at hs-bench-pma 10^6 devices (where poured buckets are small
+ * and the heap holds tens of entries at a pop) and dropped, no gain beyond
+ * noise: sorting each poured
  * bucket (insertion-sorted blocks of 16, then merges) and popping it in O(1)
  * beside a heap for later arrivals (the sort cost what the sifts did; hold
- * 10^6 slightly worse); Floyd's bottom-up sift for pop (burst model 10-15 %
- * worse); PER_BUCKET/SPLIT_MIN 32/128, 16/64, 64/128, 32/64; a coarser
+ * 10^6 slightly worse); Floyd's bottom-up sift for pop (burst model
+ * slower); PER_BUCKET/SPLIT_MIN 32/128, 16/64, 64/128, 32/64; a coarser
  * rung 0 at a rebuild (1024 or 4096 per bucket, the splits doing the rest).
  *
  * Memory: 20 bytes per entry in the buckets and far (packed, see `packed`;
@@ -80,8 +73,8 @@
  * chunks: a rebuild frees its chunks as it spreads them, so the buckets reuse
  * them (an array for far doubled the queue's peak). The chunk pool keeps its
  * peak size. At hs-bench-pma's 10^6-event burst (nearly all in far, in full
- * chunks) that is 20.3 bytes per pending event (24.8 with 24-byte entries;
- * CPU time unchanged within noise). */
+ * chunks) that is about 20 bytes per pending event (packed entries; 24-byte
+ * ones cost more memory for the same CPU time). */
 #include "evq.h"
 
 #include <assert.h>

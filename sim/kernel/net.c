@@ -40,9 +40,10 @@
  * to) + 4 while its callback is due, each array grown by doubling. At
  * hs-bench-pma's peak (10^6 downloads at once: two lanes and two runs of
  * 2^19 entries, 5 * 10^5 callbacks due at once) that is ~69 B per device,
- * counted from the arrays' capacities (was ~143 with 64-byte records,
- * 24-byte (key, seq, slot) entries, (generation, slot) free-stack entries
- * and 24-byte (on_done, subject, arg) copies of due callbacks).
+ * counted from the arrays' capacities. Rejected for that reason: 64-byte
+ * records, 24-byte (key, seq, slot) FIFO entries, (generation, slot)
+ * free-stack entries and 24-byte (on_done, subject, arg) copies of due
+ * callbacks (twice the memory per flow).
  *
  * Invariants: a class is in active[] and in the class heap iff nflows > 0;
  * v <= every fv of the class; the front of every FIFO is a live flow (entries

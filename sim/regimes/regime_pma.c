@@ -44,9 +44,8 @@
  * just before the run's measure reads its figures (r->settle), so the replay,
  * the measure and the return of switched-off devices are one pass; the
  * participation byte is in the device's ledger line (sim_dev_part), not an
- * array of its own. Before, at 10^6 devices (perf, hs-bench-pma): the
- * replay's pass 1.4 %, the mark's 1.1 % (now lazy: ledger.c), the pass for
- * switched-off devices 0.4 % of the run's CPU time. */
+ * array of its own (the separate passes it replaced, the mark now lazy in
+ * ledger.c, each cost a visible share of hs-bench-pma at 10^6 devices). */
 #include <math.h>
 
 #include "base/hs_alloc.h"

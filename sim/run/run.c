@@ -26,8 +26,8 @@
  * figures) is read in device order at the round's start and end; what every
  * device of a scenario entry shares is in sim_spec; names are the scenario's.
  * Rejected: one record per device with everything (224 B, three lines, three
- * misses per event; with the split and PMA's one-pass round, hs-bench-pma
- * 10^6 x 100 went from 108 to 78 CPU seconds and 764 to ~600 B/device); a
+ * misses per event; the split and PMA's one-pass round cut hs-bench-pma's
+ * CPU time and memory per device, sim/doc/performance.md); a
  * copy of each name (32 B per device for what only outputs and messages
  * read). */
 #include <math.h>

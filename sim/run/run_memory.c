@@ -13,9 +13,9 @@
  * streams, traces' spans, dynamics' map, the scratch other regimes use).
  * Device names are the scenario's (not copied), made on the first name asked:
  * counted here (name_bytes). Checked against the measured peak RSS of
- * hs-bench-pma (at 10^6 the estimate, ~381 B/device, is above the measured
- * 286, on purpose: glibc chunk headers, the arrays' doubling, a regime with
- * two events pending per device where PMA posts one, and the names the bench
+ * hs-bench-pma (sim/doc/performance.md): the estimate is above it on
+ * purpose (glibc chunk headers, the arrays' doubling, a regime with two
+ * events pending per device where PMA posts one, and the names the bench
  * never makes). The scenario keeps nothing else per device.
  *
  * Available: the address-space limit (RLIMIT_AS) minus the process's current
@@ -45,8 +45,8 @@
  * sorted run takes 24 bytes and its sort buffer's share, less); the
  * network's, the flows of one burst in flight (40-byte record, generation,
  * free-stack entry, lane and run FIFO entries, due callback: 68 bytes) with
- * room for the arrays' doubling. hs-bench-pma measured 286 B/device at 10^6
- * (peak RSS, 1 December 2026); this estimate is 381 for its scenario. */
+ * room for the arrays' doubling. The estimate is above hs-bench-pma's
+ * measured peak at 10^6 (sim/doc/performance.md). */
 static size_t base_bytes(void) {
   return sizeof(sim_dev)                       /* run.c's cold device records */
          + 64 + 8                              /* ledger: line (with sim_hot), power factor */

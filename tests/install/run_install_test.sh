@@ -7,7 +7,9 @@
 #       any installed program or library (strings); the controller library
 #       needs libc and libm only (readelf NEEDED), names no GSL symbol and
 #       exports the public API (hs_*) only (nm); a copy of the prefix elsewhere
-#       runs its default scenario and its .pc file points into the copy.
+#       runs its default scenario and its .pc file points into the copy; a
+#       manual page per command is installed in share/man/man1, renders with
+#       `man -l`, and `man hetsim-sweep` finds it through MANPATH.
 #   run_install_test.sh pkgconfig PREFIX LIBDIR SRC WORK [CFLAGS...]
 #       cc trainer.c $(pkg-config --cflags --libs hetsim-policies): links, the
 #       program does not load GSL (ldd), and it prints the expected allocation;
@@ -34,6 +36,23 @@ install)
            share/hetsim/plot/run_allocation.gp; do
     [ -e "$prefix/$f" ] || die "$f: not installed"
   done
+  # manual pages: one per program and command, made from --help at build time
+  for p in hetsim hetsim-run hetsim-compare hetsim-sweep hetsim-optimize hetsim-plot \
+           hetsim-replay hetsim-validate hetsim-agc-plan hetsim-probe; do
+    [ -s "$prefix/share/man/man1/$p.1" ] || die "share/man/man1/$p.1: not installed"
+  done
+  command -v man >/dev/null 2>&1 || die "man not found: install the Debian package man-db (.ci/deps)"
+  page=$(MANWIDTH=100 man -l "$prefix/share/man/man1/hetsim-sweep.1" 2>&1) \
+    || die "man -l hetsim-sweep.1 failed: $page"
+  for want_text in 'HETSIM-SWEEP(1)' SYNOPSIS 'hetsim sweep SCENARIO --grid KEY=VALUES' \
+                   '--grid KEY=start:stop:step a range' 'EXIT STATUS' EXAMPLES; do
+    printf '%s\n' "$page" | grep -q -F -e "$want_text" \
+      || die "man -l hetsim-sweep.1: the page lacks '$want_text'"
+  done
+  page=$(MANPATH="$prefix/share/man" MANWIDTH=100 man hetsim-run 2>&1) \
+    || die "MANPATH=<prefix>/share/man man hetsim-run failed: $page"
+  printf '%s\n' "$page" | grep -q -F 'hetsim run [SCENARIO] [--policy NAME]' \
+    || die "man hetsim-run (through MANPATH) does not show the run command's usage"
   # no path of the build machine in what was installed (a sanitizer build,
   # HS_INSTALL_SANITIZE=1, is exempt: ASan and UBSan record absolute source
   # names that -ffile-prefix-map does not rewrite; it is never distributed)

@@ -12,7 +12,8 @@
  * those back, but JSON cannot hold them, so JSON writers test isfinite() first
  * and write null (CSV writers may write the text as it is).
  *
- * About 5-10x faster than snprintf("%.17g"); see sim/bench/bench_fmt.c. */
+ * Several times faster than snprintf("%.17g"): sim/bench/bench_fmt.c measures
+ * it (figures in sim/doc/performance.md). */
 #ifndef HS_FMT_H
 #define HS_FMT_H
 

@@ -15,7 +15,7 @@
  * up to 1 ms), not in a blocking one: OpenMPI's blocking collectives spin,
  * and a rank spinning while rank 0 simulates alone (a batch of one point
  * runs on rank 0) took as much CPU as the simulation itself on a shared
- * machine (population-100k search, -np 2: 8.3 CPU s instead of 3.8).
+ * machine (a population-100k search under -np 2).
  *
  * Invariants: only the calling (main) thread makes MPI calls; a rank's
  * `jobs` threads only evaluate. Cost per batch: O(size) messages of
