@@ -63,7 +63,7 @@ static hs_status resolve_objective(const char *name, const hs_metric *m[2], bool
     }
   m[0] = m[1] = objective_metric(name);
   if (m[0]) return HS_OK;
-  char list[HS_ERROR_MSG_MAX / 2] = "";
+  char list[360] = ""; /* every sweep metric of the table fits, with room for the rest */
   size_t off = 0;
   for (size_t k = 0; k < hs_metric_count() && off < sizeof list; k++)
     if (hs_metric_at(k)->in & HS_METRIC_SWEEP)
