@@ -11,6 +11,7 @@
 #include "base/hs_util.h"
 
 #include <ctype.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -141,8 +142,8 @@ const char *hs_nearest(const char *name, const char *const *cands, size_t n) {
     if (!cands[i]) continue;
     if (!strcmp(cands[i], name)) return NULL;
     size_t d = hs_edit_distance(name, cands[i]);
-    if (len >= 2 && !strncmp(cands[i], name, len) && d > 0) d = d < limit ? d : limit;
-    if (d <= limit && d < best_d) {
+    bool prefix = len >= 2 && !strncmp(cands[i], name, len); /* near, however long the rest */
+    if ((d <= limit || prefix) && d < best_d) {
       best = cands[i];
       best_d = d;
     }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "sim/hs_scenario.h"
+#include "sim/hs_transport.h"
 
 typedef struct cli_opts {
   const char *cmd;        /* "run" or "compare", for messages */
@@ -89,5 +90,46 @@ int cli_flush_stdout(const char *cmd);
 /* Load the scenario with the options' overrides, plus policy.kind=policy when
  * policy is not NULL. NULL (message printed, *rc = cli_fail's code) on error. */
 hs_scenario *cli_load(const cli_opts *o, const char *policy, int *rc);
+
+/* The options `sweep` and `optimize` share, parsed by one function so that
+ * -j, --set, --out, --resume, --quiet, the scenario operand and unknown
+ * options read and are worded the same in both (and in hetsim-mpi). A
+ * command puts CLI_STUDY_LONGOPTS in its getopt_long table and "hqj:" in its
+ * short options, and hands every cli_next result to cli_study_opt first. */
+enum { CLI_OPT_SET = 512, CLI_OPT_OUT, CLI_OPT_RESUME };
+#define CLI_STUDY_LONGOPTS                                                                  \
+  {"help", no_argument, NULL, 'h'}, {"set", required_argument, NULL, CLI_OPT_SET},          \
+      {"out", required_argument, NULL, CLI_OPT_OUT}, {"jobs", required_argument, NULL, 'j'}, \
+      {"resume", no_argument, NULL, CLI_OPT_RESUME}, {"quiet", no_argument, NULL, 'q'}
+typedef struct cli_study_opts {
+  const char *prog;        /* "hetsim sweep", "hetsim-mpi optimize": the --help pointer */
+  const char *out_what;    /* "the results file": --out's required message */
+  const char *out_example; /* "results.csv" */
+  const char *scenario, *out;
+  hs_override *set; /* --set, in order; owned */
+  size_t nset;
+  unsigned jobs; /* -j N, --jobs N: 1..1024 (default 1) */
+  bool resume, quiet, help;
+} cli_study_opts;
+/* argc bounds the --set entries. */
+void cli_study_init(cli_study_opts *s, const char *prog, const char *out_what,
+                    const char *out_example, int argc);
+void cli_study_fini(cli_study_opts *s);
+/* c is cli_next's result on p: 1 when it was a shared option (or the
+ * scenario operand) and is taken, 0 when it is the command's own, or
+ * HS_EXIT_BADINPUT with the one-line reason in why (unknown options get the
+ * nearest option of longopts as a hint). */
+int cli_study_opt(cli_study_opts *s, const cli_parser *p, int c, char *why, size_t cap);
+/* After the scan: 0, or HS_EXIT_BADINPUT with why, when there is no
+ * scenario / no --out. */
+int cli_study_need_scenario(const cli_study_opts *s, char *why, size_t cap);
+int cli_study_need_out(const cli_study_opts *s, char *why, size_t cap);
+/* Every rank validated; rc is this rank's outcome (0 or an exit code), why
+ * its reason. Collective over t: returns the lowest failing rank's code on
+ * every rank (0 when none failed); that rank alone keeps why (prefixed
+ * "rank N: " when N > 0), every other rank's why becomes "". Each rank reads
+ * the scenario and profiles from its own node, so a rank may fail alone; it
+ * must not leave the others waiting in the next collective. */
+int cli_ranks_agree(const hs_transport *t, int rc, char *why, size_t cap);
 
 #endif

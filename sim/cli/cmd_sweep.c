@@ -1,7 +1,8 @@
-/* cmd_sweep.c: `hetsim sweep` (and, built with HS_SWEEP_MPI, the same command
+/* cmd_sweep.c: `hetsim sweep` (and, on the MPI transport, the same command
  * in `hetsim-mpi`): parse the grid, validate every point, run what the results
- * file lacks on -j threads (and, under MPI, on every rank), append each row as
- * it finishes, then sort the file and write the per-point aggregates.
+ * file lacks on -j threads (and on every rank of the transport), append each
+ * row as it finishes, then sort the file and write the per-point aggregates.
+ * The options it shares with optimize are cli_study_opt's (cli_opts.h).
  *
  * The CLI owns the process-wide things the library must not: the wall clock
  * (progress line, fsync pacing; neither touches the results), the terminal
@@ -25,17 +26,11 @@
 #include "traces/hs_outfile.h"
 #include "sim/hs_sweep.h"
 #include "progress.h"
-#ifdef HS_SWEEP_MPI
-#include "sim/hs_sweep_mpi.h"
-#define CMD "hetsim-mpi sweep"
-int hs_cmd_sweep_mpi(int argc, char **argv); /* called by mpi_main.c */
-#else
-#define CMD "hetsim sweep"
-#endif
+#include "sim/hs_transport.h"
 
-static void sweep_usage(FILE *out) {
+static void sweep_usage(FILE *out, const char *prog) {
   fprintf(out,
-          "usage: " CMD " SCENARIO --grid KEY=VALUES [--grid ...] [--policies a,b]\n"
+          "usage: %s SCENARIO --grid KEY=VALUES [--grid ...] [--policies a,b]\n"
           "       [--seeds LIST] [--set key=value ...] [-j N] --out RESULTS.csv [--resume]\n"
           "       [--progress SECONDS] [--quiet]\n"
           "\n"
@@ -81,43 +76,34 @@ static void sweep_usage(FILE *out) {
           "example:\n"
           "  hetsim sweep scenarios/testbed-mnist-pma.json --policies adaptive \\\n"
           "      --grid policy.w_e=0:1:0.25 --grid policy.deadband=0,0.05 --seeds 1-3 \\\n"
-          "      -j 2 --out we.csv\n");
+          "      -j 2 --out we.csv\n",
+          prog);
 }
 
 typedef struct sweep_args {
-  const char *scenario;
+  cli_study_opts c; /* scenario, --set, --out, -j, --resume, --quiet, --help */
   const char **grids;
   size_t ngrids;
-  hs_override *set;
-  size_t nset;
-  const char *policies, *seeds, *out;
-  unsigned jobs;
-  bool resume, quiet, help;
+  const char *policies, *seeds;
   double progress_s; /* --progress SECONDS (< 0: the default; 0: off) */
 } sweep_args;
 
-
-enum { OPT_GRID = 256, OPT_SET, OPT_POLICIES, OPT_SEEDS, OPT_OUT, OPT_RESUME, OPT_PROGRESS };
+enum { OPT_GRID = 256, OPT_POLICIES, OPT_SEEDS, OPT_PROGRESS };
 
 static const struct option sweep_longopts[] = {
-    {"help", no_argument, NULL, 'h'},
+    CLI_STUDY_LONGOPTS,
     {"grid", required_argument, NULL, OPT_GRID},
-    {"set", required_argument, NULL, OPT_SET},
     {"policies", required_argument, NULL, OPT_POLICIES},
     {"policy", required_argument, NULL, OPT_POLICIES},
     {"seeds", required_argument, NULL, OPT_SEEDS},
-    {"out", required_argument, NULL, OPT_OUT},
-    {"jobs", required_argument, NULL, 'j'},
-    {"resume", no_argument, NULL, OPT_RESUME},
     {"progress", required_argument, NULL, OPT_PROGRESS},
-    {"quiet", no_argument, NULL, 'q'},
     {NULL, 0, NULL, 0}};
 
 /* 0, or HS_EXIT_BADINPUT with the reason in why (the caller prints it). */
-static int parse_args(sweep_args *o, int argc, char **argv, char *why, size_t cap) {
+static int parse_args(sweep_args *o, const char *prog, int argc, char **argv, char *why,
+                      size_t cap) {
+  cli_study_init(&o->c, prog, "the results file", "results.csv", argc);
   o->grids = hs_calloc((size_t)argc + 1, sizeof *o->grids);
-  o->set = hs_calloc((size_t)argc + 1, sizeof *o->set);
-  o->jobs = 1;
   o->progress_s = -1;
 #define BAD(...)                          \
   do {                                    \
@@ -128,21 +114,15 @@ static int parse_args(sweep_args *o, int argc, char **argv, char *why, size_t ca
   cli_parser_init(&p, argc, argv, "hqj:", sweep_longopts);
   for (int c; (c = cli_next(&p)) != CLI_END;) {
     char *v = p.arg;
+    int taken = cli_study_opt(&o->c, &p, c, why, cap);
+    if (taken == HS_EXIT_BADINPUT) return taken;
+    if (o->c.help) return 0;
+    if (taken) continue;
     switch (c) {
-    case 'h':
-      o->help = true;
-      return 0;
     case OPT_GRID:
       if (!v || !*v) BAD("--grid: expected KEY=v1,v2 or KEY=start:stop:step");
       o->grids[o->ngrids++] = v;
       break;
-    case OPT_SET: {
-      hs_error err = {0};
-      if (!v) BAD("--set: expected key=value (e.g. --set rounds=3)");
-      if (hs_override_parse(v, &o->set[o->nset], &err) != HS_OK) BAD("%s", err.msg);
-      o->nset++;
-      break;
-    }
     case OPT_POLICIES:
       o->policies = v;
       if (!o->policies || !*o->policies) BAD("--policies: expected a,b,... (policy names)");
@@ -151,23 +131,7 @@ static int parse_args(sweep_args *o, int argc, char **argv, char *why, size_t ca
       o->seeds = v;
       if (!o->seeds || !*o->seeds) BAD("--seeds: expected a list like 1-10 or 1,2,5");
       break;
-    case OPT_OUT:
-      o->out = v;
-      if (!o->out || !*o->out) BAD("--out: expected a file name (e.g. --out results.csv)");
-      break;
-    case 'j': {
-      char *end;
-      errno = 0;
-      long j = v ? strtol(v, &end, 10) : 0;
-      if (!v || !*v || errno || *end || j < 1 || j > 1024)
-        BAD("-j: expected a number of threads in [1, 1024] (got \"%.40s\")", v ? v : "");
-      o->jobs = (unsigned)j;
-      break;
-    }
-    case OPT_RESUME:
-      o->resume = true;
-      break;
-    case OPT_PROGRESS: {
+    default: { /* OPT_PROGRESS */
       char *end = NULL;
       double x = v && *v ? strtod(v, &end) : -1;
       if (!v || !*v || *end || !(x >= 0) || x > 1e9)
@@ -175,21 +139,11 @@ static int parse_args(sweep_args *o, int argc, char **argv, char *why, size_t ca
       o->progress_s = x;
       break;
     }
-    case 'q':
-      o->quiet = true;
-      break;
-    case CLI_OPERAND:
-      if (o->scenario) BAD("one scenario at a time (got \"%.60s\" and \"%.60s\")", o->scenario, v);
-      o->scenario = v;
-      break;
-    default: /* CLI_UNKNOWN */
-      BAD("unknown option \"%.100s\" (see " CMD " --help)", p.text);
     }
   }
-  if (!o->scenario) BAD("expected a scenario file (see " CMD " --help)");
-  if (!o->out) BAD("--out: required: the results file (e.g. --out results.csv)");
 #undef BAD
-  return 0;
+  int rc = cli_study_need_scenario(&o->c, why, cap);
+  return rc ? rc : cli_study_need_out(&o->c, why, cap);
 }
 
 /* --- appending rows as they finish ----------------------------------------- */
@@ -269,24 +223,22 @@ static void print_points(const hs_sweep *sw, const hs_sweep_point *pt) {
   }
 }
 
-static int sweep_main(int argc, char **argv) {
-#ifdef HS_SWEEP_MPI
-  int rank = hs_sweep_mpi_rank();
-#else
-  int rank = 0;
-#endif
+int hs_cmd_sweep_on(const hs_transport *t, int argc, char **argv) {
+  int rank = t->rank();
   bool root = rank == 0;
+  char prog[32];
+  snprintf(prog, sizeof prog, "%s sweep", t->prog);
   sweep_args o = {0};
   char why[HS_ERROR_MSG_MAX + 64] = "";
-  int rc = parse_args(&o, argc, argv, why, sizeof why);
+  int rc = parse_args(&o, prog, argc, argv, why, sizeof why);
   hs_sweep *sw = NULL;
   hs_sweep_file *f = NULL;
   bool *done = NULL;
   size_t *todo = NULL;
   sink k = {0};
   hs_error err = {0};
-  if (!rc && !o.help) {
-    hs_sweep_spec spec = {o.scenario, o.set, o.nset, o.policies, o.grids, o.ngrids, o.seeds};
+  if (!rc && !o.c.help) {
+    hs_sweep_spec spec = {o.c.scenario, o.c.set, o.c.nset, o.policies, o.grids, o.ngrids, o.seeds};
     sw = hs_sweep_create(&spec, &err);
     if (!sw) {
       /* 1 for a point too large for memory (issue 16 defect 4), else bad input */
@@ -294,77 +246,55 @@ static int sweep_main(int argc, char **argv) {
       snprintf(why, sizeof why, "%s", err.msg);
     }
   }
-#ifdef HS_SWEEP_MPI
-  /* Each rank reads the scenario and profiles from its own node: all must
-   * have validated before rank 0 creates RESULTS, or a rank failing alone
-   * (a node without a profile) would leave the others waiting forever in
-   * the next collective. The lowest failing rank says why. */
-  int first = hs_sweep_mpi_first_failure(rc != 0);
-  if (first >= 0) {
-    if (first == rank) {
-      char msg[sizeof why + 32];
-      if (rank) snprintf(msg, sizeof msg, "rank %d: %s", rank, why);
-      else snprintf(msg, sizeof msg, "%s", why);
-      cli_bad_input("sweep", msg);
-    }
-    rc = HS_EXIT_BADINPUT;
-    goto out;
-  }
-#else
+  /* All ranks must have validated before rank 0 creates RESULTS. */
+  rc = cli_ranks_agree(t, rc, why, sizeof why);
   if (rc) {
-    cli_bad_input("sweep", why);
+    if (why[0]) cli_bad_input("sweep", why);
     goto out;
   }
-#endif
-  if (o.help) {
-    if (root) sweep_usage(stdout);
+  if (o.c.help) {
+    if (root) sweep_usage(stdout, prog);
     goto out;
   }
   size_t nrows = hs_sweep_nrows(sw), ntodo = 0;
   done = hs_calloc(nrows ? nrows : 1, sizeof *done);
   todo = hs_calloc(nrows ? nrows : 1, sizeof *todo);
   if (root) {
-    const char *slash = strrchr(o.out, '/');
-    if (slash && slash != o.out) { /* --out runs/we.csv: make runs/ */
-      char *dir = hs_malloc((size_t)(slash - o.out) + 1);
-      memcpy(dir, o.out, (size_t)(slash - o.out));
-      dir[slash - o.out] = '\0';
+    const char *slash = strrchr(o.c.out, '/');
+    if (slash && slash != o.c.out) { /* --out runs/we.csv: make runs/ */
+      char *dir = hs_malloc((size_t)(slash - o.c.out) + 1);
+      memcpy(dir, o.c.out, (size_t)(slash - o.c.out));
+      dir[slash - o.c.out] = '\0';
       /* Its own reason (a read-only parent), not open's "No such file". */
       if (hs_mkdir_p(dir, &err) != HS_OK) rc = cli_fail("sweep", &err);
       hs_free(dir);
     }
     if (!rc) {
-      f = hs_sweep_file_open(sw, o.out, o.resume, done, &err);
+      f = hs_sweep_file_open(sw, o.c.out, o.c.resume, done, &err);
       if (!f) rc = cli_fail("sweep", &err);
     }
     for (size_t r = 0; r < nrows; r++)
       if (!done[r]) todo[ntodo++] = r;
   }
-#ifdef HS_SWEEP_MPI
-  rc = hs_sweep_mpi_bcast_int(rc);
-#endif
+  rc = hs_transport_bcast_int(t, rc, 0);
   if (rc) goto out;
   const char *kill = getenv("HETSIM_SWEEP_KILL_AFTER");
   k = (sink){.sw = sw, .file = f, .done = nrows - ntodo, .total = nrows, .run_now = ntodo,
              .t0 = now_s(), .kill_after = kill ? atol(kill) : 0,
-             .progress = root && !o.quiet && isatty(STDERR_FILENO), .st = HS_OK};
+             .progress = root && !o.c.quiet && isatty(STDERR_FILENO), .st = HS_OK};
   k.last_sync = k.t0;
   /* Only the root reports; a terminal gets the redrawn line above instead.
    * --quiet silences the default, not an explicit --progress. */
-  double every = !root || isatty(STDERR_FILENO) || (o.quiet && o.progress_s < 0) ? 0 : o.progress_s;
+  double every = !root || isatty(STDERR_FILENO) || (o.c.quiet && o.progress_s < 0) ? 0 : o.progress_s;
   cli_progress_init(&k.log, "sweep", "rows", nrows, nrows - ntodo, every, false);
   hs_status st;
-#ifdef HS_SWEEP_MPI
-  st = hs_sweep_mpi_run(sw, todo, ntodo, o.jobs, on_row, &k, &err);
-#else
-  st = hs_sweep_run_rows(sw, todo, ntodo, o.jobs, on_row, &k, &err);
-#endif
+  st = hs_sweep_run_ranks(t, sw, todo, ntodo, o.c.jobs, on_row, &k, &err);
   if (k.progress && ntodo) progress_line(&k, true);
   hs_error cerr = {0};
   hs_status cst = hs_sweep_file_close(f, &cerr);
   f = NULL;
   if (st != HS_OK) {
-    /* Under MPI every rank returns the status; the rank whose row failed says why. */
+    /* On ranks every rank returns the status; the rank whose row failed says why. */
     if (err.msg[0]) fprintf(stderr, "hetsim sweep: %s\n", err.msg);
     rc = cli_exit_code(err.status);
     goto out;
@@ -376,16 +306,16 @@ static int sweep_main(int argc, char **argv) {
     goto out;
   }
   hs_sweep_point *pt = NULL;
-  if (hs_sweep_finalize(sw, o.out, &pt, &err) != HS_OK) {
+  if (hs_sweep_finalize(sw, o.c.out, &pt, &err) != HS_OK) {
     fprintf(stderr, "hetsim sweep: %s\n", err.msg);
     rc = 1;
     goto out;
   }
-  if (!o.quiet) {
-    char *pp = hs_sweep_points_path(o.out);
+  if (!o.c.quiet) {
+    char *pp = hs_sweep_points_path(o.c.out);
     printf("sweep %s: %zu points x %zu seeds = %zu rows (%zu run now, %zu already there)\n",
-           o.scenario, hs_sweep_npoints(sw), hs_sweep_nseeds(sw), nrows, ntodo, nrows - ntodo);
-    printf("rows    %s\npoints  %s\n", o.out, pp);
+           o.c.scenario, hs_sweep_npoints(sw), hs_sweep_nseeds(sw), nrows, ntodo, nrows - ntodo);
+    printf("rows    %s\npoints  %s\n", o.c.out, pp);
     print_points(sw, pt);
     hs_free(pp);
   }
@@ -397,12 +327,10 @@ out:
   hs_free(todo);
   hs_sweep_destroy(sw);
   hs_free(o.grids);
-  hs_free(o.set);
+  cli_study_fini(&o.c);
   return rc;
 }
 
-#ifdef HS_SWEEP_MPI
-int hs_cmd_sweep_mpi(int argc, char **argv) { return sweep_main(argc, argv); }
-#else
-int hs_cmd_sweep(int argc, char **argv) { return sweep_main(argc, argv); }
-#endif
+int hs_cmd_sweep(int argc, char **argv) {
+  return hs_cmd_sweep_on(hs_transport_local(), argc, argv);
+}

@@ -27,4 +27,11 @@ int hs_cmd_plot(int argc, char **argv);
 int hs_cmd_optimize(int argc, char **argv);
 int hs_cmd_agc_plan(int argc, char **argv);
 
+/* sweep and optimize on a transport (hs_transport.h): hs_cmd_sweep and
+ * hs_cmd_optimize pass the in-process one; hetsim-mpi (mpi_main.c) passes
+ * the MPI one. The same code for both programs. */
+struct hs_transport;
+int hs_cmd_sweep_on(const struct hs_transport *t, int argc, char **argv);
+int hs_cmd_optimize_on(const struct hs_transport *t, int argc, char **argv);
+
 #endif

@@ -4,18 +4,16 @@
  * installed); under mpirun/srun every rank runs this main. The word `sweep`
  * is optional (older job scripts omit it); `optimize` asks MPI for
  * MPI_THREAD_FUNNELED (its rank 0 runs NLopt on threads that never call MPI),
- * the sweep keeps its plain MPI_Init. */
+ * the sweep keeps its plain MPI_Init. The commands are hetsim's own
+ * (cmd_sweep.c, cmd_optimize.c), run on the MPI transport. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <gsl/gsl_errno.h>
 
-#include "sim/hs_optimize_mpi.h"
-#include "sim/hs_sweep_mpi.h"
-
-int hs_cmd_sweep_mpi(int argc, char **argv);
-int hs_cmd_optimize_mpi(int argc, char **argv);
+#include "commands.h"
+#include "sim/hs_transport_mpi.h"
 
 static void usage(FILE *out) {
   fprintf(out,
@@ -40,17 +38,17 @@ int main(int argc, char **argv) {
   const char *cmd = argc > 1 ? argv[1] : "";
   bool optimize = !strcmp(cmd, "optimize");
   bool help = argc < 2 || !strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help");
-  if (optimize) hs_opt_mpi_init(&argc, &argv);
-  else hs_sweep_mpi_init(&argc, &argv);
+  hs_transport_mpi_init(&argc, &argv, optimize);
+  const hs_transport *t = hs_transport_mpi();
   int rc;
   if (help) {
-    if (hs_sweep_mpi_rank() == 0) usage(argc < 2 ? stderr : stdout);
+    if (t->rank() == 0) usage(argc < 2 ? stderr : stdout);
     rc = argc < 2 ? 2 : 0;
   } else {
     int shift = optimize || !strcmp(cmd, "sweep") ? 1 : 0;
-    rc = optimize ? hs_cmd_optimize_mpi(argc - shift, argv + shift)
-                  : hs_cmd_sweep_mpi(argc - shift, argv + shift);
+    rc = optimize ? hs_cmd_optimize_on(t, argc - shift, argv + shift)
+                  : hs_cmd_sweep_on(t, argc - shift, argv + shift);
   }
-  hs_sweep_mpi_fini();
+  hs_transport_mpi_fini();
   return rc;
 }

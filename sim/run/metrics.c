@@ -87,7 +87,8 @@ static const hs_metric table[] = {
     {"final_test_loss", "1", "held-out loss at the last evaluation (curve mode: the curve's)",
      F64(final_test_loss), ALL, HS_STAT_ALL, {"test_loss", 10, 4, 1, NULL}, .group = "learning"},
     {"final_test_accuracy", "1", "held-out accuracy at the last evaluation; null: regression or curve mode",
-     F64(final_test_accuracy), ALL, HS_STAT_ALL, {"test_acc", 9, 4, 1, NULL}, .group = "learning"},
+     F64(final_test_accuracy), ALL | HS_METRIC_HIGHER_BETTER, HS_STAT_ALL,
+     {"test_acc", 9, 4, 1, NULL}, .group = "learning"},
     /* Whole-system energy (issue 17): present only when the regime reports it
      * (fl); not compare columns (the compare table keeps its width). */
     {"energy_server_j", "J", "the server host: busy_w x aggregating + idle_w x the rest",
@@ -165,6 +166,26 @@ unsigned hs_metric_run_groups(const hs_scenario *sc) {
   unsigned g = rg && rg->metric_group ? hs_metric_group(rg->metric_group) : 0;
   if (sc->learning) g |= hs_metric_group("learning"); /* learning in the loop: the block */
   return g;
+}
+
+size_t hs_metric_needs(const hs_metric *m, char *buf, size_t cap) {
+  size_t off = 0;
+  if (cap) buf[0] = '\0';
+  if (!m->group) return 0;
+  /* The learning group comes from the scenario's block (hs_metric_run_groups). */
+  if (!strcmp(m->group, "learning"))
+    return (size_t)snprintf(buf, cap, "a scenario with a learning section");
+  size_t nr = 0;
+  for (size_t i = 0; i < sim_regime_count(); i++) {
+    const sim_regime *rg = sim_regime_at(i);
+    if (!rg->metric_group || strcmp(rg->metric_group, m->group)) continue;
+    off += (size_t)snprintf(buf + (off < cap ? off : cap), off < cap ? cap - off : 0, "%s\"%s\"",
+                            nr++ ? " or " : "regime ", rg->name);
+  }
+  if (!nr) return (size_t)snprintf(buf, cap, "a run reporting group \"%s\"", m->group);
+  off += (size_t)snprintf(buf + (off < cap ? off : cap), off < cap ? cap - off : 0,
+                          ", whose runs report it");
+  return off;
 }
 
 /* Whether m is reported where `groups` are. */

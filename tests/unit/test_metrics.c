@@ -453,3 +453,20 @@ Test(metrics, run_groups_from_the_scenario) {
   cr_expect_eq(hs_metric_run_groups(sc), hs_metric_group("learning"));
   hs_scenario_destroy(sc);
 }
+
+/* Who reports an optional metric, from the regime descriptors and the
+ * learning block (the message optimize prints when an objective is absent). */
+Test(metrics, needs_names_the_reporting_regimes) {
+  char buf[256];
+  size_t n = hs_metric_needs(hs_metric_find("energy_system_j"), buf, sizeof buf);
+  cr_expect_str_eq(buf, "regime \"fl\", whose runs report it");
+  cr_expect_eq(n, strlen(buf));
+  hs_metric_needs(hs_metric_find("time_to_target_s"), buf, sizeof buf);
+  cr_expect_str_eq(buf, "a scenario with a learning section");
+  cr_expect_eq(hs_metric_needs(hs_metric_find("makespan_s"), buf, sizeof buf), 0u);
+  cr_expect_str_eq(buf, "");
+  /* A short buffer is cut, never overrun; the length needed comes back. */
+  char tiny[8];
+  cr_expect_eq(hs_metric_needs(hs_metric_find("energy_system_j"), tiny, sizeof tiny), n);
+  cr_expect_eq(strlen(tiny), sizeof tiny - 1);
+}

@@ -3,11 +3,15 @@
  * lattices and sets; the budget; -j independence; resume by replay. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/hs_alloc.h"
+#include "sim/hs_metrics.h"
+#include "sim/hs_opt_search.h"
 #include "sim/hs_optimize.h"
+#include "sim/hs_transport.h"
 #include "sim/hs_sweep.h"
 
 static hs_opt_var var(const char *spec) {
@@ -457,4 +461,86 @@ Test(optimize, a_key_without_effect_gives_ties) {
   }
   hs_opt_var_fini(&v[0]);
   hs_opt_var_fini(&v[1]);
+}
+
+/* --- the search of `hetsim optimize` (hs_opt_search.h) ------------------------- */
+
+static double neg_makespan(const hs_summary *s) { return -s->makespan_s; }
+
+/* The best point of a search over tiny.json with objective obj, read from
+ * its front file: its policy.w_e text (malloc'd). */
+static char *best_point(const char *obj, const char *dir) {
+  char out[256];
+  snprintf(out, sizeof out, "%s/%s.csv", dir, obj);
+  static const char *const vary[] = {"policy.w_e=0:1"};
+  hs_opt_job job = {.scenario = HS_SOURCE_DIR "/tests/data/sweep/tiny.json", .out = out,
+                    .objective = obj, .vary = vary, .nvary = 1, .budget = 9, .weights = 2,
+                    .jobs = 1};
+  hs_error err = {0};
+  hs_opt_search *s = hs_opt_search_create(&job, &err);
+  cr_assert(s, "%s", err.msg);
+  hs_opt_report rep;
+  cr_assert_eq(hs_opt_search_run(s, hs_transport_local(), &rep, &err), HS_OK, "%s", err.msg);
+  cr_expect_eq(rep.evaluations, 9);
+  cr_expect_eq(rep.front_rows, 1, "one objective: the best point");
+  cr_expect_null(rep.per_rank, "one process: no ranks to count");
+  FILE *f = fopen(rep.front_path, "r");
+  cr_assert(f);
+  char line[4096];
+  for (int i = 0; i < 3; i++) cr_assert(fgets(line, sizeof line, f)); /* two header lines */
+  fclose(f);
+  char *save = NULL;
+  strtok_r(line, ",", &save); /* sub */
+  strtok_r(NULL, ",", &save); /* index */
+  char *we = hs_strdup(strtok_r(NULL, ",", &save));
+  hs_opt_report_fini(&rep);
+  hs_opt_search_destroy(s);
+  return we;
+}
+
+/* A metric whose table line says higher is better is maximised: the best
+ * point of -makespan is the best point of makespan. */
+Test(optimize, a_higher_better_objective_is_maximised) {
+  static const hs_metric neg = {.name = "test_neg_makespan_s", .unit = "s",
+                                .doc = "test only: minus the makespan", .type = HS_METRIC_F64,
+                                .in = HS_METRIC_SWEEP | HS_METRIC_HIGHER_BETTER,
+                                .stats = HS_STAT_MEAN, .derive = neg_makespan};
+  hs_error err = {0};
+  cr_assert_eq(hs_metric_register_test(&neg, &err), HS_OK, "%s", err.msg);
+  char dir[] = "/tmp/hs-test-opt-XXXXXX";
+  cr_assert(mkdtemp(dir));
+  char *a = best_point("makespan", dir), *b = best_point("test_neg_makespan", dir);
+  cr_expect_str_eq(a, b);
+  hs_free(a);
+  hs_free(b);
+  char cmd[64];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  cr_expect_eq(system(cmd), 0);
+}
+
+/* Objectives are metrics of the table: unknown names and metrics no run of
+ * the search reports are refused before anything runs, saying why. */
+Test(optimize, objectives_come_from_the_metric_table) {
+  static const char *const vary[] = {"policy.w_e=0:1"};
+  hs_opt_job job = {.scenario = HS_SOURCE_DIR "/tests/data/sweep/tiny.json",
+                    .out = "/nonexistent/never-written.csv", .objective = "speed", .vary = vary,
+                    .nvary = 1, .budget = 9, .weights = 2, .jobs = 1};
+  hs_error err = {0};
+  cr_expect_null(hs_opt_search_create(&job, &err));
+  cr_expect_eq(err.status, HS_EINVAL);
+  cr_expect(strstr(err.msg, "energy_system_j") != NULL, "every sweep metric listed: %s", err.msg);
+  job.objective = "pareto_system";
+  cr_expect_null(hs_opt_search_create(&job, &err));
+  cr_expect(strstr(err.msg, "no metric energy_system_j in this search (it needs regime \"fl\"") !=
+                NULL, "%s", err.msg);
+  static const hs_override fl[] = {{"regime.kind", "fl"}};
+  job.set = fl;
+  job.nset = 1;
+  hs_opt_search *s = hs_opt_search_create(&job, &err);
+  cr_expect(s, "fl reports energy_system_j: %s", err.msg);
+  hs_opt_search_destroy(s);
+  job.objective = "energy_system"; /* the unit suffix left out */
+  s = hs_opt_search_create(&job, &err);
+  cr_expect(s, "%s", err.msg);
+  hs_opt_search_destroy(s);
 }

@@ -156,7 +156,7 @@ Test(util, edit_distance_known_answers) {
 
 Test(util, nearest_name_is_a_typo_or_a_prefix) {
   const char *c[] = {"--policy", "--policies", "--out", NULL, "--seed"};
-  cr_expect_str_eq(hs_nearest("--pol", c, 5), "--policy", "a prefix: the first in order");
+  cr_expect_str_eq(hs_nearest("--pol", c, 5), "--policy", "a prefix: the shortest completion");
   cr_expect_str_eq(hs_nearest("--ot", c, 5), "--out");
   cr_expect_str_eq(hs_nearest("--sed", c, 5), "--seed");
   cr_expect_null(hs_nearest("--out", c, 5), "an exact name needs no suggestion");

@@ -96,7 +96,8 @@ const char *hs_share_path(const char *rel);
 size_t hs_edit_distance(const char *a, const char *b);
 /* The candidate closest to name when it is close enough to be a typo: an
  * edit distance of at most max(1, strlen(name) / 3), or name a prefix of it
- * (at least 2 bytes: "--pol" for "--policy"); the first in order among equals;
+ * (at least 2 bytes: "pol" for "policy", the shortest completion first); the
+ * first in order among equals;
  * NULL when none is close or name is one of them. cands[i] may be NULL
  * (skipped). Static strings only: the result is one of cands. */
 const char *hs_nearest(const char *name, const char *const *cands, size_t n);

@@ -48,6 +48,9 @@ enum { HS_METRIC_JSON = 1u, HS_METRIC_SWEEP = 2u, HS_METRIC_COMPARE = 4u };
 /* With HS_METRIC_JSON: left out of summary.json when NaN (a metric only some
  * scenarios compute, so that the others' summaries stay as they were). */
 enum { HS_METRIC_JSON_IF_SET = 16u };
+/* Higher is better (an accuracy): `hetsim optimize` maximises it. Without
+ * it lower is better (times, energies). */
+enum { HS_METRIC_HIGHER_BETTER = 32u };
 
 /* Optional metrics: a metric whose line names a `group` ("learning",
  * "system") appears only where a run reports that group: in summary.json of
@@ -148,6 +151,12 @@ void hs_metric_compare_json(FILE *out, const char *const *names, const hs_summar
 unsigned hs_metric_group(const char *group);
 /* Whether s reports the group so named. */
 bool hs_metric_reported(const hs_summary *s, const char *group);
+/* Who reports m's group, as the end of a sentence "it needs ...": for a
+ * group named by regime descriptors, 'regime "fl", whose runs report it'
+ * (every such regime, registry order); for "learning", 'a scenario with a
+ * learning section'. Writes into buf (cap bytes) and returns the length;
+ * 0 (buf "") when m has no group: every run reports it. */
+size_t hs_metric_needs(const hs_metric *m, char *buf, size_t cap);
 /* The groups a run of sc reports (bits of hs_summary.metric_groups): its
  * regime's metric_group, and "learning" when sc has a learning block. hs_run
  * stores it in the summary; a sweep ORs it over its points. */

@@ -131,6 +131,19 @@ typedef bool (*hs_sweep_done_fn)(size_t i, const hs_sweep_result *r, void *userd
 hs_status hs_sweep_run_rows(const hs_sweep *sw, const size_t *rows, size_t n, unsigned jobs,
                             hs_sweep_done_fn fn, void *userdata, hs_error *err);
 
+/* The same across the ranks of transport t (hs_transport.h), collectively:
+ * rows[0..n) (significant on rank 0 only: the rows to run, in ascending
+ * order) are broadcast, run on every rank with `jobs` threads each, and fn
+ * (rank 0 only) sees each result in rows[] order, wave by wave. On a failure
+ * every rank stops after the current wave; the rank whose row failed returns
+ * its error in *err, the others HS_ESTATE with an empty message. When fn
+ * returns false, every rank stops after the current wave and returns HS_OK
+ * (unless a row failed too). One rank: hs_sweep_run_rows. */
+struct hs_transport;
+hs_status hs_sweep_run_ranks(const struct hs_transport *t, const hs_sweep *sw, const size_t *rows,
+                             size_t n, unsigned jobs, hs_sweep_done_fn fn, void *userdata,
+                             hs_error *err);
+
 /* The row's CSV line with its '\n'. Returns the length, or the length needed
  * (like snprintf) when cap is too small. */
 size_t hs_sweep_format_row(const hs_sweep *sw, const hs_sweep_result *r, char *buf, size_t cap);

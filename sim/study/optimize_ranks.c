@@ -1,70 +1,31 @@
-/* optimize_mpi.c: batches of optimiser points across MPI ranks
- * (hs_optimize_mpi.h), for `hetsim-mpi optimize`.
+/* optimize_ranks.c: batches of optimiser points across the ranks of a
+ * transport (optimize_ranks.h), for `hetsim-mpi optimize`; with the
+ * in-process transport nothing calls it (one rank needs no batches).
  *
  * One batch is three collectives: a broadcast of its header (points, bytes
  * of text, stop flag), a broadcast of the points' value texts (NUL-terminated,
- * point after point), and one MPI_Gather of a fixed-size block per rank (the
+ * point after point), and one gather of a fixed-size block per rank (the
  * lowest failing slot with its status and message, then nout doubles per
  * slot; rank r's slot j is point r + j * size). Fixed-size blocks keep the
- * gather to one call with no counts exchanged first, as in sweep_mpi.c.
+ * gather to one call with no counts exchanged first, as in sweep_ranks.c.
  * Every point of a rank's share is tried even after one fails, so the error
  * reported (the lowest failing point's) does not depend on thread timing.
  *
- * Waiting: a rank waits for the next batch (or for the others' results)
- * in a non-blocking collective that it tests with growing sleeps (0.05 ms
- * up to 1 ms), not in a blocking one: OpenMPI's blocking collectives spin,
- * and a rank spinning while rank 0 simulates alone (a batch of one point
- * runs on rank 0) took as much CPU as the simulation itself on a shared
- * machine (a population-100k search under -np 2).
- *
- * Invariants: only the calling (main) thread makes MPI calls; a rank's
+ * Invariants: only the calling (main) thread uses the transport; a rank's
  * `jobs` threads only evaluate. Cost per batch: O(size) messages of
  * O(n * (nvars * text + nout / size)) bytes, against n simulations.
  *
- * Rejected: reusing hs_sweep_mpi_run (its unit is a row of one grid, and a
+ * Rejected: reusing hs_sweep_run_ranks (its unit is a row of one grid, and a
  * batch is points of many one-point grids); point-to-point work stealing
  * (better balance when points differ wildly in cost, but a scheduler to
  * maintain, and a batch is at most ranks x jobs points anyway). */
-#include <mpi.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
-#include <time.h>
 
 #include "base/hs_alloc.h"
 #include "base/hs_assert.h"
-#include "sim/hs_optimize_mpi.h"
-
-void hs_opt_mpi_init(int *argc, char ***argv) {
-  int provided = 0;
-  /* A library giving less than FUNNELED still works in practice (the sweep
-   * runs threads that never call MPI under plain MPI_Init), so go on. */
-  MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
-}
-
-int hs_opt_mpi_bcast_from(int v, int root) {
-  MPI_Bcast(&v, 1, MPI_INT, root, MPI_COMM_WORLD);
-  return v;
-}
-
-/* Complete a non-blocking collective without spinning a core. */
-static void wait_gently(MPI_Request *rq) {
-  long ns = 50000;
-  for (;;) {
-    int done = 0;
-    MPI_Test(rq, &done, MPI_STATUS_IGNORE);
-    if (done) return;
-    struct timespec ts = {0, ns};
-    nanosleep(&ts, NULL);
-    if (ns < 1000000) ns *= 2;
-  }
-}
-
-static void bcast(void *p, int count, MPI_Datatype type) {
-  MPI_Request rq;
-  MPI_Ibcast(p, count, type, 0, MPI_COMM_WORLD, &rq);
-  wait_gently(&rq);
-}
+#include "optimize_ranks.h"
 
 /* Head of a rank's block; the doubles follow (its size is a multiple of 8). */
 typedef struct head {
@@ -74,11 +35,10 @@ typedef struct head {
 } head;
 
 enum { H_N, H_BYTES, H_STOP, H_LEN };
-#define CHUNK (1u << 24) /* MPI counts are int: broadcast in pieces */
 
 /* This rank's share of a batch, run on its threads. */
 typedef struct share {
-  const hs_opt_mpi *m;
+  const opt_ranks *m;
   const char *const *text;
   size_t first, stride, count; /* slot j is point first + j * stride */
   double *out;                 /* count * nout */
@@ -102,11 +62,9 @@ static void *run_share(void *arg) {
 
 /* Every rank: run its share of text[0..n) points, gather the blocks; rank 0
  * unpacks them into out. */
-static hs_status batch(const hs_opt_mpi *m, const char *const *text, size_t n, double *out,
+static hs_status batch(const opt_ranks *m, const char *const *text, size_t n, double *out,
                        size_t *failed, hs_error *err) {
-  int rank = 0, size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  int rank = m->t->rank(), size = m->t->size();
   size_t R = (size_t)size, per = (n + R - 1) / R;
   share s = {.m = m, .text = text, .first = (size_t)rank, .stride = R};
   s.count = n > (size_t)rank ? (n - (size_t)rank + R - 1) / R : 0;
@@ -139,9 +97,7 @@ static hs_status batch(const hs_opt_mpi *m, const char *const *text, size_t n, d
   memcpy(mine, &h, sizeof h);
   memcpy(mine + sizeof h, s.out, s.count * m->nout * sizeof(double));
   unsigned char *all = rank == 0 ? hs_malloc(bytes * R) : NULL;
-  MPI_Request rq;
-  MPI_Igather(mine, (int)bytes, MPI_BYTE, all, (int)bytes, MPI_BYTE, 0, MPI_COMM_WORLD, &rq);
-  wait_gently(&rq);
+  m->t->gather(mine, bytes, all, 0);
   hs_status st = HS_OK;
   if (rank == 0) {
     size_t low = n;
@@ -170,15 +126,8 @@ static hs_status batch(const hs_opt_mpi *m, const char *const *text, size_t n, d
   return st;
 }
 
-static void bcast_bytes(char *p, uint64_t len) {
-  for (uint64_t off = 0; off < len; off += CHUNK) {
-    uint64_t k = len - off < CHUNK ? len - off : CHUNK;
-    bcast(p + off, (int)k, MPI_CHAR);
-  }
-}
-
-hs_status hs_opt_mpi_batch(const hs_opt_mpi *m, const char *const *text, size_t n, double *out,
-                           size_t *failed, hs_error *err) {
+hs_status opt_ranks_batch(const opt_ranks *m, const char *const *text, size_t n, double *out,
+                          size_t *failed, hs_error *err) {
   uint64_t h[H_LEN] = {n, 0, 0};
   for (size_t i = 0; i < n * m->nvars; i++) h[H_BYTES] += strlen(text[i]) + 1;
   char *packed = hs_malloc(h[H_BYTES] + 1), *p = packed;
@@ -187,25 +136,25 @@ hs_status hs_opt_mpi_batch(const hs_opt_mpi *m, const char *const *text, size_t 
     memcpy(p, text[i], len);
     p += len;
   }
-  bcast(h, H_LEN, MPI_UINT64_T);
-  bcast_bytes(packed, h[H_BYTES]);
+  m->t->bcast(h, sizeof h, 0);
+  m->t->bcast(packed, (size_t)h[H_BYTES], 0);
   hs_free(packed);
   return batch(m, text, n, out, failed, err);
 }
 
-void hs_opt_mpi_stop(void) {
+void opt_ranks_stop(const opt_ranks *m) {
   uint64_t h[H_LEN] = {0, 0, 1};
-  bcast(h, H_LEN, MPI_UINT64_T);
+  m->t->bcast(h, sizeof h, 0);
 }
 
-void hs_opt_mpi_serve(const hs_opt_mpi *m) {
+void opt_ranks_serve(const opt_ranks *m) {
   for (;;) {
     uint64_t h[H_LEN];
-    bcast(h, H_LEN, MPI_UINT64_T);
+    m->t->bcast(h, sizeof h, 0);
     if (h[H_STOP]) return;
     size_t n = (size_t)h[H_N], nt = n * m->nvars;
     char *packed = hs_malloc((size_t)h[H_BYTES] + 1);
-    bcast_bytes(packed, h[H_BYTES]);
+    m->t->bcast(packed, (size_t)h[H_BYTES], 0);
     packed[h[H_BYTES]] = '\0';
     const char **text = hs_calloc(nt + 1, sizeof *text);
     const char *p = packed, *end = packed + h[H_BYTES];

@@ -1,55 +1,33 @@
-/* sweep_mpi.c: the sweep across MPI ranks. MPI is the whole distribution
- * layer: a broadcast of the rows to run, then waves of MPI_Gather.
+/* sweep_ranks.c: a sweep's rows across the ranks of a transport
+ * (hs_sweep_run_ranks, hs_sweep.h; hs_transport.h): a broadcast of the rows
+ * to run, then waves of gathers. One rank runs hs_sweep_run_rows directly
+ * (no wave to wait for).
  *
  * A wave is size * 4 * jobs consecutive rows of the to-do list; position k of
  * the wave runs on rank k % size (round-robin, so the ranks get neighbouring
  * rows of similar cost), on that rank's `jobs` threads. Every rank then sends
- * a fixed-size block of doubles (per slot: row, ok flag, the metrics of the table (sim/run/metrics.c); plus one
- * failure flag) to rank 0, which walks the wave in position order and passes
- * each result to the callback, which appends it; then rank 0 broadcasts
- * whether to go on. Fixed-size blocks keep this one MPI_Gather (no counts to
- * exchange first); the row index travels as a double, exact below 2^53.
+ * a fixed-size block of doubles (per slot: row, ok flag, the sweep metrics
+ * of the table (sim/run/metrics.c); plus one failure flag) to rank 0, which
+ * walks the wave in position order and passes each result to the callback,
+ * which appends it; then rank 0 broadcasts whether to go on. Fixed-size
+ * blocks keep this one gather (no counts to exchange first); the row index
+ * travels as a double, exact below 2^53.
  *
  * Rejected: a master-worker loop with point-to-point messages (balances
  * better when rows differ wildly in cost, but is a scheduler to maintain, and
  * rank 0 would sit idle); one gather at the end (a killed job would lose every
  * row, where waves lose at most the wave in flight). Cost: a wave waits for
  * its slowest rank; 4 * jobs rows per rank per wave keep that wait small. */
-#include <limits.h>
-#include <mpi.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "base/hs_alloc.h"
 #include "base/hs_assert.h"
-#include "sim/hs_sweep_mpi.h"
+#include "sim/hs_sweep.h"
+#include "sim/hs_transport.h"
 
 #define REC (2 + HS_SWEEP_NMETRICS) /* row, ok, metrics */
-
-void hs_sweep_mpi_init(int *argc, char ***argv) { MPI_Init(argc, argv); }
-void hs_sweep_mpi_fini(void) { MPI_Finalize(); }
-
-int hs_sweep_mpi_rank(void) {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-
-int hs_sweep_mpi_size(void) {
-  int s = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &s);
-  return s;
-}
-
-int hs_sweep_mpi_bcast_int(int v) {
-  MPI_Bcast(&v, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  return v;
-}
-
-int hs_sweep_mpi_first_failure(bool failed) {
-  int mine = failed ? hs_sweep_mpi_rank() : INT_MAX, first = INT_MAX;
-  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  return first == INT_MAX ? -1 : first;
-}
+#define CHUNK ((size_t)1 << 24)     /* rows broadcast in pieces */
 
 typedef struct slots {
   double *rec; /* this rank's block */
@@ -64,18 +42,19 @@ static bool store(size_t j, const hs_sweep_result *r, void *ud) {
   return true;
 }
 
-hs_status hs_sweep_mpi_run(const hs_sweep *sw, const size_t *rows, size_t n, unsigned jobs,
-                           hs_sweep_done_fn fn, void *userdata, hs_error *err) {
-  int rank = hs_sweep_mpi_rank(), size = hs_sweep_mpi_size();
+hs_status hs_sweep_run_ranks(const hs_transport *t, const hs_sweep *sw, const size_t *rows,
+                             size_t n, unsigned jobs, hs_sweep_done_fn fn, void *userdata,
+                             hs_error *err) {
+  int rank = t->rank(), size = t->size();
+  if (size == 1) return hs_sweep_run_rows(sw, rows, n, jobs, fn, userdata, err);
   uint64_t n64 = n;
-  MPI_Bcast(&n64, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  t->bcast(&n64, sizeof n64, 0);
   uint64_t *all_rows = hs_calloc(n64 ? (size_t)n64 : 1, sizeof *all_rows);
   if (rank == 0)
     for (size_t i = 0; i < n; i++) all_rows[i] = rows[i];
-  /* Broadcast in pieces: MPI counts are int. */
-  for (uint64_t off = 0; off < n64; off += 1u << 24) {
-    uint64_t len = n64 - off < (1u << 24) ? n64 - off : (1u << 24);
-    MPI_Bcast(all_rows + off, (int)len, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  for (uint64_t off = 0; off < n64; off += CHUNK) {
+    uint64_t len = n64 - off < CHUNK ? n64 - off : CHUNK;
+    t->bcast(all_rows + off, (size_t)len * sizeof *all_rows, 0);
   }
   size_t per = 4 * (size_t)jobs, wave = per * (size_t)size, block = per * REC + 1;
   double *mine = hs_malloc(block * sizeof *mine);
@@ -97,7 +76,7 @@ hs_status hs_sweep_mpi_run(const hs_sweep *sw, const size_t *rows, size_t n, uns
     hs_status rst = hs_sweep_run_rows(sw, my_rows, nmine, jobs, store, &s, &my_err);
     if (rst != HS_OK) i_failed = true;
     mine[per * REC] = rst != HS_OK;
-    MPI_Gather(mine, (int)block, MPI_DOUBLE, gathered, (int)block, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    t->gather(mine, block * sizeof *mine, gathered, 0);
     int stop = 0; /* 1: a rank's row failed; 2: fn asked to stop */
     if (rank == 0) {
       for (int r = 0; r < size; r++) stop |= gathered[(size_t)r * block + per * REC] != 0;
@@ -111,7 +90,7 @@ hs_status hs_sweep_mpi_run(const hs_sweep *sw, const size_t *rows, size_t n, uns
         if (!fn((size_t)(w + k), &res, userdata)) stop |= 2;
       }
     }
-    stop = hs_sweep_mpi_bcast_int(stop);
+    stop = hs_transport_bcast_int(t, stop, 0);
     if (stop == 2) break;
     if (stop) {
       st = i_failed ? my_err.status : HS_ESTATE;
