@@ -38,10 +38,10 @@
 #define BOX_PERIOD_US 100000
 
 probe_cg_kind probe_cg_detect(const char *root, char **dir) {
-  static const char *const v1[] = {"sys/fs/cgroup/cpu", "sys/fs/cgroup/cpu,cpuacct", "sys/fs/cgroup/cpuacct,cpu"};
+  static const char *const v1[] = {"/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpu,cpuacct", "/sys/fs/cgroup/cpuacct,cpu"};
   *dir = NULL;
   for (size_t i = 0; i < sizeof v1 / sizeof *v1; i++) {
-    char *d = probe_xasprintf("%s/%s", root, v1[i]);
+    char *d = probe_path(root, v1[i]);
     char *f = probe_xasprintf("%s/cpu.cfs_quota_us", d);
     bool ok = probe_exists(f);
     free(f);
@@ -51,7 +51,7 @@ probe_cg_kind probe_cg_detect(const char *root, char **dir) {
     }
     free(d);
   }
-  char *d = probe_xasprintf("%s/sys/fs/cgroup", root);
+  char *d = probe_path(root, "/sys/fs/cgroup");
   char *f = probe_xasprintf("%s/cgroup.controllers", d);
   char line[512] = "";
   hs_error e = {HS_OK, ""};
