@@ -121,7 +121,8 @@ typedef struct probe_cscn {
  * policy (kind and keys), devices (name, profile, link, count) and
  * network.links/server. Profiles are looked up (for stated energy and the
  * box's quotas) in profile_dirs (':'-separated, may be NULL), then
- * $HETSIM_PROFILE_PATH, the scenario's folder and PROBE_PROFILE_DIR; a profile
+ * $HETSIM_PROFILE_PATH, the scenario's folder and the shipped profiles
+ * (hs_share_path("profiles")); a profile
  * not found is not an error (busy_w stays NAN). Messages name the file and
  * the JSON path. */
 hs_status probe_cscn_load(const char *path, const char *profile_dirs, probe_cscn *s, hs_error *err);

@@ -15,15 +15,14 @@
  * boards). */
 #include "probe_cluster.h"
 
+#include "base/hs_util.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#ifndef PROBE_PROFILE_DIR
-#define PROBE_PROFILE_DIR ""
-#endif
 
 void probe_cscn_fini(probe_cscn *s) {
   free(s->path);
@@ -80,7 +79,8 @@ static hs_status need_str(const probe_json *o, const char *key, bool required, c
 static void find_profile(probe_cdev *d, const char *task, const char *dirs, const char *scn_dir) {
   d->busy_w = d->tau_s = NAN;
   const char *env = getenv("HETSIM_PROFILE_PATH");
-  char *search = probe_xasprintf("%s:%s:%s:%s", dirs ? dirs : "", env ? env : "", scn_dir, PROBE_PROFILE_DIR);
+  char *search = probe_xasprintf("%s:%s:%s:%s", dirs ? dirs : "", env ? env : "", scn_dir,
+                               hs_share_path("profiles"));
   bool is_path = strchr(d->profile, '/') || (strlen(d->profile) > 5 && !strcmp(d->profile + strlen(d->profile) - 5, ".json"));
   char *found = NULL;
   if (is_path) {
