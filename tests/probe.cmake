@@ -30,3 +30,6 @@ foreach(arch aarch64 riscv64)
   set_tests_properties(probe_qemu_${arch} PROPERTIES TIMEOUT 400
     SKIP_REGULAR_EXPRESSION "SKIP probe_qemu")
 endforeach()
+
+# The real cluster runtime (serve, board, box) and the import fits.
+include(${CMAKE_CURRENT_LIST_DIR}/cluster.cmake)

@@ -9,6 +9,7 @@
  * written. Bad input exits 2 with one line on stderr; no output file is ever
  * left half-written (temp file + rename). */
 #include "probe.h"
+#include "probe_cluster.h"
 
 #include <errno.h>
 #include <math.h>
@@ -32,6 +33,7 @@ static const char USAGE[] =
     "                       a profile from your own training log: T.csv one row per batch with\n"
     "                       samples,time_s[,round][,start_s]; P.csv time_s,power_w on start_s's clock;\n"
     "                       without P.csv give --busy-w/--idle-w W with --*-w-source TEXT\n"
+    "  hetsim-probe serve|board|box ...  a real PMA run on loopback (see each one's --help)\n"
     "\n"
     "calibrate trains the task for real (warm-up discarded, then --runs timed rounds), measures\n"
     "idle and busy power with --sensor, records the held-out loss curve, and writes (or merges\n"
@@ -464,5 +466,9 @@ int main(int argc, char **argv) {
   if (strcmp(argv[1], "sensors") == 0) return cmd_sensors(argc, argv);
   if (strcmp(argv[1], "synth") == 0) return cmd_synth(argc, argv);
   if (strcmp(argv[1], "import") == 0) return probe_cmd_import(argc, argv);
-  return die("%s: unknown command (calibrate, sensors, synth, import; see hetsim-probe --help)", argv[1]);
+  if (strcmp(argv[1], "serve") == 0) return probe_cmd_serve(argc, argv);
+  if (strcmp(argv[1], "board") == 0) return probe_cmd_board(argc, argv);
+  if (strcmp(argv[1], "box") == 0) return probe_cmd_box(argc, argv);
+  return die("%s: unknown command (calibrate, sensors, synth, import, serve, board, box; see hetsim-probe --help)",
+             argv[1]);
 }

@@ -224,7 +224,32 @@ typedef struct probe_import_result {
   size_t batches, rounds;  /* rounds 0: no round column (tau_cv from batches) */
   size_t idle_readings;
   unsigned batch;          /* mean samples per batch, rounded */
+  /* With both round and start_s: the per-round overhead fit (import.c).
+   * overhead_fit 0: not fitted (overhead_s 0, as before); 1: every round the
+   * same size (overhead = mean round span - its batches' time); 2: sizes vary
+   * (least squares span = a + tau n: tau_s is the slope). overhead_raw is the
+   * fitted a before the profile's overhead_s >= 0 is applied (negative: the
+   * board is faster on short rounds; then overhead_s 0 and tau_s refitted
+   * through the origin). */
+  int overhead_fit;
+  double overhead_s, overhead_raw;
 } probe_import_result;
+
+/* Several boards' logs of one run (logs[0] the board being imported): the
+ * per-round per-sample time of board b in round r is taken as
+ * tau_b * g_r * e_{b,r}, a shared factor g_r and each board's own e, both
+ * lognormal; the two-way decomposition of its logarithm over the rounds all
+ * logs have gives each board's own CV (own_cv[b]: what hetsim draws per
+ * device, tau_cv) and the shared factor's CV (shared_cv), corrected for the
+ * share of the boards' own noise in the round means. factor_min/max: the
+ * range of the fitted g_r. See import.c. */
+#define PROBE_SHARED_MAX 256
+typedef struct probe_shared_result {
+  size_t boards, rounds;
+  double shared_cv, factor_min, factor_max;
+  double own_cv[PROBE_SHARED_MAX];
+} probe_shared_result;
+hs_status probe_import_shared(const lrn_table *const *logs, size_t nlogs, probe_shared_result *out, hs_error *err);
 /* The figures of a timing table (columns samples, time_s, optional round and
  * start_s) and an optional power table (time_s, power_w); see import.c.
  * Messages name the line ("line 7, column time_s: ..."). */

@@ -16,7 +16,18 @@
  * over the batches' windows (trapezoid, interpolated at the ends, as the meter
  * sensor does) divided by their time; idle_w = the mean power logged before the
  * first batch and after the last (at least two readings, else --idle-w).
- * overhead_s is 0: a batch log has no per-round overhead.
+ * overhead_s: 0 without both `round` and `start_s` (a batch log alone has no
+ * per-round overhead; that output is unchanged). With both: each round's span
+ * (first batch start to last batch end) against its batches' time and size:
+ * rounds of one size give overhead = mean(span - batch time); sizes that
+ * vary give least squares span = a + tau n (tau_s = the slope). The sign
+ * question: a may come out negative (a board faster on short rounds: CFS
+ * bursts, warm caches); the profile's overhead_s >= 0 cannot say that, so
+ * overhead_s is 0, tau_s is refitted through the origin, and the fitted a is
+ * written into the provenance. --run-times (other boards' logs of the same
+ * run): tau_cv becomes this board's own part of the noise, the shared
+ * per-round factor split off (probe_import_shared, a two-way decomposition
+ * of log per-sample time).
  * O(batches x log power rows). Rejected: guessing the clock offset between the
  * two logs (a window outside the power log is an error naming both ranges). */
 #include <math.h>
@@ -58,6 +69,47 @@ static hs_status window_j(const lrn_table *p, int ct, int cp, double t0, double 
   return HS_OK;
 }
 
+/* The per-round overhead from the rounds' spans (first batch start to last
+ * batch end), their batches' time and their sizes; see the file header. */
+static void fit_overhead(const double *span, const double *busy, const double *size, size_t m,
+                         probe_import_result *out) {
+  bool varies = false;
+  for (size_t k = 1; k < m; k++)
+    if (size[k] != size[0]) varies = true;
+  if (!varies) {
+    double gap = 0;
+    for (size_t k = 0; k < m; k++) gap += span[k] - busy[k];
+    out->overhead_fit = 1;
+    out->overhead_raw = gap / (double)m;
+    out->overhead_s = out->overhead_raw > 0 ? out->overhead_raw : 0;
+    return;
+  }
+  double mn = 0, mt = 0;
+  for (size_t k = 0; k < m; k++) {
+    mn += size[k];
+    mt += span[k];
+  }
+  mn /= (double)m;
+  mt /= (double)m;
+  double sxy = 0, sxx = 0, sty = 0, snn = 0;
+  for (size_t k = 0; k < m; k++) {
+    sxy += (size[k] - mn) * (span[k] - mt);
+    sxx += (size[k] - mn) * (size[k] - mn);
+    sty += size[k] * span[k];
+    snn += size[k] * size[k];
+  }
+  double slope = sxy / sxx, a = mt - slope * mn;
+  out->overhead_fit = 2;
+  out->overhead_raw = a;
+  if (a > 0 && slope > 0) {
+    out->overhead_s = a;
+    out->tau_s = slope;
+  } else { /* the profile cannot say "faster on short rounds": no overhead, tau through the origin */
+    out->overhead_s = 0;
+    out->tau_s = sty / snn;
+  }
+}
+
 hs_status probe_import_compute(const lrn_table *t, const lrn_table *p, probe_import_result *out,
                                hs_error *err) {
   memset(out, 0, sizeof *out);
@@ -88,18 +140,36 @@ hs_status probe_import_compute(const lrn_table *t, const lrn_table *p, probe_imp
   out->tau_s = sum_t / sum_n;
   out->batch = (unsigned)llround(sum_n / (double)n);
   if (cr >= 0) {
-    /* per round: its time over its samples */
+    /* per round: its time over its samples; with start_s also its span */
     size_t m = 0;
-    for (size_t i = 0; i < n;) {
-      double r = t->v[i * c + (size_t)cr], rt = 0, rn = 0;
+    double *span = cst >= 0 ? hs_calloc(n, sizeof *span) : NULL, *busy = span ? hs_calloc(n, sizeof *busy) : NULL;
+    double *size = span ? hs_calloc(n, sizeof *size) : NULL;
+    for (size_t i = 0; i < n && st == HS_OK;) {
+      double r = t->v[i * c + (size_t)cr], rt = 0, rn = 0, first = INFINITY, last = -INFINITY;
       for (; i < n && t->v[i * c + (size_t)cr] == r; i++) {
         rt += t->v[i * c + (size_t)ctm];
         rn += t->v[i * c + (size_t)cs];
+        if (span) {
+          double a = t->v[i * c + (size_t)cst];
+          if (!isfinite(a)) st = hs_error_set(err, HS_EINVAL, "line %zu, column start_s: not a number", i + 2);
+          if (a < first) first = a;
+          if (a + t->v[i * c + (size_t)ctm] > last) last = a + t->v[i * c + (size_t)ctm];
+        }
+      }
+      if (span) {
+        span[m] = last - first;
+        busy[m] = rt;
+        size[m] = rn;
       }
       per[m++] = rt / rn;
     }
     out->rounds = m;
     out->tau_cv = probe_cv(per, m);
+    if (span && st == HS_OK) fit_overhead(span, busy, size, m, out);
+    free(span);
+    free(busy);
+    free(size);
+    if (st != HS_OK) goto done;
   } else {
     out->tau_cv = probe_cv(per, n);
   }
@@ -148,6 +218,102 @@ done:
   return st;
 }
 
+/* Per-round per-sample times of one log, keyed by round (rounds ascending). */
+static size_t round_times(const lrn_table *t, double *round, double *x) {
+  int cs = lrn_table_col(t, "samples"), ctm = lrn_table_col(t, "time_s"), cr = lrn_table_col(t, "round");
+  size_t m = 0, n = t->rows, c = t->cols;
+  for (size_t i = 0; i < n;) {
+    double r = t->v[i * c + (size_t)cr], rt = 0, rn = 0;
+    for (; i < n && t->v[i * c + (size_t)cr] == r; i++) {
+      rt += t->v[i * c + (size_t)ctm];
+      rn += t->v[i * c + (size_t)cs];
+    }
+    round[m] = r;
+    x[m++] = rt / rn;
+  }
+  return m;
+}
+
+hs_status probe_import_shared(const lrn_table *const *logs, size_t nb, probe_shared_result *out, hs_error *err) {
+  memset(out, 0, sizeof *out);
+  if (nb < 2 || nb > PROBE_SHARED_MAX)
+    return hs_error_set(err, HS_EINVAL, "the shared factor needs 2 to %d boards' logs of one run, got %zu",
+                        PROBE_SHARED_MAX, nb);
+  for (size_t b = 0; b < nb; b++)
+    if (lrn_table_col(logs[b], "round") < 0 || lrn_table_col(logs[b], "samples") < 0 ||
+        lrn_table_col(logs[b], "time_s") < 0 || logs[b]->rows == 0)
+      return hs_error_set(err, HS_EMISSING, "log %zu: the shared factor needs columns samples, time_s and round", b + 1);
+  /* the rounds of logs[0] that every log has */
+  size_t n0 = logs[0]->rows;
+  double **rk = hs_calloc(nb, sizeof *rk), **xk = hs_calloc(nb, sizeof *xk);
+  size_t *mk = hs_calloc(nb, sizeof *mk);
+  for (size_t b = 0; b < nb; b++) {
+    rk[b] = hs_calloc(logs[b]->rows, sizeof **rk);
+    xk[b] = hs_calloc(logs[b]->rows, sizeof **xk);
+    mk[b] = round_times(logs[b], rk[b], xk[b]);
+  }
+  double *l = hs_calloc(nb * n0, sizeof *l); /* l[b * R + r]: log per-sample time */
+  size_t R = 0;
+  for (size_t k = 0; k < mk[0]; k++) {
+    bool all = true;
+    for (size_t b = 1; b < nb && all; b++) {
+      bool found = false;
+      for (size_t j = 0; j < mk[b] && !found; j++)
+        if (rk[b][j] == rk[0][k]) {
+          l[b * n0 + R] = log(xk[b][j]);
+          found = true;
+        }
+      all = found;
+    }
+    if (all) l[0 * n0 + R++] = log(xk[0][k]);
+  }
+  hs_status st = HS_OK;
+  if (R < 3) st = hs_error_set(err, HS_EINVAL, "the logs share %zu rounds; the shared factor needs at least 3", R);
+  if (st == HS_OK) {
+    double B = (double)nb, Rd = (double)R, *a = hs_calloc(nb, sizeof *a), *cf = hs_calloc(R, sizeof *cf);
+    for (size_t b = 0; b < nb; b++) {
+      for (size_t r = 0; r < R; r++) a[b] += l[b * n0 + r];
+      a[b] /= Rd;
+    }
+    double var_c = 0, mean_own = 0;
+    out->factor_min = INFINITY;
+    out->factor_max = -INFINITY;
+    for (size_t r = 0; r < R; r++) {
+      for (size_t b = 0; b < nb; b++) cf[r] += l[b * n0 + r] - a[b];
+      cf[r] /= B;
+      var_c += cf[r] * cf[r];
+      if (exp(cf[r]) < out->factor_min) out->factor_min = exp(cf[r]);
+      if (exp(cf[r]) > out->factor_max) out->factor_max = exp(cf[r]);
+    }
+    var_c /= Rd - 1;
+    for (size_t b = 0; b < nb; b++) {
+      double ss = 0;
+      for (size_t r = 0; r < R; r++) {
+        double e = l[b * n0 + r] - a[b] - cf[r];
+        ss += e * e;
+      }
+      double s2 = ss / ((Rd - 1) * (B - 1) / B); /* a board's share of the (R-1)(B-1) residual dof */
+      out->own_cv[b] = sqrt(expm1(s2));
+      mean_own += s2 / B;
+    }
+    double sg = var_c - mean_own / B; /* a round mean holds 1/B of the boards' own variance */
+    out->shared_cv = sg > 0 ? sqrt(expm1(sg)) : 0;
+    out->boards = nb;
+    out->rounds = R;
+    free(a);
+    free(cf);
+  }
+  for (size_t b = 0; b < nb; b++) {
+    free(rk[b]);
+    free(xk[b]);
+  }
+  free(rk);
+  free(xk);
+  free(mk);
+  free(l);
+  return st;
+}
+
 /* --- the command ------------------------------------------------------------ */
 
 static int fail(const char *fmt, ...) PROBE_PRINTF(1, 2);
@@ -163,6 +329,8 @@ static int fail(const char *fmt, ...) {
 
 typedef struct imp_opts {
   const char *task, *times, *power, *out, *name, *board, *cpu, *arch, *notes;
+  const char *run_times[PROBE_SHARED_MAX];
+  size_t nrun;
   probe_estimate busy, idle, comm;
   double threads;
 } imp_opts;
@@ -190,6 +358,10 @@ static int parse(int argc, char **argv, imp_opts *o) {
     else if (!strcmp(a, "--cpu")) o->cpu = v;
     else if (!strcmp(a, "--arch")) o->arch = v;
     else if (!strcmp(a, "--notes")) o->notes = v;
+    else if (!strcmp(a, "--run-times")) {
+      if (o->nrun + 1 >= PROBE_SHARED_MAX) return fail("--run-times: at most %d logs", PROBE_SHARED_MAX - 1);
+      o->run_times[o->nrun++] = v;
+    }
     else if (!strcmp(a, "--busy-w-source")) o->busy.source = v;
     else if (!strcmp(a, "--idle-w-source")) o->idle.source = v;
     else if (!strcmp(a, "--comm-w-source")) o->comm.source = v;
@@ -255,12 +427,36 @@ int probe_cmd_import(int argc, char **argv) {
   }
   probe_import_result r;
   hs_status st = probe_import_compute(&tt, o.power ? &pt : NULL, &r, &err);
-  lrn_table_fini(&tt);
   lrn_table_fini(&pt);
-  if (st != HS_OK) return fail("%s: %s", o.times, err.msg);
+  if (st != HS_OK) {
+    lrn_table_fini(&tt);
+    return fail("%s: %s", o.times, err.msg);
+  }
+  probe_shared_result sh;
+  memset(&sh, 0, sizeof sh);
+  if (o.nrun) { /* the other boards' logs of the same run: tau_cv becomes this board's own part */
+    lrn_table *runs = hs_calloc(o.nrun, sizeof *runs);
+    const lrn_table **logs = hs_calloc(o.nrun + 1, sizeof *logs);
+    logs[0] = &tt;
+    size_t loaded = 0;
+    for (; loaded < o.nrun && st == HS_OK; loaded++) {
+      st = load(o.run_times[loaded], &runs[loaded], &err);
+      logs[loaded + 1] = &runs[loaded];
+    }
+    if (st == HS_OK) st = probe_import_shared(logs, o.nrun + 1, &sh, &err);
+    for (size_t k = 0; k < loaded; k++) lrn_table_fini(&runs[k]);
+    free(runs);
+    free(logs);
+    if (st != HS_OK) {
+      lrn_table_fini(&tt);
+      return err.status == HS_ENOENT || err.status == HS_EIO ? unreadable(&err) : fail("--run-times: %s", err.msg);
+    }
+    r.tau_cv = sh.own_cv[0] > 10 ? 10 : sh.own_cv[0];
+  }
+  lrn_table_fini(&tt);
 
-  char src[5][700];
-  const char *sources[6] = {NULL};
+  char src[7][700];
+  const char *sources[8] = {NULL};
   int ns = 0;
   double busy = isnan(r.busy_w) ? o.busy.w : r.busy_w, idle = isnan(r.idle_w) ? o.idle.w : r.idle_w;
   if (isnan(idle))
@@ -268,10 +464,32 @@ int probe_cmd_import(int argc, char **argv) {
                 "no --idle-w estimate was given: not writing a profile");
   if (busy < idle) return fail("busy_w %g W is below idle_w %g W: not writing a profile the simulator refuses", busy, idle);
   double comm = isnan(o.comm.w) ? idle : o.comm.w;
-  snprintf(src[ns++], sizeof src[0],
-           "tau_s, tau_cv: from the user's timing log %.300s (%zu batches%s); overhead_s 0: a batch log has no "
-           "per-round overhead",
-           o.times, r.batches, r.rounds ? ", per-round tau_cv" : ", tau_cv from batches: an upper bound");
+  if (!r.overhead_fit)
+    snprintf(src[ns++], sizeof src[0],
+             "tau_s, tau_cv: from the user's timing log %.300s (%zu batches%s); overhead_s 0: a batch log has no "
+             "per-round overhead",
+             o.times, r.batches, r.rounds ? ", per-round tau_cv" : ", tau_cv from batches: an upper bound");
+  else if (r.overhead_fit == 1)
+    snprintf(src[ns++], sizeof src[0],
+             "tau_s, tau_cv: from the user's timing log %.300s (%zu batches, per-round tau_cv); overhead_s %.6g s: "
+             "the mean time of a round (first batch start to last batch end, start_s) outside its batches over %zu "
+             "rounds of equal size%s",
+             o.times, r.batches, r.overhead_s, r.rounds,
+             r.overhead_raw < 0 ? " (the log's batches overlap: the fit was negative, written as 0)" : "");
+  else
+    snprintf(src[ns++], sizeof src[0],
+             "tau_s, overhead_s: least squares of the %zu rounds' spans (start_s) on their sizes in %.300s: "
+             "intercept %.6g s%s; tau_cv per round from the batches",
+             r.rounds, o.times, r.overhead_raw,
+             r.overhead_raw > 0 ? " = overhead_s, slope = tau_s"
+                                : " <= 0: the board is faster on short rounds, which overhead_s >= 0 cannot say; "
+                                  "overhead_s 0 and tau_s fitted through the origin");
+  if (o.nrun)
+    snprintf(src[ns++], sizeof src[0],
+             "tau_cv %.4g: this board's own part of the per-round noise, split from a shared factor across %zu "
+             "boards' logs of the same run over %zu rounds (shared factor CV %.4g, range %.3f-%.3f; hetsim draws "
+             "tau_cv per device, independently)",
+             r.tau_cv, sh.boards, sh.rounds, sh.shared_cv, sh.factor_min, sh.factor_max);
   if (isnan(r.busy_w)) snprintf(src[ns++], sizeof src[0], "busy_w %g W: estimate, %.500s", busy, o.busy.source);
   else snprintf(src[ns++], sizeof src[0], "busy_w %.4g W: the power log %.300s over the batches' windows", busy, o.power);
   if (isnan(r.idle_w)) snprintf(src[ns++], sizeof src[0], "idle_w %g W: estimate, %.500s", idle, o.idle.source);
@@ -294,6 +512,7 @@ int probe_cmd_import(int argc, char **argv) {
   res.tau_s = r.tau_s;
   res.tau_cv = r.tau_cv;
   res.busy_w = busy;
+  res.overhead_s = r.overhead_s;
   res.batch = r.batch ? r.batch : 1;
   res.threads = (unsigned)o.threads;
   res.runs = res.runs_kept = (unsigned)(r.rounds ? r.rounds : 1);
@@ -319,5 +538,11 @@ int probe_cmd_import(int argc, char **argv) {
   printf("wrote %s: task %s: tau_s %.4g s/sample (cv %.3f), busy_w %.3g W (%s), idle_w %.3g W (%s)\n", o.out,
          o.task, r.tau_s, r.tau_cv, busy, isnan(r.busy_w) ? "estimate" : "from the log", idle,
          isnan(r.idle_w) ? "estimate" : "from the log");
+  if (r.overhead_fit)
+    printf("overhead_s %.6g s per round (fitted %.6g s, %s)\n", r.overhead_s, r.overhead_raw,
+           r.overhead_fit == 1 ? "rounds of one size: span - batches" : "least squares of span on size");
+  if (o.nrun)
+    printf("noise: own tau_cv %.4g, shared factor CV %.4g across %zu boards over %zu rounds (factor %.3f-%.3f)\n",
+           r.tau_cv, sh.shared_cv, sh.boards, sh.rounds, sh.factor_min, sh.factor_max);
   return 0;
 }
