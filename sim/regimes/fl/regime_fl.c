@@ -380,6 +380,9 @@ const sim_regime sim_regime_fl = {
     .opts_free = fl_opts_free,
     .groups = fl_groups,
     .caps_refused = HS_POLICY_CAP_STEP_LEVEL,
+    /* No learning yet: its rounds never call the FedAvg (refused at load). */
+    .can = SIM_CAN_AVAIL,
+    .dev_bytes = sizeof(double), /* the run's scratch */
     .setup = fl_setup,
     .start_round = fl_start_round,
     .teardown = fl_teardown,
