@@ -301,12 +301,13 @@ static bool learn_failed(sim_run *r, const hs_error *e) {
   return false;
 }
 
-bool sim_learn_round_fedavg(sim_run *r) {
+bool sim_learn_round_fedavg_of(sim_run *r, const uint64_t *n) {
   hs_error e = {0};
-  if (!r->learn || sim_learn_fedavg(r->learn, r->round, r->alloc, r->ndev, &e) == HS_OK)
-    return true;
+  if (!r->learn || sim_learn_fedavg(r->learn, r->round, n, r->ndev, &e) == HS_OK) return true;
   return learn_failed(r, &e);
 }
+
+bool sim_learn_round_fedavg(sim_run *r) { return sim_learn_round_fedavg_of(r, r->alloc); }
 
 bool sim_learn_arrival(sim_run *r, size_t i, uint64_t n, double a) {
   hs_error e = {0};
