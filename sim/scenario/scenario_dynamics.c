@@ -6,8 +6,11 @@
  *                                   block throttles (default false)
  *     "start_c": 45,                initial temperature of every board
  *                                   (default: its idle steady state)
- *     "deadline_s": 600,            pma: the server closes each round this
- *                                   long after it opens (default 0: none)
+ *     "deadline_s": 600,            the server closes each round this long
+ *                                   after it opens (default 0: none); only a
+ *                                   regime whose descriptor can (pma, fl
+ *                                   star): refused for the others, as is
+ *                                   availability where it is not taken
  *     "availability_trace": "a.csv" on-intervals, CSV device,start_s,end_s
  *                                   (FedScale-style; a device or entry named
  *                                   there is on only inside its intervals;
