@@ -1,6 +1,8 @@
-/* regime_fl.h: what regime_fl.c (the regime, star and threshold) shares with
- * regime_fl_tree.c (the hierarchical topology): the options and the tree's
- * entry points. Private to hetsim::sim. */
+/* regime_fl.h: what the files of the fl round machine share (regimes fl and
+ * pma): regime_fl.c (descriptors, options, set-up), regime_fl_round.c (star,
+ * threshold, the close of every round), regime_fl_ring.c, regime_fl_tree.c
+ * (hierarchical), regime_fl_dvfs.c, regime_fl_energy.c: the options, the
+ * run's state and the entry points. Private to hetsim::sim's regimes. */
 #ifndef SIM_REGIME_FL_H
 #define SIM_REGIME_FL_H
 
