@@ -42,3 +42,8 @@ add_test(NAME fl_tree
   COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/regimes/fl_tree.sh $<TARGET_FILE:hetsim>
           ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/fl-tree-work)
 set_tests_properties(fl_tree PROPERTIES TIMEOUT 120)
+
+# Every registered regime x {learning, deadline, availability}: it works and
+# has an effect, or the loader refuses it with one line (issue 22).
+hs_add_test(NAME regime_can SOURCES unit/test_regime_can.c LIBS hetsim::sim TIMEOUT 120)
+target_link_libraries(test_regime_can PRIVATE hetsim::sim_inner)

@@ -81,6 +81,7 @@ static size_t adaptive_state(const hs_controller *c, pol_state_field *f) {
   const pol_type sym = {.name = kind,                                                      \
                         .summary = text,                                                   \
                         .caps = HS_POLICY_CAP_GROUPS,                                      \
+                        .bytes_per_participant = POL_COSTS_BYTES,                          \
                         .keys = table,                                                     \
                         .nkeys = POL_NKEYS(table),                                         \
                         .create = adaptive_create,                                         \

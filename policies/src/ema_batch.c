@@ -242,6 +242,7 @@ const pol_type pol_ema_batch = {
     .name = "ema-batch",
     .summary = "DDP per-step batches in proportion to EMA throughput",
     .caps = HS_POLICY_CAP_STEP_LEVEL | HS_POLICY_CAP_GROUPS,
+    .bytes_per_participant = 8 + 1 + 8 + 8 + 8, /* thr, have, step, carry, c->sd */
     .keys = ebatch_keys,
     .nkeys = POL_NKEYS(ebatch_keys),
     .create = ebatch_create,

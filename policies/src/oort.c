@@ -458,6 +458,8 @@ const pol_type pol_oort = {
     .name = "oort",
     .summary = "Oort-style selection of K participants (FedScale)",
     .caps = HS_POLICY_CAP_SELECTS,
+    /* the cost estimates, then util .. pos and the controller's c->sd */
+    .bytes_per_participant = POL_COSTS_BYTES + 8 + 8 + 1 + 1 + 4 + 8 + 1 + 8 + 4 + 8,
     .keys = oort_keys,
     .nkeys = POL_NKEYS(oort_keys),
     .create = oort_create,

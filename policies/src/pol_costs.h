@@ -16,6 +16,9 @@ typedef struct pol_costs {
   double *gmed;        /* 2 per group: a split's medians (scratch) */
 } pol_costs;
 
+/* Bytes per participant of the estimates above (tau, eps, have). */
+#define POL_COSTS_BYTES (2 * sizeof(double) + 1)
+
 void pol_costs_init(pol_costs *k, size_t n, size_t ngroups);
 void pol_costs_fini(pol_costs *k);
 

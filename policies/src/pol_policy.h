@@ -106,6 +106,9 @@ typedef struct pol_type {
   const char *name;    /* the kind; at most HS_POLICY_NAME_MAX-1 characters */
   const char *summary; /* one line */
   unsigned caps;       /* HS_POLICY_CAP_* */
+  /* Bytes the policy's own state takes per participant (its arrays beyond the
+   * controller's), for the run's memory estimate (sim/run/run_memory.c). */
+  size_t bytes_per_participant;
   const pol_key *keys; /* own keys, in the order foreach visits them */
   size_t nkeys;        /* <= HS_POLICY_VALUES_MAX */
   hs_status (*create)(hs_controller *c, hs_error *err);

@@ -45,6 +45,11 @@ size_t hs_policy_count(void) { return NPOLICIES; }
 const char *hs_policy_name(size_t i) { return i < NPOLICIES ? registry[i]->name : NULL; }
 const char *hs_policy_summary(size_t i) { return i < NPOLICIES ? registry[i]->summary : NULL; }
 
+size_t hs_policy_bytes_per_participant(const char *kind) {
+  const pol_type *t = pol_lookup(kind);
+  return t ? t->bytes_per_participant : 0;
+}
+
 unsigned hs_policy_caps(const char *kind) {
   const pol_type *t = pol_lookup(kind);
   return t ? t->caps : 0;

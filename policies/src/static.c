@@ -69,6 +69,7 @@ const pol_type pol_static = {
     .name = "static",
     .summary = "measure one round, then the time-only split, frozen",
     .caps = HS_POLICY_CAP_GROUPS,
+    .bytes_per_participant = POL_COSTS_BYTES,
     .keys = static_keys,
     .nkeys = POL_NKEYS(static_keys),
     .create = static_create,

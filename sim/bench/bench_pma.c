@@ -6,7 +6,12 @@
  * per second of each, and the peak resident memory. Target on the 2-core
  * reference machine (issue 13): 10^6 devices x 100 rounds in <= 30 s and
  * <= 1 GiB, i.e. >= 3.3 M device-rounds/s; memory linear in devices.
- * usage: hs-bench-pma [DEVICES:ROUNDS ...]   (default 10000:20 100000:10) */
+ * The same population under another regime: --regime JSON, the scenario's
+ * regime object (e.g. fl hierarchical, fedasync, ddp, hfl-ddp with silos of
+ * the board types' entries: sim/doc or the README's benchmark table has the
+ * commands), so that scale is measured for more than PMA.
+ * usage: hs-bench-pma [--regime JSON] [DEVICES:ROUNDS ...]
+ *        (default 10000:20 100000:10) */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,24 +36,30 @@ static long peak_rss_kb(void) {
   return ru.ru_maxrss;
 }
 
+/* The regime object (NULL: pma) and its kind (/topology) for the output line. */
+static const char *regime_json;
+static char regime_kind[64] = "pma";
+
 static int bench(unsigned long devices, unsigned rounds) {
   static const char *types[6][3] = {{"rpi4", "rpi4", "wifi"},       {"rpi5", "rpi5", "wifi"},
                                     {"vf2", "visionfive2", "wifi"}, {"jetson", "jetson-orin-nano-cpu", "gbe"},
                                     {"n100", "intel-n100", "gbe"},  {"ryzen", "ryzen-5800u", "gbe"}};
-  char *text = malloc(8192);
-  int n = snprintf(text, 8192,
+  size_t cap = 8192 + (regime_json ? strlen(regime_json) : 0);
+  char *text = malloc(cap);
+  int n = snprintf(text, cap,
                    "{\"name\": \"bench-pma\", \"model_bytes\": 407080, \"rounds\": %u,"
                    " \"samples_per_round\": %lu, \"policy\": {\"kind\": \"time-only\"},"
-                   " \"devices\": [",
-                   rounds, devices * 100);
+                   "%s%s%s \"devices\": [",
+                   rounds, devices * 100, regime_json ? " \"regime\": " : "",
+                   regime_json ? regime_json : "", regime_json ? "," : "");
   for (int t = 0; t < 6; t++) {
     unsigned long c = devices / 6 + (t < (int)(devices % 6) ? 1 : 0);
-    n += snprintf(text + n, 8192 - (size_t)n,
+    n += snprintf(text + n, cap - (size_t)n,
                   "%s{\"name\": \"%s\", \"profile\": \"%s\", \"link\": \"%s\", \"count\": %lu,"
                   " \"speed_spread\": 0.2, \"power_spread\": 0.1}",
                   t ? "," : "", types[t][0], types[t][1], types[t][2], c);
   }
-  snprintf(text + n, 8192 - (size_t)n,
+  snprintf(text + n, cap - (size_t)n,
            "], \"network\": {\"server\": \"server\", \"links\": {"
            "\"wifi\": {\"bandwidth_mbps\": 50, \"latency_ms\": 5},"
            "\"gbe\": {\"bandwidth_mbps\": 1000, \"latency_ms\": 0.5},"
@@ -75,9 +86,9 @@ static int bench(unsigned long devices, unsigned rounds) {
    * each size in its own process), beside the estimate run_memory.c refuses
    * runs by. */
   double rss = (double)peak_rss_kb() * 1024.0;
-  printf("pma  devices=%-7lu rounds=%-3u wall_s=%.3f  cpu_s=%.3f  device_rounds_per_s=%.0f  "
+  printf("%s  devices=%-7lu rounds=%-3u wall_s=%.3f  cpu_s=%.3f  device_rounds_per_s=%.0f  "
          "per_cpu_s=%.0f  peak_rss_mib=%.1f  bytes_per_device=%.0f  sim_makespan_s=%.1f\n",
-         devices, rounds, dt, dc, dr / dt, dr / dc, rss / 1048576.0, rss / (double)devices,
+         regime_kind, devices, rounds, dt, dc, dr / dt, dr / dc, rss / 1048576.0, rss / (double)devices,
          s.makespan_s);
   hs_scenario_destroy(sc);
   return 0;
@@ -85,9 +96,27 @@ static int bench(unsigned long devices, unsigned rounds) {
 
 int main(int argc, char **argv) {
   gsl_set_error_handler_off();
+  if (argc > 2 && !strcmp(argv[1], "--regime")) {
+    regime_json = argv[2];
+    const char *k = strstr(regime_json, "\"kind\"");
+    /* a space in the format matches any white space, none included */
+    if (!k || sscanf(k, "\"kind\" : \"%63[^\"]\"", regime_kind) != 1) {
+      fprintf(stderr, "hs-bench-pma: --regime: expected a regime object with a \"kind\"\n");
+      return 2;
+    }
+    char topo[32];
+    const char *t = strstr(regime_json, "\"topology\"");
+    size_t len = strlen(regime_kind);
+    if (t && sscanf(t, "\"topology\" : \"%31[^\"]\"", topo) == 1)
+      snprintf(regime_kind + len, sizeof regime_kind - len, "/%s", topo);
+    argv += 2;
+    argc -= 2;
+  }
   if (argc > 1 && argv[1][0] == '-') {
-    printf("usage: hs-bench-pma [DEVICES:ROUNDS ...]\n"
+    printf("usage: hs-bench-pma [--regime JSON] [DEVICES:ROUNDS ...]\n"
            "PMA with server-link contention; default 10000:20 100000:10.\n"
+           "--regime: the same population under another regime (the scenario's regime\n"
+           "object), e.g. --regime '{\"kind\": \"fedasync\"}'.\n"
            "Each size is best run in its own process to read its peak memory:\n"
            "  hs-bench-pma 10000:20 && hs-bench-pma 100000:10\n");
     return 0;

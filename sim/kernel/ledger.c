@@ -56,7 +56,7 @@
  * the regimes only need totals and per-round differences); a log of switches
  * inside the ledger, replayed before any read (every read would need a
  * flush; PMA defers its switches itself, where it knows no read comes before
- * the round close: regime_pma.c). */
+ * the round close: regimes/fl/regime_fl_round.c). */
 #include "sim/hs_ledger.h"
 
 #include <math.h>

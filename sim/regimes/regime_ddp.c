@@ -723,6 +723,11 @@ static const sim_regime_opt hfl_table[] = {
      "[{name, members: device or entry names, fabric: link, optional samples: its data "
      "budget, deadband: its own decision}]; every device in one silo"}};
 
+/* Memory per device (run_memory.c): the run's scratch, the group's rank and
+ * step records, and a batch per optimiser step of the round. */
+#define DDP_DEV_BYTES (sizeof(double) + 16)
+#define DDP_STEP_BYTES 8
+
 const sim_regime sim_regime_ddp = {
     .name = "ddp",
     .summary = "data parallel: gradient all-reduce after every optimiser step",
@@ -733,6 +738,9 @@ const sim_regime sim_regime_ddp = {
     .opts_free = ddp_opts_free,
     .policy_steps = ddp_policy_steps,
     .caps_refused = HS_POLICY_CAP_SELECTS,
+    .can = SIM_CAN_DDP | SIM_CAN_AVAIL,
+    .dev_bytes = DDP_DEV_BYTES,
+    .step_bytes = DDP_STEP_BYTES,
     .setup = ddp_setup,
     .bind = ddp_bind,
     .start_round = ddp_start_round,
@@ -754,6 +762,9 @@ const sim_regime sim_regime_hfl_ddp = {
     .groups = hfl_groups,
     .caps_refused = HS_POLICY_CAP_SELECTS,
     .caps_needed = HS_POLICY_CAP_GROUPS,
+    .can = SIM_CAN_DDP | SIM_CAN_AVAIL,
+    .dev_bytes = DDP_DEV_BYTES,
+    .step_bytes = DDP_STEP_BYTES,
     .setup = hfl_setup,
     .bind = ddp_bind,
     .start_round = ddp_start_round,

@@ -301,12 +301,13 @@ static bool learn_failed(sim_run *r, const hs_error *e) {
   return false;
 }
 
-bool sim_learn_round_fedavg(sim_run *r) {
+bool sim_learn_round_fedavg_of(sim_run *r, const uint64_t *n) {
   hs_error e = {0};
-  if (!r->learn || sim_learn_fedavg(r->learn, r->round, r->alloc, r->ndev, &e) == HS_OK)
-    return true;
+  if (!r->learn || sim_learn_fedavg(r->learn, r->round, n, r->ndev, &e) == HS_OK) return true;
   return learn_failed(r, &e);
 }
+
+bool sim_learn_round_fedavg(sim_run *r) { return sim_learn_round_fedavg_of(r, r->alloc); }
 
 bool sim_learn_arrival(sim_run *r, size_t i, uint64_t n, double a) {
   hs_error e = {0};
@@ -461,13 +462,9 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
   hs_ledger_mark_in(r->ledger, r->tele); /* 24 B per device for both (round_measure) */
   /* The learner before the regime: its set-up declares the DDP groups. */
   if (sc->learning && (st = sim_learn_create(sc, r->ndev, &r->learn, err)) != HS_OK) goto done;
+  /* What the regime cannot do (learning, a deadline, absences) the loader
+   * refused already, from the descriptor (sim_regime.can). */
   if (r->regime->setup && (st = r->regime->setup(r, err)) != HS_OK) goto done;
-  if (sc->dynamics && sc->dynamics->deadline_s > 0 && !r->on_avail) {
-    st = hs_error_set(err, HS_EINVAL,
-                      "%s: dynamics.deadline_s: regime %s has no round deadline (pma has)",
-                      sc->path, sc->regime.kind);
-    goto done;
-  }
 
   /* The controller, with the regime's participant groups (hfl-ddp: silos). */
   hs_policy_config cfg = sc->policy;
@@ -500,6 +497,10 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
       goto done;
     }
     if (profiles) r->agg = sim_devagg_create(r);
+    /* Every regime's own tables: an earlier run's in the folder goes. */
+    for (size_t k = 0; k < sim_regime_count(); k++)
+      for (const char *const *o = sim_regime_at(k)->outputs; o && *o; o++)
+        hs_report_optional(r->report, *o);
     if (r->learn && (st = hs_report_learning_open(r->report, err)) != HS_OK) goto done;
     for (size_t i = 0; i < r->ndev && hs_report_tracing(r->report); i++)
       if (!r->span[i].untraced) hs_report_track(r->report, (uint32_t)i, sim_dev_name(r, i));

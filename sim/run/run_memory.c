@@ -75,20 +75,14 @@ static size_t name_bytes(const hs_scenario *sc) {
 
 size_t sim_run_bytes_per_device(const hs_scenario *sc) {
   size_t b = base_bytes() + name_bytes(sc);
-  const char *pk = sc->policy.kind;
-  bool ebatch = !strcmp(pk, "ema-batch");
-  if (strcmp(pk, "equal") && !ebatch) b += 2 * 8 + 1; /* cost estimates: tau, eps, have */
-  if (!strcmp(pk, "oort"))
-    b += 8 + 8 + 1 + 1 + 4 + 8 + 1 + 8 + 4 + 8; /* util .. pos (oort.c), c->sd */
-  if (ebatch) b += 8 + 1 + 8 + 8 + 8;            /* thr, have, step, carry, c->sd */
-  if (!strcmp(sc->regime.kind, "pma"))
-    b += 1; /* participation byte */
-  else
-    b += sizeof(double); /* the run's scratch */
-  if (strstr(sc->regime.kind, "ddp"))
-    b += 16 + 8 * (size_t)(sc->regime.steps_per_round ? sc->regime.steps_per_round : 1);
-  if (ebatch || sc->dynamics) b += sizeof(uint64_t); /* the run's own allocation: DDP's
-                                                         trained samples, PMA's lost ones */
+  /* The policy's and the regime's own state, from their descriptors. */
+  b += hs_policy_bytes_per_participant(sc->policy.kind);
+  const sim_regime *rg = sim_regime_find(sc->regime.kind);
+  uint32_t steps = sc->regime.steps_per_round ? sc->regime.steps_per_round : 1;
+  if (rg) b += rg->dev_bytes + rg->step_bytes * steps;
+  bool step_level = hs_policy_caps(sc->policy.kind) & HS_POLICY_CAP_STEP_LEVEL;
+  if (step_level || sc->dynamics) b += sizeof(uint64_t); /* the run's own allocation: DDP's
+                                                             trained samples, PMA's lost ones */
   if (sc->telemetry_time_noise > 0 || sc->telemetry_energy_noise > 0) b += sizeof(hs_rng);
   if (sc->dynamics) b += sizeof(void *) + 2 * 3 * 8; /* map; stored powers, mark joules */
   return b;

@@ -6,8 +6,11 @@
  *                                   block throttles (default false)
  *     "start_c": 45,                initial temperature of every board
  *                                   (default: its idle steady state)
- *     "deadline_s": 600,            pma: the server closes each round this
- *                                   long after it opens (default 0: none)
+ *     "deadline_s": 600,            the server closes each round this long
+ *                                   after it opens (default 0: none); only a
+ *                                   regime whose descriptor can (pma, fl
+ *                                   star): refused for the others, as is
+ *                                   availability where it is not taken
  *     "availability_trace": "a.csv" on-intervals, CSV device,start_s,end_s
  *                                   (FedScale-style; a device or entry named
  *                                   there is on only inside its intervals;
@@ -60,7 +63,8 @@ static hs_status parse_availability(ctx *c, const cJSON *o, dyn_dev_spec *t, siz
   hs_status st;
   double on_s, off_s;
   size_t mark = sim_jpath_key(&c->path, "availability");
-  if ((st = scn_need_object(c, o)) || (st = scn_check_keys(c, o, keys)) ||
+  if ((st = scn_regime_can(c, SIM_CAN_AVAIL, "does not take device absences")) ||
+      (st = scn_need_object(c, o)) || (st = scn_check_keys(c, o, keys)) ||
       (st = scn_get_num(c, o, "mean_on_s", true, 0, 0, true, 1e9, false, &on_s)) ||
       (st = scn_get_num(c, o, "mean_off_s", true, 0, 0, true, 1e9, false, &off_s)))
     return st;
@@ -125,6 +129,8 @@ static int cmp_iv(const void *a, const void *b) {
 static hs_status parse_trace(ctx *c, const char *name, struct hs_dynamics *dy) {
   const hs_scenario *sc = &c->s->pub;
   size_t mark = sim_jpath_key(&c->path, "availability_trace");
+  hs_status can = scn_regime_can(c, SIM_CAN_AVAIL, "does not take device absences");
+  if (can) return can;
   char *path = hs_path_join(c->dir, name);
   hs_error e = {0};
   size_t len = 0;
@@ -233,6 +239,11 @@ hs_status scn_parse_dynamics(ctx *c, const cJSON *root) {
     return st;
   if ((st = scn_get_num(c, o, "deadline_s", false, 0, 0, false, 1e12, false, &dy->deadline_s)))
     return st;
+  if (dy->deadline_s > 0) {
+    size_t m2 = sim_jpath_key(&c->path, "deadline_s");
+    if ((st = scn_regime_can(c, SIM_CAN_DEADLINE, "has no round deadline"))) return st;
+    sim_jpath_pop(&c->path, m2);
+  }
   char *trace = NULL;
   if ((st = scn_get_str(c, o, "availability_trace", false, NULL, &trace))) return st;
   if (trace) {

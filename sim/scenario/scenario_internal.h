@@ -117,6 +117,10 @@ bool scn_find_name(const sim_scn *s, const char *name, size_t *first, size_t *n)
 
 /* scenario_regime.c */
 hs_status scn_parse_regime(ctx *c, const cJSON *root);
+/* The regime (parsed already) can do `what` (one SIM_CAN_* bit) with its
+ * options; else fails at the current path with "regime <kind> <lacks>", or
+ * "regime <kind>: <its reason>" when its options rule it out. */
+hs_status scn_regime_can(ctx *c, unsigned what, const char *lacks);
 void scn_print_regime(const sim_scn *s, cJSON *regime); /* scenario_json.c */
 void scn_free_regime(sim_scn *s);
 

@@ -338,6 +338,10 @@ hs_status scn_parse_learning(ctx *c, const cJSON *root) {
   learn_own *o = hs_calloc(1, sizeof *o);
   o->pub.mode = mode;
   sc->learning = &o->pub;
+  if ((st = scn_regime_can(c, SIM_CAN_LEARN,
+                           "does not learn in the loop (no FedAvg round, DDP step or "
+                           "asynchronous arrival)")))
+    return st;
   if ((st = parse_block(c, b, o))) return st;
   sim_jpath_pop(&c->path, m0);
   return HS_OK;

@@ -151,6 +151,15 @@ hs_status scn_parse_regime(ctx *c, const cJSON *root) {
   return HS_OK;
 }
 
+hs_status scn_regime_can(ctx *c, unsigned what, const char *lacks) {
+  const sim_regime *rg = c->s->regime;
+  const char *kind = c->s->pub.regime.kind;
+  if (!rg) return HS_OK;
+  if (!(rg->can & what)) return scn_fail(c, HS_EINVAL, "regime %s %s", kind, lacks);
+  const char *why = rg->cannot ? rg->cannot(c->s->pub.regime.opts, what) : NULL;
+  return why ? scn_fail(c, HS_EINVAL, "regime %s: %s", kind, why) : HS_OK;
+}
+
 void scn_free_regime(sim_scn *s) {
   const sim_regime *rg = s->regime;
   void *opts = s->pub.regime.opts;

@@ -256,13 +256,18 @@ Test(dynamics, deadline_round_loses_the_late_participant) {
   hs_scenario_destroy(sc);
   rmdir_all(dir);
   hs_free(dir);
-  /* A regime without a deadline refuses the key. */
-  sc = scenario("{\"kind\": \"ddp\"}", "{\"kind\": \"equal\"}", "[" HOT "]",
-                "{\"deadline_s\": 2.5},", 1, 1000);
+  /* A regime without a deadline refuses the key at load: one line naming
+   * the key and the regime. */
+  const char *text =
+      "{\"name\": \"dyn\", \"model_bytes\": 1, \"rounds\": 1, \"samples_per_round\": 1000,"
+      " \"regime\": {\"kind\": \"ddp\"}, \"devices\": [" HOT "], \"dynamics\": {\"deadline_s\": 2.5},"
+      " \"network\": {\"links\": {\"lan\": {\"bandwidth_mbps\": 1e9, \"latency_ms\": 0}}}}";
   hs_error err = {0};
-  cr_expect_neq(hs_run(sc, NULL, NULL, &err), HS_OK);
-  cr_expect(strstr(err.msg, "dynamics.deadline_s") != NULL, "%s", err.msg);
-  hs_scenario_destroy(sc);
+  cr_expect_null(hs_scenario_parse(text, "dyn.json", DATA, NULL, 0, &err));
+  cr_expect_eq(err.status, HS_EINVAL);
+  cr_expect(strstr(err.msg, "dynamics.deadline_s: regime ddp has no round deadline") != NULL,
+            "%s", err.msg);
+  cr_expect(strchr(err.msg, '\n') == NULL, "one line: %s", err.msg);
 }
 
 Test(dynamics, compute_cv_adapted_is_the_mean_after_the_first_round) {

@@ -5,9 +5,10 @@
  * names are "M" (metadata) events. Timestamps are microseconds, as the format
  * wants. Rejected: building the outputs in memory and writing at the end (a
  * 10^5-device run has 10^6 device rows).
- * learning.csv is an extra file like a regime's agc.csv; the extra files a
- * run may write (optional_files) are removed on commit when this run did not
- * write them, so a reused folder never mixes two runs' tables. */
+ * learning.csv is an extra file like a regime's own tables; the extra files a
+ * run may write (learning.csv, and the names its caller declares with
+ * hs_report_optional: every regime's outputs) are removed on commit when this
+ * run did not write them, so a reused folder never mixes two runs' tables. */
 #include "traces/hs_report.h"
 
 #include <errno.h>
@@ -33,7 +34,21 @@ struct hs_report {
   bool profiles; /* r->devices is device_profiles.csv */
   char **xkey, **xjson; /* hs_report_add_json members */
   size_t nx;
+  char **opt; /* hs_report_optional names */
+  size_t nopt;
 };
+
+void hs_report_optional(hs_report *r, const char *name) {
+  r->opt = hs_reallocarray(r->opt, r->nopt + 1, sizeof *r->opt);
+  r->opt[r->nopt++] = hs_strdup(name);
+}
+
+/* Whether this run opened the extra file `name`. */
+static bool wrote_extra(const hs_report *r, const char *name) {
+  for (size_t i = 0; i < r->nextra; i++)
+    if (!strcmp(r->xname[i], name)) return true;
+  return false;
+}
 
 void hs_report_add_json(hs_report *r, const char *key, const char *json) {
   r->xkey = hs_reallocarray(r->xkey, r->nx + 1, sizeof *r->xkey);
@@ -42,9 +57,6 @@ void hs_report_add_json(hs_report *r, const char *key, const char *json) {
   r->xjson[r->nx] = hs_strdup(json);
   r->nx++;
 }
-
-/* The extra files some runs write and others do not. */
-static const char *const optional_files[] = {"learning.csv", "agc.csv"};
 
 static char *join(const char *dir, const char *name) {
   size_t n = strlen(dir) + strlen(name) + 2;
@@ -100,6 +112,8 @@ void hs_report_abort(hs_report *r) {
   }
   hs_free(r->xkey);
   hs_free(r->xjson);
+  for (size_t i = 0; i < r->nopt; i++) hs_free(r->opt[i]);
+  hs_free(r->opt);
   hs_free(r->dir);
   hs_free(r);
 }
@@ -354,13 +368,10 @@ hs_status hs_report_commit(hs_report *r, const char *const *str_keys, const char
     else hs_outfile_abort(r->trace);
     r->trace = NULL;
   }
-  bool wrote[sizeof optional_files / sizeof *optional_files] = {false};
   for (size_t i = 0; i < r->nextra; i++) {
     if (st == HS_OK) st = hs_outfile_commit(r->extra[i], err);
     else hs_outfile_abort(r->extra[i]);
     r->extra[i] = NULL;
-    for (size_t k = 0; k < sizeof optional_files / sizeof *optional_files; k++)
-      if (!strcmp(r->xname[i], optional_files[k])) wrote[k] = true;
   }
   r->learning = NULL;
   if (st == HS_OK) st = hs_outfile_commit(s, err);
@@ -378,11 +389,12 @@ hs_status hs_report_commit(hs_report *r, const char *const *str_keys, const char
     unlink(old);
     hs_free(old);
   }
-  for (size_t k = 0; st == HS_OK && k < sizeof optional_files / sizeof *optional_files; k++) {
-    if (wrote[k]) continue;
+  for (size_t k = 0; st == HS_OK && k <= r->nopt; k++) {
+    const char *name = k < r->nopt ? r->opt[k] : "learning.csv";
+    if (wrote_extra(r, name)) continue;
     /* The same for an extra table an earlier run wrote (learning.csv of a run
-     * with learning on, agc.csv of an AGC run). */
-    char *old = join(r->dir, optional_files[k]);
+     * with learning on, a regime's own table). */
+    char *old = join(r->dir, name);
     unlink(old);
     hs_free(old);
   }

@@ -138,6 +138,9 @@ enum {
   HS_POLICY_CAP_GROUPS = 1u << 2
 };
 unsigned hs_policy_caps(const char *kind);
+/* Bytes the policy's own state takes per participant (0 for an unknown kind):
+ * for a run's memory estimate. */
+size_t hs_policy_bytes_per_participant(const char *kind);
 
 /* --- configuration ---------------------------------------------------------- */
 

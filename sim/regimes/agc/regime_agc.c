@@ -52,6 +52,9 @@
 /* A worker's phase in the iteration; CUT_*: a straggler, cut at the end. */
 enum { PH_OFF, PH_COMPUTE, PH_SEND, PH_IN, PH_CUT_COMPUTE, PH_CUT_SEND };
 
+/* The extra file its runs write (the descriptor lists it). */
+static const char *const agc_outputs[] = {"agc.csv", NULL};
+
 typedef struct agc_state {
   const agc_opts *o;
   agc_scheme scheme;
@@ -180,7 +183,7 @@ static void open_csv(sim_run *r, agc_state *s) {
   s->csv_tried = true;
   if (!r->report) return;
   hs_error err = {0};
-  s->csv = hs_report_extra(r->report, "agc.csv", &err);
+  s->csv = hs_report_extra(r->report, agc_outputs[0], &err);
   if (!s->csv) {
     sim_fail(r, err.status, err.msg);
     return;
@@ -610,6 +613,10 @@ const sim_regime sim_regime_agc = {
     .opt_print = p_print,
     .opts_free = agc_opts_free,
     .caps_refused = HS_POLICY_CAP_SELECTS | HS_POLICY_CAP_STEP_LEVEL,
+    /* Its learning is its own (regime.learn), not the learning block's. */
+    .can = SIM_CAN_AVAIL,
+    .dev_bytes = sizeof(double), /* the run's scratch */
+    .outputs = agc_outputs,
     .setup = agc_setup,
     .start_round = agc_start_round,
     .teardown = agc_teardown,

@@ -1,33 +1,27 @@
-/* regime_fl.c: federated averaging with an aggregation topology (issue 17):
- * regime "fl", option topology:
- *   star       as pma: the round ends at the last of the N updates;
- *   threshold  K-of-N: the server aggregates once K updates of the round have
- *              arrived (K = min(regime.k, participants)) and starts the next
- *              round; the N-K late devices finish the work in flight (their
- *              energy counts), and their update is dropped (late "drop") or
- *              folded into the aggregation of the round it lands in (late
- *              "fold": counted in folded_updates, never toward that round's
- *              K). A late device joins the new round when its late upload is
- *              done.
- * Per round and participant: download, local training, upload (the PMA
- * model: one flow through the device's access link and the server link each
- * way). Summary fields: late_updates (participants - K, summed over rounds),
- * folded_updates (late updates that landed in a later round and were folded).
- *
- * Invariants: a device has at most one update in flight (busy[i]); tag[i] is
- * the round that update belongs to; the round ends exactly when `arrived`
- * reaches `need`. Cost: O(1) per event, O(N) per round start.
- *   hierarchical  clients -> aggregators (any number of levels) -> server:
- *              regime_fl_tree.c;
- *   ring       decentralised averaging: the participants train from the model
- *              they hold, then average it by a ring all-reduce among
- *              themselves (the hs_collective "ring" closed form, paced by
- *              the slowest access link and the longest latency); no server.
- * Rejected: editing regime_pma.c (others are adding hooks there now); a
- * threshold in the controller (K-of-N is when the server moves on, which is
- * the regime's business); a ring of hs_net flows hop by hop (2(p-1) steps
- * of p flows: at 1,000 clients 2,000 rate updates a round for what the
- * collective's closed form gives exactly when the links are not shared). */
+/* regime_fl.c: federated averaging with an aggregation topology (issue 17,
+ * issue 22): the descriptors of regime "fl" and of regime "pma" (the name of
+ * {fl, topology: star} with every option at its default: its scenarios,
+ * outputs and printed form are pma's), the run's set-up, the topology
+ * dispatch, the summary fields and the options. One round machine serves
+ * every topology:
+ *   star          regime_fl_round.c: the round ends at the last of the N updates;
+ *                 deadlines, absences taken by the regime, the one-pass
+ *                 fast path;
+ *   threshold     regime_fl_round.c: K-of-N, late updates dropped or folded;
+ *   hierarchical  regime_fl_tree.c: clients -> aggregators -> server;
+ *   ring          regime_fl_ring.c: a ring all-reduce among the participants.
+ * Every topology: learning (the FedAvg of the round's updates, at the close
+ * in regime_fl_round.c), DVFS (regime_fl_dvfs.c), the server's aggregation time and
+ * whole-system energy (regime_fl_energy.c; no server on a ring). What does
+ * not make sense is refused at load by the descriptor's cannot hook (a
+ * deadline off star, learning with late "fold").
+ * Summary fields: late_updates (participants - K, summed over rounds),
+ * folded_updates (late updates that landed in a later round and were
+ * folded); hierarchical: the bytes on each level's links.
+ * Rejected: pma and fl as two machines (they were, and drifted: issue 22's
+ * learning.csv with samples = 0 under fl); pma as an fl option preset
+ * printed with fl's options (its scenarios' printed form and identity hash
+ * would change). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,74 +34,9 @@
 #include "dyn.h"
 #include "sim_run.h"
 
-typedef struct fl_state {
-  bool threshold, fold, ring;
-  size_t ring_pending; /* ring: participants still training */
-  fl_tree *tree; /* topology hierarchical (regime_fl_tree.c) */
-  fl_energy_acc energy;
-  bool closing; /* the server is aggregating: arrivals now are late */
-  double pace_prev, pace_now; /* slowest nominal training, previous / this round (dvfs) */
-  size_t need, arrived, participants;
-  uint8_t *busy, *want;
-  uint32_t *tag;
-  uint64_t late_updates, folded_updates;
-} fl_state;
-
-static void fl_begin(sim_run *r, size_t i);
-
-static void on_uploaded(hs_engine *eng, void *subject, uint64_t i) {
-  (void)eng;
-  sim_run *r = subject;
-  fl_state *fs = r->rs;
-  sim_dev_state(r, i, HS_POWER_IDLE);
-  fs->busy[i] = 0;
-  if (fs->tag[i] != r->round || fs->closing) { /* late: its round is over */
-    if (fs->fold) fs->folded_updates++;
-    if (fs->want[i]) {
-      fs->want[i] = 0;
-      fl_begin(r, i);
-    }
-    return;
-  }
-  if (++fs->arrived == fs->need) {
-    fs->late_updates += fs->participants - fs->arrived;
-    fl_close_round(r, fs->arrived);
-  }
-}
-
-static void on_aggregated(hs_engine *eng, void *subject, uint64_t arg) {
-  (void)eng, (void)arg;
-  sim_run *r = subject;
-  fl_state *fs = r->rs;
-  fs->closing = false;
-  for (size_t k = 0; k < r->ndev; k++)
-    if (hs_ledger_state(r->ledger, k) == HS_POWER_OFF) sim_dev_state(r, k, HS_POWER_IDLE);
-  sim_round_end(r);
-}
-
-/* The server aggregates (regime.server; 0 s by default), then the round ends. */
-void fl_close_round(sim_run *r, size_t updates) {
-  fl_state *fs = r->rs;
-  double s = fl_server_agg_s(r, updates);
-  fs->energy.server_busy_s += s;
-  fs->closing = true;
-  if (s > 0) hs_engine_schedule_in(r->eng, s, 0, on_aggregated, r, 0);
-  else on_aggregated(r->eng, r, 0);
-}
-
 fl_energy_acc *fl_state_energy(sim_run *r) { return &((fl_state *)r->rs)->energy; }
-
-/* A model exchange between device i and the server (the pma hop). */
-static void transfer(sim_run *r, size_t i, hs_event_fn done) {
-  ((fl_state *)r->rs)->energy.bytes_hops += 2.0 * (double)r->sc->model_bytes;
-  sim_dev_model_transfer(r, i, done, i);
-}
-
-static void on_computed(hs_engine *eng, void *subject, uint64_t i) {
-  (void)eng;
-  sim_run *r = subject;
-  transfer(r, i, on_uploaded);
-}
+fl_tree *fl_state_tree(sim_run *r) { return ((fl_state *)r->rs)->tree; }
+void fl_state_set_tree(sim_run *r, fl_tree *t) { ((fl_state *)r->rs)->tree = t; }
 
 /* Device i's local training of this round, at its DVFS level (every
  * topology): its nominal time joins the round's pace, the governor's level
@@ -119,108 +48,13 @@ double fl_train_s(sim_run *r, size_t i) {
   return fl_dvfs_train(r, i, t, fs->pace_prev);
 }
 
-static void on_downloaded(hs_engine *eng, void *subject, uint64_t i) {
-  sim_run *r = subject;
-  double t = fl_train_s(r, i); /* sets the level's power before BUSY */
-  sim_dev_state(r, i, HS_POWER_BUSY);
-  hs_engine_post_in(eng, t, 0, on_computed, r, i);
-}
-
-static void fl_begin(sim_run *r, size_t i) {
-  fl_state *fs = r->rs;
-  fs->busy[i] = 1;
-  fs->tag[i] = r->round;
-  transfer(r, i, on_downloaded);
-}
-
-fl_tree *fl_state_tree(sim_run *r) { return ((fl_state *)r->rs)->tree; }
-void fl_state_set_tree(sim_run *r, fl_tree *t) { ((fl_state *)r->rs)->tree = t; }
-
-/* --- ring: local training, then a ring all-reduce among the participants --- */
-
-static void on_ring_done(hs_engine *eng, void *subject, uint64_t arg) {
-  (void)eng, (void)arg;
-  sim_run *r = subject;
-  for (size_t i = 0; i < r->ndev; i++)
-    if (r->alloc[i]) sim_dev_state(r, i, HS_POWER_IDLE);
-  fl_close_round(r, 0);
-}
-
-static void on_ring_computed(hs_engine *eng, void *subject, uint64_t i) {
-  sim_run *r = subject;
-  fl_state *fs = r->rs;
-  sim_dev_state(r, i, HS_POWER_IDLE);
-  if (--fs->ring_pending) return;
-  /* Every participant has its update: reduce-scatter + all-gather around the
-   * ring, paced by the slowest access link and the longest latency
-   * (hs_collective.h: 2(p-1) alpha + 2 (p-1)/p 8B/beta). */
-  hs_coll_params cp = {.bytes = (double)r->sc->model_bytes, .beta_bps = INFINITY};
-  for (size_t k = 0; k < r->ndev; k++) {
-    if (!r->alloc[k]) continue;
-    cp.ranks++;
-    if (sim_dev_sp(r, k)->access_bps < cp.beta_bps) cp.beta_bps = sim_dev_sp(r, k)->access_bps;
-    double lat = sim_dev_sp(r, k)->access_latency_s;
-    if (lat > cp.alpha_s) cp.alpha_s = lat;
-    sim_dev_state(r, k, HS_POWER_COMM);
-  }
-  double t = hs_collective_find("ring")->time_s(&cp);
-  /* each rank sends 2 (p-1)/p B; a byte crosses the sender's and the receiver's link */
-  fs->energy.bytes_hops += 2.0 * 2.0 * (double)(cp.ranks - 1) * (double)r->sc->model_bytes;
-  hs_engine_schedule_in(eng, t, 0, on_ring_done, r, 0);
-}
-
-static void ring_start_round(sim_run *r) {
-  fl_state *fs = r->rs;
-  fs->ring_pending = 0;
-  for (size_t i = 0; i < r->ndev; i++) {
-    if (r->alloc[i] == 0) {
-      if (r->sc->switch_off_unselected) sim_dev_state(r, i, HS_POWER_OFF);
-      continue;
-    }
-    fs->ring_pending++;
-  }
-  if (!fs->ring_pending) {
-    sim_fail(r, HS_EINVAL, "the policy selected no participant");
-    return;
-  }
-  for (size_t i = 0; i < r->ndev; i++) {
-    if (!r->alloc[i]) continue;
-    double t = fl_train_s(r, i); /* sets the level's power before BUSY */
-    sim_dev_state(r, i, HS_POWER_BUSY);
-    hs_engine_post_in(r->eng, t, 0, on_ring_computed, r, i);
-  }
-}
-
 static void fl_start_round(sim_run *r) {
   fl_state *fs = r->rs;
-  const fl_opts *o = r->sc->regime.opts;
   fs->pace_prev = fs->pace_now; /* the slack governor's target: the last round's pace */
   fs->pace_now = 0;
-  if (fs->tree) {
-    fl_tree_start_round(r);
-    return;
-  }
-  if (fs->ring) {
-    ring_start_round(r);
-    return;
-  }
-  fs->arrived = 0;
-  fs->participants = 0;
-  for (size_t i = 0; i < r->ndev; i++) {
-    fs->want[i] = 0;
-    if (r->alloc[i] == 0) {
-      if (r->sc->switch_off_unselected && !fs->busy[i]) sim_dev_state(r, i, HS_POWER_OFF);
-      continue;
-    }
-    fs->participants++;
-    if (fs->busy[i]) fs->want[i] = 1; /* still on a late update: joins when it lands */
-    else fl_begin(r, i);
-  }
-  if (fs->participants == 0) {
-    sim_fail(r, HS_EINVAL, "the policy selected no participant");
-    return;
-  }
-  fs->need = fs->threshold && o->k < fs->participants ? o->k : fs->participants;
+  if (fs->tree) fl_tree_start_round(r);
+  else if (fs->ring) fl_ring_start(r);
+  else fl_round_start(r);
 }
 
 static hs_status fl_setup(sim_run *r, hs_error *err) {
@@ -234,29 +68,33 @@ static hs_status fl_setup(sim_run *r, hs_error *err) {
                           r->sc->path, sim_dev_name(r, i));
   const fl_opts *o = r->sc->regime.opts;
   fl_state *fs = hs_calloc(1, sizeof *fs);
-  fs->threshold = !strcmp(o->topology, "threshold");
+  fl_topology topo = fl_topology_of(o);
+  fs->threshold = topo == FL_THRESHOLD;
   fs->fold = fs->threshold && !strcmp(o->late, "fold");
-  fs->ring = !strcmp(o->topology, "ring");
-  fs->busy = hs_calloc(r->ndev, 1);
-  fs->want = hs_calloc(r->ndev, 1);
-  fs->tag = hs_calloc(r->ndev, sizeof *fs->tag);
+  fs->ring = topo == FL_RING;
   r->rs = fs;
   fs->energy.ports = r->ndev + !fs->ring; /* a ring has no server */
-  if (!strcmp(o->topology, "hierarchical")) {
+  if (topo == FL_HIERARCHICAL) {
     hs_status st = fl_tree_setup(r, err);
     if (st == HS_OK) fs->energy.ports += fl_tree_nodes(r);
     return st;
   }
+  if (topo == FL_STAR || topo == FL_THRESHOLD) fl_round_setup(r);
   return HS_OK;
+}
+
+fl_topology fl_topology_of(const fl_opts *o) {
+  static const char *const names[] = {"star", "threshold", "hierarchical", "ring"};
+  for (int k = 0; o->topology && k < 4; k++)
+    if (!strcmp(o->topology, names[k])) return (fl_topology)k;
+  return FL_STAR; /* regime pma: no options */
 }
 
 static void fl_teardown(sim_run *r) {
   fl_state *fs = r->rs;
   if (!fs) return;
   fl_tree_free(fs->tree);
-  hs_free(fs->busy);
-  hs_free(fs->want);
-  hs_free(fs->tag);
+  hs_free(fs->arrived_n);
   hs_free(fs);
 }
 
@@ -342,6 +180,24 @@ static void fl_opts_free(void *opts) {
   hs_free(((fl_opts *)opts)->dvfs);
 }
 
+/* What a topology cannot do (sim_regime.cannot). */
+static const char *fl_cannot(const void *opts, unsigned what) {
+  const fl_opts *o = opts;
+  fl_topology t = fl_topology_of(o);
+  if (what & SIM_CAN_DEADLINE) {
+    if (t == FL_THRESHOLD)
+      return "topology \"threshold\" closes its round at the K-th update, not at a deadline";
+    if (t == FL_HIERARCHICAL)
+      return "topology \"hierarchical\" has no round deadline (its aggregators wait for "
+             "every child)";
+    if (t == FL_RING) return "topology \"ring\" has no round deadline (no server closes the round)";
+  }
+  if ((what & SIM_CAN_LEARN) && t == FL_THRESHOLD && o->late && !strcmp(o->late, "fold"))
+    return "late \"fold\" folds updates trained from an older model, which a FedAvg round "
+           "cannot express (use late \"drop\")";
+  return NULL;
+}
+
 static const uint32_t *fl_groups(const void *opts) { return ((const fl_opts *)opts)->group_of; }
 
 static const char *const topologies[] = {"star", "threshold", "hierarchical", "ring", NULL};
@@ -380,10 +236,32 @@ const sim_regime sim_regime_fl = {
     .opts_free = fl_opts_free,
     .groups = fl_groups,
     .caps_refused = HS_POLICY_CAP_STEP_LEVEL,
+    .can = SIM_CAN_FEDAVG | SIM_CAN_DEADLINE | SIM_CAN_AVAIL,
+    .cannot = fl_cannot,
+    /* the participation byte; hierarchical: the leaves' two counts */
+    .dev_bytes = 1 + 2 * sizeof(uint32_t),
     .setup = fl_setup,
     .start_round = fl_start_round,
     .teardown = fl_teardown,
     .summary_fields = fl_summary,
     .system_energy = fl_system_energy,
     .metric_group = "system",
+};
+
+/* Every round-level policy, selection included; a step-level one (ema-batch)
+ * sizes optimiser steps, which local training does not synchronise. No
+ * telemetry hook: a participant reports the run's default, its allocation
+ * and the busy time and energy the ledger saw in the round (a lost one's
+ * allocation is 0 by then, so it reports 0/0/0). No options: fl's, zeroed,
+ * are topology star, no DVFS, no server time; no system energy metrics. */
+const sim_regime sim_regime_pma = {
+    .name = "pma",
+    .summary = "periodic model averaging: local training, sync at round end",
+    .opts_size = sizeof(fl_opts),
+    .caps_refused = HS_POLICY_CAP_STEP_LEVEL,
+    .can = SIM_CAN_FEDAVG | SIM_CAN_DEADLINE | SIM_CAN_AVAIL,
+    .dev_bytes = 1, /* the participation byte */
+    .setup = fl_setup,
+    .start_round = fl_start_round,
+    .teardown = fl_teardown,
 };

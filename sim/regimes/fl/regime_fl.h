@@ -1,6 +1,8 @@
-/* regime_fl.h: what regime_fl.c (the regime, star and threshold) shares with
- * regime_fl_tree.c (the hierarchical topology): the options and the tree's
- * entry points. Private to hetsim::sim. */
+/* regime_fl.h: what the files of the fl round machine share (regimes fl and
+ * pma): regime_fl.c (descriptors, options, set-up), regime_fl_round.c (star,
+ * threshold, the close of every round), regime_fl_ring.c, regime_fl_tree.c
+ * (hierarchical), regime_fl_dvfs.c, regime_fl_energy.c: the options, the
+ * run's state and the entry points. Private to hetsim::sim's regimes. */
 #ifndef SIM_REGIME_FL_H
 #define SIM_REGIME_FL_H
 
@@ -107,12 +109,43 @@ double fl_server_agg_s(const sim_run *r, size_t updates);
 /* energy_server_j, energy_network_j, energy_system_j. */
 void fl_energy_summary(const sim_run *r, const fl_energy_acc *a, double makespan_s,
                        double aggregators_j, hs_summary *s);
-/* The run's accumulator (regime_fl.c owns it); the server's aggregation of
- * `updates` updates, then the end of the round (both topologies). */
+/* The run's accumulator (regime_fl.c owns it); the round's FedAvg
+ * (learning), the server's aggregation of `updates` updates, then the end of
+ * the round (every topology: regime_fl_round.c). */
 fl_energy_acc *fl_state_energy(sim_run *r);
 void fl_close_round(sim_run *r, size_t updates);
 
 typedef struct fl_tree fl_tree;
+
+typedef enum fl_topology { FL_STAR, FL_THRESHOLD, FL_HIERARCHICAL, FL_RING } fl_topology;
+/* The topology option (regime pma has none: star). */
+fl_topology fl_topology_of(const fl_opts *o);
+
+/* The run's state (regime_fl.c sets it up; regime_fl_round.c, regime_fl_ring.c and
+ * regime_fl_tree.c run the rounds). */
+typedef struct fl_state {
+  bool threshold, fold, ring;
+  fl_tree *tree;        /* topology hierarchical (regime_fl_tree.c) */
+  fl_energy_acc energy;
+  double pace_prev, pace_now; /* slowest nominal training, previous / this round (dvfs) */
+  size_t ring_pending;  /* ring: participants still training */
+  /* star and threshold (regime_fl_round.c) */
+  uint32_t epoch;       /* bumps when a round opens */
+  bool closing;         /* the server is aggregating: arrivals now are late */
+  bool waiting;         /* no device available: the round opens when one returns */
+  bool can_one_pass;    /* star without dynamics, deadline and DVFS */
+  bool one_pass;        /* this round is run in one pass: also no traces */
+  size_t pending;       /* arrivals still needed to close the round */
+  size_t need, participants;
+  uint64_t *arrived_n;  /* threshold with learning: the samples that arrived in time */
+  uint64_t late_updates, folded_updates;
+} fl_state;
+
+/* regime_fl_round.c: star and threshold; the close of every topology's round. */
+void fl_round_setup(sim_run *r);
+void fl_round_start(sim_run *r);
+/* regime_fl_ring.c */
+void fl_ring_start(sim_run *r);
 
 hs_status fl_levels_parse(sim_opt_ctx *c, const cJSON *node, fl_opts *o);
 void fl_levels_print(cJSON *reg, const fl_opts *o);

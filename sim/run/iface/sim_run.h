@@ -47,9 +47,9 @@
 typedef struct sim_devagg sim_devagg;
 
 typedef struct sim_hot {
-  double work_s; /* PMA's one-pass round (regime_pma.c): its compute work, drawn at
-                    the round start, then the download's end */
-  double t2, t3; /* PMA's one-pass round: the compute's and the upload's end */
+  double work_s; /* the one-pass round (regimes/fl/regime_fl_round.c): its compute work,
+                    drawn at the round start, then the download's end */
+  double t2, t3; /* the one-pass round: the compute's and the upload's end */
 } sim_hot;
 _Static_assert(sizeof(sim_hot) + 1 <= HS_LEDGER_USER_BYTES,
                "sim_hot and PMA's participation byte live in the ledger's user bytes");
@@ -136,7 +136,7 @@ struct sim_run {
 static inline sim_hot *sim_dev_hot(const sim_run *r, size_t i) {
   return (sim_hot *)(void *)(r->hot + i * r->hot_stride);
 }
-/* PMA's participation byte of device i (regime_pma.c), the user byte after
+/* The fl round's participation byte of device i (regime_fl_round.c), the user byte after
  * its sim_hot: the events that read it touch the line anyway. */
 static inline unsigned char *sim_dev_part(const sim_run *r, size_t i) {
   return r->hot + i * r->hot_stride + sizeof(sim_hot);
@@ -261,6 +261,8 @@ void sim_round_end(sim_run *r);
  * (n samples, mixing weight a). False when the learner failed (the run then
  * fails with its message). */
 bool sim_learn_round_fedavg(sim_run *r);
+/* The same with the samples each device trained given (0: no update). */
+bool sim_learn_round_fedavg_of(sim_run *r, const uint64_t *n);
 bool sim_learn_arrival(sim_run *r, size_t i, uint64_t n, double a);
 /* Record an error raised inside a handler and stop the engine. */
 void sim_fail(sim_run *r, hs_status st, const char *msg);

@@ -12,6 +12,11 @@
  *   not a number or a word (hfl-ddp's silos) go through opt_parse, opt_print
  *   and opts_free with the sim_opt_* helpers below, which keep the loader's
  *   error format ("<file>: <JSON path>: <reason>").
+ * - What it can do with the blocks that are not its own (can, cannot:
+ *   learning and how, a round deadline, device absences): the loader refuses
+ *   a scenario that asks for anything else, with one line naming the key and
+ *   the regime; its memory per device (run_memory.c), the extra files it
+ *   writes (outputs), its group of optional metrics (metric_group).
  * - Its participant groups (groups: e.g. silos, one controller group each).
  * - The policy capabilities (hs_policy_caps) it cannot run or must have.
  * - Its run: set-up, binding to the controller, the events of a round,
@@ -70,9 +75,40 @@ typedef struct sim_meter {
   double train_j;   /* training energy */
 } sim_meter;
 
+/* What a regime can do with the blocks of a scenario that are not its own
+ * (learning, dynamics): sim_regime.can. The loader refuses, with one line
+ * naming the key and the regime, a scenario that asks a regime for
+ * something it cannot do, so no block is silently ignored. */
+enum {
+  SIM_CAN_FEDAVG = 1u << 0,   /* learns: FedAvg of each round's participants
+                                 (sim_learn_round_fedavg) */
+  SIM_CAN_DDP = 1u << 1,      /* learns: DDP steps in groups, a group average at the
+                                 round's end (sim_learn_ddp_step, sim_learn_groups_end) */
+  SIM_CAN_ASYNC = 1u << 2,    /* learns: asynchronous arrivals (sim_learn_arrival) */
+  SIM_CAN_DEADLINE = 1u << 3, /* dynamics.deadline_s: the server closes the round */
+  SIM_CAN_AVAIL = 1u << 4,    /* dynamics availability (traces, on/off processes):
+                                 paused by the run (dyn.c), or taken by the regime
+                                 itself when it sets r->on_avail in setup */
+};
+#define SIM_CAN_LEARN (SIM_CAN_FEDAVG | SIM_CAN_DDP | SIM_CAN_ASYNC)
+
 typedef struct sim_regime {
   const char *name;
   const char *summary;
+
+  /* --- what it can do, what it costs, what it writes --- */
+  unsigned can; /* SIM_CAN_* */
+  /* Options that rule out one of `can` (fl: no deadline on a ring): the
+   * reason (one line, after "regime <name>: "), or NULL when `what` (one
+   * SIM_CAN_* bit) holds with these options. NULL hook: `can` alone decides. */
+  const char *(*cannot)(const void *opts, unsigned what);
+  /* Bytes per device of its own per-device state, and per optimiser step
+   * of a round (DDP's batch schedule), for the run's memory estimate
+   * (run_memory.c). */
+  size_t dev_bytes, step_bytes;
+  /* The extra files its runs write in the output folder (NULL-terminated;
+   * NULL: none): a run that does not write one removes an earlier run's. */
+  const char *const *outputs;
 
   /* --- options (all may be NULL / 0 for a regime without options) --- */
   const sim_regime_opt *opts;

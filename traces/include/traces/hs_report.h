@@ -103,10 +103,14 @@ void hs_report_learning(hs_report *r, const hs_learning_row *row); /* no-op unle
  * folder: streamed to a temporary name like the others, renamed into place
  * with them by hs_report_commit, removed by hs_report_abort. NULL with err set
  * when it cannot be opened, or past HS_REPORT_EXTRA_MAX files (learning.csv
- * is one of them). learning.csv and agc.csv of an earlier run in the folder
- * are removed on commit when this run did not write them. */
+ * is one of them). learning.csv, and the files declared with
+ * hs_report_optional, of an earlier run in the folder are removed on commit
+ * when this run did not write them. */
 #define HS_REPORT_EXTRA_MAX 5
 FILE *hs_report_extra(hs_report *r, const char *name, hs_error *err);
+/* `name` is an extra file some runs write (a regime's own table): removed on
+ * commit when this run did not write it (the caller lists every regime's). */
+void hs_report_optional(hs_report *r, const char *name);
 /* Append a member to summary.json, after the fields: key and its value as
  * JSON text (one line; both copied). Members are written in the order added. */
 void hs_report_add_json(hs_report *r, const char *key, const char *json);
