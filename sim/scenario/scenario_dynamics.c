@@ -204,11 +204,13 @@ done:
   return st;
 }
 
+const char *const scn_dynamics_keys[] = {"thermal",            "start_c", "deadline_s",
+                                         "availability_trace", "devices", NULL};
+
 hs_status scn_parse_dynamics(ctx *c, const cJSON *root) {
   const cJSON *o = scn_member(root, "dynamics");
   if (!o) return HS_OK;
-  static const char *const keys[] = {"thermal", "start_c", "deadline_s", "availability_trace",
-                                     "devices", NULL};
+  const char *const *keys = scn_dynamics_keys;
   hs_scenario *sc = &c->s->pub;
   size_t mark = sim_jpath_key(&c->path, "dynamics");
   hs_status st;

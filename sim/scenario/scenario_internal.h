@@ -1,7 +1,8 @@
 /* scenario_internal.h: what the files of the scenario loader share.
  *
- *   scenario.c          the pipeline (parse, load, destroy), root, policy,
- *                       telemetry, lookups
+ *   scenario.c          the pipeline (parse, load, destroy) driven by the
+ *                       block table, lookups
+ *   scenario_root.c     the root's scalar keys, policy, telemetry, the budget
  *   scenario_get.c      error messages and the typed, range-checked getters
  *   scenario_devices.c  network, devices (profiles, speed traces), expanded
  *                       devices and names (no per-device table)
@@ -70,8 +71,11 @@ typedef struct ovr_mark {
   const char *key;          /* as the user wrote it */
 } ovr_mark;
 
+typedef struct scn_block scn_block;
+
 /* The parse context (regimes see it as the opaque sim_opt_ctx). */
 typedef struct sim_opt_ctx {
+  const scn_block *block; /* the table line being parsed */
   const char *origin;
   const char *dir;
   sim_jpath path;
@@ -80,6 +84,72 @@ typedef struct sim_opt_ctx {
   hs_error *err;
   sim_scn *s;
 } ctx;
+
+/* --- the block table (scenario.c) ---------------------------------------------
+ * One line per top-level key, in the format's order: the order
+ * hs_scenario_to_json prints and `hetsim reference scenario-keys` lists.
+ * Lines are parsed in the order of `step` (the pipeline: a block parsed later
+ * may read what earlier ones set; the first problem found stops the load, so
+ * the step order decides which of several problems a file reports). A line
+ * without a key is a check across blocks. */
+typedef enum scn_type { SCN_OBJECT, SCN_UINT, SCN_NUM, SCN_STR, SCN_BOOL, SCN_ARRAY } scn_type;
+
+struct scn_block {
+  const char *key; /* NULL: a check across blocks (parse only) */
+  unsigned step;   /* parse order (unique; spaced so a line can go between) */
+  /* One of the first format's keys: listed before the later ones in the
+   * unknown-key message (which lists every key). */
+  bool first_format;
+  hs_status (*parse)(ctx *c, const cJSON *root); /* reads c->block; NULL: read by another line */
+  void (*print)(const hs_scenario *sc, cJSON *root); /* NULL: printed by another line */
+  void (*free)(hs_scenario *sc);                     /* NULL: owns nothing */
+  /* For scalars (read by scn_get_line) and the reference: */
+  scn_type type;
+  bool required;
+  double def, lo, hi;    /* UINT, NUM, BOOL (def: 0 or 1) */
+  bool lo_open;          /* NUM: lo excluded (hi: INFINITY or included) */
+  const char *def_text;  /* STR: the default; others: what a missing block means */
+  const char *const *keys; /* OBJECT: its keys (the list its parse checks); NULL: see doc */
+  const char *doc;
+};
+
+extern const scn_block scn_blocks[];
+extern const size_t scn_nblocks;
+
+/* scenario_root.c: the root's keys, policy, telemetry, the budget */
+hs_status scn_get_line(ctx *c, const cJSON *root, double *out); /* UINT, NUM line */
+hs_status scn_parse_name(ctx *c, const cJSON *root);
+void scn_print_name(const hs_scenario *sc, cJSON *root);
+void scn_free_name(hs_scenario *sc);
+hs_status scn_parse_description(ctx *c, const cJSON *root);
+void scn_print_description(const hs_scenario *sc, cJSON *root);
+void scn_free_description(hs_scenario *sc);
+hs_status scn_parse_seed(ctx *c, const cJSON *root);
+void scn_print_seed(const hs_scenario *sc, cJSON *root);
+hs_status scn_parse_task(ctx *c, const cJSON *root);
+void scn_print_task(const hs_scenario *sc, cJSON *root);
+void scn_free_task(hs_scenario *sc);
+hs_status scn_parse_model_bytes(ctx *c, const cJSON *root);
+void scn_print_model_bytes(const hs_scenario *sc, cJSON *root);
+hs_status scn_parse_rounds(ctx *c, const cJSON *root);
+void scn_print_rounds(const hs_scenario *sc, cJSON *root);
+hs_status scn_parse_samples_per_round(ctx *c, const cJSON *root);
+void scn_print_samples_per_round(const hs_scenario *sc, cJSON *root);
+hs_status scn_parse_batch_size(ctx *c, const cJSON *root);
+void scn_print_batch_size(const hs_scenario *sc, cJSON *root);
+hs_status scn_parse_switch_off(ctx *c, const cJSON *root);
+void scn_print_switch_off(const hs_scenario *sc, cJSON *root);
+hs_status scn_parse_policy(ctx *c, const cJSON *root);
+void scn_print_policy(const hs_scenario *sc, cJSON *root);
+extern const char *const scn_telemetry_keys[];
+hs_status scn_parse_telemetry(ctx *c, const cJSON *root);
+void scn_print_telemetry(const hs_scenario *sc, cJSON *root);
+hs_status scn_check_budget(ctx *c, const cJSON *root);
+
+/* scenario_json.c: members added to a printed object (abort on no memory) */
+void scn_add_num(cJSON *o, const char *key, double v);
+void scn_add_str(cJSON *o, const char *key, const char *v);
+cJSON *scn_add_obj(cJSON *o, const char *key);
 
 /* scenario_get.c */
 const char *scn_shown(const char *text, char *buf, size_t cap);
@@ -109,22 +179,29 @@ hs_status scn_get_choice(ctx *c, const cJSON *obj, const char *key, const char *
                          const char *const *choices, char **out);
 
 /* scenario_devices.c */
+extern const char *const scn_network_keys[], *const scn_device_keys[];
 hs_status scn_parse_network(ctx *c, const cJSON *root);
+void scn_print_network(const hs_scenario *sc, cJSON *root);
+void scn_free_network(hs_scenario *sc);
 hs_status scn_parse_devices(ctx *c, const cJSON *root);
-hs_status scn_devices_check(ctx *c);
+void scn_print_devices(const hs_scenario *sc, cJSON *root);
+void scn_free_devices(hs_scenario *sc);
+hs_status scn_devices_check(ctx *c, const cJSON *root); /* names unique (a check line) */
 void scn_names_build(sim_scn *s);
 bool scn_find_name(const sim_scn *s, const char *name, size_t *first, size_t *n);
 
 /* scenario_regime.c */
 hs_status scn_parse_regime(ctx *c, const cJSON *root);
-void scn_print_regime(const sim_scn *s, cJSON *regime); /* scenario_json.c */
-void scn_free_regime(sim_scn *s);
+void scn_print_regime(const hs_scenario *sc, cJSON *root);
+void scn_free_regime(hs_scenario *sc);
 
 /* scenario_dynamics.c: the optional "dynamics" block (sim/run/iface/dyn.h) */
+extern const char *const scn_dynamics_keys[];
 hs_status scn_parse_dynamics(ctx *c, const cJSON *root);
 void scn_print_dynamics(const hs_scenario *sc, cJSON *root);
 void scn_free_dynamics(hs_scenario *sc);
 /* scenario_learning.c: the "learning" block (sc->learning stays NULL when off) */
+extern const char *const scn_learning_keys[];
 hs_status scn_parse_learning(ctx *c, const cJSON *root);
 void scn_print_learning(const hs_scenario *sc, cJSON *root);
 void scn_free_learning(hs_scenario *sc);

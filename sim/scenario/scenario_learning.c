@@ -242,13 +242,15 @@ static hs_status get_counts(ctx *c, const cJSON *b, learn_own *o) {
   return st;
 }
 
+const char *const scn_learning_keys[] = {
+    "mode",         "data",        "partition",   "alpha",           "counts",
+    "optimizer",    "lr",          "eval_every",  "eval_samples",    "max_samples",
+    "target_loss",  "target_accuracy", "threads", "curve_profile",   NULL};
+
 static hs_status parse_block(ctx *c, const cJSON *b, learn_own *o) {
   hs_scenario *sc = &c->s->pub;
   hs_learning_spec *l = &o->pub;
-  static const char *const keys[] = {"mode",          "data",          "partition",   "alpha",
-                                     "counts",        "optimizer",     "lr",          "eval_every",
-                                     "eval_samples",  "max_samples",   "target_loss", "target_accuracy",
-                                     "threads",       "curve_profile", NULL};
+  const char *const *keys = scn_learning_keys;
   hs_status st;
   double every, evaln, maxs, thr;
   if ((st = scn_check_keys(c, b, keys)) ||

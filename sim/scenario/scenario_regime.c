@@ -151,9 +151,11 @@ hs_status scn_parse_regime(ctx *c, const cJSON *root) {
   return HS_OK;
 }
 
-void scn_free_regime(sim_scn *s) {
+void scn_free_regime(hs_scenario *sc) {
+  sim_scn *s = (sim_scn *)sc;
   const sim_regime *rg = s->regime;
   void *opts = s->pub.regime.opts;
+  hs_free(sc->regime.kind);
   if (!opts) return;
   for (size_t i = 0; rg && i < rg->nopts; i++)
     if (rg->opts[i].type == SIM_OPT_CHOICE)
