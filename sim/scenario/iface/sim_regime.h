@@ -126,6 +126,9 @@ typedef struct sim_regime {
   /* The group of optional metrics its runs report (hs_metrics.h), e.g.
    * "system"; NULL: none. The metrics' lines in metrics.c name the group. */
   const char *metric_group;
+  /* The column table of the extra CSV file its runs write (agc.csv), for
+   * the column reference; NULL: none. */
+  const struct hs_csv_table *csv;
 } sim_regime;
 
 /* The registered regime with this name, or NULL. */
