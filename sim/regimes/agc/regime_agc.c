@@ -652,4 +652,5 @@ const sim_regime sim_regime_agc = {
     .telemetry = agc_telemetry,
     .summary_fields = agc_summary,
     .csv = &agc_csv,
+    .metric_group = "agc",
 };
