@@ -26,5 +26,6 @@ int hs_cmd_sweep(int argc, char **argv);
 int hs_cmd_plot(int argc, char **argv);
 int hs_cmd_optimize(int argc, char **argv);
 int hs_cmd_agc_plan(int argc, char **argv);
+int hs_cmd_reference(int argc, char **argv);
 
 #endif

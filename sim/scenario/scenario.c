@@ -82,7 +82,7 @@ const scn_block scn_blocks[] = {
     {"model", 0, false, NULL, NULL, NULL, .type = SCN_OBJECT, .def_text = "none",
      .doc = "the model's parameters, state and activations (fsdp); read with \"topology\""},
     {"telemetry", 150, true, scn_parse_telemetry, scn_print_telemetry, NULL, .type = SCN_OBJECT,
-     .keys = scn_telemetry_keys, .doc = "noise on what the meters report (fractions, 0: exact)"},
+     .def_text = "no noise", .keys = scn_telemetry_keys, .doc = "noise on what the meters report (fractions, 0: exact)"},
     {"switch_off_unselected", 90, true, scn_parse_switch_off, scn_print_switch_off, NULL,
      .type = SCN_BOOL, .def = 0, .doc = "devices given no samples are powered off for the round"},
     {"learning", 190, true, scn_parse_learning, scn_print_learning, scn_free_learning,

@@ -134,9 +134,19 @@ void hs_csv_write_row(FILE *f, const hs_csv_table *t, const void *row) {
   flush(&l);
 }
 
+void hs_md_cell(FILE *f, const char *s) {
+  for (; s && *s; s++) {
+    if (*s == '|') fputc('\\', f);
+    fputc(*s, f);
+  }
+}
+
 void hs_csv_write_reference(FILE *f, const hs_csv_table *t) {
   fprintf(f, "## %s\n\n%s\n\n| column | unit | meaning |\n|---|---|---|\n", t->file, t->when);
-  for (size_t i = 0; i < t->ncols; i++)
-    fprintf(f, "| `%s` | %s | %s |\n", t->cols[i].name, t->cols[i].unit, t->cols[i].doc);
+  for (size_t i = 0; i < t->ncols; i++) {
+    fprintf(f, "| `%s` | %s | ", t->cols[i].name, t->cols[i].unit);
+    hs_md_cell(f, t->cols[i].doc);
+    fputs(" |\n", f);
+  }
   fputc('\n', f);
 }

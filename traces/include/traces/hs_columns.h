@@ -59,5 +59,7 @@ void hs_csv_write_row(FILE *f, const hs_csv_table *t, const void *row);
 /* The table as a Markdown section (the column reference): "## <file>", its
  * `when`, and one table row per column (name, unit, meaning). */
 void hs_csv_write_reference(FILE *f, const hs_csv_table *t);
+/* s as the text of a Markdown table cell ('|' escaped); NULL: nothing. */
+void hs_md_cell(FILE *f, const char *s);
 
 #endif

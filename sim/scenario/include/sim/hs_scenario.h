@@ -27,6 +27,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "policies/hs_policy.h"
 #include "base/hs_status.h"
@@ -194,5 +195,10 @@ const uint32_t *hs_scenario_groups(const hs_scenario *sc);
  * Deterministic: the same scenario gives the same bytes. Loading the output
  * again (from the same folder) gives the same scenario. */
 char *hs_scenario_to_json(const hs_scenario *sc);
+
+/* The scenario-key reference as Markdown (sim/doc/reference/scenario-keys.md):
+ * the top-level keys, each regime's options and each policy's keys, printed
+ * from the tables the loader reads (scenario_reference.c). */
+void hs_scenario_reference(FILE *out);
 
 #endif
