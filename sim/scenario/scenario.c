@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "base/hs_alloc.h"
+#include "base/hs_assert.h"
 #include "traces/hs_outfile.h"
 #include "traces/hs_speed_trace.h"
 #include "base/hs_util.h"
@@ -40,61 +41,50 @@
 #endif
 
 /* --- the block table ------------------------------------------------------------
- * In the format's order (printing, the reference). `step` is the pipeline's
+ * One line per block, in the format's order (printing, the reference). A
+ * block's `step` (in its descriptor) is the pipeline's
  * order, today's exactly: root scalars, network, devices, topology, regime
  * (its defaults read the devices), policy (the regime says which apply),
  * telemetry, dynamics, the budget and name checks, and learning last (real
  * mode reads the data set, so every cheaper check comes first). */
-#define NUM_LINE(req, d, l, lopen, h) \
-  .type = SCN_NUM, .required = req, .def = d, .lo = l, .lo_open = lopen, .hi = h
-#define UINT_LINE(req, d, l, h) .type = SCN_UINT, .required = req, .def = d, .lo = l, .hi = h
+/* Each line is a block's descriptor, scn_block_<name>, defined in the
+ * block's file (scenario_root.c: the root's own keys, policy, telemetry). */
+#define SCN_BLOCKS(X) \
+  X(name)                \
+  X(description)         \
+  X(seed)                \
+  X(task)                \
+  X(model_bytes)         \
+  X(rounds)              \
+  X(samples_per_round)   \
+  X(batch_size)          \
+  X(regime)              \
+  X(policy)              \
+  X(devices)             \
+  X(network)             \
+  X(topology)            \
+  X(model)               \
+  X(telemetry)           \
+  X(switch_off)          \
+  X(learning)            \
+  X(dynamics)            \
+  X(budget)              \
+  X(names)
 
-const scn_block scn_blocks[] = {
-    {"name", 10, true, scn_parse_name, scn_print_name, scn_free_name, .type = SCN_STR,
-     .def_text = "the file name without \".json\"", .doc = "the scenario's name (no control characters)"},
-    {"description", 20, true, scn_parse_description, scn_print_description, scn_free_description,
-     .type = SCN_STR, .doc = "free text, printed back"},
-    {"seed", 30, true, scn_parse_seed, scn_print_seed, NULL, UINT_LINE(false, 1, 0, SCN_MAX_U53),
-     .doc = "the master seed: every random stream derives from it"},
-    {"task", 40, true, scn_parse_task, scn_print_task, scn_free_task, .type = SCN_STR,
-     .def_text = "mnist", .doc = "the task every device profile must have been measured on"},
-    {"model_bytes", 50, true, scn_parse_model_bytes, scn_print_model_bytes, NULL,
-     NUM_LINE(true, 0, 0, true, INFINITY), .doc = "bytes of the model each transfer moves"},
-    {"rounds", 60, true, scn_parse_rounds, scn_print_rounds, NULL, UINT_LINE(true, 0, 1, 1e9),
-     .doc = "rounds to run"},
-    {"samples_per_round", 70, true, scn_parse_samples_per_round, scn_print_samples_per_round, NULL,
-     UINT_LINE(true, 0, 1, SCN_MAX_U53), .doc = "the round's sample budget the policy splits"},
-    {"batch_size", 80, true, scn_parse_batch_size, scn_print_batch_size, NULL,
-     UINT_LINE(false, 32, 1, 1e9), .doc = "samples per optimiser step"},
-    {"regime", 130, true, scn_parse_regime, scn_print_regime, scn_free_regime, .type = SCN_OBJECT,
-     .def_text = "{\"kind\": \"pma\"}", .doc = "how a round runs: \"kind\" and that regime's options"},
-    {"policy", 140, true, scn_parse_policy, scn_print_policy, NULL, .type = SCN_OBJECT,
-     .def_text = "{\"kind\": \"equal\"}", .doc = "the controller: \"kind\" and that policy's keys"},
-    {"devices", 110, true, scn_parse_devices, scn_print_devices, scn_free_devices,
-     .type = SCN_ARRAY, .required = true, .keys = scn_device_keys,
-     .doc = "entries of devices: a profile, a link, a count"},
-    {"network", 100, true, scn_parse_network, scn_print_network, scn_free_network,
-     .type = SCN_OBJECT, .required = true, .keys = scn_network_keys,
-     .doc = "links by name (bandwidth_mbps, latency_ms) and the server's link"},
-    {"topology", 120, false, scn_parse_topology, scn_print_topology, scn_free_topology,
-     .type = SCN_OBJECT, .def_text = "none",
-     .doc = "a GPU cluster's nodes, NICs and tiers (fsdp); read with \"model\""},
-    {"model", 0, false, NULL, NULL, NULL, .type = SCN_OBJECT, .def_text = "none",
-     .doc = "the model's parameters, state and activations (fsdp); read with \"topology\""},
-    {"telemetry", 150, true, scn_parse_telemetry, scn_print_telemetry, NULL, .type = SCN_OBJECT,
-     .def_text = "no noise", .keys = scn_telemetry_keys, .doc = "noise on what the meters report (fractions, 0: exact)"},
-    {"switch_off_unselected", 90, true, scn_parse_switch_off, scn_print_switch_off, NULL,
-     .type = SCN_BOOL, .def = 0, .doc = "devices given no samples are powered off for the round"},
-    {"learning", 190, true, scn_parse_learning, scn_print_learning, scn_free_learning,
-     .type = SCN_OBJECT, .def_text = "off", .keys = scn_learning_keys,
-     .doc = "learning in the loop: data, partition, optimiser, evaluation"},
-    {"dynamics", 160, false, scn_parse_dynamics, scn_print_dynamics, scn_free_dynamics,
-     .type = SCN_OBJECT, .def_text = "none", .keys = scn_dynamics_keys,
-     .doc = "devices that change: thermal throttling, co-tenants, availability"},
-    {NULL, 170, false, scn_check_budget, .doc = "samples_per_round covers every min_samples"},
-    {NULL, 180, false, scn_devices_check, .doc = "device and entry names are unique"},
-};
+#define DECLARE(n) extern const scn_block scn_block_##n;
+SCN_BLOCKS(DECLARE)
+#define ADDRESS(n) &scn_block_##n,
+const scn_block *const scn_blocks[] = {SCN_BLOCKS(ADDRESS)};
 const size_t scn_nblocks = sizeof scn_blocks / sizeof scn_blocks[0];
+_Static_assert(sizeof scn_blocks / sizeof scn_blocks[0] <= SCN_MAX_BLOCKS,
+               "every block has a data slot (sim_scn.block_data)");
+
+void **scn_block_data(hs_scenario *sc, const scn_block *b) {
+  for (size_t i = 0; i < scn_nblocks; i++)
+    if (scn_blocks[i] == b) return &((sim_scn *)sc)->block_data[i];
+  HS_ASSERT(0, "a block of the table");
+  return NULL;
+}
 
 /* The top-level keys, as the unknown-key message lists them: the first
  * format's, then the later ones, each in table order. */
@@ -103,7 +93,7 @@ static const char *const *root_keys(const char *keys[NROOT]) {
   size_t n = 0;
   for (int late = 0; late < 2; late++)
     for (size_t i = 0; i < scn_nblocks; i++)
-      if (scn_blocks[i].key && scn_blocks[i].first_format == !late) keys[n++] = scn_blocks[i].key;
+      if (scn_blocks[i]->key && scn_blocks[i]->first_format == !late) keys[n++] = scn_blocks[i]->key;
   keys[n] = NULL;
   return keys;
 }
@@ -117,7 +107,7 @@ static hs_status parse_root(ctx *c, const cJSON *root) {
   for (;;) {
     const scn_block *next = NULL;
     for (size_t i = 0; i < scn_nblocks; i++) {
-      const scn_block *b = &scn_blocks[i];
+      const scn_block *b = scn_blocks[i];
       if (b->parse && b->step > done && (!next || b->step < next->step)) next = b;
     }
     if (!next) return HS_OK;
@@ -224,7 +214,7 @@ hs_scenario *hs_scenario_load(const char *path, const hs_override *ovr, size_t n
 void hs_scenario_destroy(hs_scenario *sc) {
   if (!sc) return;
   for (size_t i = 0; i < scn_nblocks; i++)
-    if (scn_blocks[i].free) scn_blocks[i].free(sc);
+    if (scn_blocks[i]->free) scn_blocks[i]->free(sc);
   hs_free(sc->path);
   hs_free(sc->dir);
   hs_free(sc);

@@ -556,3 +556,22 @@ void scn_free_network(hs_scenario *sc) {
   hs_free(sc->links);
   hs_free(sc->server_link);
 }
+
+/* --- its blocks: lines of the loader's block table (scenario.c) --- */
+
+const scn_block scn_block_devices = {
+    .key = "devices", .step = 110, .first_format = true,
+    .parse = scn_parse_devices, .print = scn_print_devices, .free = scn_free_devices,
+    .type = SCN_ARRAY, .required = true, .keys = scn_device_keys,
+    .doc = "entries of devices: a profile, a link, a count"};
+
+const scn_block scn_block_network = {
+    .key = "network", .step = 100, .first_format = true,
+    .parse = scn_parse_network, .print = scn_print_network, .free = scn_free_network,
+    .type = SCN_OBJECT, .required = true, .keys = scn_network_keys,
+    .doc = "links by name (bandwidth_mbps, latency_ms) and the server's link"};
+
+const scn_block scn_block_names = {
+    .step = 180,
+    .parse = scn_devices_check,
+    .doc = "device and entry names are unique"};

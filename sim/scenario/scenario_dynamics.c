@@ -274,3 +274,11 @@ void scn_free_dynamics(hs_scenario *sc) {
   hs_free(dy);
   sc->dynamics = NULL;
 }
+
+/* --- its block: lines of the loader's block table (scenario.c) --- */
+
+const scn_block scn_block_dynamics = {
+    .key = "dynamics", .step = 160,
+    .parse = scn_parse_dynamics, .print = scn_print_dynamics, .free = scn_free_dynamics,
+    .type = SCN_OBJECT, .def_text = "none", .keys = scn_dynamics_keys,
+    .doc = "devices that change: thermal throttling, co-tenants, availability"};

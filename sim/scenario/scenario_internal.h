@@ -31,6 +31,7 @@
 #include "sim_regime.h"
 
 /* Limits that catch typos, not physics. */
+#define SCN_MAX_BLOCKS 32 /* lines of the block table (scn_block_data) */
 #define SCN_MAX_TOTAL_DEVICES 10000000u /* 10^7 expanded devices */
 #define SCN_MAX_NAME 64
 #define SCN_MAX_U53 9007199254740992.0 /* 2^53: integers JSON numbers hold exactly */
@@ -64,6 +65,7 @@ typedef struct sim_scn {
   bool policy_seed_set; /* policy.seed written explicitly */
   sim_topo topo;        /* "topology" (scenario_topology.c) */
   sim_model model;      /* "model" */
+  void *block_data[SCN_MAX_BLOCKS]; /* scn_block_data */
 } sim_scn;
 
 typedef struct ovr_mark {
@@ -86,12 +88,16 @@ typedef struct sim_opt_ctx {
 } ctx;
 
 /* --- the block table (scenario.c) ---------------------------------------------
- * One line per top-level key, in the format's order: the order
- * hs_scenario_to_json prints and `hetsim reference scenario-keys` lists.
- * Lines are parsed in the order of `step` (the pipeline: a block parsed later
- * may read what earlier ones set; the first problem found stops the load, so
- * the step order decides which of several problems a file reports). A line
- * without a key is a check across blocks. */
+ * One descriptor per top-level key (scn_block_<name>, in the block's file),
+ * listed by one line of the table in scenario.c in the format's order: the
+ * order hs_scenario_to_json prints and `hetsim reference scenario-keys`
+ * lists. Blocks are parsed in the order of `step` (the pipeline: a block
+ * parsed later may read what earlier ones set; the first problem found stops
+ * the load, so the step order decides which of several problems a file
+ * reports). A descriptor without a key is a check across blocks.
+ * A new block: its file (parse, print, free, descriptor; its data in
+ * scn_block_data, or in iface/scn_x.h when a room above reads it) and its
+ * line in the table. */
 typedef enum scn_type { SCN_OBJECT, SCN_UINT, SCN_NUM, SCN_STR, SCN_BOOL, SCN_ARRAY } scn_type;
 
 struct scn_block {
@@ -113,38 +119,17 @@ struct scn_block {
   const char *doc;
 };
 
-extern const scn_block scn_blocks[];
+/* The table (scenario.c), in the format's order. */
+extern const scn_block *const scn_blocks[];
 extern const size_t scn_nblocks;
-
-/* scenario_root.c: the root's keys, policy, telemetry, the budget */
-hs_status scn_get_line(ctx *c, const cJSON *root, double *out); /* UINT, NUM line */
-hs_status scn_parse_name(ctx *c, const cJSON *root);
-void scn_print_name(const hs_scenario *sc, cJSON *root);
-void scn_free_name(hs_scenario *sc);
-hs_status scn_parse_description(ctx *c, const cJSON *root);
-void scn_print_description(const hs_scenario *sc, cJSON *root);
-void scn_free_description(hs_scenario *sc);
-hs_status scn_parse_seed(ctx *c, const cJSON *root);
-void scn_print_seed(const hs_scenario *sc, cJSON *root);
-hs_status scn_parse_task(ctx *c, const cJSON *root);
-void scn_print_task(const hs_scenario *sc, cJSON *root);
-void scn_free_task(hs_scenario *sc);
-hs_status scn_parse_model_bytes(ctx *c, const cJSON *root);
-void scn_print_model_bytes(const hs_scenario *sc, cJSON *root);
-hs_status scn_parse_rounds(ctx *c, const cJSON *root);
-void scn_print_rounds(const hs_scenario *sc, cJSON *root);
-hs_status scn_parse_samples_per_round(ctx *c, const cJSON *root);
-void scn_print_samples_per_round(const hs_scenario *sc, cJSON *root);
-hs_status scn_parse_batch_size(ctx *c, const cJSON *root);
-void scn_print_batch_size(const hs_scenario *sc, cJSON *root);
-hs_status scn_parse_switch_off(ctx *c, const cJSON *root);
-void scn_print_switch_off(const hs_scenario *sc, cJSON *root);
-hs_status scn_parse_policy(ctx *c, const cJSON *root);
-void scn_print_policy(const hs_scenario *sc, cJSON *root);
-extern const char *const scn_telemetry_keys[];
-hs_status scn_parse_telemetry(ctx *c, const cJSON *root);
-void scn_print_telemetry(const hs_scenario *sc, cJSON *root);
-hs_status scn_check_budget(ctx *c, const cJSON *root);
+/* Lines of the table's numbers (a scalar's range and default). */
+#define SCN_NUM_LINE(req, d, l, lopen, h) \
+  .type = SCN_NUM, .required = req, .def = d, .lo = l, .lo_open = lopen, .hi = h
+#define SCN_UINT_LINE(req, d, l, h) .type = SCN_UINT, .required = req, .def = d, .lo = l, .hi = h
+/* A block's own data slot in the scenario (NULL until its parse sets it; its
+ * free releases it): for a block whose data no other room reads, so that a
+ * new block needs no field in sim_scn. */
+void **scn_block_data(hs_scenario *sc, const scn_block *b);
 
 /* scenario_json.c: members added to a printed object (abort on no memory) */
 void scn_add_num(cJSON *o, const char *key, double v);

@@ -29,7 +29,7 @@ char *hs_scenario_to_json(const hs_scenario *sc) {
   cJSON *root = cJSON_CreateObject();
   if (!root) abort();
   for (size_t i = 0; i < scn_nblocks; i++)
-    if (scn_blocks[i].print) scn_blocks[i].print(sc, root);
+    if (scn_blocks[i]->print) scn_blocks[i]->print(sc, root);
   char *text = cJSON_Print(root);
   cJSON_Delete(root);
   if (!text) abort();

@@ -377,3 +377,11 @@ void scn_print_learning(const hs_scenario *sc, cJSON *root) {
   if (l->threads) add_num(o, "threads", l->threads);
   if (l->curve_profile) add_str(o, "curve_profile", l->curve_profile);
 }
+
+/* --- its block: lines of the loader's block table (scenario.c) --- */
+
+const scn_block scn_block_learning = {
+    .key = "learning", .step = 190, .first_format = true,
+    .parse = scn_parse_learning, .print = scn_print_learning, .free = scn_free_learning,
+    .type = SCN_OBJECT, .def_text = "off", .keys = scn_learning_keys,
+    .doc = "learning in the loop: data, partition, optimiser, evaluation"};

@@ -87,7 +87,7 @@ static void print_blocks(FILE *f) {
         "| key | type | default | range | meaning |\n|---|---|---|---|---|\n",
         f);
   for (size_t i = 0; i < scn_nblocks; i++) {
-    const scn_block *b = &scn_blocks[i];
+    const scn_block *b = scn_blocks[i];
     if (!b->key) continue;
     fprintf(f, "| `%s` | %s | ", b->key, type_name(b->type));
     block_default(f, b);
@@ -99,7 +99,7 @@ static void print_blocks(FILE *f) {
   }
   fputs("\nThe keys of the blocks (each one is refused when unknown):\n\n", f);
   for (size_t i = 0; i < scn_nblocks; i++) {
-    const scn_block *b = &scn_blocks[i];
+    const scn_block *b = scn_blocks[i];
     if (!b->key || !b->keys) continue;
     fprintf(f, "- `%s`%s: ", b->key, b->type == SCN_ARRAY ? "[i]" : "");
     key_list(f, b->keys);
@@ -111,7 +111,7 @@ static void print_blocks(FILE *f) {
         "`learning`):\n\n",
         f);
   for (size_t i = 0; i < scn_nblocks; i++)
-    if (!scn_blocks[i].key) fprintf(f, "- %s\n", scn_blocks[i].doc);
+    if (!scn_blocks[i]->key) fprintf(f, "- %s\n", scn_blocks[i]->doc);
   fputc('\n', f);
 }
 

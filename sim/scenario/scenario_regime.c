@@ -164,3 +164,11 @@ void scn_free_regime(hs_scenario *sc) {
   hs_free(opts);
   s->pub.regime.opts = NULL;
 }
+
+/* --- its block: lines of the loader's block table (scenario.c) --- */
+
+const scn_block scn_block_regime = {
+    .key = "regime", .step = 130, .first_format = true,
+    .parse = scn_parse_regime, .print = scn_print_regime, .free = scn_free_regime,
+    .type = SCN_OBJECT, .def_text = "{\"kind\": \"pma\"}",
+    .doc = "how a round runs: \"kind\" and that regime's options"};

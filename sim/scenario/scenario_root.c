@@ -22,7 +22,7 @@
 
 /* --- the root's scalar keys ------------------------------------------------ */
 
-hs_status scn_get_line(ctx *c, const cJSON *root, double *out) {
+static hs_status scn_get_line(ctx *c, const cJSON *root, double *out) {
   const scn_block *b = c->block;
   switch (b->type) {
     case SCN_UINT: return scn_get_uint(c, root, b->key, b->required, b->def, b->lo, b->hi, out);
@@ -44,7 +44,7 @@ static char *stem_of(const char *path) {
   return s;
 }
 
-hs_status scn_parse_name(ctx *c, const cJSON *root) {
+static hs_status scn_parse_name(ctx *c, const cJSON *root) {
   const scn_block *b = c->block;
   hs_scenario *sc = &c->s->pub;
   hs_status st = scn_get_str(c, root, b->key, false, NULL, &sc->name);
@@ -60,78 +60,78 @@ hs_status scn_parse_name(ctx *c, const cJSON *root) {
     }
   return HS_OK;
 }
-void scn_print_name(const hs_scenario *sc, cJSON *root) { scn_add_str(root, "name", sc->name); }
-void scn_free_name(hs_scenario *sc) { hs_free(sc->name); }
+static void scn_print_name(const hs_scenario *sc, cJSON *root) { scn_add_str(root, "name", sc->name); }
+static void scn_free_name(hs_scenario *sc) { hs_free(sc->name); }
 
-hs_status scn_parse_description(ctx *c, const cJSON *root) {
+static hs_status scn_parse_description(ctx *c, const cJSON *root) {
   const scn_block *b = c->block;
   return scn_get_str(c, root, b->key, false, NULL, &c->s->description);
 }
-void scn_print_description(const hs_scenario *sc, cJSON *root) {
+static void scn_print_description(const hs_scenario *sc, cJSON *root) {
   const sim_scn *s = (const sim_scn *)sc;
   if (s->description) scn_add_str(root, "description", s->description);
 }
-void scn_free_description(hs_scenario *sc) { hs_free(((sim_scn *)sc)->description); }
+static void scn_free_description(hs_scenario *sc) { hs_free(((sim_scn *)sc)->description); }
 
-hs_status scn_parse_seed(ctx *c, const cJSON *root) {
+static hs_status scn_parse_seed(ctx *c, const cJSON *root) {
   double v;
   hs_status st = scn_get_line(c, root, &v);
   c->s->pub.seed = (uint64_t)v;
   return st;
 }
-void scn_print_seed(const hs_scenario *sc, cJSON *root) {
+static void scn_print_seed(const hs_scenario *sc, cJSON *root) {
   scn_add_num(root, "seed", (double)sc->seed);
 }
 
-hs_status scn_parse_task(ctx *c, const cJSON *root) {
+static hs_status scn_parse_task(ctx *c, const cJSON *root) {
   const scn_block *b = c->block;
   return scn_get_str(c, root, b->key, false, b->def_text, &c->s->pub.task);
 }
-void scn_print_task(const hs_scenario *sc, cJSON *root) { scn_add_str(root, "task", sc->task); }
-void scn_free_task(hs_scenario *sc) { hs_free(sc->task); }
+static void scn_print_task(const hs_scenario *sc, cJSON *root) { scn_add_str(root, "task", sc->task); }
+static void scn_free_task(hs_scenario *sc) { hs_free(sc->task); }
 
-hs_status scn_parse_model_bytes(ctx *c, const cJSON *root) {
+static hs_status scn_parse_model_bytes(ctx *c, const cJSON *root) {
   return scn_get_line(c, root, &c->s->pub.model_bytes);
 }
-void scn_print_model_bytes(const hs_scenario *sc, cJSON *root) {
+static void scn_print_model_bytes(const hs_scenario *sc, cJSON *root) {
   scn_add_num(root, "model_bytes", sc->model_bytes);
 }
 
-hs_status scn_parse_rounds(ctx *c, const cJSON *root) {
+static hs_status scn_parse_rounds(ctx *c, const cJSON *root) {
   double v;
   hs_status st = scn_get_line(c, root, &v);
   c->s->pub.rounds = (uint32_t)v;
   return st;
 }
-void scn_print_rounds(const hs_scenario *sc, cJSON *root) {
+static void scn_print_rounds(const hs_scenario *sc, cJSON *root) {
   scn_add_num(root, "rounds", sc->rounds);
 }
 
-hs_status scn_parse_samples_per_round(ctx *c, const cJSON *root) {
+static hs_status scn_parse_samples_per_round(ctx *c, const cJSON *root) {
   double v;
   hs_status st = scn_get_line(c, root, &v);
   c->s->pub.samples_per_round = (uint64_t)v;
   return st;
 }
-void scn_print_samples_per_round(const hs_scenario *sc, cJSON *root) {
+static void scn_print_samples_per_round(const hs_scenario *sc, cJSON *root) {
   scn_add_num(root, "samples_per_round", (double)sc->samples_per_round);
 }
 
-hs_status scn_parse_batch_size(ctx *c, const cJSON *root) {
+static hs_status scn_parse_batch_size(ctx *c, const cJSON *root) {
   double v;
   hs_status st = scn_get_line(c, root, &v);
   c->s->pub.batch_size = (uint32_t)v;
   return st;
 }
-void scn_print_batch_size(const hs_scenario *sc, cJSON *root) {
+static void scn_print_batch_size(const hs_scenario *sc, cJSON *root) {
   scn_add_num(root, "batch_size", sc->batch_size);
 }
 
-hs_status scn_parse_switch_off(ctx *c, const cJSON *root) {
+static hs_status scn_parse_switch_off(ctx *c, const cJSON *root) {
   const scn_block *b = c->block;
   return scn_get_bool(c, root, b->key, b->def != 0, &c->s->pub.switch_off_unselected);
 }
-void scn_print_switch_off(const hs_scenario *sc, cJSON *root) {
+static void scn_print_switch_off(const hs_scenario *sc, cJSON *root) {
   if (!cJSON_AddBoolToObject(root, "switch_off_unselected", sc->switch_off_unselected)) abort();
 }
 
@@ -152,7 +152,7 @@ static bool policy_text(const cJSON *v, char *buf, size_t cap) {
   return true;
 }
 
-hs_status scn_parse_policy(ctx *c, const cJSON *root) {
+static hs_status scn_parse_policy(ctx *c, const cJSON *root) {
   const scn_block *b = c->block;
   sim_scn *s = c->s;
   hs_scenario *sc = &s->pub;
@@ -221,7 +221,7 @@ static void policy_key(const char *key, const char *value_text, void *userdata) 
   scn_add_num(o, key, strtod(value_text, NULL));
 }
 
-void scn_print_policy(const hs_scenario *sc, cJSON *root) {
+static void scn_print_policy(const hs_scenario *sc, cJSON *root) {
   const sim_scn *s = (const sim_scn *)sc;
   cJSON *pol = scn_add_obj(root, "policy");
   scn_add_str(pol, "kind", sc->policy.kind);
@@ -231,9 +231,9 @@ void scn_print_policy(const hs_scenario *sc, cJSON *root) {
 
 /* --- telemetry --------------------------------------------------------------- */
 
-const char *const scn_telemetry_keys[] = {"time_noise", "energy_noise", NULL};
+static const char *const scn_telemetry_keys[] = {"time_noise", "energy_noise", NULL};
 
-hs_status scn_parse_telemetry(ctx *c, const cJSON *root) {
+static hs_status scn_parse_telemetry(ctx *c, const cJSON *root) {
   const scn_block *b = c->block;
   hs_scenario *sc = &c->s->pub;
   const cJSON *t = scn_member(root, b->key);
@@ -252,7 +252,7 @@ hs_status scn_parse_telemetry(ctx *c, const cJSON *root) {
   return HS_OK;
 }
 
-void scn_print_telemetry(const hs_scenario *sc, cJSON *root) {
+static void scn_print_telemetry(const hs_scenario *sc, cJSON *root) {
   cJSON *tel = scn_add_obj(root, "telemetry");
   scn_add_num(tel, "time_noise", sc->telemetry_time_noise);
   scn_add_num(tel, "energy_noise", sc->telemetry_energy_noise);
@@ -261,7 +261,7 @@ void scn_print_telemetry(const hs_scenario *sc, cJSON *root) {
 /* --- checks across blocks ------------------------------------------------------ */
 
 /* Every participant gets at least min_samples, so the budget must cover them. */
-hs_status scn_check_budget(ctx *c, const cJSON *root) {
+static hs_status scn_check_budget(ctx *c, const cJSON *root) {
   (void)root;
   hs_scenario *sc = &c->s->pub;
   uint64_t min_samples = hs_policy_config_min_samples(&sc->policy);
@@ -275,3 +275,73 @@ hs_status scn_check_budget(ctx *c, const cJSON *root) {
   }
   return HS_OK;
 }
+
+/* --- its blocks: lines of the loader's block table (scenario.c) --- */
+
+const scn_block scn_block_name = {
+    .key = "name", .step = 10, .first_format = true,
+    .parse = scn_parse_name, .print = scn_print_name, .free = scn_free_name,
+    .type = SCN_STR, .def_text = "the file name without \".json\"",
+    .doc = "the scenario's name (no control characters)"};
+
+const scn_block scn_block_description = {
+    .key = "description", .step = 20, .first_format = true,
+    .parse = scn_parse_description, .print = scn_print_description, .free = scn_free_description,
+    .type = SCN_STR, .doc = "free text, printed back"};
+
+const scn_block scn_block_seed = {
+    .key = "seed", .step = 30, .first_format = true,
+    .parse = scn_parse_seed, .print = scn_print_seed,
+    SCN_UINT_LINE(false, 1, 0, SCN_MAX_U53),
+    .doc = "the master seed: every random stream derives from it"};
+
+const scn_block scn_block_task = {
+    .key = "task", .step = 40, .first_format = true,
+    .parse = scn_parse_task, .print = scn_print_task, .free = scn_free_task,
+    .type = SCN_STR, .def_text = "mnist",
+    .doc = "the task every device profile must have been measured on"};
+
+const scn_block scn_block_model_bytes = {
+    .key = "model_bytes", .step = 50, .first_format = true,
+    .parse = scn_parse_model_bytes, .print = scn_print_model_bytes,
+    SCN_NUM_LINE(true, 0, 0, true, INFINITY),
+    .doc = "bytes of the model each transfer moves"};
+
+const scn_block scn_block_rounds = {
+    .key = "rounds", .step = 60, .first_format = true,
+    .parse = scn_parse_rounds, .print = scn_print_rounds,
+    SCN_UINT_LINE(true, 0, 1, 1e9), .doc = "rounds to run"};
+
+const scn_block scn_block_samples_per_round = {
+    .key = "samples_per_round", .step = 70, .first_format = true,
+    .parse = scn_parse_samples_per_round, .print = scn_print_samples_per_round,
+    SCN_UINT_LINE(true, 0, 1, SCN_MAX_U53),
+    .doc = "the round's sample budget the policy splits"};
+
+const scn_block scn_block_batch_size = {
+    .key = "batch_size", .step = 80, .first_format = true,
+    .parse = scn_parse_batch_size, .print = scn_print_batch_size,
+    SCN_UINT_LINE(false, 32, 1, 1e9), .doc = "samples per optimiser step"};
+
+const scn_block scn_block_policy = {
+    .key = "policy", .step = 140, .first_format = true,
+    .parse = scn_parse_policy, .print = scn_print_policy,
+    .type = SCN_OBJECT, .def_text = "{\"kind\": \"equal\"}",
+    .doc = "the controller: \"kind\" and that policy's keys"};
+
+const scn_block scn_block_telemetry = {
+    .key = "telemetry", .step = 150, .first_format = true,
+    .parse = scn_parse_telemetry, .print = scn_print_telemetry,
+    .type = SCN_OBJECT, .def_text = "no noise", .keys = scn_telemetry_keys,
+    .doc = "noise on what the meters report (fractions, 0: exact)"};
+
+const scn_block scn_block_switch_off = {
+    .key = "switch_off_unselected", .step = 90, .first_format = true,
+    .parse = scn_parse_switch_off, .print = scn_print_switch_off,
+    .type = SCN_BOOL, .def = 0,
+    .doc = "devices given no samples are powered off for the round"};
+
+const scn_block scn_block_budget = {
+    .step = 170,
+    .parse = scn_check_budget,
+    .doc = "samples_per_round covers every min_samples"};
