@@ -79,11 +79,19 @@ const size_t scn_nblocks = sizeof scn_blocks / sizeof scn_blocks[0];
 _Static_assert(sizeof scn_blocks / sizeof scn_blocks[0] <= SCN_MAX_BLOCKS,
                "every block has a data slot (sim_scn.block_data)");
 
-void **scn_block_data(hs_scenario *sc, const scn_block *b) {
+static size_t block_index(const scn_block *b) {
   for (size_t i = 0; i < scn_nblocks; i++)
-    if (scn_blocks[i] == b) return &((sim_scn *)sc)->block_data[i];
+    if (scn_blocks[i] == b) return i;
   HS_ASSERT(0, "a block of the table");
-  return NULL;
+  return 0;
+}
+
+void **scn_block_data(hs_scenario *sc, const scn_block *b) {
+  return &((sim_scn *)sc)->block_data[block_index(b)];
+}
+
+const void *scn_block_get(const hs_scenario *sc, const scn_block *b) {
+  return ((const sim_scn *)sc)->block_data[block_index(b)];
 }
 
 /* The top-level keys, as the unknown-key message lists them: the first

@@ -130,6 +130,7 @@ extern const size_t scn_nblocks;
  * free releases it): for a block whose data no other room reads, so that a
  * new block needs no field in sim_scn. */
 void **scn_block_data(hs_scenario *sc, const scn_block *b);
+const void *scn_block_get(const hs_scenario *sc, const scn_block *b); /* its value */
 
 /* scenario_json.c: members added to a printed object (abort on no memory) */
 void scn_add_num(cJSON *o, const char *key, double v);
