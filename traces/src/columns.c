@@ -72,6 +72,18 @@ static void put_char(line *l, char c) {
   l->n++;
 }
 
+/* An unsigned field of the row, whatever its width. */
+static uint64_t read_uint(const char *p, hs_col_type type) {
+  uint32_t u32;
+  uint64_t u64;
+  size_t sz;
+  switch (type) {
+    case HS_COL_U32: memcpy(&u32, p, sizeof u32); return u32;
+    case HS_COL_SIZE: memcpy(&sz, p, sizeof sz); return sz;
+    default: memcpy(&u64, p, sizeof u64); return u64;
+  }
+}
+
 void hs_csv_write_header(FILE *f, const hs_csv_table *t) {
   line l = {.f = f};
   for (size_t i = 0; i < t->ncols; i++) {
@@ -90,24 +102,9 @@ void hs_csv_write_row(FILE *f, const hs_csv_table *t, const void *row) {
     const char *p = base + c->offset;
     if (i) put_char(&l, ',');
     switch (c->type) {
-      case HS_COL_U32: {
-        uint32_t v;
-        memcpy(&v, p, sizeof v);
-        put_u64(&l, v);
-        break;
-      }
-      case HS_COL_U64: {
-        uint64_t v;
-        memcpy(&v, p, sizeof v);
-        put_u64(&l, v);
-        break;
-      }
-      case HS_COL_SIZE: {
-        size_t v;
-        memcpy(&v, p, sizeof v);
-        put_u64(&l, v);
-        break;
-      }
+      case HS_COL_U32:
+      case HS_COL_U64:
+      case HS_COL_SIZE: put_u64(&l, read_uint(p, c->type)); break;
       case HS_COL_BOOL: {
         bool v;
         memcpy(&v, p, sizeof v);
