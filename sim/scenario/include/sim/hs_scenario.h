@@ -1,7 +1,8 @@
 /* [sim/scenario/include/sim -> hetsim::sim; not installed]
- * hs_scenario.h: a scenario, loaded and validated from JSON (see DESIGN.md,
- * "Formats", and README.md, "Scenario format", for every key, unit and default),
- * with --set overrides applied to the JSON tree before validation.
+ * hs_scenario.h: a scenario, loaded and validated from JSON (every key, type,
+ * default and range: sim/doc/reference/scenario-keys.md, printed by
+ * `hetsim reference scenario-keys` from the loader's tables), with --set
+ * overrides applied to the JSON tree before validation.
  *
  * The struct is open: regimes read it directly. It is immutable after load;
  * everything in it is owned by the scenario and freed by hs_scenario_destroy.
