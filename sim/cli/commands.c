@@ -9,6 +9,7 @@ const hs_command hs_commands[] = {
     {"plot", "draw a sweep or a run with gnuplot (PNG and SVG)", hs_cmd_plot},
     {"replay", "feed recorded telemetry to a policy, print its allocations", hs_cmd_replay},
     {"validate", "check a scenario and print it with every default filled in", hs_cmd_validate},
+    {"reference", "print the scenario-key, column or metric reference (Markdown)", hs_cmd_reference},
     {"agc-plan", "plan gradient coding with quantisation: bits, shares, layout, weights", hs_cmd_agc_plan},
     {"version", "print the version", hs_cmd_version},
 };

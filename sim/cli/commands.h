@@ -26,6 +26,7 @@ int hs_cmd_sweep(int argc, char **argv);
 int hs_cmd_plot(int argc, char **argv);
 int hs_cmd_optimize(int argc, char **argv);
 int hs_cmd_agc_plan(int argc, char **argv);
+int hs_cmd_reference(int argc, char **argv);
 
 /* sweep and optimize on a transport (hs_transport.h): hs_cmd_sweep and
  * hs_cmd_optimize pass the in-process one; hetsim-mpi (mpi_main.c) passes

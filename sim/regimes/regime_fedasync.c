@@ -214,4 +214,5 @@ const sim_regime sim_regime_fedasync = {
     .windowed = true,
     .telemetry = fa_telemetry,
     .summary_fields = fa_summary,
+    .metric_group = "fedasync",
 };

@@ -4,7 +4,7 @@
  * The table is a const array in the order every output lists metrics; its
  * order IS the byte layout of summary.json, RESULTS.csv, RESULTS.points.csv
  * and the compare table, so a reordering changes every golden (on purpose
- * only). Lookups by name are linear: the table is a dozen lines and is
+ * only). Lookups by name are linear: the table is a few dozen lines and is
  * searched a few times per sweep or run, never per event. Sweep indexes are
  * recomputed on each call for the same reason (O(table)).
  *
@@ -15,11 +15,20 @@
  * hs_run.h), and positional arrays (the m[0..6] this replaces).
  *
  * Optional metrics name a group in their line; a group's bit in
- * hs_summary.metric_groups is the index of the first line naming it, so no
- * list of groups exists beside the table, and which runs report a group is
+ * hs_summary.metric_groups is its rank among the groups (its lines are
+ * adjacent), so no list of groups exists beside the table, and which runs
+ * report a group is
  * said once (hs_metric_run_groups: the regime's descriptor, the learning
  * block). Rejected: one flag and one setter per group (what this replaces:
- * every optional metric family needed edits in four files).
+ * every optional metric family needed edits in four files), and the first
+ * line's index as the bit (it capped the table at 32 lines).
+ *
+ * A regime's own figures are HS_METRIC_REPORTED lines of its group: the
+ * regime reports (name, value) pairs as before, hs_metric_keep_reported keeps
+ * those with a line in hs_summary.reported[line], and from there they are
+ * metrics like any other (summary.json at their line, sweep columns, compare,
+ * optimize's files). A new one is its line here. Rejected: a field per
+ * regime figure in the public hs_summary (35 fields of four regimes).
  *
  * The test-only hook appends to a small second array: tests prove that a
  * metric added here reaches every output without a second edit. */
@@ -50,6 +59,7 @@ const char *const hs_stat_names[HS_STAT_COUNT] = {"mean",   "median",  "min",   
 #define U64(field) offsetof(hs_summary, field), HS_METRIC_U64
 #define ALL (HS_METRIC_JSON | HS_METRIC_SWEEP | HS_METRIC_COMPARE)
 #define SYS (HS_METRIC_JSON | HS_METRIC_SWEEP)
+#define REP 0, HS_METRIC_REPORTED /* a figure the regime reports by this name */
 
 /* name, unit, doc, source, where, stats over seeds, compare column[, group] */
 static const hs_metric table[] = {
@@ -99,6 +109,55 @@ static const hs_metric table[] = {
      F64(energy_aggregators_j), SYS, HS_STAT_ALL, {0}, .group = "system"},
     {"energy_system_j", "J", "energy_j + server + aggregators + network",
      F64(energy_system_j), SYS, HS_STAT_ALL, {0}, .group = "system"},
+    /* A regime's own figures (its summary_fields hook names them), in the
+     * order it reports them: summary.json lists them so. */
+    {"mean_staleness_versions", "1", "mean staleness of the updates that arrived (versions)", REP,
+     SYS, HS_STAT_ALL, {0}, .group = "fedasync"},
+    {"mean_mixing_weight", "1", "mean mixing weight of the updates that arrived", REP, SYS,
+     HS_STAT_ALL, {0}, .group = "fedasync"},
+    {"step_forward_s", "s", "forward time per step (mean over groups)", REP, SYS, HS_STAT_ALL, {0},
+     .group = "fsdp"},
+    {"step_backward_s", "s", "backward time per step", REP, SYS, HS_STAT_ALL, {0}, .group = "fsdp"},
+    {"step_optimizer_s", "s", "optimizer time per step", REP, SYS, HS_STAT_ALL, {0}, .group = "fsdp"},
+    {"step_aggregation_s", "s", "shard averaging time per step (federated variants)", REP, SYS,
+     HS_STAT_ALL, {0}, .group = "fsdp"},
+    {"step_other_s", "s", "the rest of the wall time per step (other_s, barrier waits)", REP, SYS,
+     HS_STAT_ALL, {0}, .group = "fsdp"},
+    {"step_total_s", "s", "wall time per step", REP, SYS, HS_STAT_ALL, {0}, .group = "fsdp"},
+    {"step_local_s", "s", "a group's local step time (mean over group steps)", REP, SYS, HS_STAT_ALL,
+     {0}, .group = "fsdp"},
+    {"tokens_per_s", "token/s", "tokens trained per simulated second", REP, SYS, HS_STAT_ALL, {0},
+     .group = "fsdp"},
+    {"energy_per_token_j", "J", "device energy per token trained", REP, SYS, HS_STAT_ALL, {0},
+     .group = "fsdp"},
+    {"bytes_per_gpu_step_intra", "B", "bytes each GPU moves per step inside its node", REP, SYS,
+     HS_STAT_ALL, {0}, .group = "fsdp"},
+    {"bytes_per_gpu_step_inter", "B", "bytes each GPU moves per step across nodes of a cell", REP,
+     SYS, HS_STAT_ALL, {0}, .group = "fsdp"},
+    {"bytes_per_gpu_step_global", "B", "bytes each GPU moves per step across cells", REP, SYS,
+     HS_STAT_ALL, {0}, .group = "fsdp"},
+    {"hbm_need_bytes", "B", "device memory a GPU needs (shards, state, activations)", REP, SYS,
+     HS_STAT_ALL, {0}, .group = "fsdp"},
+    {"agc_deadline_s", "s", "the decoding deadline; null: the code waits for every worker", REP,
+     SYS, HS_STAT_ALL, {0}, .group = "agc"},
+    {"agc_d", "1", "the code's replication d", REP, SYS, HS_STAT_ALL, {0}, .group = "agc"},
+    {"agc_bits", "bit", "bits sent in the whole run", REP, ALL, HS_STAT_ALL,
+     {"agc_Mbit", 10, 3, 1e6, NULL}, .group = "agc"},
+    {"agc_straggler_rate", "1", "stragglers / active workers over the run", REP, SYS, HS_STAT_ALL,
+     {0}, .group = "agc"},
+    {"agc_residual_pred", "1", "mean over iterations of the predicted residual error", REP, ALL,
+     HS_STAT_ALL, {"resid_pred", 10, 4, 1, NULL}, .group = "agc"},
+    {"agc_residual_meas_rel", "1",
+     "with learning: mean measured residual error / |g-bar|^2; null: not measured", REP, ALL,
+     HS_STAT_ALL, {"resid_meas", 10, 4, 1, NULL}, .group = "agc"},
+    {"agc_replans", "1", "times the code was re-planned", REP, SYS, HS_STAT_ALL, {0},
+     .group = "agc"},
+    {"agc_eval_loss", "1", "with learning: the last held-out loss", REP, SYS, HS_STAT_ALL, {0},
+     .group = "agc"},
+    {"agc_target_time_s", "s", "time the target loss was met; null: not reached", REP, SYS,
+     HS_STAT_ALL, {0}, .group = "agc"},
+    {"agc_target_energy_j", "J", "energy until then", REP, SYS, HS_STAT_ALL, {0}, .group = "agc"},
+    {"agc_target_bits", "bit", "bits sent until then", REP, SYS, HS_STAT_ALL, {0}, .group = "agc"},
 };
 
 #define NTABLE (sizeof table / sizeof table[0])
@@ -113,6 +172,16 @@ const hs_metric *hs_metric_at(size_t i) {
   return i < NTABLE ? &table[i] : &test_extra[i - NTABLE];
 }
 
+_Static_assert(HS_METRIC_MAX <= HS_SUMMARY_REPORTED_MAX,
+               "every line has a slot in hs_summary.reported");
+
+/* The line's index in the table (test lines after the table's). */
+static size_t index_of(const hs_metric *m) {
+  if (m >= table && m < table + NTABLE) return (size_t)(m - table);
+  HS_ASSERT(m >= test_extra && m < test_extra + ntest, "a line of the table");
+  return NTABLE + (size_t)(m - test_extra);
+}
+
 const hs_metric *hs_metric_find(const char *name) {
   for (size_t i = 0; i < hs_metric_count(); i++)
     if (!strcmp(hs_metric_at(i)->name, name)) return hs_metric_at(i);
@@ -121,6 +190,7 @@ const hs_metric *hs_metric_find(const char *name) {
 
 double hs_metric_value(const hs_metric *m, const hs_summary *s) {
   if (m->derive) return m->derive(s);
+  if (m->type == HS_METRIC_REPORTED) return s->reported[index_of(m)];
   const char *p = (const char *)s + m->offset;
   switch (m->type) {
     case HS_METRIC_U32: {
@@ -144,17 +214,26 @@ double hs_metric_value(const hs_metric *m, const hs_summary *s) {
 
 /* --- optional groups --------------------------------------------------------- */
 
-/* A group's bit is that of the first line naming it: lines are fewer than
- * the bits of an unsigned, and no list of groups is kept beside the table. */
-_Static_assert(HS_METRIC_MAX <= 32, "a metric group's bit is a table index");
-
+/* A group's bit is its rank among the groups in table order: its lines are
+ * adjacent, so a rank is the number of runs of lines before it, and no list
+ * of groups is kept beside the table. */
 unsigned hs_metric_group(const char *group) {
+  unsigned rank = 0, bit = 0;
+  const char *prev = NULL;
   for (size_t i = 0; i < hs_metric_count(); i++) {
     const char *g = hs_metric_at(i)->group;
-    if (g && !strcmp(g, group)) return 1u << i;
+    if (g && (!prev || strcmp(g, prev))) { /* a run of a group's lines starts */
+      if (!strcmp(g, group)) {
+        HS_ASSERT(!bit, "a metric group's lines are adjacent in the table");
+        HS_ASSERT(rank < 32, "at most 32 metric groups");
+        bit = 1u << rank;
+      }
+      rank++;
+    }
+    prev = g;
   }
-  HS_ASSERT(0, "a metric group named by the table");
-  return 0;
+  HS_ASSERT(bit, "a metric group named by the table");
+  return bit;
 }
 
 bool hs_metric_reported(const hs_summary *s, const char *group) {
@@ -249,6 +328,21 @@ size_t hs_metric_json_fields(const hs_summary *s, hs_report_field *f, size_t cap
     f[n++] = (hs_report_field){m->name, v};
   }
   return n;
+}
+
+void hs_metric_clear_reported(hs_summary *s) {
+  for (size_t i = 0; i < HS_SUMMARY_REPORTED_MAX; i++) s->reported[i] = NAN;
+}
+
+size_t hs_metric_keep_reported(hs_summary *s, const hs_report_field *f, size_t n,
+                               hs_report_field *rest) {
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    const hs_metric *m = hs_metric_find(f[i].key);
+    if (m && m->type == HS_METRIC_REPORTED) s->reported[index_of(m)] = f[i].value;
+    else rest[k++] = f[i];
+  }
+  return k;
 }
 
 /* --- statistics over seeds ------------------------------------------------- */
@@ -448,7 +542,8 @@ hs_status hs_metric_register_test(const hs_metric *m, hs_error *err) {
   if (ntest == NTEST || hs_metric_count() == HS_METRIC_MAX ||
       ((m->in & HS_METRIC_SWEEP) && sweep_all() == HS_METRIC_SWEEP_MAX))
     return hs_error_set(err, HS_EINVAL, "metric %s: the table is full", m->name);
-  HS_ASSERT(m->offset + (m->type == HS_METRIC_U32 ? 4 : 8) <= sizeof(hs_summary),
+  HS_ASSERT(m->type == HS_METRIC_REPORTED ||
+                m->offset + (m->type == HS_METRIC_U32 ? 4 : 8) <= sizeof(hs_summary),
             "the metric's value lies inside hs_summary");
   test_extra[ntest++] = *m;
   return HS_OK;

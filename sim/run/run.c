@@ -499,8 +499,7 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
     if (profiles) r->agg = sim_devagg_create(r);
     /* Every regime's own tables: an earlier run's in the folder goes. */
     for (size_t k = 0; k < sim_regime_count(); k++)
-      for (const char *const *o = sim_regime_at(k)->outputs; o && *o; o++)
-        hs_report_optional(r->report, *o);
+      if (sim_regime_at(k)->csv) hs_report_optional(r->report, sim_regime_at(k)->csv->file);
     if (r->learn && (st = hs_report_learning_open(r->report, err)) != HS_OK) goto done;
     for (size_t i = 0; i < r->ndev && hs_report_tracing(r->report); i++)
       if (!r->span[i].untraced) hs_report_track(r->report, (uint32_t)i, sim_dev_name(r, i));
@@ -562,15 +561,21 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
   sum.energy_server_j = sum.energy_network_j = sum.energy_aggregators_j = sum.energy_system_j = NAN;
   if (r->regime->system_energy) r->regime->system_energy(r, &sum);
   sum.metric_groups = hs_metric_run_groups(sc);
+  /* The regime's own figures: those with a metric line become metrics (its
+   * group's), the rest follow the metrics in summary.json as they are. */
+  hs_metric_clear_reported(&sum);
+  hs_report_field got[32], rest[32];
+  size_t nrest = 0;
+  if (r->regime->summary_fields)
+    nrest = hs_metric_keep_reported(&sum, got, r->regime->summary_fields(r, got, 32), rest);
   if (out) *out = sum;
 
   if (r->report) {
     const char *keys[] = {"scenario", "policy", "regime"};
     const char *vals[] = {sc->name, sc->policy.kind, sc->regime.kind};
-    hs_report_field f[HS_METRIC_MAX + 16]; /* + a regime's own fields (fsdp: 14) */
+    hs_report_field f[HS_METRIC_MAX + 32];
     size_t nf = hs_metric_json_fields(&sum, f, HS_METRIC_MAX);
-    if (r->regime->summary_fields)
-      nf += r->regime->summary_fields(r, f + nf, sizeof f / sizeof f[0] - nf);
+    for (size_t i = 0; i < nrest; i++) f[nf++] = rest[i];
     for (size_t i = 0; i < desc.n; i++) hs_report_add_json(r->report, desc.key[i], desc.json[i]);
     hs_report *rep = r->report;
     r->report = NULL;

@@ -3,16 +3,21 @@
  *
  * Pipeline: text -> cJSON tree -> --set overrides on the tree
  * (scenario_override.c) -> one validating walk that fills the open hs_scenario
- * -> cross checks (links, names, regime options, budget). The walk is split by
- * section: network and devices in scenario_devices.c, the regime's options in
- * scenario_regime.c (generic over the regime registry), root, policy and
- * telemetry here; printing back in scenario_json.c (see scenario_internal.h).
+ * -> cross checks (links, names, regime options, budget). The walk is the
+ * block table below: one line per top-level key, {key, parse step, parse,
+ * print, free} and, for the reference, its type, default and doc. Each
+ * block's functions live in its own file (scenario_internal.h lists them);
+ * printing back walks the same table (scenario_json.c), and so do destroy
+ * and `hetsim reference scenario-keys`. A new top-level block is its file and
+ * its line here. Rejected: the four hand-kept lists this replaces (the key
+ * list, the parse chain, the printer, the destructor), which had to agree.
  *
  * Errors: the first problem found stops the load; the message is
  * "<file>: <JSON path>: <reason>", plus "(from --set KEY)" when the path lies
  * under a key an override wrote. Checks run in a fixed order (top-level keys,
- * scalars, network, devices, regime, policy, budget) so a file with several
- * problems always reports the same one.
+ * then the lines by step: scalars, network, devices, topology, regime,
+ * policy, telemetry, dynamics, budget, names, learning) so a file with
+ * several problems always reports the same one.
  *
  * Which policy a regime runs comes from the regime's capabilities
  * (sim_regime_runs_policy); this file knows no regime and nothing of a run. */
@@ -25,7 +30,7 @@
 #include <string.h>
 
 #include "base/hs_alloc.h"
-#include "base/hs_fmt.h"
+#include "base/hs_assert.h"
 #include "traces/hs_outfile.h"
 #include "traces/hs_speed_trace.h"
 #include "base/hs_util.h"
@@ -35,169 +40,89 @@
 #define HS_SCENARIO_DIR "scenarios"
 #endif
 
-static char *stem_of(const char *path) {
-  const char *slash = strrchr(path, '/');
-  const char *base = slash ? slash + 1 : path;
-  size_t n = strlen(base);
-  if (n > 5 && !strcmp(base + n - 5, ".json")) n -= 5;
-  char *s = hs_malloc(n + 1);
-  memcpy(s, base, n);
-  s[n] = '\0';
-  return s;
+/* --- the block table ------------------------------------------------------------
+ * One line per block, in the format's order (printing, the reference). A
+ * block's `step` (in its descriptor) is the pipeline's
+ * order, today's exactly: root scalars, network, devices, topology, regime
+ * (its defaults read the devices), policy (the regime says which apply),
+ * telemetry, dynamics, the budget and name checks, and learning last (real
+ * mode reads the data set, so every cheaper check comes first). */
+/* Each line is a block's descriptor, scn_block_<name>, defined in the
+ * block's file (scenario_root.c: the root's own keys, policy, telemetry). */
+#define SCN_BLOCKS(X) \
+  X(name)                \
+  X(description)         \
+  X(seed)                \
+  X(task)                \
+  X(model_bytes)         \
+  X(rounds)              \
+  X(samples_per_round)   \
+  X(batch_size)          \
+  X(regime)              \
+  X(policy)              \
+  X(devices)             \
+  X(network)             \
+  X(topology)            \
+  X(model)               \
+  X(telemetry)           \
+  X(switch_off)          \
+  X(learning)            \
+  X(dynamics)            \
+  X(budget)              \
+  X(names)
+
+#define DECLARE(n) extern const scn_block scn_block_##n;
+SCN_BLOCKS(DECLARE)
+#define ADDRESS(n) &scn_block_##n,
+const scn_block *const scn_blocks[] = {SCN_BLOCKS(ADDRESS)};
+const size_t scn_nblocks = sizeof scn_blocks / sizeof scn_blocks[0];
+_Static_assert(sizeof scn_blocks / sizeof scn_blocks[0] <= SCN_MAX_BLOCKS,
+               "every block has a data slot (sim_scn.block_data)");
+
+static size_t block_index(const scn_block *b) {
+  for (size_t i = 0; i < scn_nblocks; i++)
+    if (scn_blocks[i] == b) return i;
+  HS_ASSERT(0, "a block of the table");
+  return 0;
 }
 
-
-/* The text hs_policy_config_set reads for a JSON number: whole numbers that
- * fit 64 bits in full (%.17g writes 2^60 as 1.152921504606847e+18, which
- * the library rightly refuses as an integer). Only numbers: the library also
- * takes quoted text, but "w_e": "0.5" in a file is a wrong type, as
- * "rounds": "3" is. */
-static bool policy_text(const cJSON *v, char *buf, size_t cap) {
-  if (!cJSON_IsNumber(v)) return false;
-  double d = v->valuedouble;
-  if (d == floor(d) && fabs(d) < 18446744073709551616.0)
-    snprintf(buf, cap, "%.0f", d);
-  else if (cap >= HS_FMT_DOUBLE_MAX)
-    hs_fmt_double(buf, d); /* the shortest text that reads back to d: 0.3, not 0.29999999999999999 */
-  else
-    snprintf(buf, cap, "%.17g", d);
-  return true;
+void **scn_block_data(hs_scenario *sc, const scn_block *b) {
+  return &((sim_scn *)sc)->block_data[block_index(b)];
 }
 
-static hs_status parse_policy(ctx *c, const cJSON *root) {
-  sim_scn *s = c->s;
-  hs_scenario *sc = &s->pub;
-  static const cJSON empty = {0};
-  const cJSON *pol = scn_member(root, "policy");
-  size_t m0 = sim_jpath_key(&c->path, "policy");
-  hs_status st;
-  if (pol && (st = scn_need_object(c, pol))) return st;
-  if (!pol) pol = &empty;
-  char *kind = NULL;
-  if ((st = scn_get_str(c, pol, "kind", false, "equal", &kind))) return st;
-  hs_error e = {0};
-  st = hs_policy_config_init(&sc->policy, kind, &e);
-  hs_free(kind);
-  /* The policies library's messages start with the key ("kind: ..."). */
-  if (st) {
-    sim_jpath_key(&c->path, "kind");
-    return scn_fail(c, st, "%s", strncmp(e.msg, "kind: ", 6) ? e.msg : e.msg + 6);
-  }
-  /* The regime's capabilities say which policies it can run (one source of
-   * truth for validate and run). */
-  if (s->regime && !sim_regime_runs_policy(s->regime, sc->policy.kind)) {
-    sim_jpath_key(&c->path, "kind");
-    return scn_fail(c, HS_EINVAL, "policy \"%s\" does not apply to regime %s", sc->policy.kind,
-                sc->regime.kind);
-  }
-  sc->policy.seed = sc->seed;
-  for (const cJSON *m = pol->child; m; m = m->next) {
-    if (!strcmp(m->string, "kind")) continue;
-    char shownkey[80];
-    size_t m1 = sim_jpath_key(&c->path, scn_shown(m->string, shownkey, sizeof shownkey));
-    for (const cJSON *d = pol->child; d != m; d = d->next)
-      if (!strcmp(d->string, m->string)) return scn_fail(c, HS_EKEY, "key appears twice");
-    if (!strcmp(m->string, "steps_per_round"))
-      return scn_fail(c, HS_EKEY, "set regime.steps_per_round instead (the regime owns it)");
-    char text[128];
-    if (!policy_text(m, text, sizeof text))
-      return scn_fail(c, HS_ETYPE, "expected a number, got %s", sim_json_type(m));
-    /* The policies library quotes the key before its reason. No policy key
-     * is longer than a name: a longer one goes in cut, so that the reason
-     * still fits in the message (it is unknown either way). */
-    char key[SCN_MAX_NAME + 1];
-    snprintf(key, sizeof key, "%s", m->string);
-    hs_error_clear(&e);
-    st = hs_policy_config_set(&sc->policy, key, text, &e);
-    if (st) {
-      size_t kl = strlen(key);
-      const char *why = !strncmp(e.msg, key, kl) && !strncmp(e.msg + kl, ": ", 2)
-                            ? e.msg + kl + 2
-                            : e.msg;
-      return scn_fail(c, st, "%s", why);
-    }
-    if (!strcmp(m->string, "seed")) s->policy_seed_set = true;
-    sim_jpath_pop(&c->path, m1);
-  }
-  if (sc->regime.steps_per_round) sc->policy.steps_per_round = sc->regime.steps_per_round;
-  sim_jpath_pop(&c->path, m0);
-  return HS_OK;
+const void *scn_block_get(const hs_scenario *sc, const scn_block *b) {
+  return ((const sim_scn *)sc)->block_data[block_index(b)];
 }
 
-static hs_status parse_telemetry(ctx *c, const cJSON *root) {
-  hs_scenario *sc = &c->s->pub;
-  const cJSON *t = scn_member(root, "telemetry");
-  static const cJSON empty = {0};
-  size_t m0 = sim_jpath_key(&c->path, "telemetry");
-  hs_status st;
-  if (t && (st = scn_need_object(c, t))) return st;
-  if (!t) t = &empty;
-  static const char *const keys[] = {"time_noise", "energy_noise", NULL};
-  if ((st = scn_check_keys(c, t, keys)) ||
-      (st = scn_get_num(c, t, "time_noise", false, 0, 0, false, 1, false,
-                    &sc->telemetry_time_noise)) ||
-      (st = scn_get_num(c, t, "energy_noise", false, 0, 0, false, 1, false,
-                    &sc->telemetry_energy_noise)))
-    return st;
-  sim_jpath_pop(&c->path, m0);
-  return HS_OK;
+/* The top-level keys, as the unknown-key message lists them: the first
+ * format's, then the later ones, each in table order. */
+#define NROOT (sizeof scn_blocks / sizeof scn_blocks[0] + 1)
+static const char *const *root_keys(const char *keys[NROOT]) {
+  size_t n = 0;
+  for (int late = 0; late < 2; late++)
+    for (size_t i = 0; i < scn_nblocks; i++)
+      if (scn_blocks[i]->key && scn_blocks[i]->first_format == !late) keys[n++] = scn_blocks[i]->key;
+  keys[n] = NULL;
+  return keys;
 }
 
 static hs_status parse_root(ctx *c, const cJSON *root) {
-  sim_scn *s = c->s;
-  hs_scenario *sc = &s->pub;
   hs_status st;
-  if ((st = scn_need_object(c, root))) return st;
-  static const char *const keys[] = {
-      "name",       "description", "seed",   "task",    "model_bytes", "rounds",
-      "samples_per_round", "batch_size", "regime", "policy",  "devices",     "network",
-      "telemetry",  "switch_off_unselected", "learning", "topology", "model", "dynamics", NULL};
-  if ((st = scn_check_keys(c, root, keys))) return st;
-  double seed, rounds, spr, batch;
-  if ((st = scn_get_str(c, root, "name", false, NULL, &sc->name))) return st;
-  if (sc->name) {
-    for (const char *p = sc->name; *p; p++)
-      if ((unsigned char)*p < 0x20 || *p == 0x7f) {
-        sim_jpath_key(&c->path, "name");
-        return scn_fail(c, HS_EINVAL, "control character in the name");
-      }
-  } else {
-    sc->name = stem_of(sc->path);
+  const char *keys[NROOT];
+  if ((st = scn_need_object(c, root)) || (st = scn_check_keys(c, root, root_keys(keys)))) return st;
+  /* The lines in step order: steps are few and unique, so a scan per step. */
+  unsigned done = 0;
+  for (;;) {
+    const scn_block *next = NULL;
+    for (size_t i = 0; i < scn_nblocks; i++) {
+      const scn_block *b = scn_blocks[i];
+      if (b->parse && b->step > done && (!next || b->step < next->step)) next = b;
+    }
+    if (!next) return HS_OK;
+    c->block = next;
+    if ((st = next->parse(c, root))) return st;
+    done = next->step;
   }
-  if ((st = scn_get_str(c, root, "description", false, NULL, &s->description)) ||
-      (st = scn_get_uint(c, root, "seed", false, 1, 0, SCN_MAX_U53, &seed)) ||
-      (st = scn_get_str(c, root, "task", false, "mnist", &sc->task)) ||
-      (st = scn_get_num(c, root, "model_bytes", true, 0, 0, true, INFINITY, false,
-                    &sc->model_bytes)) ||
-      (st = scn_get_uint(c, root, "rounds", true, 0, 1, 1e9, &rounds)) ||
-      (st = scn_get_uint(c, root, "samples_per_round", true, 0, 1, SCN_MAX_U53, &spr)) ||
-      (st = scn_get_uint(c, root, "batch_size", false, 32, 1, 1e9, &batch)))
-    return st;
-  sc->seed = (uint64_t)seed;
-  sc->rounds = (uint32_t)rounds;
-  sc->samples_per_round = (uint64_t)spr;
-  sc->batch_size = (uint32_t)batch;
-  if ((st = scn_get_bool(c, root, "switch_off_unselected", false, &sc->switch_off_unselected)))
-    return st;
-  if ((st = scn_parse_network(c, root)) || (st = scn_parse_devices(c, root)) ||
-      (st = scn_parse_topology(c, root)) ||
-      (st = scn_parse_regime(c, root)) || (st = parse_policy(c, root)) ||
-      (st = parse_telemetry(c, root)) || (st = scn_parse_dynamics(c, root)))
-    return st;
-  /* Every participant gets at least min_samples, so the budget must cover them. */
-  uint64_t min_samples = hs_policy_config_min_samples(&sc->policy);
-  double floor_total = (double)sc->total_devices * (double)min_samples;
-  if ((double)sc->samples_per_round < floor_total) {
-    sim_jpath_key(&c->path, "samples_per_round");
-    return scn_fail(c, HS_ERANGE,
-                "%llu is below the floor: %zu devices x policy.min_samples %llu = %.0f",
-                (unsigned long long)sc->samples_per_round, sc->total_devices,
-                (unsigned long long)min_samples, floor_total);
-  }
-  /* Names unique (on the entries: nothing is expanded). */
-  if ((st = scn_devices_check(c))) return st;
-  /* Last: real mode reads the data set, so every cheaper check comes first. */
-  return scn_parse_learning(c, root);
 }
 /* --- load ---------------------------------------------------------------------- */
 
@@ -296,43 +221,11 @@ hs_scenario *hs_scenario_load(const char *path, const hs_override *ovr, size_t n
 
 void hs_scenario_destroy(hs_scenario *sc) {
   if (!sc) return;
-  sim_scn *s = (sim_scn *)sc;
-  for (size_t i = 0; i < s->nentries; i++) { /* devices[] are shallow copies of these */
-    hs_device_spec *d = &s->entries[i];
-    hs_free(d->name);
-    hs_free(d->profile_name);
-    hs_free(d->link);
-    hs_free(d->speed_trace_path);
-    hs_free(d->speed_trace_name);
-    hs_speed_trace_destroy((hs_speed_trace *)(uintptr_t)d->speed_trace);
-    hs_free(d->owner);
-  }
-  hs_free(s->entries);
-  hs_free(sc->devices);
-  scn_free_dynamics(sc);
-  scn_free_regime(s);
-  scn_free_learning(sc);
-  hs_free(sc->regime.kind);
-  for (size_t i = 0; i < sc->nlinks; i++) hs_free(sc->links[i].name);
-  hs_free(sc->links);
-  hs_free(sc->server_link);
-  hs_free(sc->name);
-  hs_free(sc->task);
+  for (size_t i = 0; i < scn_nblocks; i++)
+    if (scn_blocks[i]->free) scn_blocks[i]->free(sc);
   hs_free(sc->path);
   hs_free(sc->dir);
-  for (size_t i = 0; i < s->nprofiles; i++) {
-    hs_profile_destroy(s->profiles[i]);
-    hs_free(s->profile_paths[i]);
-  }
-  hs_free(s->profiles);
-  hs_free(s->profile_paths);
-  hs_free(s->ends);
-  hs_free(s->by_name);
-  hs_free(s->name_off);
-  hs_free(s->name_arena);
-  hs_free(s->description);
-  scn_free_topology(&s->pub);
-  hs_free(s);
+  hs_free(sc);
 }
 
 const char *hs_scenario_default_path(void) {

@@ -43,12 +43,18 @@
 #include "base/hs_util.h"
 #include "scenario_internal.h"
 
+const char *const scn_network_keys[] = {"server", "links", NULL};
+const char *const scn_device_keys[] = {"name",         "profile",      "link",
+                                       "count",        "speed_spread", "power_spread",
+                                       "speed_trace",  "owner",        "excluded",
+                                       NULL};
+
 hs_status scn_parse_network(ctx *c, const cJSON *root) {
   hs_scenario *sc = &c->s->pub;
   const cJSON *net = scn_member(root, "network");
   if (!net) return scn_missing(c, "network");
   size_t m0 = sim_jpath_key(&c->path, "network");
-  static const char *const keys[] = {"server", "links", NULL};
+  const char *const *keys = scn_network_keys;
   hs_status st = scn_need_object(c, net);
   if (!st) st = scn_check_keys(c, net, keys);
   if (st) return st;
@@ -135,9 +141,7 @@ static hs_status resolve_profile(ctx *c, hs_device_spec *d) {
 
 static hs_status parse_device(ctx *c, const cJSON *e, hs_device_spec *d) {
   hs_scenario *sc = &c->s->pub;
-  static const char *const keys[] = {"name",         "profile",      "link",        "count",
-                                     "speed_spread", "power_spread", "speed_trace", "owner",
-                                     "excluded",     NULL};
+  const char *const *keys = scn_device_keys;
   hs_status st;
   double count;
   if ((st = scn_need_object(c, e)) || (st = scn_check_keys(c, e, keys)) ||
@@ -389,7 +393,8 @@ static int hit_cmp(const void *a, const void *b) {
  * order) at the later of its two first holders (by entry, then n), as the
  * sorted per-device index of earlier versions did: same messages, without
  * expanding anything. O(E log E). */
-hs_status scn_devices_check(ctx *c) {
+hs_status scn_devices_check(ctx *c, const cJSON *root) {
+  (void)root;
   sim_scn *s = c->s;
   const char *worst = NULL;
   for (size_t pos = 0; pos < s->nentries; pos++) {
@@ -485,3 +490,88 @@ hs_status scn_parse_devices(ctx *c, const cJSON *root) {
   sim_jpath_pop(&c->path, m0);
   return HS_OK; /* names checked by scn_devices_check, after the budget */
 }
+
+/* --- printed back and freed (lines of the block table) ----------------------- */
+
+void scn_print_devices(const hs_scenario *sc, cJSON *root) {
+  const sim_scn *s = (const sim_scn *)sc;
+  cJSON *devs = cJSON_AddArrayToObject(root, "devices");
+  if (!devs) abort();
+  for (size_t i = 0; i < s->nentries; i++) { /* excluded entries (count 0) too */
+    const hs_device_spec *d = &s->entries[i];
+    cJSON *o = cJSON_CreateObject();
+    if (!o) abort();
+    scn_add_str(o, "name", d->name);
+    scn_add_str(o, "profile", d->profile_name);
+    scn_add_str(o, "link", d->link);
+    scn_add_num(o, "count", d->count);
+    if (!d->count && !cJSON_AddBoolToObject(o, "excluded", 1)) abort();
+    scn_add_num(o, "speed_spread", d->speed_spread);
+    scn_add_num(o, "power_spread", d->power_spread);
+    if (d->speed_trace_name) scn_add_str(o, "speed_trace", d->speed_trace_name);
+    if (d->owner) scn_add_str(o, "owner", d->owner);
+    cJSON_AddItemToArray(devs, o);
+  }
+}
+
+void scn_free_devices(hs_scenario *sc) {
+  sim_scn *s = (sim_scn *)sc;
+  for (size_t i = 0; i < s->nentries; i++) { /* devices[] are shallow copies of these */
+    hs_device_spec *d = &s->entries[i];
+    hs_free(d->name);
+    hs_free(d->profile_name);
+    hs_free(d->link);
+    hs_free(d->speed_trace_path);
+    hs_free(d->speed_trace_name);
+    hs_speed_trace_destroy((hs_speed_trace *)(uintptr_t)d->speed_trace);
+    hs_free(d->owner);
+  }
+  hs_free(s->entries);
+  hs_free(sc->devices);
+  for (size_t i = 0; i < s->nprofiles; i++) {
+    hs_profile_destroy(s->profiles[i]);
+    hs_free(s->profile_paths[i]);
+  }
+  hs_free(s->profiles);
+  hs_free(s->profile_paths);
+  hs_free(s->ends);
+  hs_free(s->by_name);
+  hs_free(s->name_off);
+  hs_free(s->name_arena);
+}
+
+void scn_print_network(const hs_scenario *sc, cJSON *root) {
+  cJSON *net = scn_add_obj(root, "network");
+  scn_add_str(net, "server", sc->server_link);
+  cJSON *links = scn_add_obj(net, "links");
+  for (size_t i = 0; i < sc->nlinks; i++) {
+    cJSON *o = scn_add_obj(links, sc->links[i].name);
+    scn_add_num(o, "bandwidth_mbps", sc->links[i].bandwidth_mbps);
+    scn_add_num(o, "latency_ms", sc->links[i].latency_ms);
+  }
+}
+
+void scn_free_network(hs_scenario *sc) {
+  for (size_t i = 0; i < sc->nlinks; i++) hs_free(sc->links[i].name);
+  hs_free(sc->links);
+  hs_free(sc->server_link);
+}
+
+/* --- its blocks: lines of the loader's block table (scenario.c) --- */
+
+const scn_block scn_block_devices = {
+    .key = "devices", .step = 110, .first_format = true,
+    .parse = scn_parse_devices, .print = scn_print_devices, .free = scn_free_devices,
+    .type = SCN_ARRAY, .required = true, .keys = scn_device_keys,
+    .doc = "entries of devices: a profile, a link, a count"};
+
+const scn_block scn_block_network = {
+    .key = "network", .step = 100, .first_format = true,
+    .parse = scn_parse_network, .print = scn_print_network, .free = scn_free_network,
+    .type = SCN_OBJECT, .required = true, .keys = scn_network_keys,
+    .doc = "links by name (bandwidth_mbps, latency_ms) and the server's link"};
+
+const scn_block scn_block_names = {
+    .step = 180,
+    .parse = scn_devices_check,
+    .doc = "device and entry names are unique"};

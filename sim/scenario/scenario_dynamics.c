@@ -210,11 +210,13 @@ done:
   return st;
 }
 
+const char *const scn_dynamics_keys[] = {"thermal",            "start_c", "deadline_s",
+                                         "availability_trace", "devices", NULL};
+
 hs_status scn_parse_dynamics(ctx *c, const cJSON *root) {
   const cJSON *o = scn_member(root, "dynamics");
   if (!o) return HS_OK;
-  static const char *const keys[] = {"thermal", "start_c", "deadline_s", "availability_trace",
-                                     "devices", NULL};
+  const char *const *keys = scn_dynamics_keys;
   hs_scenario *sc = &c->s->pub;
   size_t mark = sim_jpath_key(&c->path, "dynamics");
   hs_status st;
@@ -283,3 +285,11 @@ void scn_free_dynamics(hs_scenario *sc) {
   hs_free(dy);
   sc->dynamics = NULL;
 }
+
+/* --- its block: lines of the loader's block table (scenario.c) --- */
+
+const scn_block scn_block_dynamics = {
+    .key = "dynamics", .step = 160,
+    .parse = scn_parse_dynamics, .print = scn_print_dynamics, .free = scn_free_dynamics,
+    .type = SCN_OBJECT, .def_text = "none", .keys = scn_dynamics_keys,
+    .doc = "devices that change: thermal throttling, co-tenants, availability"};

@@ -1,7 +1,8 @@
 /* scenario_internal.h: what the files of the scenario loader share.
  *
- *   scenario.c          the pipeline (parse, load, destroy), root, policy,
- *                       telemetry, lookups
+ *   scenario.c          the pipeline (parse, load, destroy) driven by the
+ *                       block table, lookups
+ *   scenario_root.c     the root's scalar keys, policy, telemetry, the budget
  *   scenario_get.c      error messages and the typed, range-checked getters
  *   scenario_devices.c  network, devices (profiles, speed traces), expanded
  *                       devices and names (no per-device table)
@@ -30,6 +31,7 @@
 #include "sim_regime.h"
 
 /* Limits that catch typos, not physics. */
+#define SCN_MAX_BLOCKS 32 /* lines of the block table (scn_block_data) */
 #define SCN_MAX_TOTAL_DEVICES 10000000u /* 10^7 expanded devices */
 #define SCN_MAX_NAME 64
 #define SCN_MAX_U53 9007199254740992.0 /* 2^53: integers JSON numbers hold exactly */
@@ -63,6 +65,7 @@ typedef struct sim_scn {
   bool policy_seed_set; /* policy.seed written explicitly */
   sim_topo topo;        /* "topology" (scenario_topology.c) */
   sim_model model;      /* "model" */
+  void *block_data[SCN_MAX_BLOCKS]; /* scn_block_data */
 } sim_scn;
 
 typedef struct ovr_mark {
@@ -70,8 +73,11 @@ typedef struct ovr_mark {
   const char *key;          /* as the user wrote it */
 } ovr_mark;
 
+typedef struct scn_block scn_block;
+
 /* The parse context (regimes see it as the opaque sim_opt_ctx). */
 typedef struct sim_opt_ctx {
+  const scn_block *block; /* the table line being parsed */
   const char *origin;
   const char *dir;
   sim_jpath path;
@@ -80,6 +86,56 @@ typedef struct sim_opt_ctx {
   hs_error *err;
   sim_scn *s;
 } ctx;
+
+/* --- the block table (scenario.c) ---------------------------------------------
+ * One descriptor per top-level key (scn_block_<name>, in the block's file),
+ * listed by one line of the table in scenario.c in the format's order: the
+ * order hs_scenario_to_json prints and `hetsim reference scenario-keys`
+ * lists. Blocks are parsed in the order of `step` (the pipeline: a block
+ * parsed later may read what earlier ones set; the first problem found stops
+ * the load, so the step order decides which of several problems a file
+ * reports). A descriptor without a key is a check across blocks.
+ * A new block: its file (parse, print, free, descriptor; its data in
+ * scn_block_data, or in iface/scn_x.h when a room above reads it) and its
+ * line in the table. */
+typedef enum scn_type { SCN_OBJECT, SCN_UINT, SCN_NUM, SCN_STR, SCN_BOOL, SCN_ARRAY } scn_type;
+
+struct scn_block {
+  const char *key; /* NULL: a check across blocks (parse only) */
+  unsigned step;   /* parse order (unique; spaced so a line can go between) */
+  /* One of the first format's keys: listed before the later ones in the
+   * unknown-key message (which lists every key). */
+  bool first_format;
+  hs_status (*parse)(ctx *c, const cJSON *root); /* reads c->block; NULL: read by another line */
+  void (*print)(const hs_scenario *sc, cJSON *root); /* NULL: printed by another line */
+  void (*free)(hs_scenario *sc);                     /* NULL: owns nothing */
+  /* For scalars (read by scn_get_line) and the reference: */
+  scn_type type;
+  bool required;
+  double def, lo, hi;    /* UINT, NUM, BOOL (def: 0 or 1) */
+  bool lo_open;          /* NUM: lo excluded (hi: INFINITY or included) */
+  const char *def_text;  /* STR: the default; others: what a missing block means */
+  const char *const *keys; /* OBJECT: its keys (the list its parse checks); NULL: see doc */
+  const char *doc;
+};
+
+/* The table (scenario.c), in the format's order. */
+extern const scn_block *const scn_blocks[];
+extern const size_t scn_nblocks;
+/* Lines of the table's numbers (a scalar's range and default). */
+#define SCN_NUM_LINE(req, d, l, lopen, h) \
+  .type = SCN_NUM, .required = req, .def = d, .lo = l, .lo_open = lopen, .hi = h
+#define SCN_UINT_LINE(req, d, l, h) .type = SCN_UINT, .required = req, .def = d, .lo = l, .hi = h
+/* A block's own data slot in the scenario (NULL until its parse sets it; its
+ * free releases it): for a block whose data no other room reads, so that a
+ * new block needs no field in sim_scn. */
+void **scn_block_data(hs_scenario *sc, const scn_block *b);
+const void *scn_block_get(const hs_scenario *sc, const scn_block *b); /* its value */
+
+/* scenario_json.c: members added to a printed object (abort on no memory) */
+void scn_add_num(cJSON *o, const char *key, double v);
+void scn_add_str(cJSON *o, const char *key, const char *v);
+cJSON *scn_add_obj(cJSON *o, const char *key);
 
 /* scenario_get.c */
 const char *scn_shown(const char *text, char *buf, size_t cap);
@@ -109,9 +165,14 @@ hs_status scn_get_choice(ctx *c, const cJSON *obj, const char *key, const char *
                          const char *const *choices, char **out);
 
 /* scenario_devices.c */
+extern const char *const scn_network_keys[], *const scn_device_keys[];
 hs_status scn_parse_network(ctx *c, const cJSON *root);
+void scn_print_network(const hs_scenario *sc, cJSON *root);
+void scn_free_network(hs_scenario *sc);
 hs_status scn_parse_devices(ctx *c, const cJSON *root);
-hs_status scn_devices_check(ctx *c);
+void scn_print_devices(const hs_scenario *sc, cJSON *root);
+void scn_free_devices(hs_scenario *sc);
+hs_status scn_devices_check(ctx *c, const cJSON *root); /* names unique (a check line) */
 void scn_names_build(sim_scn *s);
 bool scn_find_name(const sim_scn *s, const char *name, size_t *first, size_t *n);
 
@@ -121,14 +182,16 @@ hs_status scn_parse_regime(ctx *c, const cJSON *root);
  * options; else fails at the current path with "regime <kind> <lacks>", or
  * "regime <kind>: <its reason>" when its options rule it out. */
 hs_status scn_regime_can(ctx *c, unsigned what, const char *lacks);
-void scn_print_regime(const sim_scn *s, cJSON *regime); /* scenario_json.c */
-void scn_free_regime(sim_scn *s);
+void scn_print_regime(const hs_scenario *sc, cJSON *root);
+void scn_free_regime(hs_scenario *sc);
 
 /* scenario_dynamics.c: the optional "dynamics" block (sim/run/iface/dyn.h) */
+extern const char *const scn_dynamics_keys[];
 hs_status scn_parse_dynamics(ctx *c, const cJSON *root);
 void scn_print_dynamics(const hs_scenario *sc, cJSON *root);
 void scn_free_dynamics(hs_scenario *sc);
 /* scenario_learning.c: the "learning" block (sc->learning stays NULL when off) */
+extern const char *const scn_learning_keys[];
 hs_status scn_parse_learning(ctx *c, const cJSON *root);
 void scn_print_learning(const hs_scenario *sc, cJSON *root);
 void scn_free_learning(hs_scenario *sc);

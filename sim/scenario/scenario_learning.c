@@ -242,13 +242,15 @@ static hs_status get_counts(ctx *c, const cJSON *b, learn_own *o) {
   return st;
 }
 
+const char *const scn_learning_keys[] = {
+    "mode",         "data",        "partition",   "alpha",           "counts",
+    "optimizer",    "lr",          "eval_every",  "eval_samples",    "max_samples",
+    "target_loss",  "target_accuracy", "threads", "curve_profile",   NULL};
+
 static hs_status parse_block(ctx *c, const cJSON *b, learn_own *o) {
   hs_scenario *sc = &c->s->pub;
   hs_learning_spec *l = &o->pub;
-  static const char *const keys[] = {"mode",          "data",          "partition",   "alpha",
-                                     "counts",        "optimizer",     "lr",          "eval_every",
-                                     "eval_samples",  "max_samples",   "target_loss", "target_accuracy",
-                                     "threads",       "curve_profile", NULL};
+  const char *const *keys = scn_learning_keys;
   hs_status st;
   double every, evaln, maxs, thr;
   if ((st = scn_check_keys(c, b, keys)) ||
@@ -379,3 +381,11 @@ void scn_print_learning(const hs_scenario *sc, cJSON *root) {
   if (l->threads) add_num(o, "threads", l->threads);
   if (l->curve_profile) add_str(o, "curve_profile", l->curve_profile);
 }
+
+/* --- its block: lines of the loader's block table (scenario.c) --- */
+
+const scn_block scn_block_learning = {
+    .key = "learning", .step = 190, .first_format = true,
+    .parse = scn_parse_learning, .print = scn_print_learning, .free = scn_free_learning,
+    .type = SCN_OBJECT, .def_text = "off", .keys = scn_learning_keys,
+    .doc = "learning in the loop: data, partition, optimiser, evaluation"};

@@ -160,9 +160,11 @@ hs_status scn_regime_can(ctx *c, unsigned what, const char *lacks) {
   return why ? scn_fail(c, HS_EINVAL, "regime %s: %s", kind, why) : HS_OK;
 }
 
-void scn_free_regime(sim_scn *s) {
+void scn_free_regime(hs_scenario *sc) {
+  sim_scn *s = (sim_scn *)sc;
   const sim_regime *rg = s->regime;
   void *opts = s->pub.regime.opts;
+  hs_free(sc->regime.kind);
   if (!opts) return;
   for (size_t i = 0; rg && i < rg->nopts; i++)
     if (rg->opts[i].type == SIM_OPT_CHOICE)
@@ -171,3 +173,11 @@ void scn_free_regime(sim_scn *s) {
   hs_free(opts);
   s->pub.regime.opts = NULL;
 }
+
+/* --- its block: lines of the loader's block table (scenario.c) --- */
+
+const scn_block scn_block_regime = {
+    .key = "regime", .step = 130, .first_format = true,
+    .parse = scn_parse_regime, .print = scn_print_regime, .free = scn_free_regime,
+    .type = SCN_OBJECT, .def_text = "{\"kind\": \"pma\"}",
+    .doc = "how a round runs: \"kind\" and that regime's options"};

@@ -227,3 +227,16 @@ void scn_free_topology(hs_scenario *sc) {
 
 const sim_topo *sim_scenario_topo(const hs_scenario *sc) { return &((const sim_scn *)sc)->topo; }
 const sim_model *sim_scenario_model(const hs_scenario *sc) { return &((const sim_scn *)sc)->model; }
+
+/* --- its blocks: lines of the loader's block table (scenario.c) --- */
+
+const scn_block scn_block_topology = {
+    .key = "topology", .step = 120,
+    .parse = scn_parse_topology, .print = scn_print_topology, .free = scn_free_topology,
+    .type = SCN_OBJECT, .def_text = "none",
+    .doc = "a GPU cluster's nodes, NICs and tiers (fsdp); read with \"model\""};
+
+const scn_block scn_block_model = {
+    .key = "model", .step = 0,
+    .type = SCN_OBJECT, .def_text = "none",
+    .doc = "the model's parameters, state and activations (fsdp); read with \"topology\""};

@@ -69,7 +69,7 @@ Test(metrics, values_come_from_their_fields) {
 }
 
 /* Every line is complete, names are unique, and a name carries its unit:
- * "_s" seconds, "_j" joules (the convention the heat map's axis titles and
+ * "_s" seconds ("_per_s" a rate), "_j" joules (the convention the heat map's axis titles and
  * every reader of RESULTS.csv rely on). */
 Test(metrics, table_lines_complete_and_units_in_names) {
   for (size_t i = 0; i < hs_metric_count(); i++) {
@@ -77,7 +77,8 @@ Test(metrics, table_lines_complete_and_units_in_names) {
     cr_assert(m->name && *m->name && m->unit && *m->unit && m->doc && *m->doc, "line %zu", i);
     cr_expect_eq(hs_metric_find(m->name), m, "%s: name repeated", m->name);
     size_t n = strlen(m->name);
-    bool ends_s = n > 2 && !strcmp(m->name + n - 2, "_s");
+    bool rate = n > 6 && !strcmp(m->name + n - 6, "_per_s"); /* tokens_per_s: not seconds */
+    bool ends_s = n > 2 && !strcmp(m->name + n - 2, "_s") && !rate;
     bool ends_j = n > 2 && !strcmp(m->name + n - 2, "_j");
     cr_expect_eq(ends_s, !strcmp(m->unit, "s"), "%s: unit %s", m->name, m->unit);
     cr_expect_eq(ends_j, !strcmp(m->unit, "J"), "%s: unit %s", m->name, m->unit);
@@ -400,9 +401,13 @@ Test(metrics, optional_group_is_one_line) {
   cr_expect_neq(bit, 0u);
   cr_expect_eq(bit & (hs_metric_group("learning") | hs_metric_group("system")), 0u,
                "each group has its own bit");
-  size_t first = 0; /* the bit is that of the first line naming the group */
-  while (strcmp(hs_metric_at(first)->name, "energy_server_j")) first++;
-  cr_expect_eq(hs_metric_group("system"), 1u << first);
+  /* the bit is the group's rank: the runs of group lines before its own */
+  unsigned rank = 0;
+  for (size_t i = 0; strcmp(hs_metric_at(i)->name, "energy_server_j"); i++) {
+    const char *g = hs_metric_at(i)->group, *prev = i ? hs_metric_at(i - 1)->group : NULL;
+    if (g && (!prev || strcmp(g, prev))) rank++;
+  }
+  cr_expect_eq(hs_metric_group("system"), 1u << rank);
 
   /* summary.json: only when the run reports the group. */
   hs_summary s[2] = {sample(1), sample(0.5)};
@@ -469,4 +474,57 @@ Test(metrics, needs_names_the_reporting_regimes) {
   char tiny[8];
   cr_expect_eq(hs_metric_needs(hs_metric_find("energy_system_j"), tiny, sizeof tiny), n);
   cr_expect_eq(strlen(tiny), sizeof tiny - 1);
+}
+
+/* --- a regime's own figures: reported by name, kept as metrics --------------- */
+
+/* What a regime reports under a metric's name (its summary_fields hook) is
+ * that metric's value, so it reaches summary.json at its line, the sweep
+ * columns and compare; a figure without a line is handed back untouched. */
+Test(metrics, regime_figures_become_metrics) {
+  hs_summary s = sample(1);
+  hs_metric_clear_reported(&s);
+  const hs_report_field got[] = {{"agc_bits", 4096}, {"not_a_metric", 3}, {"agc_d", 2}};
+  hs_report_field rest[3];
+  size_t n = hs_metric_keep_reported(&s, got, 3, rest);
+  cr_assert_eq(n, 1);
+  cr_expect_str_eq(rest[0].key, "not_a_metric");
+  cr_expect_eq(hs_metric_value(hs_metric_find("agc_bits"), &s), 4096);
+  cr_expect_eq(hs_metric_value(hs_metric_find("agc_d"), &s), 2);
+  cr_expect(isnan(hs_metric_value(hs_metric_find("agc_replans"), &s)), "not reported: NaN");
+
+  /* summary.json: after the metrics every run has, in table order, only when
+   * the run reports the group. */
+  hs_report_field f[HS_METRIC_MAX];
+  size_t base = hs_metric_json_fields(&s, f, HS_METRIC_MAX);
+  for (size_t i = 0; i < base; i++) cr_expect(strncmp(f[i].key, "agc_", 4), "%s", f[i].key);
+  s.metric_groups = hs_metric_group("agc");
+  size_t with = hs_metric_json_fields(&s, f, HS_METRIC_MAX);
+  cr_assert_eq(with, base + 11);
+  cr_expect_str_eq(f[base].key, "agc_deadline_s");
+  cr_expect_str_eq(f[base + 2].key, "agc_bits");
+  cr_expect_eq(f[base + 2].value, 4096);
+
+  /* a sweep column when a point's run reports the group */
+  hs_metric_sweep_groups(0);
+  size_t cols = hs_metric_sweep_count();
+  hs_metric_sweep_groups(hs_metric_group("agc"));
+  cr_expect_eq(hs_metric_sweep_count(), cols + 11);
+  cr_expect_str_eq(hs_metric_sweep_at(hs_metric_sweep_index("agc_bits"))->name, "agc_bits");
+  hs_metric_sweep_groups(0);
+}
+
+/* Each group's lines are adjacent (a group's bit is its rank), and every
+ * group has its own bit. */
+Test(metrics, groups_adjacent_and_distinct) {
+  unsigned seen = 0;
+  for (size_t i = 0; i < hs_metric_count(); i++) {
+    const char *g = hs_metric_at(i)->group;
+    if (!g) continue;
+    unsigned bit = hs_metric_group(g); /* asserts adjacency */
+    if (i && hs_metric_at(i - 1)->group && !strcmp(hs_metric_at(i - 1)->group, g)) continue;
+    cr_expect_eq(seen & bit, 0u, "%s: a bit of its own", g);
+    seen |= bit;
+  }
+  cr_expect_neq(seen, 0u);
 }

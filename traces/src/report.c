@@ -5,10 +5,13 @@
  * names are "M" (metadata) events. Timestamps are microseconds, as the format
  * wants. Rejected: building the outputs in memory and writing at the end (a
  * 10^5-device run has 10^6 device rows).
- * learning.csv is an extra file like a regime's own tables; the extra files a
+ * The CSV files are written from their column tables (hs_columns.h), which
+ * `hetsim reference columns` prints too: a new column is one line below.
+ * learning.csv is an extra file like a regime's own table; the extra files a
  * run may write (learning.csv, and the names its caller declares with
- * hs_report_optional: every regime's outputs) are removed on commit when this
- * run did not write them, so a reused folder never mixes two runs' tables. */
+ * hs_report_optional: every regime's csv file) are removed on commit when
+ * this run did not write them, so a reused folder never mixes two runs'
+ * tables. */
 #include "traces/hs_report.h"
 
 #include <errno.h>
@@ -20,7 +23,100 @@
 
 #include "base/hs_alloc.h"
 #include "base/hs_fmt.h"
+#include "traces/hs_columns.h"
 #include "traces/hs_outfile.h"
+
+/* --- the files' columns (hs_columns.h: a new column is one line) ------------ */
+
+#define COL(row, field, type) type, offsetof(row, field), NULL
+
+static double round_duration(const void *row) {
+  const hs_round_row *r = row;
+  return r->end_s - r->start_s;
+}
+
+static const hs_column round_cols[] = {
+    {"round", "1", "the round, from 0", COL(hs_round_row, round, HS_COL_U32)},
+    {"start_s", "s", "simulated time the round started", COL(hs_round_row, start_s, HS_COL_F64)},
+    {"end_s", "s", "simulated time the round ended", COL(hs_round_row, end_s, HS_COL_F64)},
+    {"duration_s", "s", "end_s - start_s", HS_COL_F64, 0, round_duration},
+    {"energy_j", "J", "energy of every device in the round (compute + comm + idle-wait)",
+     COL(hs_round_row, energy_j, HS_COL_F64)},
+    {"compute_cv", "1", "coefficient of variation of the devices' compute times",
+     COL(hs_round_row, compute_cv, HS_COL_F64)},
+    {"max_wait_s", "s", "the longest a device waited for the others",
+     COL(hs_round_row, max_wait_s, HS_COL_F64)},
+    {"reallocated", "1", "1 when the controller changed the allocation after this round",
+     COL(hs_round_row, reallocated, HS_COL_BOOL)},
+};
+
+static const hs_column device_cols[] = {
+    {"round", "1", "the round, from 0", COL(hs_device_row, round, HS_COL_U32)},
+    {"device", "-", "the device's name (\"<entry>\" or \"<entry>-<k>\")",
+     COL(hs_device_row, device, HS_COL_STR)},
+    {"samples", "1", "samples allocated to it this round", COL(hs_device_row, samples, HS_COL_U64)},
+    {"compute_s", "s", "time it computed", COL(hs_device_row, compute_s, HS_COL_F64)},
+    {"comm_s", "s", "time it sent or received the model", COL(hs_device_row, comm_s, HS_COL_F64)},
+    {"wait_s", "s", "time it waited for the others, powered on",
+     COL(hs_device_row, wait_s, HS_COL_F64)},
+    {"energy_j", "J", "its energy in the round: compute + comm + idle-wait",
+     COL(hs_device_row, energy_j, HS_COL_F64)},
+    /* Last, so readers by position of the older columns keep working. */
+    {"profile", "-", "its profile's name", COL(hs_device_row, profile, HS_COL_STR)},
+};
+
+/* The percentiles of hs_profile_row, one line each (HS_REPORT_NPCT of them). */
+#define PCT(what, k, name)                                                                  \
+  {#what "_" name, "s", name " of the devices' " #what " (nearest rank)", HS_COL_F64,       \
+   offsetof(hs_profile_row, what) + (k) * sizeof(double), NULL}
+#define PCTS(what) PCT(what, 0, "p0"), PCT(what, 1, "p50"), PCT(what, 2, "p90"), \
+    PCT(what, 3, "p99"), PCT(what, 4, "p100")
+_Static_assert(HS_REPORT_NPCT == 5, "PCTS lists every percentile");
+
+static const hs_column profile_cols[] = {
+    {"round", "1", "the round, from 0", COL(hs_profile_row, round, HS_COL_U32)},
+    {"profile", "-", "the profile's name", COL(hs_profile_row, profile, HS_COL_STR)},
+    {"count", "1", "devices of that profile", COL(hs_profile_row, count, HS_COL_U64)},
+    {"samples", "1", "samples allocated to them, summed", COL(hs_profile_row, samples, HS_COL_U64)},
+    PCTS(compute_s),
+    PCTS(comm_s),
+    PCTS(wait_s),
+    {"energy_j", "J", "their energy in the round, summed in device order",
+     COL(hs_profile_row, energy_j, HS_COL_F64)},
+};
+
+static const hs_column learning_cols[] = {
+    {"round", "1", "the round (fedasync: reporting window) of the evaluation",
+     COL(hs_learning_row, round, HS_COL_U32)},
+    {"time_s", "s", "simulated time since t = 0", COL(hs_learning_row, time_s, HS_COL_F64)},
+    {"energy_j", "J", "energy of every device since t = 0",
+     COL(hs_learning_row, energy_j, HS_COL_F64)},
+    {"samples", "1", "samples trained so far", COL(hs_learning_row, samples, HS_COL_U64)},
+    {"train_loss", "1", "mean training loss since the previous row",
+     COL(hs_learning_row, train_loss, HS_COL_F64)},
+    {"test_loss", "1", "held-out loss (nan: none)", COL(hs_learning_row, test_loss, HS_COL_F64)},
+    {"test_accuracy", "1", "held-out accuracy (nan: regression or curve mode)",
+     COL(hs_learning_row, test_accuracy, HS_COL_F64)},
+};
+
+static const hs_csv_table rounds_csv = {"rounds.csv", "Every run; one row per round.",
+                                        HS_COLUMNS(round_cols)};
+static const hs_csv_table devices_csv = {
+    "devices.csv", "Runs up to `--devices-threshold` devices; one row per round and device.",
+    HS_COLUMNS(device_cols)};
+static const hs_csv_table profiles_csv = {
+    "device_profiles.csv",
+    "Instead of devices.csv above `--devices-threshold` devices; one row per round and profile.",
+    HS_COLUMNS(profile_cols)};
+static const hs_csv_table learning_csv = {
+    "learning.csv", "Runs that learn (a learning block); one row per evaluation.",
+    HS_COLUMNS(learning_cols)};
+
+static const hs_csv_table *const files[] = {&rounds_csv, &devices_csv, &profiles_csv,
+                                            &learning_csv};
+
+size_t hs_report_table_count(void) { return sizeof files / sizeof files[0]; }
+const hs_csv_table *hs_report_table_at(size_t i) { return files[i]; }
 
 struct hs_report {
   char *dir;
@@ -123,7 +219,7 @@ hs_report *hs_report_open(const char *dir, bool trace, hs_error *err) {
 }
 
 static const char *devices_file(bool profiles) {
-  return profiles ? "device_profiles.csv" : "devices.csv";
+  return profiles ? profiles_csv.file : devices_csv.file;
 }
 
 hs_report *hs_report_open_as(const char *dir, bool trace, bool profiles, hs_error *err) {
@@ -145,23 +241,11 @@ hs_report *hs_report_open_as(const char *dir, bool trace, bool profiles, hs_erro
   r->dir = hs_strdup(dir);
   r->made = made;
   r->profiles = profiles;
-  if (!(r->rounds = open_in(dir, "rounds.csv", err))) goto fail;
+  if (!(r->rounds = open_in(dir, rounds_csv.file, err))) goto fail;
   if (!(r->devices = open_in(dir, devices_file(profiles), err))) goto fail;
   if (trace && !(r->trace = open_in(dir, "trace.json", err))) goto fail;
-  fputs("round,start_s,end_s,duration_s,energy_j,compute_cv,max_wait_s,reallocated\n",
-        hs_outfile_stream(r->rounds));
-  if (profiles) {
-    FILE *f = hs_outfile_stream(r->devices);
-    fputs("round,profile,count,samples", f);
-    static const char *const what[] = {"compute_s", "comm_s", "wait_s"};
-    static const char *const pct[HS_REPORT_NPCT] = {"p0", "p50", "p90", "p99", "p100"};
-    for (size_t w = 0; w < 3; w++)
-      for (size_t k = 0; k < HS_REPORT_NPCT; k++) fprintf(f, ",%s_%s", what[w], pct[k]);
-    fputs(",energy_j\n", f);
-  } else {
-    fputs("round,device,samples,compute_s,comm_s,wait_s,energy_j,profile\n",
-          hs_outfile_stream(r->devices));
-  }
+  hs_csv_write_header(hs_outfile_stream(r->rounds), &rounds_csv);
+  hs_csv_write_header(hs_outfile_stream(r->devices), profiles ? &profiles_csv : &devices_csv);
   if (r->trace) fputs("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[", hs_outfile_stream(r->trace));
   r->first_event = true;
   return r;
@@ -192,70 +276,26 @@ static void num(FILE *f, double v) {
 
 hs_status hs_report_learning_open(hs_report *r, hs_error *err) {
   if (r->learning) return HS_OK;
-  if (!(r->learning = hs_report_extra(r, "learning.csv", err))) return err ? err->status : HS_EIO;
-  fputs("round,time_s,energy_j,samples,train_loss,test_loss,test_accuracy\n", r->learning);
+  if (!(r->learning = hs_report_extra(r, learning_csv.file, err))) return err ? err->status : HS_EIO;
+  hs_csv_write_header(r->learning, &learning_csv);
   return HS_OK;
 }
 
 void hs_report_learning(hs_report *r, const hs_learning_row *row) {
   if (!r || !r->learning) return;
-  FILE *f = r->learning;
-  fprintf(f, "%u,", row->round);
-  num(f, row->time_s);
-  fputc(',', f);
-  num(f, row->energy_j);
-  fprintf(f, ",%llu,", (unsigned long long)row->samples);
-  num(f, row->train_loss);
-  fputc(',', f);
-  num(f, row->test_loss);
-  fputc(',', f);
-  num(f, row->test_accuracy);
-  fputc('\n', f);
+  hs_csv_write_row(r->learning, &learning_csv, row);
 }
 
 void hs_report_round(hs_report *r, const hs_round_row *row) {
-  FILE *f = hs_outfile_stream(r->rounds);
-  fprintf(f, "%u,", row->round);
-  num(f, row->start_s);
-  fputc(',', f);
-  num(f, row->end_s);
-  fputc(',', f);
-  num(f, row->end_s - row->start_s);
-  fputc(',', f);
-  num(f, row->energy_j);
-  fputc(',', f);
-  num(f, row->compute_cv);
-  fputc(',', f);
-  num(f, row->max_wait_s);
-  fprintf(f, ",%d\n", row->reallocated ? 1 : 0);
+  hs_csv_write_row(hs_outfile_stream(r->rounds), &rounds_csv, row);
 }
 
 void hs_report_device(hs_report *r, const hs_device_row *row) {
-  FILE *f = hs_outfile_stream(r->devices);
-  fprintf(f, "%u,%s,%llu,", row->round, row->device, (unsigned long long)row->samples);
-  num(f, row->compute_s);
-  fputc(',', f);
-  num(f, row->comm_s);
-  fputc(',', f);
-  num(f, row->wait_s);
-  fputc(',', f);
-  num(f, row->energy_j);
-  fprintf(f, ",%s\n", row->profile ? row->profile : "");
+  hs_csv_write_row(hs_outfile_stream(r->devices), &devices_csv, row);
 }
 
 void hs_report_profile(hs_report *r, const hs_profile_row *row) {
-  FILE *f = hs_outfile_stream(r->devices);
-  fprintf(f, "%u,%s,%llu,%llu", row->round, row->profile, (unsigned long long)row->count,
-          (unsigned long long)row->samples);
-  const double *v[3] = {row->compute_s, row->comm_s, row->wait_s};
-  for (size_t w = 0; w < 3; w++)
-    for (size_t k = 0; k < HS_REPORT_NPCT; k++) {
-      fputc(',', f);
-      num(f, v[w][k]);
-    }
-  fputc(',', f);
-  num(f, row->energy_j);
-  fputc('\n', f);
+  hs_csv_write_row(hs_outfile_stream(r->devices), &profiles_csv, row);
 }
 
 void hs_json_fputs(FILE *out, const char *s) {

@@ -45,15 +45,14 @@
 #include <string.h>
 
 #include "base/hs_alloc.h"
-#include "base/hs_fmt.h"
 #include "jpath.h"
+#include "traces/hs_columns.h"
 #include "sim_run.h"
 
 /* A worker's phase in the iteration; CUT_*: a straggler, cut at the end. */
 enum { PH_OFF, PH_COMPUTE, PH_SEND, PH_IN, PH_CUT_COMPUTE, PH_CUT_SEND };
 
 /* The extra file its runs write (the descriptor lists it). */
-static const char *const agc_outputs[] = {"agc.csv", NULL};
 
 typedef struct agc_state {
   const agc_opts *o;
@@ -179,22 +178,60 @@ static void reestimate(sim_run *r, agc_state *s) {
   s->replans++;
 }
 
+/* --- agc.csv: one row per iteration, from its column table ------------------- */
+
+typedef struct agc_row {
+  uint32_t iteration;
+  double start_s, end_s, duration_s;
+  size_t active, arrived, stragglers;
+  double bits_sent, bits_arrived, energy_j, cum_bits, cum_energy_j, p_mean;
+  double residual_pred, residual_meas, residual_meas_rel, gbar_sq;
+  double train_loss, eval_loss, eval_acc;
+} agc_row;
+
+#define AGC_COL(field, type) type, offsetof(agc_row, field), NULL
+/* Doubles: an empty field when not applicable (not finite). */
+#define AGC_NUM(field) AGC_COL(field, HS_COL_F64_OR_EMPTY)
+
+static const hs_column agc_cols[] = {
+    {"iteration", "1", "the iteration (a round), from 0", AGC_COL(iteration, HS_COL_U32)},
+    {"start_s", "s", "simulated time it started", AGC_NUM(start_s)},
+    {"end_s", "s", "simulated time it ended (decoded)", AGC_NUM(end_s)},
+    {"duration_s", "s", "end_s - start_s", AGC_NUM(duration_s)},
+    {"active", "1", "workers given work", AGC_COL(active, HS_COL_SIZE)},
+    {"arrived", "1", "workers whose message arrived by the deadline", AGC_COL(arrived, HS_COL_SIZE)},
+    {"stragglers", "1", "active workers cut at the deadline", AGC_COL(stragglers, HS_COL_SIZE)},
+    {"bits_sent", "bit", "bits put on the wire, the stragglers' partial sends included",
+     AGC_NUM(bits_sent)},
+    {"bits_arrived", "bit", "bits of the messages that arrived", AGC_NUM(bits_arrived)},
+    {"energy_j", "J", "energy of every worker in the iteration", AGC_NUM(energy_j)},
+    {"cum_bits", "bit", "bits_sent since the start", AGC_NUM(cum_bits)},
+    {"cum_energy_j", "J", "energy since the start", AGC_NUM(cum_energy_j)},
+    {"p_mean", "1", "mean straggling probability the code was planned with", AGC_NUM(p_mean)},
+    {"residual_pred", "1", "predicted E|g^ - g|^2 / |g-bar|^2 of the code", AGC_NUM(residual_pred)},
+    {"residual_meas", "1", "with learning: |g^ - g|^2 of the real gradients", AGC_NUM(residual_meas)},
+    {"residual_meas_rel", "1", "residual_meas / gbar_sq (comparable with residual_pred)",
+     AGC_NUM(residual_meas_rel)},
+    {"gbar_sq", "1", "with learning: mean over partitions of |g_j|^2", AGC_NUM(gbar_sq)},
+    {"train_loss", "1", "with learning: training loss of the iteration", AGC_NUM(train_loss)},
+    {"eval_loss", "1", "with learning: held-out loss, on evaluation iterations", AGC_NUM(eval_loss)},
+    {"eval_acc", "1", "with learning: held-out accuracy, on evaluation iterations",
+     AGC_NUM(eval_acc)},
+};
+
+static const hs_csv_table agc_csv = {"agc.csv", "Runs of regime agc; one row per iteration.",
+                                     HS_COLUMNS(agc_cols)};
+
 static void open_csv(sim_run *r, agc_state *s) {
   s->csv_tried = true;
   if (!r->report) return;
   hs_error err = {0};
-  s->csv = hs_report_extra(r->report, agc_outputs[0], &err);
+  s->csv = hs_report_extra(r->report, agc_csv.file, &err);
   if (!s->csv) {
     sim_fail(r, err.status, err.msg);
     return;
   }
-  fputs(
-      "iteration,start_s,end_s,duration_s,active,arrived,stragglers,bits_"
-      "sent,bits_arrived,"
-      "energy_j,cum_bits,cum_energy_j,p_mean,residual_pred,residual_meas,"
-      "residual_meas_rel,"
-      "gbar_sq,train_loss,eval_loss,eval_acc\n",
-      s->csv);
+  hs_csv_write_header(s->csv, &agc_csv);
 }
 
 static void agc_start_round(sim_run *r) {
@@ -222,12 +259,6 @@ static void agc_start_round(sim_run *r) {
   }
   s->deadline_ev =
       s->code.wait_all ? 0 : hs_engine_schedule_in(r->eng, s->deadline_s, 1, on_deadline, r, 0);
-}
-
-static void csv_num(FILE *f, double v, bool last) {
-  char b[HS_FMT_DOUBLE_MAX]; /* exact, as every CSV of a run (hs_fmt.h) */
-  if (isfinite(v)) fwrite(b, 1, hs_fmt_double(b, v), f);
-  fputc(last ? '\n' : ',', f);
 }
 
 static void iteration_end(sim_run *r) {
@@ -280,25 +311,29 @@ static void iteration_end(sim_run *r) {
     }
   }
   if (s->csv) {
-    FILE *f = s->csv;
-    fprintf(f, "%u,", r->round);
-    csv_num(f, r->round_start_s, false);
-    csv_num(f, now, false);
-    csv_num(f, now - r->round_start_s, false);
-    fprintf(f, "%zu,%zu,%zu,", s->pending, s->narrived, stragglers);
-    csv_num(f, sent, false);
-    csv_num(f, s->bits_in, false);
-    csv_num(f, energy - s->energy_prev, false);
-    csv_num(f, s->bits_cum, false);
-    csv_num(f, energy, false);
-    csv_num(f, pmean, false);
-    csv_num(f, s->code.predicted, false);
-    csv_num(f, lo.measured, false);
-    csv_num(f, lo.gbar_sq > 0 ? lo.measured / lo.gbar_sq : NAN, false);
-    csv_num(f, lo.gbar_sq, false);
-    csv_num(f, lo.train_loss, false);
-    csv_num(f, lo.eval_loss, false);
-    csv_num(f, lo.eval_acc, true);
+    agc_row row = {
+        .iteration = r->round,
+        .start_s = r->round_start_s,
+        .end_s = now,
+        .duration_s = now - r->round_start_s,
+        .active = s->pending,
+        .arrived = s->narrived,
+        .stragglers = stragglers,
+        .bits_sent = sent,
+        .bits_arrived = s->bits_in,
+        .energy_j = energy - s->energy_prev,
+        .cum_bits = s->bits_cum,
+        .cum_energy_j = energy,
+        .p_mean = pmean,
+        .residual_pred = s->code.predicted,
+        .residual_meas = lo.measured,
+        .residual_meas_rel = lo.gbar_sq > 0 ? lo.measured / lo.gbar_sq : NAN,
+        .gbar_sq = lo.gbar_sq,
+        .train_loss = lo.train_loss,
+        .eval_loss = lo.eval_loss,
+        .eval_acc = lo.eval_acc,
+    };
+    hs_csv_write_row(s->csv, &agc_csv, &row);
   }
   s->energy_prev = energy;
   sim_round_end(r);
@@ -616,10 +651,11 @@ const sim_regime sim_regime_agc = {
     /* Its learning is its own (regime.learn), not the learning block's. */
     .can = SIM_CAN_AVAIL,
     .dev_bytes = sizeof(double), /* the run's scratch */
-    .outputs = agc_outputs,
     .setup = agc_setup,
     .start_round = agc_start_round,
     .teardown = agc_teardown,
     .telemetry = agc_telemetry,
     .summary_fields = agc_summary,
+    .csv = &agc_csv,
+    .metric_group = "agc",
 };

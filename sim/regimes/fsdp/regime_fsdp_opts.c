@@ -186,6 +186,7 @@ static const sim_regime_opt flhsdp_table[] = {OPT_SHARD, OPT_GROUP, OPT_H, OPT_F
       .teardown = fsdp_teardown,                                                              \
       .telemetry = fsdp_telemetry,                                                            \
       .summary_fields = fsdp_summary_fields,                                                  \
+      .metric_group = "fsdp",                                                                 \
   }
 
 FSDP_DESCRIPTOR(sim_regime_fsdp, "fsdp", "fully sharded data parallel over all GPUs", fsdp_table);

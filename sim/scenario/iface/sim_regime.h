@@ -16,7 +16,7 @@
  *   learning and how, a round deadline, device absences): the loader refuses
  *   a scenario that asks for anything else, with one line naming the key and
  *   the regime; its memory per device (run_memory.c), the extra files it
- *   writes (outputs), its group of optional metrics (metric_group).
+ *   writes (csv: its column table), its group of optional metrics (metric_group).
  * - Its participant groups (groups: e.g. silos, one controller group each).
  * - The policy capabilities (hs_policy_caps) it cannot run or must have.
  * - Its run: set-up, binding to the controller, the events of a round,
@@ -106,9 +106,6 @@ typedef struct sim_regime {
    * of a round (DDP's batch schedule), for the run's memory estimate
    * (run_memory.c). */
   size_t dev_bytes, step_bytes;
-  /* The extra files its runs write in the output folder (NULL-terminated;
-   * NULL: none): a run that does not write one removes an earlier run's. */
-  const char *const *outputs;
 
   /* --- options (all may be NULL / 0 for a regime without options) --- */
   const sim_regime_opt *opts;
@@ -162,6 +159,11 @@ typedef struct sim_regime {
   /* The group of optional metrics its runs report (hs_metrics.h), e.g.
    * "system"; NULL: none. The metrics' lines in metrics.c name the group. */
   const char *metric_group;
+  /* The extra CSV file its runs write in the output folder (agc.csv): its
+   * column table (file name, columns), for its writer, the column reference
+   * and the run, which removes an earlier run's file when this run does not
+   * write one. NULL: none. */
+  const struct hs_csv_table *csv;
 } sim_regime;
 
 /* The registered regime with this name, or NULL. */

@@ -121,6 +121,12 @@ hs_status hs_report_commit(hs_report *r, const char *const *str_keys, const char
                            hs_error *err);
 void hs_report_abort(hs_report *r);
 
+/* The column tables of the files above (hs_columns.h), in the order listed
+ * there: rounds.csv, devices.csv, device_profiles.csv, learning.csv. */
+typedef struct hs_csv_table hs_csv_table;
+size_t hs_report_table_count(void);
+const hs_csv_table *hs_report_table_at(size_t i);
+
 /* Append a JSON string literal for s (quotes and escapes) to out. */
 void hs_json_fputs(FILE *out, const char *s);
 

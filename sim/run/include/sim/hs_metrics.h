@@ -36,15 +36,22 @@
 #include "sim/hs_run.h"
 #include "base/hs_status.h"
 
-/* The C type of the hs_summary field. */
-typedef enum hs_metric_type { HS_METRIC_F64, HS_METRIC_U32, HS_METRIC_U64 } hs_metric_type;
+/* The C type of the hs_summary field; HS_METRIC_REPORTED: no field of its
+ * own, the value a regime reported under the metric's name (hs_summary.reported,
+ * hs_metric_keep_reported), so a regime's figure is its table line alone. */
+typedef enum hs_metric_type {
+  HS_METRIC_F64,
+  HS_METRIC_U32,
+  HS_METRIC_U64,
+  HS_METRIC_REPORTED
+} hs_metric_type;
 
 /* Where a metric appears (bits of hs_metric.in). */
 enum { HS_METRIC_JSON = 1u, HS_METRIC_SWEEP = 2u, HS_METRIC_COMPARE = 4u };
 /* The most HS_METRIC_SWEEP metrics the table may hold: a sweep row keeps
  * room for them (hs_sweep.h: HS_SWEEP_NMETRICS). Raise it when the table
  * outgrows it (asserted in metrics.c). */
-#define HS_METRIC_SWEEP_MAX 20
+#define HS_METRIC_SWEEP_MAX 48
 /* With HS_METRIC_JSON: left out of summary.json when NaN (a metric only some
  * scenarios compute, so that the others' summaries stay as they were). */
 enum { HS_METRIC_JSON_IF_SET = 16u };
@@ -60,7 +67,10 @@ enum { HS_METRIC_HIGHER_BETTER = 32u };
  * keep their bytes. Which groups a run of a scenario reports is
  * hs_metric_run_groups: a regime names its group in its descriptor
  * (sim_regime.metric_group), and "learning" is reported by scenarios with a
- * learning block. A group is a name in table lines, nothing else. */
+ * learning block. A group is a name in table lines, nothing else; its lines
+ * are adjacent (asserted), and its bit is its rank among the groups in table
+ * order. A regime's own figures ("agc", "fsdp", "fedasync") are such a group
+ * of HS_METRIC_REPORTED lines. */
 /* Statistics over the seeds of a sweep point (bits of hs_metric.stats),
  * printed in this order. */
 enum {
@@ -114,7 +124,7 @@ typedef struct hs_metric {
 
 /* Room in fixed arrays (a sweep row keeps HS_SWEEP_NMETRICS sweep metrics,
  * see hs_sweep.h); the table may not outgrow either (asserted). */
-#define HS_METRIC_MAX 28
+#define HS_METRIC_MAX 56
 
 size_t hs_metric_count(void);
 const hs_metric *hs_metric_at(size_t i);
@@ -146,8 +156,9 @@ void hs_metric_compare_csv(FILE *out, const char *const *names, const hs_summary
 void hs_metric_compare_json(FILE *out, const char *const *names, const hs_summary *s, size_t n);
 
 /* The bit of hs_summary.metric_groups that stands for the group so named:
- * 1 << (the index of the first table line naming it). Asserts that some
- * line names it (a misspelt group would hide its metrics). O(table). */
+ * 1 << (its rank among the groups, in table order). Asserts that some line
+ * names it (a misspelt group would hide its metrics) and that its lines are
+ * adjacent. O(table). */
 unsigned hs_metric_group(const char *group);
 /* Whether s reports the group so named. */
 bool hs_metric_reported(const hs_summary *s, const char *group);
@@ -165,6 +176,16 @@ unsigned hs_metric_run_groups(const hs_scenario *sc);
  * are its columns. hs_sweep_create sets it before writing a header (one
  * sweep at a time per process, as the CLI runs them). */
 void hs_metric_sweep_groups(unsigned groups);
+
+/* A regime's figures f[0..n) (name, value), as its summary_fields hook gives
+ * them: each that is a HS_METRIC_REPORTED metric is kept in s->reported (and
+ * so reaches summary.json at its table line, sweeps and compare); the others
+ * are copied to rest (at most n), to be written after the metrics as they
+ * are. Returns how many went to rest. Call with s->reported all NAN
+ * (hs_metric_clear_reported) before. */
+size_t hs_metric_keep_reported(hs_summary *s, const hs_report_field *f, size_t n,
+                               hs_report_field *rest);
+void hs_metric_clear_reported(hs_summary *s);
 
 /* TEST ONLY: append a metric to the table for the rest of the process, before
  * any run or sweep starts (the table is read without locks). The metric and

@@ -41,6 +41,10 @@ enum { HS_DEVICES_AUTO = 0, HS_DEVICES_FULL = 1, HS_DEVICES_PROFILES = 2 };
  * " (git describe)" when configured from a git checkout. Static string. */
 const char *hs_version(void);
 
+/* Room for the metric table's lines in hs_summary.reported (asserted in
+ * metrics.c). */
+#define HS_SUMMARY_REPORTED_MAX 56
+
 /* The figures of a run. Which of them summary.json, a sweep and compare show,
  * under which names, is the metric table (hs_metrics.h, sim/run/metrics.c). */
 typedef struct hs_summary {
@@ -69,6 +73,11 @@ typedef struct hs_summary {
   /* Whole-system energy (issue 17), group "system": when the regime reports
    * it (regime "fl"). system = energy_j + server + aggregators + network. */
   double energy_server_j, energy_network_j, energy_aggregators_j, energy_system_j;
+  /* A regime's own figures, reported by name (its summary_fields hook) and
+   * kept by metric: reported[i] is the value of metric table line i when that
+   * line is a reported one (HS_METRIC_REPORTED, hs_metrics.h); NAN when the
+   * run did not report it. */
+  double reported[HS_SUMMARY_REPORTED_MAX];
 } hs_summary;
 
 /* Runs sc. With opts->out_dir: refuses (HS_ESTATE) a folder whose

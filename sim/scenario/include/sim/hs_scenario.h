@@ -1,7 +1,8 @@
 /* [sim/scenario/include/sim -> hetsim::sim; not installed]
- * hs_scenario.h: a scenario, loaded and validated from JSON (see DESIGN.md,
- * "Formats", and README.md, "Scenario format", for every key, unit and default),
- * with --set overrides applied to the JSON tree before validation.
+ * hs_scenario.h: a scenario, loaded and validated from JSON (every key, type,
+ * default and range: sim/doc/reference/scenario-keys.md, printed by
+ * `hetsim reference scenario-keys` from the loader's tables), with --set
+ * overrides applied to the JSON tree before validation.
  *
  * The struct is open: regimes read it directly. It is immutable after load;
  * everything in it is owned by the scenario and freed by hs_scenario_destroy.
@@ -27,6 +28,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "policies/hs_policy.h"
 #include "base/hs_status.h"
@@ -194,5 +196,10 @@ const uint32_t *hs_scenario_groups(const hs_scenario *sc);
  * Deterministic: the same scenario gives the same bytes. Loading the output
  * again (from the same folder) gives the same scenario. */
 char *hs_scenario_to_json(const hs_scenario *sc);
+
+/* The scenario-key reference as Markdown (sim/doc/reference/scenario-keys.md):
+ * the top-level keys, each regime's options and each policy's keys, printed
+ * from the tables the loader reads (scenario_reference.c). */
+void hs_scenario_reference(FILE *out);
 
 #endif
