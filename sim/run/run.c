@@ -44,6 +44,7 @@
 #include "sim/hs_collective.h"
 #include "sim/hs_metrics.h"
 #include "base/hs_util.h"
+#include "traces/hs_columns.h"
 #include "dyn.h"
 #include "run_describe.h"
 #include "sim_run.h"

@@ -1,4 +1,4 @@
-/* test_dynamics.c: devices that change (sim/run/dynamics/dyn*.c, regime_pma.c's
+/* test_dynamics.c: devices that change (sim/run/dynamics/dyn*.c, regime_fl_round.c's
  * deadline): the thermal closed forms, hysteresis, a throttle in the middle
  * of a computation, availability intervals on the timeline, a deadline round
  * with a lost participant, compute_cv_adapted, the thermal profile block. */

@@ -588,7 +588,7 @@ Test(run, a_write_that_fails_leaves_the_previous_outputs_whole) {
 
 /* PMA runs a round in one pass (switch times written, the ledger fed at the
  * round close in device order) unless dynamics, a deadline or a trace need it
- * event by event (regime_pma.c). Both must give the same bytes: the traced
+ * event by event (sim/regimes/fl/regime_fl_round.c). Both must give the same bytes: the traced
  * run takes the event-by-event path, the untraced one the one-pass path. */
 static void pma_paths_agree(const char *scenario_file, const hs_override *ovr, size_t novr) {
   hs_error err = {0};

@@ -5,7 +5,7 @@
  * every board the global model and its allocation, waits for every trained
  * model, averages them (FedAvg, weights = samples), feeds the real
  * controller (hs_policy.h) the measured training times and energies, and
- * records the round. The round in order, as regime_pma.c simulates it:
+ * records the round. The round in order, as sim/regimes/fl/regime_fl_round.c simulates it:
  *   open -> per board (one thread each): send ROUND (start_s after open,
  *   download_s) -> the board trains (setup_s, train_s, pack_s) -> RESULT
  *   arrives (upload_s) -> waits for the last arrival (wait_s) -> close ->
