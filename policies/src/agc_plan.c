@@ -116,6 +116,42 @@ static void build_layouts(hs_agc_plan *P) {
   P->shared.row[P->k] = P->stair.row[P->k] = at;
 }
 
+void hs_agc_layout_free(hs_agc_layout *L) {
+  if (!L) return;
+  layout_free(L);
+  memset(L, 0, sizeof *L);
+}
+
+/* Breakpoints within this of an integer are that integer, so that rounding in
+ * the running sum never adds a partition with a coefficient of 1e-16 (a whole
+ * partition of work for nothing). */
+#define SNAP 1e-9
+
+static double snapped(double x) {
+  double r = nearbyint(x);
+  return fabs(x - r) < SNAP ? r : x;
+}
+
+void hs_agc_layout_interval(const hs_agc_plan *P, hs_agc_layout *L) {
+  layout_alloc(L, P->k, P->n + (P->active ? P->active - 1 : 0));
+  double nd = (double)P->n, pos = 0.0;
+  size_t at = 0, r = 0;
+  for (size_t i = 0; i < P->k; i++) {
+    L->row[i] = at;
+    if (P->c_inv[i] <= 0.0) continue;
+    double end = ++r == P->active ? nd : snapped(fmin(nd, pos + P->shares[i]));
+    for (size_t j = (size_t)floor(pos); (double)j < end && j < P->n; j++) {
+      double a = fmin(end, (double)j + 1.0) - fmax(pos, (double)j);
+      if (a <= 0.0) continue;
+      L->col[at] = j;
+      L->coef[at++] = a;
+    }
+    pos = end;
+  }
+  L->row[P->k] = at;
+  L->nnz = at;
+}
+
 hs_agc_plan *hs_agc_plan_from_bits(const hs_agc_params *pr, const int64_t *bits, hs_error *err) {
   size_t n = 0;
   if (check_params(pr, &n, err) != HS_OK) return NULL;

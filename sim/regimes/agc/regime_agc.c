@@ -77,7 +77,7 @@ typedef struct agc_state {
   bool csv_tried;
   double energy_prev, bits_cum;
   uint64_t stragglers_total, active_total;
-  double pred_sum, meas_rel_sum;
+  double pred_sum, meas_rel_sum, exp_rel_sum;
   uint32_t meas_count, replans;
   double last_eval_loss, target_time_s, target_energy_j, target_bits;
   agc_learn *learn;
@@ -148,6 +148,19 @@ static double tuned_d(const agc_state *s) {
   return d > 0 ? d : 1e-12;
 }
 
+/* measured: D such that omega(z_ref) = D / (2^(z_ref-1) - 1)^2 is the relative
+ * variance the quantiser gives at z_ref, the wire bits of the equal split
+ * (at least 2), on the initial model's partition gradients (or a normal
+ * vector without learning). One D cannot fit every z: the quantiser's
+ * relative variance falls about as 1/M at low M, not 1/M^2. */
+static double measured_d(const agc_state *s, uint64_t seed) {
+  int64_t z = (int64_t)(s->o->z_res / s->k) + (int64_t)s->o->offset;
+  if (z < 2) z = 2;
+  double m = ldexp(1.0, (int)z - 1) - 1.0;
+  double w = s->learn ? agc_learn_omega(s->learn, z) : agc_omega_gaussian(s->dim, z, seed);
+  return w > 0 ? w * m * m : 1e-12;
+}
+
 static hs_status plan(sim_run *r, agc_state *s, hs_error *err) {
   if (!strcmp(s->o->d_rule, "tuned")) s->d = tuned_d(s);
   agc_code_free(&s->code);
@@ -190,7 +203,8 @@ static void open_csv(sim_run *r, agc_state *s) {
       "sent,bits_arrived,"
       "energy_j,cum_bits,cum_energy_j,p_mean,residual_pred,residual_meas,"
       "residual_meas_rel,"
-      "gbar_sq,train_loss,eval_loss,eval_acc\n",
+      "gbar_sq,train_loss,eval_loss,eval_acc,residual_exp,residual_exp_model,"
+      "residual_exp_straggle\n",
       s->csv);
 }
 
@@ -227,6 +241,9 @@ static void csv_num(FILE *f, double v, bool last) {
   fputc(last ? '\n' : ',', f);
 }
 
+/* E||ghat - g||^2 given the iteration's gradients (regime_agc.h). */
+static double exp_total(const agc_residual *e) { return e->bias + e->straggle + e->quant; }
+
 static void iteration_end(sim_run *r) {
   agc_state *s = r->rs;
   double now = hs_engine_now(r->eng), partial = 0;
@@ -259,12 +276,13 @@ static void iteration_end(sim_run *r) {
   s->stragglers_total += stragglers;
   s->active_total += s->pending;
   s->pred_sum += s->code.predicted;
-  agc_learn_out lo = {NAN, NAN, NAN, NAN, NAN};
+  agc_learn_out lo = {NAN, {NAN, NAN, NAN, NAN}, NAN, NAN, NAN, NAN};
   if (s->learn) {
     bool ev = (r->round + 1) % s->o->eval_every == 0 || r->round + 1 == r->sc->rounds;
-    agc_learn_iterate(s->learn, &s->code, s->arrived, r->round, ev, &lo);
+    agc_learn_iterate(s->learn, &s->code, s->p, s->arrived, r->round, ev, &lo);
     if (lo.gbar_sq > 0) {
       s->meas_rel_sum += lo.measured / lo.gbar_sq;
+      s->exp_rel_sum += exp_total(&lo.expected) / lo.gbar_sq;
       s->meas_count++;
     }
     if (!isnan(lo.eval_loss)) {
@@ -295,7 +313,10 @@ static void iteration_end(sim_run *r) {
     csv_num(f, lo.gbar_sq, false);
     csv_num(f, lo.train_loss, false);
     csv_num(f, lo.eval_loss, false);
-    csv_num(f, lo.eval_acc, true);
+    csv_num(f, lo.eval_acc, false);
+    csv_num(f, exp_total(&lo.expected), false);
+    csv_num(f, lo.expected.bias + lo.expected.straggle + lo.expected.quant_model, false);
+    csv_num(f, lo.expected.bias + lo.expected.straggle, true);
   }
   s->energy_prev = energy;
   sim_round_end(r);
@@ -349,7 +370,9 @@ static hs_status agc_setup(sim_run *r, hs_error *err) {
   s->dim = o->dim     ? o->dim
            : s->learn ? agc_learn_nparams(s->learn)
                       : (uint64_t)(sc->model_bytes / 4 > 1 ? sc->model_bytes / 4 : 1);
-  s->d = !strcmp(o->d_rule, "given") ? o->d : (double)s->dim / 4.0;
+  s->d = !strcmp(o->d_rule, "given")      ? o->d
+         : !strcmp(o->d_rule, "measured") ? measured_d(s, sc->seed)
+                                          : (double)s->dim / 4.0;
   if (!strcmp(o->p_rule, "given"))
     memcpy(s->p, o->p, k * sizeof *s->p);
   else if (!strcmp(o->p_rule, "model")) {
@@ -440,6 +463,19 @@ static void agc_teardown(sim_run *r) {
   r->rs = NULL;
 }
 
+/* The planner's error model (agc_code_predicted) with each worker's straggle
+ * rate seen on the timeline in place of its planned p_i: what the realised
+ * arrivals cost the decoder, whose weights assume p. NAN once the code was
+ * re-planned (the rates then mix codes) or before any iteration. */
+static double pred_observed(const agc_state *s) {
+  if (s->replans || !s->active_total) return NAN;
+  double *q = hs_malloc(s->k * sizeof *q);
+  for (size_t i = 0; i < s->k; i++) q[i] = s->tries[i] ? (double)s->misses[i] / s->tries[i] : s->p[i];
+  double v = agc_code_predicted(&s->code, q);
+  hs_free(q);
+  return v;
+}
+
 static size_t agc_summary(sim_run *r, hs_report_field *out, size_t cap) {
   const agc_state *s = r->rs;
   double it = r->sc->rounds ? (double)r->sc->rounds : 1;
@@ -450,6 +486,8 @@ static size_t agc_summary(sim_run *r, hs_report_field *out, size_t cap) {
       {"agc_straggler_rate", s->active_total ? (double)s->stragglers_total / s->active_total : 0},
       {"agc_residual_pred", s->pred_sum / it},
       {"agc_residual_meas_rel", s->meas_count ? s->meas_rel_sum / s->meas_count : NAN},
+      {"agc_residual_exp_rel", s->meas_count ? s->exp_rel_sum / s->meas_count : NAN},
+      {"agc_residual_pred_observed", pred_observed(s)},
       {"agc_replans", s->replans},
       {"agc_eval_loss", s->last_eval_loss},
       {"agc_target_time_s", s->target_time_s},
@@ -470,6 +508,8 @@ static const char *agc_prepare(const hs_scenario *sc, const void *opts, const si
   const agc_opts *a = opts;
   const char *k = o->key;
   if (!strcmp(k, "z_res")) *def = 5.0 * (double)sc->total_devices;
+  if (!strcmp(k, "layout") && strcmp(a->scheme, "proposed") && strcmp(a->scheme, "osgc"))
+    return "applies only to schemes \"proposed\" and \"osgc\" (the planner's layouts)";
   if (!strcmp(k, "allocator") && strcmp(a->scheme, "proposed"))
     return "applies only to scheme \"proposed\" (the baselines split bits "
            "equally)";
@@ -525,7 +565,8 @@ static void p_print(cJSON *reg, const void *opts, const sim_regime_opt *opt) {
 static void agc_opts_free(void *opts) { hs_free(((agc_opts *)opts)->p); }
 
 static const char *const allocators[] = {"lag", "dp", "greedy", "equal", NULL};
-static const char *const d_rules[] = {"theory", "tuned", "given", NULL};
+static const char *const d_rules[] = {"theory", "tuned", "given", "measured", NULL};
+static const char *const layouts[] = {"shared", "interval", NULL};
 static const char *const p_rules[] = {"profile", "model", "given", NULL};
 static const char *const learns[] = {"none", "mnist", NULL};
 static const char *const optimizers[] = {"sgd", "adam2", NULL};
@@ -549,9 +590,12 @@ static const sim_regime_opt agc_table[] = {
         "data partitions n (0: one per device)"),
     OPT("dim", SIM_OPT_UINT, dim, 0, 0, U32MAX, 0, NULL,
         "coordinates per message (0: the model's parameters, model_bytes / 4)"),
+    OPT("layout", SIM_OPT_CHOICE, layout, 0, 0, 0, 0, layouts,
+        "code layout of proposed and osgc: shared (the public code's, "
+        "coefficients can be negative) or interval (nonnegative)"),
     OPT("d_rule", SIM_OPT_CHOICE, d_rule, 0, 0, 0, 0, d_rules,
         "quantiser constant D: theory (dim/4), tuned (the public code's), "
-        "given (d)"),
+        "given (d), measured (from the quantiser's variance on the gradients)"),
     OPT("d", SIM_OPT_NUM, d, 1, 0, INFINITY, SIM_OPT_LO_OPEN, NULL, "quantiser constant D > 0"),
     OPT("p_rule", SIM_OPT_CHOICE, p_rule, 0, 0, 0, 0, p_rules,
         "straggler probabilities: profile (against the deadline), model "

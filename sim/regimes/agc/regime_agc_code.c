@@ -78,6 +78,78 @@ double agc_code_predicted(const agc_code *c, const double *p) {
   return bias * bias + var;
 }
 
+/* --- messages, decode, the exact expectation ---------------------------- */
+
+void agc_code_message(const agc_code *c, size_t i, const double *const *g, size_t dim,
+                      double *msg) {
+  memset(msg, 0, dim * sizeof *msg);
+  for (size_t e = c->L.row[i]; e < c->L.row[i + 1]; e++) {
+    const double *gj = g[c->L.col[e]];
+    if (!gj) continue;
+    double a = c->L.coef[e];
+    for (size_t q = 0; q < dim; q++) msg[q] += a * gj[q];
+  }
+}
+
+void agc_code_decode(const agc_code *c, const double *const *g, size_t dim, const bool *arrived,
+                     uint64_t seed, uint32_t iter, double *msg, double *ghat, double *ghat2) {
+  memset(ghat, 0, dim * sizeof *ghat);
+  if (ghat2) memset(ghat2, 0, dim * sizeof *ghat2);
+  for (size_t i = 0; i < c->k; i++) {
+    if (!arrived[i] || c->L.row[i] == c->L.row[i + 1]) continue;
+    agc_code_message(c, i, g, dim, msg);
+    if (c->quantise) {
+      hs_agc_rng rg;
+      hs_agc_rng_init(&rg, seed, ((uint64_t)iter << 24) ^ (uint64_t)i);
+      hs_agc_quantize(msg, dim, c->z[i], &rg, msg);
+    }
+    for (size_t q = 0; q < dim; q++) {
+      ghat[q] += c->w[i] * msg[q];
+      if (ghat2) ghat2[q] += c->w2[i] * msg[q];
+    }
+  }
+}
+
+/* Independent arrivals a_i = 1 - p_i (1 with wait_all) and independent
+ * quantisers: E[ghat] = sum_i a_i w_i m_i, and the variance of worker i's
+ * term I_i w_i Q(m_i) is w_i^2 (a_i (||m_i||^2 + V_i) - a_i^2 ||m_i||^2). */
+void agc_code_expected(const agc_code *c, const double *p, const double *const *g, size_t dim,
+                       double *msg, double *mean, agc_residual *out) {
+  memset(out, 0, sizeof *out);
+  memset(mean, 0, dim * sizeof *mean);
+  for (size_t j = 0; j < c->n; j++)
+    if (g[j])
+      for (size_t q = 0; q < dim; q++) mean[q] -= g[j][q];
+  for (size_t i = 0; i < c->k; i++) {
+    if (c->L.row[i] == c->L.row[i + 1] || c->z[i] == 0) continue;
+    agc_code_message(c, i, g, dim, msg);
+    double a = c->wait_all ? 1.0 : 1.0 - p[i], w2 = c->w[i] * c->w[i], m2 = 0.0;
+    for (size_t q = 0; q < dim; q++) {
+      mean[q] += a * c->w[i] * msg[q];
+      m2 += msg[q] * msg[q];
+    }
+    out->straggle += w2 * a * (1.0 - a) * m2;
+    if (c->quantise) {
+      out->quant += w2 * a * hs_agc_quant_variance(msg, dim, c->z[i]);
+      out->quant_model += w2 * a * c->omega[i] * m2;
+    }
+  }
+  for (size_t q = 0; q < dim; q++) out->bias += mean[q] * mean[q];
+}
+
+double agc_omega_gaussian(size_t dim, int64_t z, uint64_t seed) {
+  double *x = hs_malloc((dim ? dim : 1) * sizeof *x), sq = 0.0;
+  hs_rng g;
+  hs_rng_init(&g, seed, 0x4147432d44ULL, 0);
+  for (size_t q = 0; q < dim; q++) {
+    x[q] = gsl_cdf_ugaussian_Pinv(hs_rng_uniform_pos(&g));
+    sq += x[q] * x[q];
+  }
+  double v = sq > 0.0 ? hs_agc_quant_variance(x, dim, z) / sq : 0.0;
+  hs_free(x);
+  return v;
+}
+
 /* --- triplets -> compressed rows ---------------------------------------- */
 
 typedef struct trip {
@@ -137,9 +209,13 @@ static hs_status from_planner(agc_code *c, agc_scheme s, const agc_opts *o, cons
     return err ? err->status : HS_EINVAL;
   hs_agc_plan *P = s == AGC_OSGC ? hs_agc_plan_osgc(&pr, err) : hs_agc_plan_create(&pr, err);
   if (!P) return err ? err->status : HS_EINVAL;
-  /* The code takes the plan's S-shared layout, weights and omega. */
-  c->L = P->shared;
-  P->shared = (hs_agc_layout){0};
+  /* The code takes the plan's S-shared (or interval) layout, weights and omega. */
+  if (o->layout && !strcmp(o->layout, "interval"))
+    hs_agc_layout_interval(P, &c->L);
+  else {
+    c->L = P->shared;
+    P->shared = (hs_agc_layout){0};
+  }
   c->w = P->weights;
   c->w2 = P->weights_lane2;
   c->omega = P->omega;
