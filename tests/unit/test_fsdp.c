@@ -129,6 +129,12 @@ Test(fsdp, step_schedule_serial_and_overlapped) {
    * computes run back to back (each unit's AG ran under the previous one and
    * its RS overlaps the next), then the last RS (0.05) and AR (0.01). */
   expect_close(o.bwd_s, 0.03 + 0.4 + 0.4 + 0.2 + 0.05 + 0.01, "prefetched backward");
+  /* BACKWARD_POST: AG(u-1) issued as bwd(u) ends, ahead of RS(u): each AG
+   * after the first is exposed (0.03, 0.05) but no longer waits for an RS,
+   * which overlaps the next compute. */
+  in.bwd_prefetch = SIM_BWD_POST;
+  sim_step_schedule(&in, &o);
+  expect_close(o.bwd_s, 0.03 + 0.4 + 0.03 + 0.4 + 0.05 + 0.2 + 0.05 + 0.01, "post backward");
 }
 
 /* --- whole runs --------------------------------------------------------- */
