@@ -22,7 +22,13 @@
  * iterated with the planned loads until the bits stop changing (at most 8).
  * reestimate_every R > 0: every R iterations p_i becomes (prior_weight p_i0 +
  * misses_i) / (prior_weight + iterations_i) from the lateness observed (no
- * draw: deterministic) and the code is re-planned.
+ * draw: deterministic) and the code is re-planned. model_load: the model's
+ * mu_i and lags on the timeline, but each p_i planned from what its load and
+ * bits leave of the deadline, P(lag > deadline - nominal arrival) =
+ * exp(-mu_i (deadline - arrival) / unit), iterated with the planned loads
+ * like the profile rule (the published model's p ignores the load: a worker
+ * given many partitions straggles more than planned and the decoder's
+ * 1/(1 - p) weights are then biased).
  *
  * Outputs: agc.csv (one row per iteration, committed with the run's other
  * files by hs_report) and summary fields. With learning (learn != none) the
@@ -375,7 +381,7 @@ static hs_status agc_setup(sim_run *r, hs_error *err) {
                                           : (double)s->dim / 4.0;
   if (!strcmp(o->p_rule, "given"))
     memcpy(s->p, o->p, k * sizeof *s->p);
-  else if (!strcmp(o->p_rule, "model")) {
+  else if (!strncmp(o->p_rule, "model", 5)) { /* model, model_load */
     s->mu = hs_malloc(k * sizeof *s->mu);
     s->lag = hs_malloc(k * sizeof *s->lag);
     for (size_t i = 0; i < k; i++) {
@@ -386,25 +392,35 @@ static hs_status agc_setup(sim_run *r, hs_error *err) {
       hs_rng_init(&s->lag[i], sc->seed, sim_dev_key(r, i), 0x4c4147u);
     }
   }
-  /* The deadline: given, or z_th times the slowest nominal arrival with a
-   * nominal load (the layout's (n + k - 1)/k partitions, the mean bits). */
+  /* The deadline: given, or z_th times the slowest nominal arrival with the
+   * layout's (n + k - 1)/k partitions rounded up (what every worker but the
+   * last holds when n = k) and the mean bits. Rounded down, as it was, that
+   * is 1 partition for n = k: every worker with 2 then straggled more often
+   * than the model's p_i and the 1/(1 - p_i) decoder was biased. The
+   * profile rules start their fixed point from the rounded-down load (an
+   * optimistic start: a worker found late there stays off). */
   size_t parts = (s->n + k - 1) / k ? (s->n + k - 1) / k : 1;
+  size_t parts_up = (s->n + 2 * k - 2) / k ? (s->n + 2 * k - 2) / k : 1;
   double zbar = s->scheme == AGC_GD ? 32.0 : (double)o->z_res / (double)k + o->offset;
   double nominal_bits = zbar * (double)s->dim + 64.0;
   uint64_t nominal_samples = (sc->samples_per_round / s->n) * parts;
+  uint64_t deadline_samples = (sc->samples_per_round / s->n) * parts_up;
   s->deadline_s = o->deadline_s;
   if (s->deadline_s <= 0) {
     for (size_t i = 0; i < k; i++) {
-      double a = agc_nominal_arrival(r, i, nominal_samples, nominal_bits);
+      double a = agc_nominal_arrival(r, i, deadline_samples, nominal_bits);
       if (a > s->deadline_s) s->deadline_s = a;
     }
     s->deadline_s *= o->z_th;
   }
   s->unit_s = s->deadline_s / o->z_th;
-  if (!strcmp(o->p_rule, "profile")) {
+  bool lagged = !strcmp(o->p_rule, "model_load");
+  if (lagged || !strcmp(o->p_rule, "profile")) {
     /* p depends on the load and the bits, which depend on p: start from the
      * nominal load, then re-estimate with the planned one (an off worker
-     * keeps the nominal load) until the code stops changing (at most 8). */
+     * keeps the nominal load) until the code stops changing (at most 8).
+     * model_load: the model's lag against what the load leaves of the
+     * deadline; profile: the profile's compute noise against it. */
     uint64_t *ns = hs_malloc(k * sizeof *ns);
     double *bits = hs_malloc(k * sizeof *bits);
     int64_t *zprev = hs_calloc(k, sizeof *zprev);
@@ -423,7 +439,9 @@ static hs_status agc_setup(sim_run *r, hs_error *err) {
         }
       }
       if (same) break;
-      if (o->first_k)
+      if (lagged)
+        agc_p_model_load(r, ns, bits, s->mu, s->unit_s, s->deadline_s, o->p_min, o->p_max, s->p);
+      else if (o->first_k)
         agc_p_first_k(r, ns, bits, sends, s->deadline_s, o->first_k, sc->seed, o->p_min, o->p_max,
                       s->p);
       else
@@ -567,7 +585,7 @@ static void agc_opts_free(void *opts) { hs_free(((agc_opts *)opts)->p); }
 static const char *const allocators[] = {"lag", "dp", "greedy", "equal", NULL};
 static const char *const d_rules[] = {"theory", "tuned", "given", "measured", NULL};
 static const char *const layouts[] = {"shared", "interval", NULL};
-static const char *const p_rules[] = {"profile", "model", "given", NULL};
+static const char *const p_rules[] = {"profile", "model", "given", "model_load", NULL};
 static const char *const learns[] = {"none", "mnist", NULL};
 static const char *const optimizers[] = {"sgd", "adam2", NULL};
 
@@ -599,7 +617,8 @@ static const sim_regime_opt agc_table[] = {
     OPT("d", SIM_OPT_NUM, d, 1, 0, INFINITY, SIM_OPT_LO_OPEN, NULL, "quantiser constant D > 0"),
     OPT("p_rule", SIM_OPT_CHOICE, p_rule, 0, 0, 0, 0, p_rules,
         "straggler probabilities: profile (against the deadline), model "
-        "(spec), given (p)"),
+        "(spec), given (p), model_load (the spec's lags, p from each worker's "
+        "planned load)"),
     {"p", SIM_OPT_CUSTOM, 0, 0, 0, 0, 0, NULL, NULL,
      "straggler probabilities in [0,1): one number, or one per device"},
     OPT("z_th", SIM_OPT_NUM, z_th, 1.1, 1, INFINITY, SIM_OPT_LO_OPEN, NULL,

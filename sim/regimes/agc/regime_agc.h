@@ -134,6 +134,12 @@ double agc_omega_gaussian(size_t dim, int64_t z, uint64_t seed);
  * upload: latency + bits / min(access, server / senders). */
 void agc_p_from_profiles(sim_run *r, const uint64_t *samples, const double *bits, double deadline_s,
                          double p_min, double p_max, double *p);
+/* model_load: P(lag_i > deadline_s - nominal arrival of samples[i] and
+ * bits[i]) for the model's lag unit_s * Exp(1) / mu_i, i.e.
+ * exp(-mu_i slack / unit_s) (1 without slack), clamped to [p_min, p_max]. The
+ * profile's compute noise is left out (the lag dominates it). */
+void agc_p_model_load(sim_run *r, const uint64_t *samples, const double *bits, const double *mu,
+                      double unit_s, double deadline_s, double p_min, double p_max, double *p);
 /* The same with first_k > 0: P(not among the first first_k arrivals of the
  * workers flagged in sends, or after the deadline), by Monte Carlo over the
  * profiles (streams keyed by seed and device; deterministic). */

@@ -399,6 +399,15 @@ void agc_p_from_profiles(sim_run *r, const uint64_t *samples, const double *bits
   }
 }
 
+void agc_p_model_load(sim_run *r, const uint64_t *samples, const double *bits, const double *mu,
+                      double unit_s, double deadline_s, double p_min, double p_max, double *p) {
+  for (size_t i = 0; i < r->ndev; i++) {
+    double slack = deadline_s - agc_nominal_arrival(r, i, samples[i], bits[i]);
+    double q = slack <= 0 ? 1.0 : exp(-mu[i] * slack / unit_s);
+    p[i] = q < p_min ? p_min : q > p_max ? p_max : q;
+  }
+}
+
 /* first_k: p_i = P(worker i's message is not among the first K, or comes after
  * the deadline), the marginal the unbiased decoder needs. The arrivals are
  * dependent through the ranking, so this is Monte Carlo: AGC_FK_DRAWS joint
