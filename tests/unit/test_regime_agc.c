@@ -287,8 +287,9 @@ Test(regime_agc, automatic_deadline_uses_the_load_workers_carry) {
 /* model_load plans each p_i from what its load leaves of the deadline, so the
  * straggle rate on the timeline matches the planned mean p (within 4
  * standard errors of 64 iterations x 3 workers); the model's p ignores the
- * load and, with the fast and mid boards finishing their 200 samples well
- * before the slow board's nominal 0.8 s, overstates it. */
+ * load and, with the fast and mid boards finishing their 200 samples (the
+ * shared layout's rows {0,1}, {0,2}) well before the slow board's nominal
+ * 0.8 s, overstates it. */
 Test(regime_agc, model_load_plans_the_straggling_the_timeline_shows) {
   enum { R = 64 };
   row rows[MAXROWS];
@@ -297,7 +298,8 @@ Test(regime_agc, model_load_plans_the_straggling_the_timeline_shows) {
   const char *rules[] = {"model", "model_load"};
   for (int k = 0; k < 2; k++) {
     char extra[256];
-    snprintf(extra, sizeof extra, ", \"z_res\": 12, \"dim\": 1000, \"p_rule\": \"%s\"",
+    snprintf(extra, sizeof extra,
+             ", \"z_res\": 12, \"dim\": 1000, \"layout\": \"shared\", \"p_rule\": \"%s\"",
              rules[k]);
     size_t n = run_rows(extra, R, rows, &s, NULL);
     cr_assert_eq(n, R);

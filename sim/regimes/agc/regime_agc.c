@@ -584,7 +584,7 @@ static void agc_opts_free(void *opts) { hs_free(((agc_opts *)opts)->p); }
 
 static const char *const allocators[] = {"lag", "dp", "greedy", "equal", NULL};
 static const char *const d_rules[] = {"theory", "tuned", "given", "measured", NULL};
-static const char *const layouts[] = {"shared", "interval", NULL};
+static const char *const layouts[] = {"interval", "shared", NULL};
 static const char *const p_rules[] = {"profile", "model", "given", "model_load", NULL};
 static const char *const learns[] = {"none", "mnist", NULL};
 static const char *const optimizers[] = {"sgd", "adam2", NULL};
@@ -609,8 +609,9 @@ static const sim_regime_opt agc_table[] = {
     OPT("dim", SIM_OPT_UINT, dim, 0, 0, U32MAX, 0, NULL,
         "coordinates per message (0: the model's parameters, model_bytes / 4)"),
     OPT("layout", SIM_OPT_CHOICE, layout, 0, 0, 0, 0, layouts,
-        "code layout of proposed and osgc: shared (the public code's, "
-        "coefficients can be negative) or interval (nonnegative)"),
+        "code layout of proposed and osgc: interval (nonnegative, the one "
+        "whose error the planner predicts) or shared (the public code's, "
+        "coefficients can be negative)"),
     OPT("d_rule", SIM_OPT_CHOICE, d_rule, 0, 0, 0, 0, d_rules,
         "quantiser constant D: theory (dim/4), tuned (the public code's), "
         "given (d), measured (from the quantiser's variance on the gradients)"),

@@ -43,7 +43,8 @@ typedef struct agc_opts {
   uint32_t z_res;
   uint32_t partitions; /* 0: k */
   uint32_t dim;        /* coordinates per message; 0: model_bytes / 4 */
-  char *layout;        /* shared (the public code's), interval (nonnegative) */
+  char *layout;        /* interval (nonnegative, default), shared (the public
+                          code's; NULL in a hand-made agc_opts means shared) */
   char *d_rule;        /* theory (dim/4), tuned (the public code's), given,
                           measured (the quantiser's variance on the gradients) */
   double d;
