@@ -8,10 +8,14 @@
  * lane-2 weight kappa/(1-p_i) with kappa = 1/(1 + 1/(lambda S)) (the same as
  * lambda S/(1 + lambda S), without overflow when S is huge).
  *
- * Layouts (hs_agc.h has the picture): compressed rows, n + k' - 1 nonzeros,
- * O(k + n) time and memory. Invariants, tested: column sums 1 and row sums Y
- * (to rounding), columns ascending in each row, and the rows of workers that
- * are off are empty. Rejected: a dense k x n matrix (10^8 doubles at
+ * Layouts (hs_agc.h has the picture): shared and stair in the plan, and the
+ * nonnegative interval layout on request (hs_agc_layout_interval: the shares
+ * laid end to end over [0, n), so ||m_i|| <= Y_i max ||g_j|| holds, which
+ * the planner's error model needs when partition gradients differ; the
+ * shared layout's negative coefficients break it). Compressed rows,
+ * n + k' - 1 nonzeros, O(k + n) time and memory. Invariants, tested: column
+ * sums 1 and row sums Y (to rounding), columns ascending in each row, and the
+ * rows of workers that are off are empty. Rejected: a dense k x n matrix (10^8 doubles at
  * k = n = 10^4 for n + k - 1 nonzeros), and spreading the n - k' + 1 extra
  * partitions over all workers instead of giving them to the first (it keeps
  * everyone at <= 2 only when n <= 2k'-1 and departs from the public layout;

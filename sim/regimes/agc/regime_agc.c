@@ -33,7 +33,19 @@
  * Outputs: agc.csv (one row per iteration, committed with the run's other
  * files by hs_report) and summary fields. With learning (learn != none) the
  * decoded gradient is the real one (regime_agc_learn.c) and the rows carry the
- * measured residual error beside the predicted one.
+ * measured residual error beside the predicted one and beside its exact
+ * expectation given the iteration's gradients (residual_exp; _model with the
+ * planner's quantiser model; _straggle without the quantiser).
+ * agc_residual_pred_observed is the planner's error model with the straggle
+ * rates the timeline showed in place of the planned p.
+ *
+ * D (d_rule): theory dim/4 (the quantiser's worst case), the public code's
+ * tuned constant (it makes the quantiser term negligible by construction),
+ * given, or measured: the quantiser's relative variance at the equal split's
+ * bits on the initial gradients (a normal vector without learning) times
+ * (2^(z-1) - 1)^2. One constant cannot fit every z (the measured variance
+ * falls about as 1/M, the model's as 1/M^2), so measured is exact only near
+ * the equal split's bits.
  *
  * Events per iteration: one compute end and one arrival per active worker,
  * one deadline. Costs per iteration O(k) plus the network's per-flow work;

@@ -5,7 +5,10 @@
  * A code is a sparse k x n matrix (hs_agc_layout), per-worker decode weights
  * for two lanes, bits per coordinate on the wire and the predicted residual
  * error. The proposed scheme and OSGC come from the planner (hs_agc.h; the
- * S-shared filling, as the public code trains with); the others are built
+ * nonnegative interval layout by default, or the S-shared filling the public
+ * code trains with, whose negative coefficients make an unreliable worker's
+ * message as large as two partition gradients when they differ, beyond the
+ * planner's model); the others are built
  * here, all with the planner's equal split of Z_res (z_i = b_i + offset; a
  * worker left with z_i <= 1 is off, as in the planner: it sends nothing):
  *   sgc    d_j ~ U{0..4} per partition, the vector redrawn until its mean is in
@@ -24,6 +27,16 @@
  * the variance sum_i (1-p_i)(p_i + omega_i) w_i^2 Y_i^2; for the proposed
  * scheme this is the planner's n^2 / sum c^-1 (tested).
  *
+ * Messages, decode and the exact residual error (agc_code_expected): given
+ * the partition gradients, E||ghat - g||^2 over independent stragglers and
+ * quantisers is a closed form (bias, straggle, the quantiser's exact
+ * variance), O(nnz x dim); the planner's omega model of the quantiser term
+ * beside it shows how far the planner's D is from the quantiser (tested
+ * against the 2^k enumeration and simulated decodes in
+ * tests/unit/test_agc_residual.c). agc_omega_gaussian: the quantiser's
+ * relative variance on a seeded normal vector, d_rule measured's stand-in
+ * for gradients when no learner runs.
+ *
  * Straggler probabilities from profiles (agc_p_from_profiles): the compute
  * time of a profile is lognormal (hs_profile.h), so P(compute > budget) is a
  * normal tail once the deadline minus the upload is turned into work seconds
@@ -33,6 +46,9 @@
  * decides). Rejected: Monte Carlo over the device's own stream (it would shift
  * the stream the timeline draws from, and the closed form is exact for the
  * compute part).
+ *
+ * model_load (agc_p_model_load): the model's lag against the slack the
+ * planned load and bits leave, exp(-mu_i slack / unit), in closed form.
  *
  * Costs: build O(nnz log nnz) (a sort of the triplets), O(k + n) draws. */
 #include <gsl/gsl_cdf.h>

@@ -13,8 +13,14 @@
  *   step  on ghat / n (the mean over partitions): SGD (hetsim::learn's), or
  *         the two-lane Adam of spec section 5: m from ghat, v from ghat'^2.
  * Measured residual error ||ghat - g||^2; gbar_sq = mean_j ||g_j||^2 puts it
- * in the predicted error's unit. Only arrived messages are encoded: a
- * straggler's message is never read, so its quantiser draws do not matter.
+ * in the predicted error's unit. Only arrived messages are quantised (the
+ * decode is agc_code_decode): a straggler's message is never read, so its
+ * quantiser draws do not matter. Beside the draw, the exact expectation of
+ * the error given this iteration's gradients (agc_code_expected: every
+ * worker's message, O(nnz x nparams) more) separates what the planner's
+ * model leaves out from the luck of the draw. agc_learn_omega: the
+ * quantiser's relative variance on the initial partition gradients, for
+ * d_rule measured.
  *
  * Deterministic whatever `threads` is: the learner computes each partition's
  * gradient on one thread and everything here runs on the caller's thread in
