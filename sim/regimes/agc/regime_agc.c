@@ -417,10 +417,15 @@ static hs_status agc_setup(sim_run *r, hs_error *err) {
   double nominal_bits = zbar * (double)s->dim + 64.0;
   uint64_t nominal_samples = (sc->samples_per_round / s->n) * parts;
   uint64_t deadline_samples = (sc->samples_per_round / s->n) * parts_up;
+  /* Under the model's lags (mean unit / mu_i, far longer than an upload) the
+   * uploads rarely overlap: the nominal arrival uploads alone, so that a
+   * worker with the nominal load straggles with exactly the model's p_i.
+   * Without lags every worker finishes together: the fair share of k. */
+  bool lone = !strncmp(o->p_rule, "model", 5);
   s->deadline_s = o->deadline_s;
   if (s->deadline_s <= 0) {
     for (size_t i = 0; i < k; i++) {
-      double a = agc_nominal_arrival(r, i, deadline_samples, nominal_bits);
+      double a = agc_nominal_arrival(r, i, deadline_samples, nominal_bits, lone ? 1 : k);
       if (a > s->deadline_s) s->deadline_s = a;
     }
     s->deadline_s *= o->z_th;

@@ -136,7 +136,7 @@ double agc_omega_gaussian(size_t dim, int64_t z, uint64_t seed);
 void agc_p_from_profiles(sim_run *r, const uint64_t *samples, const double *bits, double deadline_s,
                          double p_min, double p_max, double *p);
 /* model_load: P(lag_i > deadline_s - nominal arrival of samples[i] and
- * bits[i]) for the model's lag unit_s * Exp(1) / mu_i, i.e.
+ * bits[i], uploaded alone) for the model's lag unit_s * Exp(1) / mu_i, i.e.
  * exp(-mu_i slack / unit_s) (1 without slack), clamped to [p_min, p_max]. The
  * profile's compute noise is left out (the lag dominates it). */
 void agc_p_model_load(sim_run *r, const uint64_t *samples, const double *bits, const double *mu,
@@ -148,8 +148,9 @@ void agc_p_first_k(sim_run *r, const uint64_t *samples, const double *bits, cons
                    double deadline_s, size_t first_k, uint64_t seed, double p_min, double p_max,
                    double *p);
 /* Nominal (mean) arrival time of device i: compute of `samples` at its mean
- * speed from now, plus the upload of `bits`. */
-double agc_nominal_arrival(sim_run *r, size_t i, uint64_t samples, double bits);
+ * speed from now, plus the upload of `bits` at its share of the server link
+ * among `senders` concurrent uploads. */
+double agc_nominal_arrival(sim_run *r, size_t i, uint64_t samples, double bits, size_t senders);
 
 /* --- learning in the loop (regime_agc_learn.c) ---------------------------- */
 

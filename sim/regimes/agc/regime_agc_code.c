@@ -369,10 +369,10 @@ static double upload_s(sim_run *r, size_t i, double bits, size_t senders) {
   return dv->access_latency_s + hs_net_link_latency_s(r->net, r->server_link) + bits / bps;
 }
 
-double agc_nominal_arrival(sim_run *r, size_t i, uint64_t samples, double bits) {
+double agc_nominal_arrival(sim_run *r, size_t i, uint64_t samples, double bits, size_t senders) {
   const sim_spec *dv = sim_dev_sp(r, i);
   double work = dv->overhead_s + (double)samples * r->dev[i].tau_s;
-  return sim_dev_stretch_s(r, i, work, 0) + upload_s(r, i, bits, r->ndev);
+  return sim_dev_stretch_s(r, i, work, 0) + upload_s(r, i, bits, senders);
 }
 
 /* Work seconds (speed 1) device i gets done in the next budget_s seconds. */
@@ -418,7 +418,7 @@ void agc_p_from_profiles(sim_run *r, const uint64_t *samples, const double *bits
 void agc_p_model_load(sim_run *r, const uint64_t *samples, const double *bits, const double *mu,
                       double unit_s, double deadline_s, double p_min, double p_max, double *p) {
   for (size_t i = 0; i < r->ndev; i++) {
-    double slack = deadline_s - agc_nominal_arrival(r, i, samples[i], bits[i]);
+    double slack = deadline_s - agc_nominal_arrival(r, i, samples[i], bits[i], 1);
     double q = slack <= 0 ? 1.0 : exp(-mu[i] * slack / unit_s);
     p[i] = q < p_min ? p_min : q > p_max ? p_max : q;
   }
