@@ -8,10 +8,14 @@
  * lane-2 weight kappa/(1-p_i) with kappa = 1/(1 + 1/(lambda S)) (the same as
  * lambda S/(1 + lambda S), without overflow when S is huge).
  *
- * Layouts (hs_agc.h has the picture): compressed rows, n + k' - 1 nonzeros,
- * O(k + n) time and memory. Invariants, tested: column sums 1 and row sums Y
- * (to rounding), columns ascending in each row, and the rows of workers that
- * are off are empty. Rejected: a dense k x n matrix (10^8 doubles at
+ * Layouts (hs_agc.h has the picture): shared and stair in the plan, and the
+ * nonnegative interval layout on request (hs_agc_layout_interval: the shares
+ * laid end to end over [0, n), so ||m_i|| <= Y_i max ||g_j|| holds, which
+ * the planner's error model needs when partition gradients differ; the
+ * shared layout's negative coefficients break it). Compressed rows,
+ * n + k' - 1 nonzeros, O(k + n) time and memory. Invariants, tested: column
+ * sums 1 and row sums Y (to rounding), columns ascending in each row, and the
+ * rows of workers that are off are empty. Rejected: a dense k x n matrix (10^8 doubles at
  * k = n = 10^4 for n + k - 1 nonzeros), and spreading the n - k' + 1 extra
  * partitions over all workers instead of giving them to the first (it keeps
  * everyone at <= 2 only when n <= 2k'-1 and departs from the public layout;
@@ -114,6 +118,42 @@ static void build_layouts(hs_agc_plan *P) {
     r++;
   }
   P->shared.row[P->k] = P->stair.row[P->k] = at;
+}
+
+void hs_agc_layout_free(hs_agc_layout *L) {
+  if (!L) return;
+  layout_free(L);
+  memset(L, 0, sizeof *L);
+}
+
+/* Breakpoints within this of an integer are that integer, so that rounding in
+ * the running sum never adds a partition with a coefficient of 1e-16 (a whole
+ * partition of work for nothing). */
+#define SNAP 1e-9
+
+static double snapped(double x) {
+  double r = nearbyint(x);
+  return fabs(x - r) < SNAP ? r : x;
+}
+
+void hs_agc_layout_interval(const hs_agc_plan *P, hs_agc_layout *L) {
+  layout_alloc(L, P->k, P->n + (P->active ? P->active - 1 : 0));
+  double nd = (double)P->n, pos = 0.0;
+  size_t at = 0, r = 0;
+  for (size_t i = 0; i < P->k; i++) {
+    L->row[i] = at;
+    if (P->c_inv[i] <= 0.0) continue;
+    double end = ++r == P->active ? nd : snapped(fmin(nd, pos + P->shares[i]));
+    for (size_t j = (size_t)floor(pos); (double)j < end && j < P->n; j++) {
+      double a = fmin(end, (double)j + 1.0) - fmax(pos, (double)j);
+      if (a <= 0.0) continue;
+      L->col[at] = j;
+      L->coef[at++] = a;
+    }
+    pos = end;
+  }
+  L->row[P->k] = at;
+  L->nnz = at;
 }
 
 hs_agc_plan *hs_agc_plan_from_bits(const hs_agc_params *pr, const int64_t *bits, hs_error *err) {

@@ -150,6 +150,13 @@ static const hs_metric table[] = {
     {"agc_residual_meas_rel", "1",
      "with learning: mean measured residual error / |g-bar|^2; null: not measured", REP, ALL,
      HS_STAT_ALL, {"resid_meas", 10, 4, 1, NULL}, .group = "agc"},
+    {"agc_residual_exp_rel", "1",
+     "with learning: mean expected residual error given each iteration's gradients / "
+     "|g-bar|^2 (what residual_meas_rel estimates); null: not measured", REP, SYS, HS_STAT_ALL,
+     {0}, .group = "agc"},
+    {"agc_residual_pred_observed", "1",
+     "the planner's error model with the straggle rates observed on the timeline", REP, SYS,
+     HS_STAT_ALL, {0}, .group = "agc"},
     {"agc_replans", "1", "times the code was re-planned", REP, SYS, HS_STAT_ALL, {0},
      .group = "agc"},
     {"agc_eval_loss", "1", "with learning: the last held-out loss", REP, SYS, HS_STAT_ALL, {0},

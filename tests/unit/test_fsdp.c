@@ -18,6 +18,7 @@
 #include "sim/hs_run.h"
 #include "sim/hs_scenario.h"
 #include "fsdp_cost.h"
+#include "regime_fsdp.h"
 #include "test_tmpdir.h"
 
 #define SCN HS_SOURCE_DIR "/scenarios/gpu512-llama8b-"
@@ -129,6 +130,12 @@ Test(fsdp, step_schedule_serial_and_overlapped) {
    * computes run back to back (each unit's AG ran under the previous one and
    * its RS overlaps the next), then the last RS (0.05) and AR (0.01). */
   expect_close(o.bwd_s, 0.03 + 0.4 + 0.4 + 0.2 + 0.05 + 0.01, "prefetched backward");
+  /* BACKWARD_POST: AG(u-1) issued as bwd(u) ends, ahead of RS(u): each AG
+   * after the first is exposed (0.03, 0.05) but no longer waits for an RS,
+   * which overlaps the next compute. */
+  in.bwd_prefetch = SIM_BWD_POST;
+  sim_step_schedule(&in, &o);
+  expect_close(o.bwd_s, 0.03 + 0.4 + 0.03 + 0.4 + 0.05 + 0.2 + 0.05 + 0.01, "post backward");
 }
 
 /* --- whole runs --------------------------------------------------------- */
@@ -153,12 +160,14 @@ static const char *const keys[] = {"step_total_s",
                                    NULL};
 enum { TOTAL, LOCAL, AGG, BINTRA, BINTER, BGLOBAL, TOKS, EPT, FWD, BWD, SAMPLES };
 
-/* Run a shipped scenario with the serial, noise-free switches and extra
- * overrides ("key=value" strings). */
+/* Run a shipped scenario with the serial, noise-free switches (the closed
+ * forms of specs/fsdp.md 6.5 have no overlap, so backward_prefetch none, not
+ * the default pre) and extra overrides ("key=value" strings). */
 static res run(const char *kind, const char *const *extra) {
   hs_override ovr[16];
   size_t n = 0;
   static const char *const serial[] = {"regime.jitter=0", "regime.forward_prefetch=0",
+                                       "regime.backward_prefetch=none",
                                        "regime.phase_barriers=1", NULL};
   char buf[16][128];
   const char *const *lists[2] = {serial, extra};
@@ -302,6 +311,29 @@ Test(fsdp, degenerate_cases) {
   res d = run("hsdp", ddp);
   expect_close(d.f[BINTER], 2 * 511.0 / 512 * 1e9 * B, "DDP 2(N-1)/N P b");
   cr_expect_eq(d.f[BINTRA], 0);
+}
+
+/* The baseline is FSDP as PyTorch runs it by default: backward_prefetch
+ * BACKWARD_PRE in every sharded regime's shipped scenario when the file does
+ * not say otherwise, and a step with it is shorter than with none. */
+Test(fsdp, backward_prefetch_defaults_to_pre) {
+  const char *kinds[] = {"fsdp", "hsdp", "fl-fsdp", "fl-hsdp"};
+  for (size_t k = 0; k < 4; k++) {
+    char path[512];
+    snprintf(path, sizeof path, SCN "%s.json", kinds[k]);
+    hs_error err = {0};
+    hs_scenario *sc = hs_scenario_load(path, NULL, 0, &err);
+    cr_assert_not_null(sc, "%s", err.msg);
+    const fsdp_opts *o = sc->regime.opts;
+    cr_expect_str_eq(o->bwd_prefetch, "pre", "%s", kinds[k]);
+    hs_scenario_destroy(sc);
+  }
+  const char *pre[] = {"regime.backward_prefetch=pre", NULL};
+  const char *post[] = {"regime.backward_prefetch=post", NULL};
+  double none_s = run("fsdp", NULL).f[TOTAL], pre_s = run("fsdp", pre).f[TOTAL];
+  double post_s = run("fsdp", post).f[TOTAL];
+  cr_expect_lt(pre_s, post_s, "pre %g, post %g", pre_s, post_s);
+  cr_expect_lt(post_s, none_s, "post %g, none %g", post_s, none_s);
 }
 
 Test(fsdp, jitter_makes_the_synchronous_group_wait_for_its_slowest) {

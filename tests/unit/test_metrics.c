@@ -500,7 +500,7 @@ Test(metrics, regime_figures_become_metrics) {
   for (size_t i = 0; i < base; i++) cr_expect(strncmp(f[i].key, "agc_", 4), "%s", f[i].key);
   s.metric_groups = hs_metric_group("agc");
   size_t with = hs_metric_json_fields(&s, f, HS_METRIC_MAX);
-  cr_assert_eq(with, base + 11);
+  cr_assert_eq(with, base + 13);
   cr_expect_str_eq(f[base].key, "agc_deadline_s");
   cr_expect_str_eq(f[base + 2].key, "agc_bits");
   cr_expect_eq(f[base + 2].value, 4096);
@@ -509,7 +509,7 @@ Test(metrics, regime_figures_become_metrics) {
   hs_metric_sweep_groups(0);
   size_t cols = hs_metric_sweep_count();
   hs_metric_sweep_groups(hs_metric_group("agc"));
-  cr_expect_eq(hs_metric_sweep_count(), cols + 11);
+  cr_expect_eq(hs_metric_sweep_count(), cols + 13);
   cr_expect_str_eq(hs_metric_sweep_at(hs_metric_sweep_index("agc_bits"))->name, "agc_bits");
   hs_metric_sweep_groups(0);
 }

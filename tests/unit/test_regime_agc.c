@@ -262,6 +262,60 @@ Test(regime_agc, p_from_profiles_under_first_k) {
   cr_expect_float_eq(rows[0].dur, 0.45 + 5.064e-6, 1e-12, "ends at the second arrival");
 }
 
+/* The automatic deadline is z_th times the slowest nominal arrival with the
+ * load most workers carry: the shared layout's ceil((n + k - 1)/k) = 2
+ * partitions (200 samples) for n = k = 3, the mean bits 12/3 + 1 = 5 (5064
+ * bits, uploaded alone under the model's lags). The slow board needs 0.8 s, not
+ * the 0.6 s of the fast board with one partition (the rounded-down load). An
+ * iteration with stragglers lasts exactly the deadline. */
+Test(regime_agc, automatic_deadline_uses_the_load_workers_carry) {
+  row rows[MAXROWS];
+  hs_summary s;
+  size_t n = run_rows(", \"z_res\": 12, \"dim\": 1000, \"p_rule\": \"model\"", 6, rows, &s,
+                      NULL);
+  double deadline = 1.1 * (0.8 + 5064.0 / 1e9);
+  size_t seen = 0;
+  for (size_t i = 0; i < n; i++) {
+    cr_expect_leq(rows[i].dur, deadline * (1 + 1e-12));
+    if (rows[i].stragglers == 0) continue;
+    cr_expect_float_eq(rows[i].dur, deadline, 1e-12, "iteration %zu", i);
+    seen++;
+  }
+  cr_expect_gt(seen, 0, "some iteration had stragglers");
+}
+
+/* model_load plans each p_i from what its load leaves of the deadline, so the
+ * straggle rate on the timeline matches the planned mean p (within 4
+ * standard errors of 64 iterations x 3 workers); the model's p ignores the
+ * load and, with the fast and mid boards finishing their 200 samples (the
+ * shared layout's rows {0,1}, {0,2}) well before the slow board's nominal
+ * 0.8 s, overstates it. */
+Test(regime_agc, model_load_plans_the_straggling_the_timeline_shows) {
+  enum { R = 64 };
+  row rows[MAXROWS];
+  hs_summary s;
+  double rate[2], pm[2];
+  const char *rules[] = {"model", "model_load"};
+  for (int k = 0; k < 2; k++) {
+    char extra[256];
+    snprintf(extra, sizeof extra,
+             ", \"z_res\": 12, \"dim\": 1000, \"layout\": \"shared\", \"p_rule\": \"%s\"",
+             rules[k]);
+    size_t n = run_rows(extra, R, rows, &s, NULL);
+    cr_assert_eq(n, R);
+    double strag = 0, act = 0;
+    for (size_t i = 0; i < n; i++) {
+      strag += rows[i].stragglers;
+      act += rows[i].active;
+    }
+    rate[k] = strag / act;
+    pm[k] = rows[0].pmean;
+  }
+  double se = sqrt(pm[1] * (1 - pm[1]) / (3.0 * R));
+  cr_expect_leq(fabs(rate[1] - pm[1]), 4 * se, "model_load: rate %g, planned %g", rate[1], pm[1]);
+  cr_expect_gt(pm[0] - rate[0], 4 * se, "model: rate %g, planned %g", rate[0], pm[0]);
+}
+
 Test(regime_agc, reestimating_from_lateness_is_deterministic) {
   row a[MAXROWS], b[MAXROWS];
   hs_summary s;

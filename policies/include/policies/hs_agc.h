@@ -167,6 +167,19 @@ void hs_agc_plan_destroy(hs_agc_plan *plan);
  * bits[i] >= 0 and sum = z_res. */
 hs_agc_plan *hs_agc_plan_from_bits(const hs_agc_params *pr, const int64_t *bits, hs_error *err);
 
+/* The nonnegative ("interval") layout of a plan's shares: the active workers,
+ * in index order, take consecutive intervals of length Y_i of [0, n), and
+ * alpha_ij is the length of worker i's interval inside [j, j + 1). Column sums
+ * 1, row sums Y, every coefficient in (0, 1], at most n + k' - 1 nonzeros, so
+ * ||m_i|| <= Y_i max_j ||g_j|| holds; in the shared layout it does not (a
+ * coefficient Y_i - s_r < 0 makes an unreliable worker's message as large as
+ * two partition gradients when they differ). A worker computes about Y_i + 1
+ * partitions, so the reliable ones carry more load. Breakpoints within 1e-9
+ * of an integer are snapped to it. The caller frees *out with
+ * hs_agc_layout_free. O(n + k). */
+void hs_agc_layout_interval(const hs_agc_plan *plan, hs_agc_layout *out);
+void hs_agc_layout_free(hs_agc_layout *L);
+
 /* The OSGC baseline (the predecessor scheme, which ignores quantisation):
  * equal bits (z_i = b_i + offset), shares Y_i = n delta_i^-1 / sum delta^-1
  * with delta_i^-1 = (1-p_i)/p_i over the active workers, both layouts from

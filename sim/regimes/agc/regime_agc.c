@@ -22,12 +22,30 @@
  * iterated with the planned loads until the bits stop changing (at most 8).
  * reestimate_every R > 0: every R iterations p_i becomes (prior_weight p_i0 +
  * misses_i) / (prior_weight + iterations_i) from the lateness observed (no
- * draw: deterministic) and the code is re-planned.
+ * draw: deterministic) and the code is re-planned. model_load: the model's
+ * mu_i and lags on the timeline, but each p_i planned from what its load and
+ * bits leave of the deadline, P(lag > deadline - nominal arrival) =
+ * exp(-mu_i (deadline - arrival) / unit), iterated with the planned loads
+ * like the profile rule (the published model's p ignores the load: a worker
+ * given many partitions straggles more than planned and the decoder's
+ * 1/(1 - p) weights are then biased).
  *
  * Outputs: agc.csv (one row per iteration, committed with the run's other
  * files by hs_report) and summary fields. With learning (learn != none) the
  * decoded gradient is the real one (regime_agc_learn.c) and the rows carry the
- * measured residual error beside the predicted one.
+ * measured residual error beside the predicted one and beside its exact
+ * expectation given the iteration's gradients (residual_exp; _model with the
+ * planner's quantiser model; _straggle without the quantiser).
+ * agc_residual_pred_observed is the planner's error model with the straggle
+ * rates the timeline showed in place of the planned p.
+ *
+ * D (d_rule): theory dim/4 (the quantiser's worst case), the public code's
+ * tuned constant (it makes the quantiser term negligible by construction),
+ * given, or measured: the quantiser's relative variance at the equal split's
+ * bits on the initial gradients (a normal vector without learning) times
+ * (2^(z-1) - 1)^2. One constant cannot fit every z (the measured variance
+ * falls about as 1/M, the model's as 1/M^2), so measured is exact only near
+ * the equal split's bits.
  *
  * Events per iteration: one compute end and one arrival per active worker,
  * one deadline. Costs per iteration O(k) plus the network's per-flow work;
@@ -79,7 +97,7 @@ typedef struct agc_state {
   bool csv_tried;
   double energy_prev, bits_cum;
   uint64_t stragglers_total, active_total;
-  double pred_sum, meas_rel_sum;
+  double pred_sum, meas_rel_sum, exp_rel_sum;
   uint32_t meas_count, replans;
   double last_eval_loss, target_time_s, target_energy_j, target_bits;
   agc_learn *learn;
@@ -150,6 +168,19 @@ static double tuned_d(const agc_state *s) {
   return d > 0 ? d : 1e-12;
 }
 
+/* measured: D such that omega(z_ref) = D / (2^(z_ref-1) - 1)^2 is the relative
+ * variance the quantiser gives at z_ref, the wire bits of the equal split
+ * (at least 2), on the initial model's partition gradients (or a normal
+ * vector without learning). One D cannot fit every z: the quantiser's
+ * relative variance falls about as 1/M at low M, not 1/M^2. */
+static double measured_d(const agc_state *s, uint64_t seed) {
+  int64_t z = (int64_t)(s->o->z_res / s->k) + (int64_t)s->o->offset;
+  if (z < 2) z = 2;
+  double m = ldexp(1.0, (int)z - 1) - 1.0;
+  double w = s->learn ? agc_learn_omega(s->learn, z) : agc_omega_gaussian(s->dim, z, seed);
+  return w > 0 ? w * m * m : 1e-12;
+}
+
 static hs_status plan(sim_run *r, agc_state *s, hs_error *err) {
   if (!strcmp(s->o->d_rule, "tuned")) s->d = tuned_d(s);
   agc_code_free(&s->code);
@@ -187,6 +218,7 @@ typedef struct agc_row {
   double bits_sent, bits_arrived, energy_j, cum_bits, cum_energy_j, p_mean;
   double residual_pred, residual_meas, residual_meas_rel, gbar_sq;
   double train_loss, eval_loss, eval_acc;
+  double residual_exp, residual_exp_model, residual_exp_straggle;
 } agc_row;
 
 #define AGC_COL(field, type) type, offsetof(agc_row, field), NULL
@@ -217,6 +249,12 @@ static const hs_column agc_cols[] = {
     {"eval_loss", "1", "with learning: held-out loss, on evaluation iterations", AGC_NUM(eval_loss)},
     {"eval_acc", "1", "with learning: held-out accuracy, on evaluation iterations",
      AGC_NUM(eval_acc)},
+    {"residual_exp", "1", "with learning: E|g^ - g|^2 given this iteration's gradients (bias + "
+     "straggling + the quantiser's exact variance)", AGC_NUM(residual_exp)},
+    {"residual_exp_model", "1", "the same with the planner's quantiser model (D) for the "
+     "quantiser term", AGC_NUM(residual_exp_model)},
+    {"residual_exp_straggle", "1", "bias + straggling terms only (no quantiser)",
+     AGC_NUM(residual_exp_straggle)},
 };
 
 static const hs_csv_table agc_csv = {"agc.csv", "Runs of regime agc; one row per iteration.",
@@ -261,6 +299,9 @@ static void agc_start_round(sim_run *r) {
       s->code.wait_all ? 0 : hs_engine_schedule_in(r->eng, s->deadline_s, 1, on_deadline, r, 0);
 }
 
+/* E||ghat - g||^2 given the iteration's gradients (regime_agc.h). */
+static double exp_total(const agc_residual *e) { return e->bias + e->straggle + e->quant; }
+
 static void iteration_end(sim_run *r) {
   agc_state *s = r->rs;
   double now = hs_engine_now(r->eng), partial = 0;
@@ -293,12 +334,13 @@ static void iteration_end(sim_run *r) {
   s->stragglers_total += stragglers;
   s->active_total += s->pending;
   s->pred_sum += s->code.predicted;
-  agc_learn_out lo = {NAN, NAN, NAN, NAN, NAN};
+  agc_learn_out lo = {NAN, {NAN, NAN, NAN, NAN}, NAN, NAN, NAN, NAN};
   if (s->learn) {
     bool ev = (r->round + 1) % s->o->eval_every == 0 || r->round + 1 == r->sc->rounds;
-    agc_learn_iterate(s->learn, &s->code, s->arrived, r->round, ev, &lo);
+    agc_learn_iterate(s->learn, &s->code, s->p, s->arrived, r->round, ev, &lo);
     if (lo.gbar_sq > 0) {
       s->meas_rel_sum += lo.measured / lo.gbar_sq;
+      s->exp_rel_sum += exp_total(&lo.expected) / lo.gbar_sq;
       s->meas_count++;
     }
     if (!isnan(lo.eval_loss)) {
@@ -332,6 +374,9 @@ static void iteration_end(sim_run *r) {
         .train_loss = lo.train_loss,
         .eval_loss = lo.eval_loss,
         .eval_acc = lo.eval_acc,
+        .residual_exp = exp_total(&lo.expected),
+        .residual_exp_model = lo.expected.bias + lo.expected.straggle + lo.expected.quant_model,
+        .residual_exp_straggle = lo.expected.bias + lo.expected.straggle,
     };
     hs_csv_write_row(s->csv, &agc_csv, &row);
   }
@@ -387,10 +432,12 @@ static hs_status agc_setup(sim_run *r, hs_error *err) {
   s->dim = o->dim     ? o->dim
            : s->learn ? agc_learn_nparams(s->learn)
                       : (uint64_t)(sc->model_bytes / 4 > 1 ? sc->model_bytes / 4 : 1);
-  s->d = !strcmp(o->d_rule, "given") ? o->d : (double)s->dim / 4.0;
+  s->d = !strcmp(o->d_rule, "given")      ? o->d
+         : !strcmp(o->d_rule, "measured") ? measured_d(s, sc->seed)
+                                          : (double)s->dim / 4.0;
   if (!strcmp(o->p_rule, "given"))
     memcpy(s->p, o->p, k * sizeof *s->p);
-  else if (!strcmp(o->p_rule, "model")) {
+  else if (!strncmp(o->p_rule, "model", 5)) { /* model, model_load */
     s->mu = hs_malloc(k * sizeof *s->mu);
     s->lag = hs_malloc(k * sizeof *s->lag);
     for (size_t i = 0; i < k; i++) {
@@ -401,25 +448,40 @@ static hs_status agc_setup(sim_run *r, hs_error *err) {
       hs_rng_init(&s->lag[i], sc->seed, sim_dev_key(r, i), 0x4c4147u);
     }
   }
-  /* The deadline: given, or z_th times the slowest nominal arrival with a
-   * nominal load (the layout's (n + k - 1)/k partitions, the mean bits). */
+  /* The deadline: given, or z_th times the slowest nominal arrival with the
+   * layout's (n + k - 1)/k partitions rounded up (what every worker but the
+   * last holds when n = k) and the mean bits. Rounded down, as it was, that
+   * is 1 partition for n = k: every worker with 2 then straggled more often
+   * than the model's p_i and the 1/(1 - p_i) decoder was biased. The
+   * profile rules start their fixed point from the rounded-down load (an
+   * optimistic start: a worker found late there stays off). */
   size_t parts = (s->n + k - 1) / k ? (s->n + k - 1) / k : 1;
+  size_t parts_up = (s->n + 2 * k - 2) / k ? (s->n + 2 * k - 2) / k : 1;
   double zbar = s->scheme == AGC_GD ? 32.0 : (double)o->z_res / (double)k + o->offset;
   double nominal_bits = zbar * (double)s->dim + 64.0;
   uint64_t nominal_samples = (sc->samples_per_round / s->n) * parts;
+  uint64_t deadline_samples = (sc->samples_per_round / s->n) * parts_up;
+  /* Under the model's lags (mean unit / mu_i, far longer than an upload) the
+   * uploads rarely overlap: the nominal arrival uploads alone, so that a
+   * worker with the nominal load straggles with exactly the model's p_i.
+   * Without lags every worker finishes together: the fair share of k. */
+  bool lone = !strncmp(o->p_rule, "model", 5);
   s->deadline_s = o->deadline_s;
   if (s->deadline_s <= 0) {
     for (size_t i = 0; i < k; i++) {
-      double a = agc_nominal_arrival(r, i, nominal_samples, nominal_bits);
+      double a = agc_nominal_arrival(r, i, deadline_samples, nominal_bits, lone ? 1 : k);
       if (a > s->deadline_s) s->deadline_s = a;
     }
     s->deadline_s *= o->z_th;
   }
   s->unit_s = s->deadline_s / o->z_th;
-  if (!strcmp(o->p_rule, "profile")) {
+  bool lagged = !strcmp(o->p_rule, "model_load");
+  if (lagged || !strcmp(o->p_rule, "profile")) {
     /* p depends on the load and the bits, which depend on p: start from the
      * nominal load, then re-estimate with the planned one (an off worker
-     * keeps the nominal load) until the code stops changing (at most 8). */
+     * keeps the nominal load) until the code stops changing (at most 8).
+     * model_load: the model's lag against what the load leaves of the
+     * deadline; profile: the profile's compute noise against it. */
     uint64_t *ns = hs_malloc(k * sizeof *ns);
     double *bits = hs_malloc(k * sizeof *bits);
     int64_t *zprev = hs_calloc(k, sizeof *zprev);
@@ -438,7 +500,9 @@ static hs_status agc_setup(sim_run *r, hs_error *err) {
         }
       }
       if (same) break;
-      if (o->first_k)
+      if (lagged)
+        agc_p_model_load(r, ns, bits, s->mu, s->unit_s, s->deadline_s, o->p_min, o->p_max, s->p);
+      else if (o->first_k)
         agc_p_first_k(r, ns, bits, sends, s->deadline_s, o->first_k, sc->seed, o->p_min, o->p_max,
                       s->p);
       else
@@ -478,6 +542,19 @@ static void agc_teardown(sim_run *r) {
   r->rs = NULL;
 }
 
+/* The planner's error model (agc_code_predicted) with each worker's straggle
+ * rate seen on the timeline in place of its planned p_i: what the realised
+ * arrivals cost the decoder, whose weights assume p. NAN once the code was
+ * re-planned (the rates then mix codes) or before any iteration. */
+static double pred_observed(const agc_state *s) {
+  if (s->replans || !s->active_total) return NAN;
+  double *q = hs_malloc(s->k * sizeof *q);
+  for (size_t i = 0; i < s->k; i++) q[i] = s->tries[i] ? (double)s->misses[i] / s->tries[i] : s->p[i];
+  double v = agc_code_predicted(&s->code, q);
+  hs_free(q);
+  return v;
+}
+
 static size_t agc_summary(sim_run *r, hs_report_field *out, size_t cap) {
   const agc_state *s = r->rs;
   double it = r->sc->rounds ? (double)r->sc->rounds : 1;
@@ -488,6 +565,8 @@ static size_t agc_summary(sim_run *r, hs_report_field *out, size_t cap) {
       {"agc_straggler_rate", s->active_total ? (double)s->stragglers_total / s->active_total : 0},
       {"agc_residual_pred", s->pred_sum / it},
       {"agc_residual_meas_rel", s->meas_count ? s->meas_rel_sum / s->meas_count : NAN},
+      {"agc_residual_exp_rel", s->meas_count ? s->exp_rel_sum / s->meas_count : NAN},
+      {"agc_residual_pred_observed", pred_observed(s)},
       {"agc_replans", s->replans},
       {"agc_eval_loss", s->last_eval_loss},
       {"agc_target_time_s", s->target_time_s},
@@ -508,6 +587,8 @@ static const char *agc_prepare(const hs_scenario *sc, const void *opts, const si
   const agc_opts *a = opts;
   const char *k = o->key;
   if (!strcmp(k, "z_res")) *def = 5.0 * (double)sc->total_devices;
+  if (!strcmp(k, "layout") && strcmp(a->scheme, "proposed") && strcmp(a->scheme, "osgc"))
+    return "applies only to schemes \"proposed\" and \"osgc\" (the planner's layouts)";
   if (!strcmp(k, "allocator") && strcmp(a->scheme, "proposed"))
     return "applies only to scheme \"proposed\" (the baselines split bits "
            "equally)";
@@ -563,8 +644,9 @@ static void p_print(cJSON *reg, const void *opts, const sim_regime_opt *opt) {
 static void agc_opts_free(void *opts) { hs_free(((agc_opts *)opts)->p); }
 
 static const char *const allocators[] = {"lag", "dp", "greedy", "equal", NULL};
-static const char *const d_rules[] = {"theory", "tuned", "given", NULL};
-static const char *const p_rules[] = {"profile", "model", "given", NULL};
+static const char *const d_rules[] = {"theory", "tuned", "given", "measured", NULL};
+static const char *const layouts[] = {"interval", "shared", NULL};
+static const char *const p_rules[] = {"profile", "model", "given", "model_load", NULL};
 static const char *const learns[] = {"none", "mnist", NULL};
 static const char *const optimizers[] = {"sgd", "adam2", NULL};
 
@@ -587,13 +669,18 @@ static const sim_regime_opt agc_table[] = {
         "data partitions n (0: one per device)"),
     OPT("dim", SIM_OPT_UINT, dim, 0, 0, U32MAX, 0, NULL,
         "coordinates per message (0: the model's parameters, model_bytes / 4)"),
+    OPT("layout", SIM_OPT_CHOICE, layout, 0, 0, 0, 0, layouts,
+        "code layout of proposed and osgc: interval (nonnegative, the one "
+        "whose error the planner predicts) or shared (the public code's, "
+        "coefficients can be negative)"),
     OPT("d_rule", SIM_OPT_CHOICE, d_rule, 0, 0, 0, 0, d_rules,
         "quantiser constant D: theory (dim/4), tuned (the public code's), "
-        "given (d)"),
+        "given (d), measured (from the quantiser's variance on the gradients)"),
     OPT("d", SIM_OPT_NUM, d, 1, 0, INFINITY, SIM_OPT_LO_OPEN, NULL, "quantiser constant D > 0"),
     OPT("p_rule", SIM_OPT_CHOICE, p_rule, 0, 0, 0, 0, p_rules,
         "straggler probabilities: profile (against the deadline), model "
-        "(spec), given (p)"),
+        "(spec), given (p), model_load (the spec's lags, p from each worker's "
+        "planned load)"),
     {"p", SIM_OPT_CUSTOM, 0, 0, 0, 0, 0, NULL, NULL,
      "straggler probabilities in [0,1): one number, or one per device"},
     OPT("z_th", SIM_OPT_NUM, z_th, 1.1, 1, INFINITY, SIM_OPT_LO_OPEN, NULL,

@@ -43,7 +43,10 @@ typedef struct agc_opts {
   uint32_t z_res;
   uint32_t partitions; /* 0: k */
   uint32_t dim;        /* coordinates per message; 0: model_bytes / 4 */
-  char *d_rule;        /* theory (dim/4), tuned (the public code's), given */
+  char *layout;        /* interval (nonnegative, default), shared (the public
+                          code's; NULL in a hand-made agc_opts means shared) */
+  char *d_rule;        /* theory (dim/4), tuned (the public code's), given,
+                          measured (the quantiser's variance on the gradients) */
   double d;
   char *p_rule; /* profile, model, given */
   double *p;    /* given: k values (one number in the file fills all) */
@@ -95,6 +98,36 @@ void agc_code_free(agc_code *c);
  * (sum (1-p_i) w_i Y_i - n)^2 + sum (1-p_i)(p_i + omega_i) w_i^2 Y_i^2. */
 double agc_code_predicted(const agc_code *c, const double *p);
 
+/* The exact residual error given the partition gradients g[0..n) (dim each;
+ * NULL: an empty partition, left out of g), over independent stragglers at
+ * the planned p and the quantiser: E||ghat - g||^2 = bias + straggle + quant,
+ *   bias      ||sum_i (1-p_i) w_i m_i - g||^2   (0 for proposed and osgc)
+ *   straggle  sum_i (1-p_i) p_i w_i^2 ||m_i||^2
+ *   quant     sum_i (1-p_i) w_i^2 V(m_i), V the exact variance at z_i
+ *             (hs_agc_quant_variance)
+ * and quant_model, the planner's model of quant: V(m_i) = omega_i ||m_i||^2.
+ * With every g_j equal to g_bar, bias + straggle + quant_model is
+ * agc_code_predicted x ||g_bar||^2. wait_all codes arrive with probability 1.
+ * Scratch msg and mean hold dim doubles. O(nnz x dim). */
+typedef struct agc_residual {
+  double bias, straggle, quant, quant_model;
+} agc_residual;
+void agc_code_expected(const agc_code *c, const double *p, const double *const *g, size_t dim,
+                       double *msg, double *mean, agc_residual *out);
+/* m_i = sum_j alpha_ij g_j into msg (dim). */
+void agc_code_message(const agc_code *c, size_t i, const double *const *g, size_t dim,
+                      double *msg);
+/* ghat = sum_i arrived_i w_i Q(m_i) (and ghat2 with the lane-2 weights when not
+ * NULL); the quantiser of worker i draws from the stream (seed, iter << 24 ^ i)
+ * (unique for k < 2^24). msg is scratch (dim). */
+void agc_code_decode(const agc_code *c, const double *const *g, size_t dim, const bool *arrived,
+                     uint64_t seed, uint32_t iter, double *msg, double *ghat, double *ghat2);
+
+/* The same relative variance V(x) / ||x||^2 at z bits on a standard normal
+ * vector of dim coordinates from the stream (seed, purpose "agc-D"): the
+ * stand-in for dense gradients when no learner computes real ones. O(dim). */
+double agc_omega_gaussian(size_t dim, int64_t z, uint64_t seed);
+
 /* Straggler probabilities from the device profiles against the deadline:
  * P(compute of samples[i] + upload of bits[i] > deadline_s), clamped to
  * [p_min, p_max] (every device is estimated, with the load it is given).
@@ -102,6 +135,12 @@ double agc_code_predicted(const agc_code *c, const double *p);
  * upload: latency + bits / min(access, server / senders). */
 void agc_p_from_profiles(sim_run *r, const uint64_t *samples, const double *bits, double deadline_s,
                          double p_min, double p_max, double *p);
+/* model_load: P(lag_i > deadline_s - nominal arrival of samples[i] and
+ * bits[i], uploaded alone) for the model's lag unit_s * Exp(1) / mu_i, i.e.
+ * exp(-mu_i slack / unit_s) (1 without slack), clamped to [p_min, p_max]. The
+ * profile's compute noise is left out (the lag dominates it). */
+void agc_p_model_load(sim_run *r, const uint64_t *samples, const double *bits, const double *mu,
+                      double unit_s, double deadline_s, double p_min, double p_max, double *p);
 /* The same with first_k > 0: P(not among the first first_k arrivals of the
  * workers flagged in sends, or after the deadline), by Monte Carlo over the
  * profiles (streams keyed by seed and device; deterministic). */
@@ -109,8 +148,9 @@ void agc_p_first_k(sim_run *r, const uint64_t *samples, const double *bits, cons
                    double deadline_s, size_t first_k, uint64_t seed, double p_min, double p_max,
                    double *p);
 /* Nominal (mean) arrival time of device i: compute of `samples` at its mean
- * speed from now, plus the upload of `bits`. */
-double agc_nominal_arrival(sim_run *r, size_t i, uint64_t samples, double bits);
+ * speed from now, plus the upload of `bits` at its share of the server link
+ * among `senders` concurrent uploads. */
+double agc_nominal_arrival(sim_run *r, size_t i, uint64_t samples, double bits, size_t senders);
 
 /* --- learning in the loop (regime_agc_learn.c) ---------------------------- */
 
@@ -118,6 +158,7 @@ typedef struct agc_learn agc_learn;
 
 typedef struct agc_learn_out {
   double measured;            /* ||ghat - g||^2 */
+  agc_residual expected;      /* its expectation given this iteration's g_j */
   double gbar_sq;             /* mean_j ||g_j||^2 */
   double train_loss;          /* mean over partitions of the batch losses */
   double eval_loss, eval_acc; /* NAN when not evaluated this iteration */
@@ -126,11 +167,15 @@ typedef struct agc_learn_out {
 hs_status agc_learn_create(const agc_opts *o, uint64_t seed, size_t n, const uint64_t *per_part,
                            agc_learn **out, hs_error *err);
 void agc_learn_destroy(agc_learn *l);
+/* The quantiser's relative variance at z bits, mean_j V(g_j) / ||g_j||^2, on
+ * the partition gradients at the current model with iteration 0's draws (what
+ * iteration 0 computes; no state changes). 0 when every gradient is 0. */
+double agc_learn_omega(agc_learn *l, int64_t z);
 size_t agc_learn_nparams(const agc_learn *l);
 /* One iteration: partition gradients at the current model, worker messages
  * (encoded, quantised with streams keyed by (seed, iteration, worker)),
  * the decode of the arrived ones, one optimiser step. */
-void agc_learn_iterate(agc_learn *l, const agc_code *c, const bool *arrived, uint32_t iter,
-                       bool evaluate, agc_learn_out *out);
+void agc_learn_iterate(agc_learn *l, const agc_code *c, const double *p, const bool *arrived,
+                       uint32_t iter, bool evaluate, agc_learn_out *out);
 
 #endif

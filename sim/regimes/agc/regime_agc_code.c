@@ -5,7 +5,10 @@
  * A code is a sparse k x n matrix (hs_agc_layout), per-worker decode weights
  * for two lanes, bits per coordinate on the wire and the predicted residual
  * error. The proposed scheme and OSGC come from the planner (hs_agc.h; the
- * S-shared filling, as the public code trains with); the others are built
+ * nonnegative interval layout by default, or the S-shared filling the public
+ * code trains with, whose negative coefficients make an unreliable worker's
+ * message as large as two partition gradients when they differ, beyond the
+ * planner's model); the others are built
  * here, all with the planner's equal split of Z_res (z_i = b_i + offset; a
  * worker left with z_i <= 1 is off, as in the planner: it sends nothing):
  *   sgc    d_j ~ U{0..4} per partition, the vector redrawn until its mean is in
@@ -24,6 +27,16 @@
  * the variance sum_i (1-p_i)(p_i + omega_i) w_i^2 Y_i^2; for the proposed
  * scheme this is the planner's n^2 / sum c^-1 (tested).
  *
+ * Messages, decode and the exact residual error (agc_code_expected): given
+ * the partition gradients, E||ghat - g||^2 over independent stragglers and
+ * quantisers is a closed form (bias, straggle, the quantiser's exact
+ * variance), O(nnz x dim); the planner's omega model of the quantiser term
+ * beside it shows how far the planner's D is from the quantiser (tested
+ * against the 2^k enumeration and simulated decodes in
+ * tests/unit/test_agc_residual.c). agc_omega_gaussian: the quantiser's
+ * relative variance on a seeded normal vector, d_rule measured's stand-in
+ * for gradients when no learner runs.
+ *
  * Straggler probabilities from profiles (agc_p_from_profiles): the compute
  * time of a profile is lognormal (hs_profile.h), so P(compute > budget) is a
  * normal tail once the deadline minus the upload is turned into work seconds
@@ -33,6 +46,9 @@
  * decides). Rejected: Monte Carlo over the device's own stream (it would shift
  * the stream the timeline draws from, and the closed form is exact for the
  * compute part).
+ *
+ * model_load (agc_p_model_load): the model's lag against the slack the
+ * planned load and bits leave, exp(-mu_i slack / unit), in closed form.
  *
  * Costs: build O(nnz log nnz) (a sort of the triplets), O(k + n) draws. */
 #include <gsl/gsl_cdf.h>
@@ -77,6 +93,78 @@ double agc_code_predicted(const agc_code *c, const double *p) {
   }
   double bias = mean - (double)c->n;
   return bias * bias + var;
+}
+
+/* --- messages, decode, the exact expectation ---------------------------- */
+
+void agc_code_message(const agc_code *c, size_t i, const double *const *g, size_t dim,
+                      double *msg) {
+  memset(msg, 0, dim * sizeof *msg);
+  for (size_t e = c->L.row[i]; e < c->L.row[i + 1]; e++) {
+    const double *gj = g[c->L.col[e]];
+    if (!gj) continue;
+    double a = c->L.coef[e];
+    for (size_t q = 0; q < dim; q++) msg[q] += a * gj[q];
+  }
+}
+
+void agc_code_decode(const agc_code *c, const double *const *g, size_t dim, const bool *arrived,
+                     uint64_t seed, uint32_t iter, double *msg, double *ghat, double *ghat2) {
+  memset(ghat, 0, dim * sizeof *ghat);
+  if (ghat2) memset(ghat2, 0, dim * sizeof *ghat2);
+  for (size_t i = 0; i < c->k; i++) {
+    if (!arrived[i] || c->L.row[i] == c->L.row[i + 1]) continue;
+    agc_code_message(c, i, g, dim, msg);
+    if (c->quantise) {
+      hs_agc_rng rg;
+      hs_agc_rng_init(&rg, seed, ((uint64_t)iter << 24) ^ (uint64_t)i);
+      hs_agc_quantize(msg, dim, c->z[i], &rg, msg);
+    }
+    for (size_t q = 0; q < dim; q++) {
+      ghat[q] += c->w[i] * msg[q];
+      if (ghat2) ghat2[q] += c->w2[i] * msg[q];
+    }
+  }
+}
+
+/* Independent arrivals a_i = 1 - p_i (1 with wait_all) and independent
+ * quantisers: E[ghat] = sum_i a_i w_i m_i, and the variance of worker i's
+ * term I_i w_i Q(m_i) is w_i^2 (a_i (||m_i||^2 + V_i) - a_i^2 ||m_i||^2). */
+void agc_code_expected(const agc_code *c, const double *p, const double *const *g, size_t dim,
+                       double *msg, double *mean, agc_residual *out) {
+  memset(out, 0, sizeof *out);
+  memset(mean, 0, dim * sizeof *mean);
+  for (size_t j = 0; j < c->n; j++)
+    if (g[j])
+      for (size_t q = 0; q < dim; q++) mean[q] -= g[j][q];
+  for (size_t i = 0; i < c->k; i++) {
+    if (c->L.row[i] == c->L.row[i + 1] || c->z[i] == 0) continue;
+    agc_code_message(c, i, g, dim, msg);
+    double a = c->wait_all ? 1.0 : 1.0 - p[i], w2 = c->w[i] * c->w[i], m2 = 0.0;
+    for (size_t q = 0; q < dim; q++) {
+      mean[q] += a * c->w[i] * msg[q];
+      m2 += msg[q] * msg[q];
+    }
+    out->straggle += w2 * a * (1.0 - a) * m2;
+    if (c->quantise) {
+      out->quant += w2 * a * hs_agc_quant_variance(msg, dim, c->z[i]);
+      out->quant_model += w2 * a * c->omega[i] * m2;
+    }
+  }
+  for (size_t q = 0; q < dim; q++) out->bias += mean[q] * mean[q];
+}
+
+double agc_omega_gaussian(size_t dim, int64_t z, uint64_t seed) {
+  double *x = hs_malloc((dim ? dim : 1) * sizeof *x), sq = 0.0;
+  hs_rng g;
+  hs_rng_init(&g, seed, 0x4147432d44ULL, 0);
+  for (size_t q = 0; q < dim; q++) {
+    x[q] = gsl_cdf_ugaussian_Pinv(hs_rng_uniform_pos(&g));
+    sq += x[q] * x[q];
+  }
+  double v = sq > 0.0 ? hs_agc_quant_variance(x, dim, z) / sq : 0.0;
+  hs_free(x);
+  return v;
 }
 
 /* --- triplets -> compressed rows ---------------------------------------- */
@@ -138,9 +226,13 @@ static hs_status from_planner(agc_code *c, agc_scheme s, const agc_opts *o, cons
     return err ? err->status : HS_EINVAL;
   hs_agc_plan *P = s == AGC_OSGC ? hs_agc_plan_osgc(&pr, err) : hs_agc_plan_create(&pr, err);
   if (!P) return err ? err->status : HS_EINVAL;
-  /* The code takes the plan's S-shared layout, weights and omega. */
-  c->L = P->shared;
-  P->shared = (hs_agc_layout){0};
+  /* The code takes the plan's S-shared (or interval) layout, weights and omega. */
+  if (o->layout && !strcmp(o->layout, "interval"))
+    hs_agc_layout_interval(P, &c->L);
+  else {
+    c->L = P->shared;
+    P->shared = (hs_agc_layout){0};
+  }
   c->w = P->weights;
   c->w2 = P->weights_lane2;
   c->omega = P->omega;
@@ -278,10 +370,10 @@ static double upload_s(sim_run *r, size_t i, double bits, size_t senders) {
   return dv->access_latency_s + hs_net_link_latency_s(r->net, r->server_link) + bits / bps;
 }
 
-double agc_nominal_arrival(sim_run *r, size_t i, uint64_t samples, double bits) {
+double agc_nominal_arrival(sim_run *r, size_t i, uint64_t samples, double bits, size_t senders) {
   const sim_spec *dv = sim_dev_sp(r, i);
   double work = dv->overhead_s + (double)samples * r->dev[i].tau_s;
-  return sim_dev_stretch_s(r, i, work, 0) + upload_s(r, i, bits, r->ndev);
+  return sim_dev_stretch_s(r, i, work, 0) + upload_s(r, i, bits, senders);
 }
 
 /* Work seconds (speed 1) device i gets done in the next budget_s seconds. */
@@ -320,6 +412,15 @@ void agc_p_from_profiles(sim_run *r, const uint64_t *samples, const double *bits
         q = gsl_cdf_ugaussian_Q((log(x) + 0.5 * s2) / sqrt(s2));
       }
     }
+    p[i] = q < p_min ? p_min : q > p_max ? p_max : q;
+  }
+}
+
+void agc_p_model_load(sim_run *r, const uint64_t *samples, const double *bits, const double *mu,
+                      double unit_s, double deadline_s, double p_min, double p_max, double *p) {
+  for (size_t i = 0; i < r->ndev; i++) {
+    double slack = deadline_s - agc_nominal_arrival(r, i, samples[i], bits[i], 1);
+    double q = slack <= 0 ? 1.0 : exp(-mu[i] * slack / unit_s);
     p[i] = q < p_min ? p_min : q > p_max ? p_max : q;
   }
 }

@@ -13,8 +13,14 @@
  *   step  on ghat / n (the mean over partitions): SGD (hetsim::learn's), or
  *         the two-lane Adam of spec section 5: m from ghat, v from ghat'^2.
  * Measured residual error ||ghat - g||^2; gbar_sq = mean_j ||g_j||^2 puts it
- * in the predicted error's unit. Only arrived messages are encoded: a
- * straggler's message is never read, so its quantiser draws do not matter.
+ * in the predicted error's unit. Only arrived messages are quantised (the
+ * decode is agc_code_decode): a straggler's message is never read, so its
+ * quantiser draws do not matter. Beside the draw, the exact expectation of
+ * the error given this iteration's gradients (agc_code_expected: every
+ * worker's message, O(nnz x nparams) more) separates what the planner's
+ * model leaves out from the luck of the draw. agc_learn_omega: the
+ * quantiser's relative variance on the initial partition gradients, for
+ * d_rule measured.
  *
  * Deterministic whatever `threads` is: the learner computes each partition's
  * gradient on one thread and everything here runs on the caller's thread in
@@ -41,7 +47,8 @@ struct agc_learn {
   size_t *nn;
   hs_learn_grad **gg;
   float *params;
-  double *msg, *ghat, *ghat2, *gtrue;
+  double *msg, *ghat, *ghat2, *gtrue, *mean;
+  const double **gp; /* n partition gradients (NULL: empty partition) */
   bool adam2;
   double lr, b1, b2, eps;
   double *m, *v;
@@ -70,6 +77,8 @@ void agc_learn_destroy(agc_learn *L) {
   hs_free(L->ghat);
   hs_free(L->ghat2);
   hs_free(L->gtrue);
+  hs_free(L->mean);
+  hs_free(L->gp);
   hs_free(L->m);
   hs_free(L->v);
   if (L->sgd) hs_learn_optstate_destroy(L->sgd);
@@ -124,6 +133,8 @@ hs_status agc_learn_create(const agc_opts *o, uint64_t seed, size_t n, const uin
   L->ghat = hs_malloc(L->np * sizeof *L->ghat);
   L->ghat2 = hs_malloc(L->np * sizeof *L->ghat2);
   L->gtrue = hs_malloc(L->np * sizeof *L->gtrue);
+  L->mean = hs_malloc(L->np * sizeof *L->mean);
+  L->gp = hs_calloc(n, sizeof *L->gp);
   L->adam2 = !strcmp(o->optimizer, "adam2");
   L->lr = o->lr;
   L->b1 = 0.9;
@@ -153,21 +164,44 @@ static void adam2_step(agc_learn *L, double scale) {
   }
 }
 
-void agc_learn_iterate(agc_learn *L, const agc_code *c, const bool *arrived, uint32_t iter,
-                       bool evaluate, agc_learn_out *out) {
-  size_t np = L->np, ranks = 0;
-  const uint32_t **ix = L->ix;
-  size_t *nn = L->nn;
-  hs_learn_grad **gg = L->gg;
-  double *ls = L->loss;
+/* The partition gradients at the current model for the draws of iteration
+ * `iter` into L->g, their batch losses into L->loss; L->gp points at them
+ * (NULL for an empty partition). Returns the ranks computed. */
+static size_t partition_grads(agc_learn *L, uint32_t iter) {
+  size_t ranks = 0;
   for (size_t j = 0; j < L->n; j++) {
+    L->gp[j] = NULL;
     if (!L->per[j]) continue;
     hs_learn_draw(L->l, (unsigned)j, iter, L->per[j], L->idx[j]);
-    ix[ranks] = L->idx[j];
-    nn[ranks] = L->per[j];
-    gg[ranks++] = L->g[j];
+    L->ix[ranks] = L->idx[j];
+    L->nn[ranks] = L->per[j];
+    L->gg[ranks++] = L->g[j];
   }
-  hs_learn_batch_grad_many(L->l, L->params, ix, nn, gg, ls, ranks);
+  hs_learn_batch_grad_many(L->l, L->params, L->ix, L->nn, L->gg, L->loss, ranks);
+  for (size_t j = 0; j < L->n; j++)
+    if (L->per[j]) L->gp[j] = hs_learn_grad_values(L->g[j]);
+  return ranks;
+}
+
+double agc_learn_omega(agc_learn *L, int64_t z) {
+  partition_grads(L, 0);
+  double sum = 0.0;
+  size_t cnt = 0;
+  for (size_t j = 0; j < L->n; j++) {
+    if (!L->gp[j]) continue;
+    double sq = 0.0;
+    for (size_t q = 0; q < L->np; q++) sq += L->gp[j][q] * L->gp[j][q];
+    if (!(sq > 0.0)) continue;
+    sum += hs_agc_quant_variance(L->gp[j], L->np, z) / sq;
+    cnt++;
+  }
+  return cnt ? sum / (double)cnt : 0.0;
+}
+
+void agc_learn_iterate(agc_learn *L, const agc_code *c, const double *p, const bool *arrived,
+                       uint32_t iter, bool evaluate, agc_learn_out *out) {
+  size_t np = L->np, ranks = partition_grads(L, iter);
+  double *ls = L->loss;
   double loss = 0, gsq = 0;
   memset(L->gtrue, 0, np * sizeof *L->gtrue);
   for (size_t r = 0; r < ranks; r++) loss += ls[r] / (double)ranks;
@@ -181,28 +215,8 @@ void agc_learn_iterate(agc_learn *L, const agc_code *c, const bool *arrived, uin
     }
     gsq += sq / (double)L->n;
   }
-  memset(L->ghat, 0, np * sizeof *L->ghat);
-  memset(L->ghat2, 0, np * sizeof *L->ghat2);
-  for (size_t i = 0; i < c->k; i++) {
-    if (!arrived[i] || c->L.row[i] == c->L.row[i + 1]) continue;
-    memset(L->msg, 0, np * sizeof *L->msg);
-    for (size_t e = c->L.row[i]; e < c->L.row[i + 1]; e++) {
-      size_t j = c->L.col[e];
-      if (!L->per[j]) continue;
-      const double *gj = hs_learn_grad_values(L->g[j]);
-      double a = c->L.coef[e];
-      for (size_t q = 0; q < np; q++) L->msg[q] += a * gj[q];
-    }
-    if (c->quantise) {
-      hs_agc_rng rg;
-      hs_agc_rng_init(&rg, L->seed, ((uint64_t)iter << 24) ^ (uint64_t)i);
-      hs_agc_quantize(L->msg, np, c->z[i], &rg, L->msg);
-    }
-    for (size_t q = 0; q < np; q++) {
-      L->ghat[q] += c->w[i] * L->msg[q];
-      L->ghat2[q] += c->w2[i] * L->msg[q];
-    }
-  }
+  agc_code_decode(c, L->gp, np, arrived, L->seed, iter, L->msg, L->ghat, L->ghat2);
+  agc_code_expected(c, p, L->gp, np, L->msg, L->mean, &out->expected);
   double err2 = 0;
   for (size_t q = 0; q < np; q++) {
     double e = L->ghat[q] - L->gtrue[q];

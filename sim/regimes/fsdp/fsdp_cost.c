@@ -25,8 +25,11 @@
  *             without, AG(u) starts after fwd(u-1).
  *   backward: units in reverse. NONE: AG(u) is issued in u's pre-backward
  *             hook (after bwd(u+1)) and queues behind RS(u+1): the chain
- *             bwd(u+1) -> RS(u+1) -> AG(u) -> bwd(u). PRE: AG(u) is issued
- *             when bwd(u+1) starts, ahead of RS(u+1).
+ *             bwd(u+1) -> RS(u+1) -> AG(u) -> bwd(u). PRE (PyTorch's
+ *             default): AG(u) is issued when bwd(u+1) starts, ahead of
+ *             RS(u+1), so it hides under bwd(u+1). POST: AG(u) is issued
+ *             when bwd(u+1) ends, still ahead of RS(u+1) (RS(u+1) then
+ *             overlaps bwd(u)).
  *             AR(u) (replica all-reduce) follows RS(u) on its own stream when
  *             ar_overlap, else in line on the collective stream.
  *   barriers: every phase ends when all its streams are done (cuda_sync);
@@ -263,6 +266,11 @@ void sim_step_schedule(const sim_step_in *in, sim_step_out *out) {
     }
     comp = start + in->bwd_s[u];
     compute += in->bwd_s[u];
+    if (in->bwd_prefetch == SIM_BWD_POST && u > 0) {
+      /* AG(u-1) issued in u's post-backward hook, ahead of RS(u). */
+      ag_end = max2(comp, comm) + in->ag_s[u - 1];
+      comm = ag_end;
+    }
     double rs_end = max2(comp, comm) + in->rs_s[u];
     comm = rs_end;
     if (in->ar_s) {

@@ -48,7 +48,11 @@ double sim_ring_ag(uint32_t p, double bytes, double bus_bps, double alpha_s);
 double sim_ring_ar(uint32_t p, double bytes, double bus_bps, double alpha_s);
 
 /* --- a step's schedule --- */
-typedef enum sim_bwd_prefetch { SIM_BWD_NONE = 0, SIM_BWD_PRE = 1 } sim_bwd_prefetch;
+typedef enum sim_bwd_prefetch {
+  SIM_BWD_NONE = 0, /* AG(u) in u's pre-backward hook, behind RS(u+1) */
+  SIM_BWD_PRE = 1,  /* AG(u-1) as bwd(u) starts (PyTorch's default) */
+  SIM_BWD_POST = 2  /* AG(u-1) as bwd(u) ends, ahead of RS(u) */
+} sim_bwd_prefetch;
 
 typedef struct sim_step_in {
   size_t nunits;       /* root first, then the layers */

@@ -207,7 +207,9 @@ static void step_start(sim_run *r, size_t f) {
                     0,
                     st->o->other_s,
                     st->o->fwd_prefetch != 0,
-                    strcmp(st->o->bwd_prefetch, "pre") ? SIM_BWD_NONE : SIM_BWD_PRE,
+                    !strcmp(st->o->bwd_prefetch, "pre")    ? SIM_BWD_PRE
+                    : !strcmp(st->o->bwd_prefetch, "post") ? SIM_BWD_POST
+                                                           : SIM_BWD_NONE,
                     st->o->replica_overlap != 0,
                     st->o->barriers != 0};
   sim_step_schedule(&in, &g->cur);

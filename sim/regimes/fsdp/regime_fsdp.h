@@ -17,7 +17,7 @@ typedef struct fsdp_opts {
   uint32_t final_average;   /* fl-*: average after the last step too */
   uint32_t replica_overlap; /* hsdp, fl-hsdp */
   uint32_t fwd_prefetch;
-  char *bwd_prefetch; /* "none" | "pre" */
+  char *bwd_prefetch; /* "pre" (default) | "post" | "none" */
   uint32_t barriers;
   double jitter;
   double other_s;

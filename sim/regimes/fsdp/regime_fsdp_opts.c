@@ -10,7 +10,8 @@
  *                   unfinished)
  *   local_steps H   fl-*: optimiser steps between parameter averages (>= 1)
  *   final_average   fl-*: also average after the run's last step (default 1)
- *   forward_prefetch, backward_prefetch (none | pre), replica_overlap
+ *   forward_prefetch, backward_prefetch (pre | post | none; default pre, as
+ *   PyTorch's FSDP), replica_overlap
  *   (hsdp, fl-hsdp), phase_barriers: the overlap switches (fsdp_cost.c)
  *   jitter          scale of the profile's tau_cv per GPU and step (0: none)
  *   other_s         seconds per step outside the four phases (data loading)
@@ -125,7 +126,7 @@ static uint32_t fsdp_policy_steps(const void *opts) {
   return ((const fsdp_opts *)opts)->steps_per_round;
 }
 
-static const char *const prefetch[] = {"none", "pre", NULL};
+static const char *const prefetch[] = {"none", "pre", "post", NULL};
 
 #define OPT_SHARD                                                                             \
   {"shard_size", SIM_OPT_CUSTOM, offsetof(fsdp_opts, shard), 0, 0, 0, 0, NULL, NULL,        \
@@ -146,7 +147,9 @@ static const char *const prefetch[] = {"none", "pre", NULL};
   {"forward_prefetch", SIM_OPT_UINT, offsetof(fsdp_opts, fwd_prefetch), 1, 0, 1, 0, NULL,   \
    NULL, "1: forward all-gathers run ahead of compute (implicit prefetch); 0: serialized"},  \
   {"backward_prefetch", SIM_OPT_CHOICE, offsetof(fsdp_opts, bwd_prefetch), 0, 0, 0, 0,      \
-   prefetch, NULL, "none (the reference: AG after the previous RS) or pre (BACKWARD_PRE)"},  \
+   prefetch, "pre",                                                                          \
+   "pre (BACKWARD_PRE, PyTorch's default), post (BACKWARD_POST) or none (the EuroPar "       \
+   "reference runs: AG after the previous RS)"},                                            \
   {"phase_barriers", SIM_OPT_UINT, offsetof(fsdp_opts, barriers), 1, 0, 1, 0, NULL, NULL,   \
    "1: device sync at phase boundaries (the reference's debug runs)"},                       \
   {"jitter", SIM_OPT_NUM, offsetof(fsdp_opts, jitter), 1, 0, 100, 0, NULL, NULL,            \
