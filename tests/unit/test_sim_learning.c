@@ -466,13 +466,15 @@ Test(sim_learning, curve_rules) {
 Test(sim_learning, learning_metrics_are_conditional) {
   static const char *const names[] = {"time_to_target_s", "energy_to_target_j",
                                       "rounds_to_target", "final_test_loss",
-                                      "final_test_accuracy"};
+                                      "final_test_accuracy", "time_to_stable_target_s",
+                                      "energy_to_stable_target_j", "rounds_to_stable_target"};
+  const size_t nl = sizeof names / sizeof names[0];
   hs_metric_sweep_groups(0);
   size_t base = hs_metric_sweep_count();
   for (size_t k = 0; k < base; k++) cr_expect_null(hs_metric_sweep_at(k)->group);
   hs_metric_sweep_groups(hs_metric_group("learning"));
-  cr_expect_eq(hs_metric_sweep_count(), base + 5);
-  for (size_t k = 0; k < 5; k++)
+  cr_expect_eq(hs_metric_sweep_count(), base + nl);
+  for (size_t k = 0; k < nl; k++)
     cr_expect_str_eq(hs_metric_sweep_at(base + k)->name, names[k]);
   hs_metric_sweep_groups(0);
   hs_summary s = {0};
@@ -480,6 +482,6 @@ Test(sim_learning, learning_metrics_are_conditional) {
   size_t off = hs_metric_json_fields(&s, f, HS_METRIC_MAX);
   s.metric_groups = hs_metric_group("learning");
   size_t on = hs_metric_json_fields(&s, f, HS_METRIC_MAX);
-  cr_expect_eq(on, off + 5);
-  cr_expect_str_eq(f[on - 5].key, "time_to_target_s");
+  cr_expect_eq(on, off + nl);
+  cr_expect_str_eq(f[on - nl].key, "time_to_target_s");
 }

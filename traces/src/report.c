@@ -179,7 +179,7 @@ static void num(FILE *f, double v) {
 hs_status hs_report_learning_open(hs_report *r, hs_error *err) {
   if (r->learning) return HS_OK;
   if (!(r->learning = hs_report_extra(r, "learning.csv", err))) return err ? err->status : HS_EIO;
-  fputs("round,time_s,energy_j,samples,train_loss,test_loss,test_accuracy\n", r->learning);
+  fputs("round,time_s,energy_j,samples,train_loss,test_loss,test_accuracy,lr,target_met\n", r->learning);
   return HS_OK;
 }
 
@@ -196,6 +196,10 @@ void hs_report_learning(hs_report *r, const hs_learning_row *row) {
   num(f, row->test_loss);
   fputc(',', f);
   num(f, row->test_accuracy);
+  fputc(',', f);
+  num(f, row->lr);
+  fputc(',', f);
+  num(f, row->target_met);
   fputc('\n', f);
 }
 
