@@ -23,7 +23,8 @@
  *                "weight_decay" (0), "clip_norm" (0: off),
  *                "server_optimizer": "none" | "fedavgm" | "fedadam" (none),
  *                "server_lr" (fedavgm 1, fedadam 0.01),
- *                "server_momentum" (0.9): with a server optimiser only}
+ *                "server_momentum" (0.9): with a server optimiser only,
+ *                "utility": "loss" | "samples"                     (loss)}
  *
  * Invariant: sc->learning is NULL when mode is off (absent block or "off"),
  * so every scenario without learning loads, prints and runs exactly as before.
@@ -73,6 +74,7 @@ static const char *const last_batches[] = {"keep", "drop", "merge", NULL};
 static const char *const schedules[] = {"constant", "step", "cosine", NULL};
 static const char *const scalings[] = {"none", "linear", NULL};
 static const char *const server_opts[] = {"none", "fedavgm", "fedadam", NULL};
+static const char *const utilities[] = {"loss", "samples", NULL};
 
 /* Every key of the block (mode off accepts them all). */
 static const char *const block_keys[] = {
@@ -81,12 +83,12 @@ static const char *const block_keys[] = {
     "target_loss",  "target_accuracy", "threads",       "curve_profile",  "weights",
     "last_batch",   "lr_schedule",   "lr_step_rounds",  "lr_gamma",       "lr_min",
     "lr_warmup_rounds", "lr_scaling", "weight_decay",   "clip_norm",      "server_optimizer",
-    "server_lr",    "server_momentum", NULL};
+    "server_lr",    "server_momentum", "utility", NULL};
 /* The keys that shape training: real mode only (curve mode trains nothing). */
 static const char *const real_keys[] = {
     "weights",      "last_batch",    "lr_schedule",  "lr_step_rounds", "lr_gamma",
     "lr_min",       "lr_warmup_rounds", "lr_scaling", "weight_decay",  "clip_norm",
-    "server_optimizer", "server_lr", "server_momentum", NULL};
+    "server_optimizer", "server_lr", "server_momentum", "utility", NULL};
 
 void scn_free_learning(hs_scenario *sc) {
   learn_own *o = (learn_own *)sc->learning;
@@ -102,6 +104,7 @@ void scn_free_learning(hs_scenario *sc) {
   hs_free(o->pub.lr_schedule);
   hs_free(o->pub.lr_scaling);
   hs_free(o->pub.server_optimizer);
+  hs_free(o->pub.utility);
   hs_profile_destroy(o->curve_owner);
   hs_free(o);
   sc->learning = NULL;
@@ -318,7 +321,8 @@ static hs_status parse_training(ctx *c, const cJSON *b, hs_learning_spec *l) {
       (st = scn_get_choice(c, b, "last_batch", "keep", last_batches, &l->last_batch)) ||
       (st = scn_get_choice(c, b, "lr_schedule", "constant", schedules, &l->lr_schedule)) ||
       (st = scn_get_choice(c, b, "lr_scaling", "none", scalings, &l->lr_scaling)) ||
-      (st = scn_get_choice(c, b, "server_optimizer", "none", server_opts, &l->server_optimizer)))
+      (st = scn_get_choice(c, b, "server_optimizer", "none", server_opts, &l->server_optimizer)) ||
+      (st = scn_get_choice(c, b, "utility", "loss", utilities, &l->utility)))
     return st;
   bool step = !strcmp(l->lr_schedule, "step"), cosine = !strcmp(l->lr_schedule, "cosine");
   bool server = strcmp(l->server_optimizer, "none") != 0;
@@ -492,4 +496,5 @@ void scn_print_learning(const hs_scenario *sc, cJSON *root) {
     add_num(o, "server_lr", l->server_lr);
     add_num(o, "server_momentum", l->server_momentum);
   }
+  add_str(o, "utility", l->utility);
 }

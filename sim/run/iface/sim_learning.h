@@ -49,8 +49,8 @@ void sim_learn_participant_loss(const sim_learn *L, size_t i, uint64_t *trained,
 
 /* Oort's statistical utility of every device from the FedAvg since the last
  * call, u_i = trained_i * sqrt(loss_sq_i / trained_i) (0: did not train), for
- * hs_controller_set_utility. False (u untouched) in curve mode or when no
- * FedAvg ran since the last call. */
+ * hs_controller_set_utility. False (u untouched) in curve mode, under
+ * learning.utility "samples", or when no FedAvg ran since the last call. */
 bool sim_learn_utilities(sim_learn *L, double *u, size_t ndev);
 
 /* DDP groups (ddp: one; hfl-ddp: one per silo). Call once before the run. */

@@ -257,7 +257,9 @@ hs_status sim_learn_fedavg(sim_learn *L, uint32_t round, const uint64_t *n, size
 }
 
 bool sim_learn_utilities(sim_learn *L, double *u, size_t ndev) {
-  if (L->curve || !L->fresh_losses) return false;
+  /* utility "samples": the controller keeps what its telemetry says */
+  if (L->curve || !L->fresh_losses || (L->spec->utility && !strcmp(L->spec->utility, "samples")))
+    return false;
   L->fresh_losses = false;
   for (size_t i = 0; i < ndev; i++)
     u[i] = L->trained[i] ? (double)L->trained[i] * sqrt(L->loss_sq[i] / (double)L->trained[i])

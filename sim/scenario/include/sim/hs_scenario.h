@@ -103,6 +103,9 @@ typedef struct hs_learning_spec {
   char *server_optimizer;  /* FedAvg rounds: "none" | "fedavgm" | "fedadam" */
   double server_lr;        /* its rate (eta) */
   double server_momentum;  /* fedavgm: mu; fedadam: beta1 */
+  char *utility;           /* what the controller is told (oort): "loss" (each
+                              device's loss statistic) | "samples" (none: the
+                              samples it trained, what a meter alone sees) */
 } hs_learning_spec;
 
 typedef struct hs_scenario {
