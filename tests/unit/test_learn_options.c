@@ -115,9 +115,10 @@ Test(learn_options, server_optimisers) {
 
 /* -------------------------------------------------- learner-level options */
 
-static hs_learner *learner(const char *dir, size_t batch, hs_learn_last_batch lb) {
-  hs_learn_cfg c = {.task = "mnist", .data = dir, .seed = 5, .batch = batch,
-                    .opt = {.kind = HS_LEARN_SGD, .lr = 0.1}, .threads = 1, .last_batch = lb};
+/* An SGD learner (batch 4) at rate lr on two IID parts. */
+static hs_learner *learner_at(const char *dir, hs_learn_last_batch lb, double lr) {
+  hs_learn_cfg c = {.task = "mnist", .data = dir, .seed = 5, .batch = 4,
+                    .opt = {.kind = HS_LEARN_SGD, .lr = lr}, .threads = 1, .last_batch = lb};
   hs_learner *l = NULL;
   hs_error e = {0};
   cr_assert_eq(hs_learn_create(&c, &l, &e), HS_OK, "%s", e.msg);
@@ -125,6 +126,8 @@ static hs_learner *learner(const char *dir, size_t batch, hs_learn_last_batch lb
   cr_assert_eq(hs_learn_partition(l, &pc, &e), HS_OK, "%s", e.msg);
   return l;
 }
+
+static hs_learner *learner(const char *dir, hs_learn_last_batch lb) { return learner_at(dir, lb, 0.1); }
 
 /* The job of n samples rebuilt as batches of the sizes given, bitwise. */
 static void rebuild(hs_learner *l, const float *start, size_t n, const size_t *sizes, size_t nb, float *out) {
@@ -154,7 +157,7 @@ Test(learn_options, last_batch_keep_drop_merge) {
   static const size_t nbat[3] = {3, 2, 2}, trained[3] = {9, 8, 9};
   float *res[3];
   for (int k = 0; k < 3; k++) {
-    hs_learner *l = learner(dir, 4, kinds[k]);
+    hs_learner *l = learner(dir, kinds[k]);
     size_t np = hs_learn_nparams(l);
     float *start = malloc(np * sizeof *start), *want = malloc(np * sizeof *want);
     res[k] = malloc(np * sizeof *res[k]);
@@ -188,14 +191,9 @@ Test(learn_options, last_batch_keep_drop_merge) {
 Test(learn_options, job_rate_is_the_optimisers_rate) {
   char *dir = tl_mnist(120, 8, 1);
   cr_assert_not_null(dir);
-  hs_learner *l = learner(dir, 4, HS_LEARN_LAST_KEEP);
-  hs_learner *m = NULL;
-  hs_learn_cfg c = {.task = "mnist", .data = dir, .seed = 5, .batch = 4,
-                    .opt = {.kind = HS_LEARN_SGD, .lr = 0.03}, .threads = 1};
+  hs_learner *l = learner(dir, HS_LEARN_LAST_KEEP);
+  hs_learner *m = learner_at(dir, HS_LEARN_LAST_KEEP, 0.03);
   hs_error e = {0};
-  cr_assert_eq(hs_learn_create(&c, &m, &e), HS_OK, "%s", e.msg);
-  hs_learn_part_cfg pc = {HS_LEARN_IID, 2, 0, NULL};
-  cr_assert_eq(hs_learn_partition(m, &pc, &e), HS_OK, "%s", e.msg);
   size_t np = hs_learn_nparams(l);
   float *p = malloc(np * 4), *a = malloc(np * 4), *b = malloc(np * 4), *d = malloc(np * 4);
   hs_learn_init_params(l, p);
@@ -220,7 +218,7 @@ Test(learn_options, job_rate_is_the_optimisers_rate) {
 Test(learn_options, fedavg_weightings) {
   char *dir = tl_mnist(120, 8, 1);
   cr_assert_not_null(dir);
-  hs_learner *l = learner(dir, 4, HS_LEARN_LAST_KEEP);
+  hs_learner *l = learner(dir, HS_LEARN_LAST_KEEP);
   size_t counts[3] = {10, 30, 60};
   hs_learn_part_cfg pc = {HS_LEARN_COUNTS, 3, 0, counts};
   hs_error e = {0};
@@ -245,7 +243,7 @@ Test(learn_options, fedavg_weightings) {
 Test(learn_options, whole_held_out_set_by_default) {
   char *dir = tl_mnist(4400, 4, 1);
   cr_assert_not_null(dir);
-  hs_learner *l = learner(dir, 4, HS_LEARN_LAST_KEEP);
+  hs_learner *l = learner(dir, HS_LEARN_LAST_KEEP);
   cr_expect_eq(hs_learn_held_count(l), 1100);
   hs_learn_destroy(l);
   hs_learn_cfg c = {.task = "mnist", .data = dir, .seed = 5, .batch = 4, .max_held = 300,

@@ -430,30 +430,39 @@ Test(sim_learning, timeline_unchanged_ddp) { timeline_case("{\"kind\": \"ddp\"}"
 
 /* Curve mode's rules through the hooks (learning_curve.c), on a profile whose
  * loss_curve is (0, 2), (100, 1), (300, 0.5). */
-Test(sim_learning, curve_rules) {
+/* A curve-mode scenario of two det-fast devices whose profile `name` has the
+ * loss curve given (JSON pairs), target loss 0.95, and its sim_learn. */
+static hs_scenario *curve_scenario(const char *name, const char *curve, unsigned rounds, sim_learn **L) {
   char prof[600];
-  snprintf(prof, sizeof prof, "%s/curve.json", g_dir);
+  snprintf(prof, sizeof prof, "%s/%s.json", g_dir, name);
   FILE *f = fopen(prof, "w");
   cr_assert_not_null(f);
-  fputs("{\"format\": \"hetsim-profile/1\", \"name\": \"curve\", \"board\": \"test\","
-        " \"arch\": \"x86_64\", \"cpu\": \"none\", \"idle_w\": 1, \"comm_w\": 1,"
-        " \"provenance\": {\"kind\": \"estimated\", \"sources\": [\"test\"]},"
-        " \"tasks\": {\"mnist\": {\"tau_s\": 0.001, \"tau_cv\": 0, \"busy_w\": 2,"
-        " \"overhead_s\": 0, \"loss_curve\": [[0, 2], [100, 1], [300, 0.5]]}}}",
-        f);
+  fprintf(f,
+          "{\"format\": \"hetsim-profile/1\", \"name\": \"curve\", \"board\": \"test\","
+          " \"arch\": \"x86_64\", \"cpu\": \"none\", \"idle_w\": 1, \"comm_w\": 1,"
+          " \"provenance\": {\"kind\": \"estimated\", \"sources\": [\"test\"]},"
+          " \"tasks\": {\"mnist\": {\"tau_s\": 0.001, \"tau_cv\": 0, \"busy_w\": 2,"
+          " \"overhead_s\": 0, \"loss_curve\": %s}}}",
+          curve);
   cr_assert_eq(fclose(f), 0);
   char text[2048];
   snprintf(text, sizeof text,
-           "{\"task\": \"mnist\", \"model_bytes\": 1, \"rounds\": 3, \"samples_per_round\": 100,"
+           "{\"task\": \"mnist\", \"model_bytes\": 1, \"rounds\": %u, \"samples_per_round\": 100,"
            " \"devices\": [{\"name\": \"d\", \"profile\": \"profiles/det-fast.json\", \"count\": 2}],"
            " \"network\": {\"links\": {\"lan\": {\"bandwidth_mbps\": 1}}},"
            " \"learning\": {\"mode\": \"curve\", \"curve_profile\": \"%s\", \"target_loss\": 0.95}}",
-           prof);
+           rounds, prof);
   hs_error e = {0};
   hs_scenario *sc = hs_scenario_parse(text, "c.json", DATA, NULL, 0, &e);
   cr_assert_not_null(sc, "%s", e.msg);
+  cr_assert_eq(sim_learn_create(sc, 2, L, &e), HS_OK, "%s", e.msg);
+  return sc;
+}
+
+Test(sim_learning, curve_rules) {
+  hs_error e = {0};
   sim_learn *L;
-  cr_assert_eq(sim_learn_create(sc, 2, &L, &e), HS_OK, "%s", e.msg);
+  hs_scenario *sc = curve_scenario("curve", "[[0, 2], [100, 1], [300, 0.5]]", 3, &L);
   sim_learn_result res;
   /* pma: a round is worth its union, 40 + 60 = 100 samples -> loss 1 */
   uint64_t n[2] = {40, 60};
@@ -683,29 +692,9 @@ Test(sim_learning, ddp_linear_scaling) {
  * the curve back: missed), 0.4875 (met, last). First crossing at the second
  * evaluation; stable from the fourth; NaN while the last one misses. */
 Test(sim_learning, stable_target) {
-  char prof[600];
-  snprintf(prof, sizeof prof, "%s/curve2.json", g_dir);
-  FILE *f = fopen(prof, "w");
-  cr_assert_not_null(f);
-  fputs("{\"format\": \"hetsim-profile/1\", \"name\": \"curve\", \"board\": \"test\","
-        " \"arch\": \"x86_64\", \"cpu\": \"none\", \"idle_w\": 1, \"comm_w\": 1,"
-        " \"provenance\": {\"kind\": \"estimated\", \"sources\": [\"test\"]},"
-        " \"tasks\": {\"mnist\": {\"tau_s\": 0.001, \"tau_cv\": 0, \"busy_w\": 2,"
-        " \"overhead_s\": 0, \"loss_curve\": [[0, 2], [100, 1], [300, 0.5], [400, 0.45]]}}}",
-        f);
-  cr_assert_eq(fclose(f), 0);
-  char text[2048];
-  snprintf(text, sizeof text,
-           "{\"task\": \"mnist\", \"model_bytes\": 1, \"rounds\": 4, \"samples_per_round\": 100,"
-           " \"devices\": [{\"name\": \"d\", \"profile\": \"profiles/det-fast.json\", \"count\": 2}],"
-           " \"network\": {\"links\": {\"lan\": {\"bandwidth_mbps\": 1}}},"
-           " \"learning\": {\"mode\": \"curve\", \"curve_profile\": \"%s\", \"target_loss\": 0.95}}",
-           prof);
   hs_error e = {0};
-  hs_scenario *sc = hs_scenario_parse(text, "c.json", DATA, NULL, 0, &e);
-  cr_assert_not_null(sc, "%s", e.msg);
   sim_learn *L;
-  cr_assert_eq(sim_learn_create(sc, 2, &L, &e), HS_OK, "%s", e.msg);
+  hs_scenario *sc = curve_scenario("curve2", "[[0, 2], [100, 1], [300, 0.5], [400, 0.45]]", 4, &L);
   sim_learn_result res;
   sim_learn_async_download(L, 0); /* device 0 holds the model at S = 0 */
   uint64_t n[2] = {40, 60};
