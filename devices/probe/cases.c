@@ -415,7 +415,7 @@ static bool cs_learn_round(const char *task, const char *data, unsigned threads,
   double acc;
   hs_learn_eval(l, g, 0, loss0, &acc);
   for (int r = 0; r < 8; r++) {
-    hs_learn_job j[2] = {{0, (uint64_t)r, 12, g, o, NULL, 0, 0, 0, 0}, {1, (uint64_t)r, 20, g, o + np, NULL, 0, 0, 0}};
+    hs_learn_job j[2] = {{0, (uint64_t)r, 12, g, o, NULL, 0, 0, 0, 0}, {1, (uint64_t)r, 20, g, o + np, NULL, 0, 0, 0, 0}};
     CHECK(hs_learn_train_many(l, j, 2, &e) == HS_OK, "train: %s", e.msg);
     const float *ms[2] = {o, o + np};
     double w[2] = {12, 20};

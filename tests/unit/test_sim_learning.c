@@ -742,3 +742,32 @@ Test(sim_learning, utility_choice) {
     hs_scenario_destroy(sc);
   }
 }
+
+/* last_batch drop: a device given fewer samples than a batch trains nothing
+ * and is left out of the average (its data weight would pull the global
+ * back to the old model): the round is the other device's model, bitwise. */
+Test(sim_learning, dropped_job_is_not_averaged) {
+  sim_learn *L;
+  hs_scenario *sc = with_learner(2, "{\"kind\": \"pma\"}", ", \"last_batch\": \"drop\"", &L);
+  hs_error e = {0};
+  uint64_t n[2] = {3, 19}; /* batch_size 8: device 0 trains 0, device 1 16 */
+  cr_assert_eq(sim_learn_fedavg(L, 0, n, 2, &e), HS_OK, "%s", e.msg);
+  uint64_t trained;
+  double sq;
+  sim_learn_participant_loss(L, 0, &trained, &sq);
+  cr_expect_eq(trained, 0);
+  sim_learn_participant_loss(L, 1, &trained, &sq);
+  cr_expect_eq(trained, 16);
+  hs_learner *l = own_learner(sc);
+  size_t np = hs_learn_nparams(l);
+  float *a = hs_malloc(np * 4), *b = hs_malloc(np * 4);
+  hs_learn_init_params(l, a);
+  hs_learn_job j = {.participant = 1, .draw = 0, .samples = 16, .start = a, .out = b};
+  cr_assert_eq(hs_learn_train(l, &j, &e), HS_OK, "%s", e.msg);
+  cr_expect_eq(memcmp(b, sim_learn_global(L), np * 4), 0, "device 0's untrained copy was averaged in");
+  hs_free(a);
+  hs_free(b);
+  hs_learn_destroy(l);
+  sim_learn_destroy(L);
+  hs_scenario_destroy(sc);
+}

@@ -238,6 +238,7 @@ hs_status sim_learn_fedavg(sim_learn *L, uint32_t round, const uint64_t *n, size
   for (size_t j = 0; j < k; j++) {
     const hs_learn_job *jb = &L->jobs[j];
     L->mptr[j] = jb->out;
+    if (jb->trained == 0) L->w[j] = 0; /* a dropped short job sent no update */
     W += L->w[j];
     L->loss_sum += jb->loss_sum;
     L->loss_n += (double)jb->trained;
@@ -245,7 +246,7 @@ hs_status sim_learn_fedavg(sim_learn *L, uint32_t round, const uint64_t *n, size
     L->loss_sq[jb->participant] = jb->loss_sq_sum;
   }
   L->fresh_losses = true;
-  /* weights "samples" with every tail dropped: nothing was trained */
+  /* every job dropped its only (short) batch: nothing was trained */
   if (!(W > 0)) return HS_OK;
   if (!L->server) {
     hs_learn_aggregate(L->l, L->mptr, L->w, k, L->global);

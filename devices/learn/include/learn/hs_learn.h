@@ -40,7 +40,7 @@
  *   hs_learn_train_many(l, j, 10, &err);
  *   double w[10] = {n_0, ..., n_9};
  *   hs_learn_aggregate(l, (const float *const *)m, w, 10, g);
- *   hs_learn_eval(l, g, 1000, &loss, &acc);
+ *   hs_learn_eval(l, g, 0, &loss, &acc);   (0: every held-out sample)
  */
 #ifndef HS_LEARN_H
 #define HS_LEARN_H
