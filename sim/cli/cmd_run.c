@@ -182,6 +182,9 @@ int hs_cmd_run(int argc, char **argv) {
       printf("to_target      %.3f s, %.1f J, %.0f rounds; final test_loss %.4f, accuracy %.4f\n",
              s.time_to_target_s, s.energy_to_target_j, s.rounds_to_target, s.final_test_loss,
              s.final_test_accuracy);
+    if (hs_metric_reported(&s, "learning"))
+      printf("stable_target  %.3f s, %.0f rounds (every evaluation from there met the target)\n",
+             s.time_to_stable_target_s, s.rounds_to_stable_target);
     printf("outputs        %s/{summary.json,rounds.csv,devices.csv%s%s}\n", out_dir,
            o.trace ? ",trace.json" : "", hs_metric_reported(&s, "learning") ? ",learning.csv" : "");
   }

@@ -12,8 +12,11 @@
  * Reporting windows stand in for rounds: a window closes each time another
  * samples_per_round samples have arrived; its rows and the controller's
  * telemetry cover the updates that arrived in it, and a new allocation applies
- * to each participant's next download. The model itself is not simulated, so
- * the staleness and mixing weights are reported as means (summary.json).
+ * to each participant's next download. The staleness and mixing weights are
+ * reported as means (summary.json). With a "learning" block the model is
+ * trained too: each arrival trains from the version the device downloaded
+ * and is mixed into the global model (sim_learn_async_download / _arrival);
+ * without one only the timeline is simulated.
  *
  * Per-device state (the model version a device trains on, its update in
  * flight, the window's completed updates) is an array of fa_dev here.
@@ -127,7 +130,7 @@ static void fa_telemetry(sim_run *r, size_t i, sim_meter *m) {
   d->window_j = 0;
 }
 
-/* Means over every update that arrived (the model itself is not simulated). */
+/* Means over every update that arrived. */
 static size_t fa_summary(sim_run *r, hs_report_field *out, size_t cap) {
   const fa_state *fs = r->rs;
   if (cap < 2) return 0;

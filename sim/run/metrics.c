@@ -99,6 +99,13 @@ static const hs_metric table[] = {
     {"final_test_accuracy", "1", "held-out accuracy at the last evaluation; null: regression or curve mode",
      F64(final_test_accuracy), ALL | HS_METRIC_HIGHER_BETTER, HS_STAT_ALL,
      {"test_acc", 9, 4, 1, NULL}, .group = "learning"},
+    {"time_to_stable_target_s", "s",
+     "simulated time of the first evaluation after which every evaluation met the target; null: the last missed it",
+     F64(time_to_stable_target_s), ALL, HS_STAT_ALL, {"stable_s", 9, 2, 1, NULL}, .group = "learning"},
+    {"energy_to_stable_target_j", "J", "energy of every device from t = 0 to that evaluation",
+     F64(energy_to_stable_target_j), SYS, HS_STAT_ALL, {0}, .group = "learning"},
+    {"rounds_to_stable_target", "1", "rounds until that evaluation",
+     F64(rounds_to_stable_target), SYS, HS_STAT_ALL, {0}, .group = "learning"},
     /* Whole-system energy (issue 17): present only when the regime reports it
      * (fl); not compare columns (the compare table keeps its width). */
     {"energy_server_j", "J", "the server host: busy_w x aggregating + idle_w x the rest",

@@ -550,6 +550,7 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
       r->measure_overhead && end > 0 ? r->controller_wall_s / end : NAN;
   sum.time_to_target_s = sum.energy_to_target_j = sum.rounds_to_target = NAN;
   sum.final_test_loss = sum.final_test_accuracy = NAN; /* no learning: none */
+  sum.time_to_stable_target_s = sum.energy_to_stable_target_j = sum.rounds_to_stable_target = NAN;
   if (r->learn) {
     sim_learn_result lr;
     sim_learn_result_get(r->learn, &lr);
@@ -558,6 +559,9 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
     sum.rounds_to_target = lr.rounds_to_target;
     sum.final_test_loss = lr.final_test_loss;
     sum.final_test_accuracy = lr.final_test_accuracy;
+    sum.time_to_stable_target_s = lr.time_to_stable_target_s;
+    sum.energy_to_stable_target_j = lr.energy_to_stable_target_j;
+    sum.rounds_to_stable_target = lr.rounds_to_stable_target;
   }
   sum.energy_server_j = sum.energy_network_j = sum.energy_aggregators_j = sum.energy_system_j = NAN;
   if (r->regime->system_energy) r->regime->system_energy(r, &sum);

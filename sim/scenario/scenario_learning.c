@@ -11,10 +11,29 @@
  *                "max_samples": training samples loaded (0: task default),
  *                "target_loss": number, "target_accuracy": in (0, 1],
  *                "threads": learner threads (default the machine's cores),
- *                "curve_profile": profile name (curve mode)}
+ *                "curve_profile": profile name (curve mode),
+ *                training options, real mode only (issue 25; defaults and
+ *                meaning in sim/doc/findings/learning.md):
+ *                "weights": "data" | "samples" | "uniform"        (data),
+ *                "last_batch": "keep" | "drop" | "merge"          (keep),
+ *                "lr_schedule": "constant" | "step" | "cosine"    (constant),
+ *                "lr_step_rounds" (10), "lr_gamma" (0.1): step only,
+ *                "lr_min" (0): cosine only, "lr_warmup_rounds" (0),
+ *                "lr_scaling": "none" | "linear"                  (none),
+ *                "weight_decay" (0), "clip_norm" (0: off),
+ *                "server_optimizer": "none" | "fedavgm" | "fedadam" (none),
+ *                "server_lr" (fedavgm 1, fedadam 0.01),
+ *                "server_momentum" (0.9): with a server optimiser only,
+ *                "utility": "loss" | "samples"                     (loss)}
  *
  * Invariant: sc->learning is NULL when mode is off (absent block or "off"),
  * so every scenario without learning loads, prints and runs exactly as before.
+ * With mode off the block's other keys are accepted and ignored: their names
+ * are checked (a typo is still caught) but not their values, so `--set
+ * learning.mode=off` turns a learning scenario off without editing it.
+ * eval_samples is honoured: the learner loads that many held-out samples (0:
+ * all there are), and a value above what exists is refused at load, naming
+ * the maximum (never clamped).
  *
  * Real mode is checked in full before anything runs: the learner is created
  * once here (data files read, optimiser checked) and the partition drawn with
@@ -50,6 +69,26 @@ typedef struct learn_own {
 static const char *const modes[] = {"off", "real", "curve", NULL};
 static const char *const parts[] = {"iid", "dirichlet", "counts", NULL};
 static const char *const opts[] = {"sgd", "momentum", "adam", NULL};
+static const char *const weightings[] = {"samples", "data", "uniform", NULL};
+static const char *const last_batches[] = {"keep", "drop", "merge", NULL};
+static const char *const schedules[] = {"constant", "step", "cosine", NULL};
+static const char *const scalings[] = {"none", "linear", NULL};
+static const char *const server_opts[] = {"none", "fedavgm", "fedadam", NULL};
+static const char *const utilities[] = {"loss", "samples", NULL};
+
+/* Every key of the block (mode off accepts them all). */
+const char *const scn_learning_keys[] = {
+    "mode",         "data",          "partition",       "alpha",          "counts",
+    "optimizer",    "lr",            "eval_every",      "eval_samples",   "max_samples",
+    "target_loss",  "target_accuracy", "threads",       "curve_profile",  "weights",
+    "last_batch",   "lr_schedule",   "lr_step_rounds",  "lr_gamma",       "lr_min",
+    "lr_warmup_rounds", "lr_scaling", "weight_decay",   "clip_norm",      "server_optimizer",
+    "server_lr",    "server_momentum", "utility", NULL};
+/* The keys that shape training: real mode only (curve mode trains nothing). */
+static const char *const real_keys[] = {
+    "weights",      "last_batch",    "lr_schedule",  "lr_step_rounds", "lr_gamma",
+    "lr_min",       "lr_warmup_rounds", "lr_scaling", "weight_decay",  "clip_norm",
+    "server_optimizer", "server_lr", "server_momentum", "utility", NULL};
 
 void scn_free_learning(hs_scenario *sc) {
   learn_own *o = (learn_own *)sc->learning;
@@ -60,6 +99,12 @@ void scn_free_learning(hs_scenario *sc) {
   hs_free(o->pub.counts);
   hs_free(o->pub.optimizer);
   hs_free(o->pub.curve_profile);
+  hs_free(o->pub.weights);
+  hs_free(o->pub.last_batch);
+  hs_free(o->pub.lr_schedule);
+  hs_free(o->pub.lr_scaling);
+  hs_free(o->pub.server_optimizer);
+  hs_free(o->pub.utility);
   hs_profile_destroy(o->curve_owner);
   hs_free(o);
   sc->learning = NULL;
@@ -84,6 +129,12 @@ hs_status sim_learning_learner_cfg(const hs_scenario *sc, hs_learn_cfg *cfg, hs_
     return hs_error_set(err, HS_EINVAL, "learning.optimizer: unknown \"%s\"", l->optimizer);
   cfg->opt.kind = (hs_learn_opt_kind)k;
   cfg->opt.lr = l->lr;
+  cfg->opt.weight_decay = l->weight_decay;
+  cfg->opt.clip_norm = l->clip_norm;
+  cfg->max_held = l->eval_samples;
+  int lb = hs_learn_last_batch_find(l->last_batch ? l->last_batch : "keep");
+  if (lb < 0) return hs_error_set(err, HS_EINVAL, "learning.last_batch: unknown \"%s\"", l->last_batch);
+  cfg->last_batch = (hs_learn_last_batch)lb;
   cfg->threads = sim_learning_threads(l);
   return HS_OK;
 }
@@ -103,6 +154,8 @@ hs_status sim_learning_partition_cfg(const hs_scenario *sc, hs_learn_part_cfg *p
 /* The key a learner message is about ("partition.alpha: ..." -> alpha). */
 static const char *key_of(const char *msg) {
   if (!strncmp(msg, "opt.lr", 6)) return "lr";
+  if (!strncmp(msg, "opt.weight_decay", 16)) return "weight_decay";
+  if (!strncmp(msg, "opt.clip_norm", 13)) return "clip_norm";
   if (!strncmp(msg, "opt.", 4)) return "optimizer";
   if (!strncmp(msg, "partition.counts", 16)) return "counts";
   if (!strncmp(msg, "partition.alpha", 15)) return "alpha";
@@ -132,6 +185,15 @@ static hs_status check_real(ctx *c, hs_scenario *sc) {
                     "(limit %.0f GiB); use mode \"curve\" for populations",
                     sc->total_devices, np,
                     bytes / 1073741824.0, REAL_MODE_MAX_BYTES / 1073741824.0);
+      sim_jpath_pop(&c->path, m);
+      return st;
+    }
+    size_t held = hs_learn_held_count(l), want = sc->learning->eval_samples;
+    if (want > held) {
+      hs_learn_destroy(l);
+      size_t m = sim_jpath_key(&c->path, "eval_samples");
+      st = scn_fail(c, HS_ERANGE, "%zu held-out samples asked, the data has %zu (the maximum; 0 = all)",
+                    want, held);
       sim_jpath_pop(&c->path, m);
       return st;
     }
@@ -242,23 +304,60 @@ static hs_status get_counts(ctx *c, const cJSON *b, learn_own *o) {
   return st;
 }
 
-const char *const scn_learning_keys[] = {
-    "mode",         "data",        "partition",   "alpha",           "counts",
-    "optimizer",    "lr",          "eval_every",  "eval_samples",    "max_samples",
-    "target_loss",  "target_accuracy", "threads", "curve_profile",   NULL};
+/* A key that only applies when `applies` holds: refused when present otherwise. */
+static hs_status only_if(ctx *c, const cJSON *b, const char *key, bool applies, const char *why) {
+  if (applies || !scn_member(b, key)) return HS_OK;
+  size_t m = sim_jpath_key(&c->path, key);
+  hs_status st = scn_fail(c, HS_EINVAL, "applies only %s", why);
+  sim_jpath_pop(&c->path, m);
+  return st;
+}
+
+/* The training options (real mode; defaults in the header comment). */
+static hs_status parse_training(ctx *c, const cJSON *b, hs_learning_spec *l) {
+  hs_status st;
+  double step_rounds, warmup;
+  if ((st = scn_get_choice(c, b, "weights", "data", weightings, &l->weights)) ||
+      (st = scn_get_choice(c, b, "last_batch", "keep", last_batches, &l->last_batch)) ||
+      (st = scn_get_choice(c, b, "lr_schedule", "constant", schedules, &l->lr_schedule)) ||
+      (st = scn_get_choice(c, b, "lr_scaling", "none", scalings, &l->lr_scaling)) ||
+      (st = scn_get_choice(c, b, "server_optimizer", "none", server_opts, &l->server_optimizer)) ||
+      (st = scn_get_choice(c, b, "utility", "loss", utilities, &l->utility)))
+    return st;
+  bool step = !strcmp(l->lr_schedule, "step"), cosine = !strcmp(l->lr_schedule, "cosine");
+  bool server = strcmp(l->server_optimizer, "none") != 0;
+  bool adam = !strcmp(l->server_optimizer, "fedadam");
+  if ((st = only_if(c, b, "lr_step_rounds", step, "to lr_schedule \"step\"")) ||
+      (st = only_if(c, b, "lr_gamma", step, "to lr_schedule \"step\"")) ||
+      (st = only_if(c, b, "lr_min", cosine, "to lr_schedule \"cosine\"")) ||
+      (st = only_if(c, b, "server_lr", server, "with a server_optimizer")) ||
+      (st = only_if(c, b, "server_momentum", server, "with a server_optimizer")) ||
+      (st = scn_get_uint(c, b, "lr_step_rounds", false, 10, 1, 1e9, &step_rounds)) ||
+      (st = scn_get_num(c, b, "lr_gamma", false, 0.1, 0, true, 1, false, &l->lr_gamma)) ||
+      (st = scn_get_num(c, b, "lr_min", false, 0, 0, false, INFINITY, false, &l->lr_min)) ||
+      (st = scn_get_uint(c, b, "lr_warmup_rounds", false, 0, 0, 1e9, &warmup)) ||
+      (st = scn_get_num(c, b, "weight_decay", false, 0, 0, false, INFINITY, false, &l->weight_decay)) ||
+      (st = scn_get_num(c, b, "clip_norm", false, 0, 0, false, INFINITY, false, &l->clip_norm)) ||
+      (st = scn_get_num(c, b, "server_lr", false, adam ? 0.01 : 1.0, 0, true, INFINITY, false,
+                        &l->server_lr)) ||
+      (st = scn_get_num(c, b, "server_momentum", false, 0.9, 0, true, 1, true, &l->server_momentum)))
+    return st;
+  l->lr_step_rounds = (uint32_t)step_rounds;
+  l->lr_warmup_rounds = (uint32_t)warmup;
+  return HS_OK;
+}
 
 static hs_status parse_block(ctx *c, const cJSON *b, learn_own *o) {
   hs_scenario *sc = &c->s->pub;
   hs_learning_spec *l = &o->pub;
-  const char *const *keys = scn_learning_keys;
   hs_status st;
   double every, evaln, maxs, thr;
-  if ((st = scn_check_keys(c, b, keys)) ||
+  if ((st = scn_check_keys(c, b, scn_learning_keys)) ||
       (st = scn_get_choice(c, b, "partition", "iid", parts, &l->partition)) ||
       (st = scn_get_choice(c, b, "optimizer", "sgd", opts, &l->optimizer)) ||
       (st = scn_get_num(c, b, "lr", false, 0, 0, true, INFINITY, false, &l->lr)) ||
       (st = scn_get_uint(c, b, "eval_every", false, 1, 1, 1e9, &every)) ||
-      (st = scn_get_uint(c, b, "eval_samples", false, 1000, 0, 1e9, &evaln)) ||
+      (st = scn_get_uint(c, b, "eval_samples", false, 0, 0, 1e9, &evaln)) ||
       (st = scn_get_uint(c, b, "max_samples", false, 0, 0, 1e9, &maxs)) ||
       (st = scn_get_num(c, b, "target_loss", false, NAN, 0, false, INFINITY, false,
                         &l->target_loss)) ||
@@ -304,6 +403,9 @@ static hs_status parse_block(ctx *c, const cJSON *b, learn_own *o) {
     if (l->data != raw) hs_free(raw);
   }
   if ((st = scn_get_str(c, b, "curve_profile", false, NULL, &l->curve_profile))) return st;
+  for (const char *const *k = real_keys; curve && *k; k++)
+    if ((st = only_if(c, b, *k, false, "to mode \"real\" (curve mode trains no model)"))) return st;
+  if (!curve && (st = parse_training(c, b, l))) return st;
   if (curve) {
     if (!isnan(l->target_accuracy)) {
       size_t m = sim_jpath_key(&c->path, "target_accuracy");
@@ -331,9 +433,9 @@ hs_status scn_parse_learning(ctx *c, const cJSON *root) {
   }
   if (!strcmp(mode, "off")) {
     hs_free(mode);
-    /* Off: the other keys are still checked for names, so a typo is caught. */
-    static const char *const keys[] = {"mode", NULL};
-    if (b->child && (st = scn_check_keys(c, b, keys))) return st;
+    /* Off: the other keys are accepted and ignored; their names are still
+     * checked, so a typo is caught. */
+    if (b->child && (st = scn_check_keys(c, b, scn_learning_keys))) return st;
     sim_jpath_pop(&c->path, m0);
     return HS_OK;
   }
@@ -380,6 +482,25 @@ void scn_print_learning(const hs_scenario *sc, cJSON *root) {
   if (!isnan(l->target_accuracy)) add_num(o, "target_accuracy", l->target_accuracy);
   if (l->threads) add_num(o, "threads", l->threads);
   if (l->curve_profile) add_str(o, "curve_profile", l->curve_profile);
+  if (!l->weights) return; /* curve mode: no training options */
+  add_str(o, "weights", l->weights);
+  add_str(o, "last_batch", l->last_batch);
+  add_str(o, "lr_schedule", l->lr_schedule);
+  if (!strcmp(l->lr_schedule, "step")) {
+    add_num(o, "lr_step_rounds", l->lr_step_rounds);
+    add_num(o, "lr_gamma", l->lr_gamma);
+  }
+  if (!strcmp(l->lr_schedule, "cosine")) add_num(o, "lr_min", l->lr_min);
+  add_num(o, "lr_warmup_rounds", l->lr_warmup_rounds);
+  add_str(o, "lr_scaling", l->lr_scaling);
+  add_num(o, "weight_decay", l->weight_decay);
+  add_num(o, "clip_norm", l->clip_norm);
+  add_str(o, "server_optimizer", l->server_optimizer);
+  if (strcmp(l->server_optimizer, "none")) {
+    add_num(o, "server_lr", l->server_lr);
+    add_num(o, "server_momentum", l->server_momentum);
+  }
+  add_str(o, "utility", l->utility);
 }
 
 /* --- its block: lines of the loader's block table (scenario.c) --- */

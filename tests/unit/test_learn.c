@@ -135,7 +135,7 @@ Test(learn, fedavg_with_one_participant_is_local_training) {
     hs_learn_init_params(l, g0);
     memcpy(hand, g0, np * sizeof *hand);
     /* 45 samples: five full batches of 8 and one of 5 */
-    hs_learn_job j = {0, 7, 45, g0, out, NULL, 0, 0, 0};
+    hs_learn_job j = {0, 7, 45, g0, out, NULL, 0, 0, 0, 0};
     cr_assert_eq(hs_learn_train_many(l, &j, 1, &e), HS_OK, "%s", e.msg);
     double w = 45;
     const float *ms[1] = {out};
@@ -170,7 +170,7 @@ static void round_with(const char *dir, unsigned threads, float *agg, double *lo
   const float *ms[5];
   for (int round = 0; round < 3; round++) {
     for (unsigned p = 0; p < 5; p++) {
-      jobs[p] = (hs_learn_job){p, (uint64_t)round, 10 + 7 * p, g, outs + p * np, NULL, 0, 0, 0};
+      jobs[p] = (hs_learn_job){p, (uint64_t)round, 10 + 7 * p, g, outs + p * np, NULL, 0, 0, 0, 0};
       w[p] = (double)jobs[p].samples;
       ms[p] = outs + p * np;
     }
@@ -260,7 +260,7 @@ Test(learn, training_learns_and_uses_the_harness_model) {
     double w[4];
     const float *ms[4];
     for (unsigned q = 0; q < 4; q++) {
-      j[q] = (hs_learn_job){q, (uint64_t)r, 64, p, outs + q * np, NULL, 0, 0, 0};
+      j[q] = (hs_learn_job){q, (uint64_t)r, 64, p, outs + q * np, NULL, 0, 0, 0, 0};
       w[q] = 64;
       ms[q] = outs + q * np;
     }
@@ -309,7 +309,7 @@ Test(learn, aggregate_and_mix_closed_forms) {
 Test(learn, bad_input_is_one_line) {
   hs_error e = {HS_OK, ""};
   hs_learner *l = NULL;
-  hs_learn_cfg c = {"mnist", "/nonexistent/fm", 0, 0, 1, 8, {HS_LEARN_SGD, 0, 0, 0, 0, 0}, 1};
+  hs_learn_cfg c = {"mnist", "/nonexistent/fm", 0, 0, 1, 8, {HS_LEARN_SGD, 0, 0, 0, 0, 0, 0, 0}, 1, HS_LEARN_LAST_KEEP};
   cr_assert_eq(hs_learn_create(&c, &l, &e), HS_ENOENT);
   cr_assert(strstr(e.msg, "/nonexistent/fm/train-images-idx3-ubyte") && strstr(e.msg, "dataset-fashion-mnist"), "%s",
             e.msg);
@@ -335,12 +335,12 @@ Test(learn, bad_input_is_one_line) {
   cr_assert_not_null(dir);
   cr_assert_eq(tl_learner(dir, HS_LEARN_SGD, 0.1, 4, 1, &l, &e), HS_OK, "%s", e.msg);
   float *s = model(l), *o = model(l);
-  hs_learn_job j = {0, 0, 4, s, o, NULL, 0, 0, 0};
+  hs_learn_job j = {0, 0, 4, s, o, NULL, 0, 0, 0, 0};
   cr_assert_eq(hs_learn_train(l, &j, &e), HS_ESTATE);
   cr_assert(strstr(e.msg, "no partition"), "%s", e.msg);
   hs_learn_part_cfg pc = {HS_LEARN_IID, 2, 0, NULL};
   cr_assert_eq(hs_learn_partition(l, &pc, &e), HS_OK);
-  hs_learn_job js[2] = {{0, 0, 4, s, o, NULL, 0, 0, 0}, {2, 0, 4, s, o, NULL, 0, 0, 0}};
+  hs_learn_job js[2] = {{0, 0, 4, s, o, NULL, 0, 0, 0, 0}, {2, 0, 4, s, o, NULL, 0, 0, 0, 0}};
   cr_assert_eq(hs_learn_train_many(l, js, 2, &e), HS_ERANGE);
   cr_assert_str_eq(e.msg, "jobs[1].participant: 2; the partition has 2 participants");
   free(s);

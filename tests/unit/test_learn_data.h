@@ -82,7 +82,7 @@ static void tl_rmrf(const char *dir) {
 /* A learner on a tl_mnist folder; aborts the test on failure via the caller. */
 static hs_status tl_learner(const char *dir, hs_learn_opt_kind opt, double lr, size_t batch, unsigned threads,
                             hs_learner **l, hs_error *e) {
-  hs_learn_cfg c = {"mnist", dir, 0, 0, 5, batch, {opt, lr, 0, 0, 0, 0}, threads};
+  hs_learn_cfg c = {"mnist", dir, 0, 0, 5, batch, {opt, lr, 0, 0, 0, 0, 0, 0}, threads, HS_LEARN_LAST_KEEP};
   return hs_learn_create(&c, l, e);
 }
 
@@ -99,7 +99,7 @@ static hs_status tl_synth_learner(const char *task, size_t n, uint64_t seed, uns
   snprintf(data, sizeof data, "%s/%s", *dir, imdb ? "aclImdb" : "era5.csv");
   hs_status st = imdb ? lrn_synth_imdb(data, n, seed, e) : lrn_synth_era5(data, n, seed, e);
   if (st != HS_OK) return st;
-  hs_learn_cfg c = {task, data, 0, 0, 3, 4, {HS_LEARN_SGD, 0, 0, 0, 0, 0}, threads};
+  hs_learn_cfg c = {task, data, 0, 0, 3, 4, {HS_LEARN_SGD, 0, 0, 0, 0, 0, 0, 0}, threads, HS_LEARN_LAST_KEEP};
   return hs_learn_create(&c, l, e);
 }
 

@@ -14,7 +14,7 @@ static void quad_grad(const float *p, double *g) {
 }
 
 static hs_learn_optstate *opt(hs_learn_opt_kind k) {
-  hs_learn_opt o = {k, 0.1, 0.9, 0.9, 0.999, 1e-8};
+  hs_learn_opt o = {k, 0.1, 0.9, 0.9, 0.999, 1e-8, 0, 0};
   return hs_learn_optstate_create(&o, 2);
 }
 
@@ -82,14 +82,14 @@ Test(learn_optim, names_defaults_and_checks) {
   cr_assert_eq(hs_learn_opt_kind_find("sgd"), HS_LEARN_SGD);
   cr_assert_eq(hs_learn_opt_kind_find("adam"), HS_LEARN_ADAM);
   cr_assert_eq(hs_learn_opt_kind_find("rmsprop"), -1);
-  hs_learn_opt o = {HS_LEARN_ADAM, 0, 0, 0, 0, 0};
+  hs_learn_opt o = {HS_LEARN_ADAM, 0, 0, 0, 0, 0, 0, 0};
   lrn_opt_resolve(&o, 0.5);
   cr_assert(o.lr == 0.5 && o.beta1 == 0.9 && o.beta2 == 0.999 && o.eps == 1e-8 && o.momentum == 0.9);
   hs_error e = {HS_OK, ""};
-  hs_learn_opt bad = {HS_LEARN_SGD, -1, 0, 0, 0, 0};
+  hs_learn_opt bad = {HS_LEARN_SGD, -1, 0, 0, 0, 0, 0, 0};
   cr_assert_eq(hs_learn_opt_check(&bad, &e), HS_ERANGE);
   cr_assert_str_eq(e.msg, "opt.lr: -1 is not > 0");
-  hs_learn_opt bad2 = {HS_LEARN_MOMENTUM, 0.1, 1.0, 0, 0, 0};
+  hs_learn_opt bad2 = {HS_LEARN_MOMENTUM, 0.1, 1.0, 0, 0, 0, 0, 0};
   cr_assert_eq(hs_learn_opt_check(&bad2, &e), HS_ERANGE);
   cr_assert(strstr(e.msg, "opt.momentum") != NULL, "%s", e.msg);
 }

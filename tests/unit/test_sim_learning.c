@@ -271,6 +271,16 @@ Test(sim_learning, bad_input) {
       {", \"partition\": \"counts\", \"counts\": [300, 300]", "learning.counts: ", 0},
       {", \"optimizer\": \"rmsprop\"", "learning.optimizer: unknown value \"rmsprop\"", 0},
       {", \"bogus\": 1", "learning.bogus: unknown key", 0},
+      {", \"weights\": \"size\"", "learning.weights: unknown value \"size\"", 0},
+      {", \"last_batch\": \"pad\"", "learning.last_batch: unknown value \"pad\"", 0},
+      {", \"lr_gamma\": 0.5", "learning.lr_gamma: applies only to lr_schedule \"step\"", 0},
+      {", \"lr_schedule\": \"step\", \"lr_gamma\": 0", "learning.lr_gamma: expected a number in (0, 1]", 0},
+      {", \"lr_min\": 0.01", "learning.lr_min: applies only to lr_schedule \"cosine\"", 0},
+      {", \"server_lr\": 1", "learning.server_lr: applies only with a server_optimizer", 0},
+      {", \"server_optimizer\": \"fedavgm\", \"server_momentum\": 1",
+       "learning.server_momentum: expected a number in (0, 1)", 0},
+      {", \"weight_decay\": -1", "learning.weight_decay: expected a finite number >= 0", 0},
+      {", \"clip_norm\": \"big\"", "learning.clip_norm: expected a finite number", 0},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     hs_error e = {0};
@@ -293,6 +303,25 @@ Test(sim_learning, bad_input) {
   hs_scenario *sc = hs_scenario_parse(text, "x.json", DATA, NULL, 0, &e);
   cr_expect_null(sc);
   cr_expect(strstr(e.msg, "x.json: learning.data: /nonexistent-hs"), "%s", e.msg);
+  /* More held-out samples than the data has (t10k: 100): one line naming
+   * the key and the maximum, never a silent clamp; all 100 load. */
+  for (int want = 100; want <= 101; want++) {
+    snprintf(text, sizeof text,
+             "{\"task\": \"mnist\", \"model_bytes\": 1, \"rounds\": 1, \"samples_per_round\": 10,"
+             " \"devices\": [{\"name\": \"d\", \"profile\": \"profiles/det-fast.json\"}],"
+             " \"network\": {\"links\": {\"lan\": {\"bandwidth_mbps\": 1}}},"
+             " \"learning\": {\"mode\": \"real\", \"data\": \"%s\", \"eval_samples\": %d}}",
+             g_dir, want);
+    sc = hs_scenario_parse(text, "x.json", DATA, NULL, 0, &e);
+    if (want == 100) {
+      cr_expect_not_null(sc, "all 100 may be asked for: %s", e.msg);
+      hs_scenario_destroy(sc);
+      continue;
+    }
+    cr_expect_null(sc);
+    cr_expect(strstr(e.msg, "x.json: learning.eval_samples: 101 held-out samples asked, the data has 100"),
+              "%s", e.msg);
+  }
 }
 
 /* Curve mode: known answers of the interpolation, and the rules. */
@@ -401,30 +430,39 @@ Test(sim_learning, timeline_unchanged_ddp) { timeline_case("{\"kind\": \"ddp\"}"
 
 /* Curve mode's rules through the hooks (learning_curve.c), on a profile whose
  * loss_curve is (0, 2), (100, 1), (300, 0.5). */
-Test(sim_learning, curve_rules) {
+/* A curve-mode scenario of two det-fast devices whose profile `name` has the
+ * loss curve given (JSON pairs), target loss 0.95, and its sim_learn. */
+static hs_scenario *curve_scenario(const char *name, const char *curve, unsigned rounds, sim_learn **L) {
   char prof[600];
-  snprintf(prof, sizeof prof, "%s/curve.json", g_dir);
+  snprintf(prof, sizeof prof, "%s/%s.json", g_dir, name);
   FILE *f = fopen(prof, "w");
   cr_assert_not_null(f);
-  fputs("{\"format\": \"hetsim-profile/1\", \"name\": \"curve\", \"board\": \"test\","
-        " \"arch\": \"x86_64\", \"cpu\": \"none\", \"idle_w\": 1, \"comm_w\": 1,"
-        " \"provenance\": {\"kind\": \"estimated\", \"sources\": [\"test\"]},"
-        " \"tasks\": {\"mnist\": {\"tau_s\": 0.001, \"tau_cv\": 0, \"busy_w\": 2,"
-        " \"overhead_s\": 0, \"loss_curve\": [[0, 2], [100, 1], [300, 0.5]]}}}",
-        f);
+  fprintf(f,
+          "{\"format\": \"hetsim-profile/1\", \"name\": \"curve\", \"board\": \"test\","
+          " \"arch\": \"x86_64\", \"cpu\": \"none\", \"idle_w\": 1, \"comm_w\": 1,"
+          " \"provenance\": {\"kind\": \"estimated\", \"sources\": [\"test\"]},"
+          " \"tasks\": {\"mnist\": {\"tau_s\": 0.001, \"tau_cv\": 0, \"busy_w\": 2,"
+          " \"overhead_s\": 0, \"loss_curve\": %s}}}",
+          curve);
   cr_assert_eq(fclose(f), 0);
   char text[2048];
   snprintf(text, sizeof text,
-           "{\"task\": \"mnist\", \"model_bytes\": 1, \"rounds\": 3, \"samples_per_round\": 100,"
+           "{\"task\": \"mnist\", \"model_bytes\": 1, \"rounds\": %u, \"samples_per_round\": 100,"
            " \"devices\": [{\"name\": \"d\", \"profile\": \"profiles/det-fast.json\", \"count\": 2}],"
            " \"network\": {\"links\": {\"lan\": {\"bandwidth_mbps\": 1}}},"
            " \"learning\": {\"mode\": \"curve\", \"curve_profile\": \"%s\", \"target_loss\": 0.95}}",
-           prof);
+           rounds, prof);
   hs_error e = {0};
   hs_scenario *sc = hs_scenario_parse(text, "c.json", DATA, NULL, 0, &e);
   cr_assert_not_null(sc, "%s", e.msg);
+  cr_assert_eq(sim_learn_create(sc, 2, L, &e), HS_OK, "%s", e.msg);
+  return sc;
+}
+
+Test(sim_learning, curve_rules) {
+  hs_error e = {0};
   sim_learn *L;
-  cr_assert_eq(sim_learn_create(sc, 2, &L, &e), HS_OK, "%s", e.msg);
+  hs_scenario *sc = curve_scenario("curve", "[[0, 2], [100, 1], [300, 0.5]]", 3, &L);
   sim_learn_result res;
   /* pma: a round is worth its union, 40 + 60 = 100 samples -> loss 1 */
   uint64_t n[2] = {40, 60};
@@ -466,13 +504,15 @@ Test(sim_learning, curve_rules) {
 Test(sim_learning, learning_metrics_are_conditional) {
   static const char *const names[] = {"time_to_target_s", "energy_to_target_j",
                                       "rounds_to_target", "final_test_loss",
-                                      "final_test_accuracy"};
+                                      "final_test_accuracy", "time_to_stable_target_s",
+                                      "energy_to_stable_target_j", "rounds_to_stable_target"};
+  const size_t nl = sizeof names / sizeof names[0];
   hs_metric_sweep_groups(0);
   size_t base = hs_metric_sweep_count();
   for (size_t k = 0; k < base; k++) cr_expect_null(hs_metric_sweep_at(k)->group);
   hs_metric_sweep_groups(hs_metric_group("learning"));
-  cr_expect_eq(hs_metric_sweep_count(), base + 5);
-  for (size_t k = 0; k < 5; k++)
+  cr_expect_eq(hs_metric_sweep_count(), base + nl);
+  for (size_t k = 0; k < nl; k++)
     cr_expect_str_eq(hs_metric_sweep_at(base + k)->name, names[k]);
   hs_metric_sweep_groups(0);
   hs_summary s = {0};
@@ -480,6 +520,254 @@ Test(sim_learning, learning_metrics_are_conditional) {
   size_t off = hs_metric_json_fields(&s, f, HS_METRIC_MAX);
   s.metric_groups = hs_metric_group("learning");
   size_t on = hs_metric_json_fields(&s, f, HS_METRIC_MAX);
-  cr_expect_eq(on, off + 5);
-  cr_expect_str_eq(f[on - 5].key, "time_to_target_s");
+  cr_expect_eq(on, off + nl);
+  cr_expect_str_eq(f[on - nl].key, "time_to_target_s");
+}
+
+/* --- training options (issue 25) ---------------------------------------------- */
+
+/* Two devices with parts of 30 and 60 samples train 8 and 24: the global is
+ * the FedAvg of their models with the weighting's weights, bitwise. */
+static void weights_case(const char *name, double w0, double w1, float *out, size_t np) {
+  char extra[160];
+  snprintf(extra, sizeof extra,
+           ", \"partition\": \"counts\", \"counts\": [30, 60], \"weights\": \"%s\"", name);
+  sim_learn *L;
+  hs_scenario *sc = with_learner(2, "{\"kind\": \"pma\"}", extra, &L);
+  hs_error e = {0};
+  uint64_t n[2] = {8, 24};
+  cr_assert_eq(sim_learn_fedavg(L, 0, n, 2, &e), HS_OK, "%s", e.msg);
+  hs_learner *l = own_learner(sc);
+  cr_assert_eq(hs_learn_nparams(l), np);
+  float *g = hs_malloc(np * sizeof *g), *m[2];
+  hs_learn_init_params(l, g);
+  for (unsigned i = 0; i < 2; i++) {
+    m[i] = hs_malloc(np * sizeof(float));
+    hs_learn_job j = {.participant = i, .draw = 0, .samples = n[i], .start = g, .out = m[i]};
+    cr_assert_eq(hs_learn_train(l, &j, &e), HS_OK, "%s", e.msg);
+  }
+  double w[2] = {w0, w1};
+  hs_learn_aggregate(l, (const float *const *)m, w, 2, out);
+  cr_expect_eq(memcmp(out, sim_learn_global(L), np * sizeof *out), 0, "weights %s", name);
+  for (int i = 0; i < 2; i++) hs_free(m[i]);
+  hs_free(g);
+  hs_learn_destroy(l);
+  sim_learn_destroy(L);
+  hs_scenario_destroy(sc);
+}
+
+Test(sim_learning, fedavg_weightings) {
+  sim_learn *L;
+  hs_scenario *sc = with_learner(1, "{\"kind\": \"pma\"}", "", &L);
+  size_t np = hs_learn_nparams(sim_learn_learner(L));
+  sim_learn_destroy(L);
+  hs_scenario_destroy(sc);
+  float *a = hs_malloc(np * 4), *b = hs_malloc(np * 4), *c = hs_malloc(np * 4);
+  weights_case("samples", 8, 24, a, np);
+  weights_case("data", 30, 60, b, np);
+  weights_case("uniform", 1, 1, c, np);
+  cr_expect_neq(memcmp(a, b, np * 4), 0, "samples and data weights gave the same model");
+  cr_expect_neq(memcmp(b, c, np * 4), 0, "data and uniform weights gave the same model");
+  hs_free(a);
+  hs_free(b);
+  hs_free(c);
+}
+
+/* FedAvgM at eta 1: round 0 lands on the FedAvg model bitwise, round 1 is
+ * one momentum step along old - aggregate (v = 0.9 d0 + d1). */
+Test(sim_learning, server_fedavgm) {
+  sim_learn *L;
+  hs_scenario *sc = with_learner(2, "{\"kind\": \"pma\"}", ", \"server_optimizer\": \"fedavgm\"", &L);
+  hs_error e = {0};
+  hs_learner *l = own_learner(sc);
+  size_t np = hs_learn_nparams(l);
+  float *g = hs_malloc(np * 4), *m[2] = {hs_malloc(np * 4), hs_malloc(np * 4)}, *agg = hs_malloc(np * 4);
+  double *d = hs_malloc(np * sizeof *d);
+  hs_learn_init_params(l, g);
+  hs_learn_opt o = {.kind = HS_LEARN_MOMENTUM, .lr = 1, .momentum = 0.9};
+  hs_learn_optstate *srv = hs_learn_optstate_create(&o, np);
+  uint64_t n[2] = {16, 16};
+  for (uint32_t round = 0; round < 2; round++) {
+    cr_assert_eq(sim_learn_fedavg(L, round, n, 2, &e), HS_OK, "%s", e.msg);
+    for (unsigned i = 0; i < 2; i++) {
+      hs_learn_job j = {.participant = i, .draw = round, .samples = 16, .start = g, .out = m[i]};
+      cr_assert_eq(hs_learn_train(l, &j, &e), HS_OK, "%s", e.msg);
+    }
+    double w[2] = {(double)hs_learn_part_size(l, 0), (double)hs_learn_part_size(l, 1)};
+    hs_learn_aggregate(l, (const float *const *)m, w, 2, agg);
+    if (round == 0) cr_expect_eq(memcmp(agg, sim_learn_global(L), np * 4), 0, "round 0 is FedAvg");
+    else cr_expect_neq(memcmp(agg, sim_learn_global(L), np * 4), 0, "round 1 has momentum");
+    hs_learn_server_step(srv, g, agg, np, d);
+    cr_expect_eq(memcmp(g, sim_learn_global(L), np * 4), 0, "round %u: not the FedAvgM step", round);
+  }
+  hs_learn_optstate_destroy(srv);
+  hs_free(d);
+  hs_free(agg);
+  hs_free(m[0]);
+  hs_free(m[1]);
+  hs_free(g);
+  hs_learn_destroy(l);
+  sim_learn_destroy(L);
+  hs_scenario_destroy(sc);
+}
+
+/* A step schedule halving every round: round 1's local training runs at
+ * half the task's rate (mnist 0.1), bitwise a job at 0.05; learning.csv's
+ * lr column is not needed for that, the model is. */
+Test(sim_learning, lr_schedule_by_round) {
+  sim_learn *L;
+  hs_scenario *sc = with_learner(
+      1, "{\"kind\": \"pma\"}",
+      ", \"lr_schedule\": \"step\", \"lr_step_rounds\": 1, \"lr_gamma\": 0.5", &L);
+  hs_error e = {0};
+  uint64_t n = 20;
+  cr_assert_eq(sim_learn_fedavg(L, 0, &n, 1, &e), HS_OK, "%s", e.msg);
+  sim_learn_round_end(L, 0, false, 1.0, 1.0, NULL);
+  cr_assert_eq(sim_learn_fedavg(L, 1, &n, 1, &e), HS_OK, "%s", e.msg);
+  hs_learner *l = own_learner(sc);
+  size_t np = hs_learn_nparams(l);
+  float *a = hs_malloc(np * 4), *b = hs_malloc(np * 4), *c = hs_malloc(np * 4);
+  hs_learn_init_params(l, a);
+  hs_learn_job j0 = {.participant = 0, .draw = 0, .samples = 20, .start = a, .out = b};
+  cr_assert_eq(hs_learn_train(l, &j0, &e), HS_OK);
+  hs_learn_job j1 = {.participant = 0, .draw = 1, .samples = 20, .start = b, .out = a, .lr = 0.05};
+  hs_learn_job k1 = {.participant = 0, .draw = 1, .samples = 20, .start = b, .out = c};
+  cr_assert_eq(hs_learn_train(l, &j1, &e), HS_OK);
+  cr_assert_eq(hs_learn_train(l, &k1, &e), HS_OK);
+  cr_expect_eq(memcmp(a, sim_learn_global(L), np * 4), 0, "round 1 did not run at 0.05");
+  cr_expect_neq(memcmp(c, sim_learn_global(L), np * 4), 0, "the schedule changed nothing");
+  hs_free(a);
+  hs_free(b);
+  hs_free(c);
+  hs_learn_destroy(l);
+  sim_learn_destroy(L);
+  hs_scenario_destroy(sc);
+}
+
+/* lr_scaling linear: a DDP step on a union batch of 16 with batch_size 8
+ * runs at twice the rate: one single-process step at 0.2 on the union. */
+Test(sim_learning, ddp_linear_scaling) {
+  sim_learn *L;
+  hs_scenario *sc = with_learner(3, "{\"kind\": \"ddp\"}", ", \"lr_scaling\": \"linear\"", &L);
+  sim_learn_groups(L, 1);
+  sim_learn_group_begin(L, 0);
+  size_t ranks[3] = {0, 1, 2};
+  uint64_t b[3] = {6, 10, 0};
+  sim_learn_ddp_step(L, 0, ranks, b, 1, 3, 9);
+  double w = 1;
+  sim_learn_groups_end(L, &w);
+  hs_learner *l = own_learner(sc);
+  size_t np = hs_learn_nparams(l);
+  float *p = hs_malloc(np * 4), *q = hs_malloc(np * 4);
+  hs_learn_init_params(l, p);
+  memcpy(q, p, np * 4);
+  uint32_t idx[16];
+  hs_learn_draw(l, 0, 9, 6, idx);
+  hs_learn_draw(l, 1, 9, 10, idx + 6);
+  hs_learn_grad *g = hs_learn_grad_create(l);
+  hs_learn_batch_grad(l, p, idx, 16, g);
+  hs_learn_optstate *s = hs_learn_optstate_for(l), *u = hs_learn_optstate_for(l);
+  hs_learn_optstate_set_lr(s, 0.2);
+  hs_learn_step(l, s, p, g);
+  hs_learn_step(l, u, q, g);
+  const float *r = sim_learn_global(L);
+  size_t differ = 0, unscaled = 0;
+  for (size_t i = 0; i < np; i++) {
+    if (fabsf(p[i] - r[i]) > 1e-6f * fmaxf(1.0f, fabsf(p[i]))) differ++;
+    if (fabsf(q[i] - r[i]) > 1e-6f * fmaxf(1.0f, fabsf(q[i]))) unscaled++;
+  }
+  cr_expect_eq(differ, 0, "%zu of %zu parameters differ from the step at 0.2", differ, np);
+  cr_expect_gt(unscaled, 0, "the step at 0.1 is the same: scaling did nothing");
+  hs_learn_optstate_destroy(s);
+  hs_learn_optstate_destroy(u);
+  hs_learn_grad_destroy(g);
+  hs_free(p);
+  hs_free(q);
+  hs_learn_destroy(l);
+  sim_learn_destroy(L);
+  hs_scenario_destroy(sc);
+}
+
+/* Time to a stable target: loss 1, 0.75 (met), 0.9875 (a stale update pulls
+ * the curve back: missed), 0.4875 (met, last). First crossing at the second
+ * evaluation; stable from the fourth; NaN while the last one misses. */
+Test(sim_learning, stable_target) {
+  hs_error e = {0};
+  sim_learn *L;
+  hs_scenario *sc = curve_scenario("curve2", "[[0, 2], [100, 1], [300, 0.5], [400, 0.45]]", 4, &L);
+  sim_learn_result res;
+  sim_learn_async_download(L, 0); /* device 0 holds the model at S = 0 */
+  uint64_t n[2] = {40, 60};
+  cr_assert_eq(sim_learn_fedavg(L, 0, n, 2, &e), HS_OK); /* S = 100, loss 1 */
+  sim_learn_round_end(L, 0, false, 10.0, 1.0, NULL);
+  uint64_t m[2] = {100, 0};
+  cr_assert_eq(sim_learn_fedavg(L, 1, m, 2, &e), HS_OK); /* S = 200, loss 0.75 */
+  sim_learn_round_end(L, 1, false, 20.0, 2.0, NULL);
+  sim_learn_result_get(L, &res);
+  cr_expect_float_eq(res.time_to_target_s, 20.0, 0);
+  cr_expect_float_eq(res.time_to_stable_target_s, 20.0, 0, "met since the second evaluation");
+  /* S = 0.5 * 200 + 0.5 * (0 + 10) = 105: loss 0.9875, missed */
+  cr_assert_eq(sim_learn_async_arrival(L, 0, 10, 0.5, &e), HS_OK);
+  sim_learn_round_end(L, 2, false, 30.0, 3.0, NULL);
+  sim_learn_result_get(L, &res);
+  cr_expect_float_eq(res.final_test_loss, 0.9875, 1e-12);
+  cr_expect(isnan(res.time_to_stable_target_s), "the last evaluation missed the target");
+  cr_expect_float_eq(res.time_to_target_s, 20.0, 0, "the first crossing stays");
+  uint64_t k[2] = {100, 100}; /* S = 305 */
+  cr_assert_eq(sim_learn_fedavg(L, 3, k, 2, &e), HS_OK);
+  sim_learn_round_end(L, 3, true, 40.0, 4.0, NULL);
+  sim_learn_result_get(L, &res);
+  cr_expect_float_eq(res.time_to_stable_target_s, 40.0, 0);
+  cr_expect_float_eq(res.energy_to_stable_target_j, 4.0, 0);
+  cr_expect_float_eq(res.rounds_to_stable_target, 4.0, 0);
+  cr_expect_float_eq(res.time_to_target_s, 20.0, 0);
+  sim_learn_destroy(L);
+  hs_scenario_destroy(sc);
+}
+
+/* utility "samples": the controller is not told the losses (Oort then ranks
+ * by the samples it measured); "loss", the default, tells it. */
+Test(sim_learning, utility_choice) {
+  for (int k = 0; k < 2; k++) {
+    sim_learn *L;
+    hs_scenario *sc = with_learner(2, "{\"kind\": \"pma\"}",
+                                   k ? ", \"utility\": \"samples\"" : "", &L);
+    hs_error e = {0};
+    uint64_t n[2] = {8, 8};
+    cr_assert_eq(sim_learn_fedavg(L, 0, n, 2, &e), HS_OK, "%s", e.msg);
+    double u[2] = {-1, -1};
+    cr_expect_eq(sim_learn_utilities(L, u, 2), k == 0, "utility %s", k ? "samples" : "loss");
+    cr_expect(k ? u[0] == -1 : u[0] > 0, "u[0] = %g", u[0]);
+    sim_learn_destroy(L);
+    hs_scenario_destroy(sc);
+  }
+}
+
+/* last_batch drop: a device given fewer samples than a batch trains nothing
+ * and is left out of the average (its data weight would pull the global
+ * back to the old model): the round is the other device's model, bitwise. */
+Test(sim_learning, dropped_job_is_not_averaged) {
+  sim_learn *L;
+  hs_scenario *sc = with_learner(2, "{\"kind\": \"pma\"}", ", \"last_batch\": \"drop\"", &L);
+  hs_error e = {0};
+  uint64_t n[2] = {3, 19}; /* batch_size 8: device 0 trains 0, device 1 16 */
+  cr_assert_eq(sim_learn_fedavg(L, 0, n, 2, &e), HS_OK, "%s", e.msg);
+  uint64_t trained;
+  double sq;
+  sim_learn_participant_loss(L, 0, &trained, &sq);
+  cr_expect_eq(trained, 0);
+  sim_learn_participant_loss(L, 1, &trained, &sq);
+  cr_expect_eq(trained, 16);
+  hs_learner *l = own_learner(sc);
+  size_t np = hs_learn_nparams(l);
+  float *a = hs_malloc(np * 4), *b = hs_malloc(np * 4);
+  hs_learn_init_params(l, a);
+  hs_learn_job j = {.participant = 1, .draw = 0, .samples = 16, .start = a, .out = b};
+  cr_assert_eq(hs_learn_train(l, &j, &e), HS_OK, "%s", e.msg);
+  cr_expect_eq(memcmp(b, sim_learn_global(L), np * 4), 0, "device 0's untrained copy was averaged in");
+  hs_free(a);
+  hs_free(b);
+  hs_learn_destroy(l);
+  sim_learn_destroy(L);
+  hs_scenario_destroy(sc);
 }

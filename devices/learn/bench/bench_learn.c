@@ -83,7 +83,7 @@ int main(int argc, char **argv) {
   free(idx);
 
   /* The learner: one participant holding the whole training set. */
-  hs_learn_cfg c = {task, data, 0, 0, 1, batch, {HS_LEARN_SGD, 0, 0, 0, 0, 0}, threads};
+  hs_learn_cfg c = {task, data, 0, 0, 1, batch, {HS_LEARN_SGD, 0, 0, 0, 0, 0, 0, 0}, threads, HS_LEARN_LAST_KEEP};
   hs_learner *l = NULL;
   if (hs_learn_create(&c, &l, &err) != HS_OK) {
     fprintf(stderr, "hs-bench-learn: %s\n", err.msg);
@@ -99,7 +99,7 @@ int main(int argc, char **argv) {
     rc = 1;
     goto done;
   }
-  hs_learn_job j = {0, 0, samples < 256 ? samples : 256, g, outs, NULL, 0, 0, 0};
+  hs_learn_job j = {0, 0, samples < 256 ? samples : 256, g, outs, NULL, 0, 0, 0, 0};
   hs_learn_train(l, &j, &err);
   j.samples = samples;
   for (int r = 0; r < reps; r++) {
@@ -120,7 +120,7 @@ int main(int argc, char **argv) {
   hs_learn_job *jobs = calloc(parts, sizeof *jobs);
   for (int r = 0; r < reps; r++) {
     for (unsigned p = 0; p < parts; p++)
-      jobs[p] = (hs_learn_job){p, (uint64_t)r, samples / parts, g, outs + (size_t)p * np, NULL, 0, 0, 0};
+      jobs[p] = (hs_learn_job){p, (uint64_t)r, samples / parts, g, outs + (size_t)p * np, NULL, 0, 0, 0, 0};
     double t0 = lrn_now_mono();
     hs_learn_train_many(l, jobs, parts, &err);
     rate[r] = (double)(samples / parts * parts) / (lrn_now_mono() - t0);

@@ -13,6 +13,9 @@
  * Work is handed out by a shared counter (jobs differ in size: n_i samples).
  * Complexity: a job costs samples x (forward + backward) plus one optimiser
  * pass per batch (SGD: touched parameters; momentum/Adam: all of them).
+ * A job's batches follow cfg.last_batch (keep, drop or merge the short last
+ * batch: job_batches); its steps use the job's rate when it brings one (the
+ * schedule lives with the caller, who knows the round).
  * Rejected: splitting one job's batch over threads (the harness does that;
  * here participants are the parallel unit, and a per-thread split would make
  * the floating-point sums depend on the thread count).
@@ -50,6 +53,7 @@ struct hs_learner {
   size_t np, dense0, ntrain, nheld;
   hs_learn_opt opt;
   size_t batch;
+  hs_learn_last_batch last_batch;
   uint64_t seed;
   int *labels;           /* NULL for regression */
   lrn_partition part;
@@ -203,7 +207,10 @@ hs_status hs_learn_create(const hs_learn_cfg *cfg, hs_learner **out, hs_error *e
   if (!cfg->data && !t->default_data)
     return hs_error_set(err, HS_EMISSING, "data: task %s has no default data; give a path to a %s", t->name,
                         t->data_help);
-  lrn_train_cfg tc = {cfg->data, cfg->max_samples, cfg->seed, 0, cfg->max_held};
+  if ((unsigned)cfg->last_batch > HS_LEARN_LAST_MERGE)
+    return hs_error_set(err, HS_EINVAL, "last_batch: %d is not keep, drop or merge", (int)cfg->last_batch);
+  /* The harness's 0 means its own small default; the learner's means all. */
+  lrn_train_cfg tc = {cfg->data, cfg->max_samples, cfg->seed, 0, cfg->max_held ? cfg->max_held : SIZE_MAX};
   void *state = NULL;
   st = t->load(&tc, &state, err);
   if (st != HS_OK) return st;
@@ -218,6 +225,7 @@ hs_status hs_learn_create(const hs_learn_cfg *cfg, hs_learner **out, hs_error *e
   l->opt = cfg->opt;
   lrn_opt_resolve(&l->opt, t->default_lr);
   l->batch = cfg->batch;
+  l->last_batch = cfg->last_batch;
   l->seed = cfg->seed;
   if (l->md.classes > 0) {
     l->labels = hs_malloc(l->ntrain * sizeof *l->labels);
@@ -311,21 +319,52 @@ static hs_status job_check(const hs_learner *l, const hs_learn_job *j, size_t k,
   return HS_OK;
 }
 
+int hs_learn_last_batch_find(const char *name) {
+  static const char *const names[] = {"keep", "drop", "merge"};
+  for (int i = 0; i < 3; i++)
+    if (name && strcmp(name, names[i]) == 0) return i;
+  return -1;
+}
+
+/* The samples a job of n trains (*used) and the size of its last batch
+ * (*tail; every other batch has l->batch samples). */
+static void job_batches(const hs_learner *l, size_t n, size_t *used, size_t *tail) {
+  size_t B = l->batch, q = n / B, r = n % B;
+  *used = n;
+  *tail = r ? r : B;
+  if (r == 0 || q == 0) {
+    if (l->last_batch == HS_LEARN_LAST_DROP && q == 0) *used = 0; /* nothing but a short batch */
+    return;
+  }
+  if (l->last_batch == HS_LEARN_LAST_DROP) {
+    *used = q * B;
+    *tail = B;
+  } else if (l->last_batch == HS_LEARN_LAST_MERGE) {
+    *tail = B + r;
+  }
+}
+
 static void job_run(hs_learner *l, learn_worker *w, hs_learn_job *j) {
   memcpy(j->out, j->start, l->np * sizeof *j->out);
-  if (w->idxcap < j->samples) {
-    w->idxcap = j->samples;
+  size_t used, tail;
+  job_batches(l, j->samples, &used, &tail);
+  if (w->idxcap < used) {
+    w->idxcap = used;
     w->idx = hs_realloc(w->idx, w->idxcap * sizeof *w->idx);
   }
-  hs_learn_draw(l, j->participant, j->draw, j->samples, w->idx);
+  /* A draw's first k samples do not depend on its length, so the kept
+   * batches of a dropped tail see what they would have seen anyway. */
+  if (used) hs_learn_draw(l, j->participant, j->draw, used, w->idx);
   hs_learn_optstate *os = j->opt;
   if (!os) {
     os = w->opt;
     hs_learn_optstate_reset(os);
   }
+  if (j->lr > 0) hs_learn_optstate_set_lr(os, j->lr);
+  else if (!j->opt) hs_learn_optstate_set_lr(os, l->opt.lr);
   double loss = 0, sq = 0;
-  for (size_t b = 0; b < j->samples; b += l->batch) {
-    size_t nb = j->samples - b < l->batch ? j->samples - b : l->batch;
+  for (size_t b = 0; b < used;) {
+    size_t nb = used - b == tail ? tail : l->batch;
     double s2 = 0;
     /* The mean's division is folded into the step (one pass less over the
      * touched entries; g / n / 1 and g / n round the same). */
@@ -333,8 +372,9 @@ static void job_run(hs_learner *l, learn_worker *w, hs_learn_job *j) {
     sq += s2;
     lrn_opt_step(os, j->out, w->g->g, (double)nb, l->md.rows ? &w->g->rows : NULL, l->md.row_dim, l->dense0, true);
     grad_forget_rows(w->g);
+    b += nb;
   }
-  j->trained = j->samples;
+  j->trained = used;
   j->loss_sum = loss;
   j->loss_sq_sum = sq;
 }
@@ -376,6 +416,26 @@ void hs_learn_aggregate(const hs_learner *l, const float *const *models, const d
     out[e] = (float)acc;
   }
   free(q);
+}
+
+int hs_learn_weighting_find(const char *name) {
+  static const char *const names[] = {"samples", "data", "uniform"};
+  for (int i = 0; i < 3; i++)
+    if (name && strcmp(name, names[i]) == 0) return i;
+  return -1;
+}
+
+void hs_learn_fedavg_weights(const hs_learner *l, hs_learn_weighting kind, const hs_learn_job *jobs, size_t n,
+                             double *w) {
+  for (size_t k = 0; k < n; k++)
+    w[k] = kind == HS_LEARN_W_SAMPLES ? (double)jobs[k].trained
+           : kind == HS_LEARN_W_DATA  ? (double)hs_learn_part_size(l, jobs[k].participant)
+                                      : 1.0;
+}
+
+void hs_learn_server_step(hs_learn_optstate *s, float *global, const float *aggregate, size_t n, double *scratch) {
+  for (size_t e = 0; e < n; e++) scratch[e] = (double)global[e] - (double)aggregate[e];
+  hs_learn_opt_apply(s, global, scratch, n);
 }
 
 void hs_learn_mix(const hs_learner *l, float *global, const float *model, double a) {
@@ -433,7 +493,8 @@ static void eval_one(void *c, size_t k, learn_worker *w) {
 }
 
 void hs_learn_eval(hs_learner *l, const float *params, size_t n, double *loss, double *accuracy) {
-  if (n == 0 || n > l->nheld) n = l->nheld;
+  assert(n <= l->nheld);
+  if (n == 0) n = l->nheld;
   if (n == 0) {
     *loss = *accuracy = NAN;
     return;

@@ -113,7 +113,7 @@ PROBE_CASE_FN(train, pool) {
  * 40 synthetic reviews for that to be a fair check). */
 static bool cs_learn_round(const char *task, const char *data, unsigned threads, float **model, size_t *npo,
                            double *loss0, double *loss1, char *why, size_t cap) {
-  hs_learn_cfg c = {task, data, 0, 0, 3, 4, {HS_LEARN_SGD, 0, 0, 0, 0, 0}, threads};
+  hs_learn_cfg c = {task, data, 0, 0, 3, 4, {HS_LEARN_SGD, 0, 0, 0, 0, 0, 0, 0}, threads, HS_LEARN_LAST_KEEP};
   hs_learner *l = NULL;
   hs_error e = {HS_OK, ""};
   CHECK(hs_learn_create(&c, &l, &e) == HS_OK, "learner: %s", e.msg);
@@ -125,7 +125,8 @@ static bool cs_learn_round(const char *task, const char *data, unsigned threads,
   double acc;
   hs_learn_eval(l, g, 0, loss0, &acc);
   for (int r = 0; r < 8; r++) {
-    hs_learn_job j[2] = {{0, (uint64_t)r, 12, g, o, NULL, 0, 0, 0}, {1, (uint64_t)r, 20, g, o + np, NULL, 0, 0, 0}};
+    hs_learn_job j[2] = {{0, (uint64_t)r, 12, g, o, NULL, 0, 0, 0, 0},
+                         {1, (uint64_t)r, 20, g, o + np, NULL, 0, 0, 0, 0}};
     CHECK(hs_learn_train_many(l, j, 2, &e) == HS_OK, "train: %s", e.msg);
     const float *ms[2] = {o, o + np};
     double w[2] = {12, 20};

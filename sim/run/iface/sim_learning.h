@@ -36,8 +36,9 @@ void sim_learn_destroy(sim_learn *L);
 
 /* PMA round end: device i trained n[i] samples (0: not selected, contributes
  * nothing) from the global model, drawn from its own partition with draw key
- * `round`; the global model becomes their FedAvg (weights n_i), reduced in
- * device order. Updates the loss the participants saw (sim_learn_loss). */
+ * `round`; the global model becomes their FedAvg (weights: learning.weights),
+ * reduced in device order, then a server optimiser's step when there is one.
+ * Updates the loss the participants saw (sim_learn_loss). */
 hs_status sim_learn_fedavg(sim_learn *L, uint32_t round, const uint64_t *n, size_t ndev,
                            hs_error *err);
 /* Per-participant training statistics of the last fedavg (real mode; curve
@@ -48,8 +49,8 @@ void sim_learn_participant_loss(const sim_learn *L, size_t i, uint64_t *trained,
 
 /* Oort's statistical utility of every device from the FedAvg since the last
  * call, u_i = trained_i * sqrt(loss_sq_i / trained_i) (0: did not train), for
- * hs_controller_set_utility. False (u untouched) in curve mode or when no
- * FedAvg ran since the last call. */
+ * hs_controller_set_utility. False (u untouched) in curve mode, under
+ * learning.utility "samples", or when no FedAvg ran since the last call. */
 bool sim_learn_utilities(sim_learn *L, double *u, size_t ndev);
 
 /* DDP groups (ddp: one; hfl-ddp: one per silo). Call once before the run. */
@@ -79,10 +80,13 @@ hs_status sim_learn_async_arrival(sim_learn *L, size_t i, uint64_t n, double a, 
 void sim_learn_round_end(sim_learn *L, uint32_t round, bool last, double time_s, double energy_j,
                          hs_report *rep);
 
-/* What summary.json reports (NaN when not reached / not evaluated). */
+/* What summary.json reports (NaN when not reached / not evaluated): the
+ * first evaluation that met the target, and the first of the evaluations
+ * that all met it up to the last one (stable; NaN when the last missed it). */
 typedef struct sim_learn_result {
   double time_to_target_s, energy_to_target_j, rounds_to_target;
   double final_test_loss, final_test_accuracy;
+  double time_to_stable_target_s, energy_to_stable_target_j, rounds_to_stable_target;
 } sim_learn_result;
 void sim_learn_result_get(const sim_learn *L, sim_learn_result *out);
 

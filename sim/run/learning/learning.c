@@ -6,7 +6,10 @@
  * already know who trained what):
  *   fedavg      every participant with n_i > 0 trains n_i samples of its own
  *               partition (draw key: the round) from the global model; the
- *               global becomes the n_i-weighted mean of their models.
+ *               global becomes the weighted mean of their models (weights:
+ *               learning.weights, by default the size of each one's data;
+ *               "samples" is n_i trained), then, with a server optimiser,
+ *               one FedAvgM / FedAdam step from the old global towards it.
  *   ddp step    each rank with b_k > 0 computes its mean batch gradient at the
  *               group model; the step's gradient is sum_k (b_k / sum b) g_k
  *               (hs_ddp_grad_weights of the step), one optimiser step with the
@@ -19,7 +22,17 @@
  * Jobs of a round run on the learner's pool; results are reduced in device
  * order, so the output is the same bytes whatever learning.threads is.
  * Optimiser state: a FedAvg or FedAsync job starts a fresh state (local
- * training from a downloaded model), a DDP group keeps one for the run.
+ * training from a downloaded model), a DDP group keeps one for the run, the
+ * server optimiser one for the run.
+ * Learning rate: the schedule's value for the current round (the count of
+ * round ends so far) in every job and step; DDP steps times union batch /
+ * batch_size under lr_scaling "linear" (Goyal et al.'s rule for the global
+ * batch). The options that shape only one update shape (weights and the
+ * server optimiser: fedavg; lr_scaling: ddp steps) do nothing elsewhere.
+ * Target: the first evaluation that meets it (time_to_target) and the start
+ * of the last run of evaluations that all meet it, up to the last one
+ * (time_to_stable_target: after it accuracy stays above the target; NaN
+ * when the last evaluation misses it).
  *
  * Memory: real mode keeps one model per participant of a round (fedavg), per
  * device (async: its downloaded version, allocated at first download) and per
@@ -72,11 +85,47 @@ struct sim_learn {
   /* the round's accounting */
   double loss_sum, loss_n;
   uint64_t samples_row, samples_total;
+  /* options */
+  hs_learn_weighting weighting;
+  hs_learn_sched sched;
+  double base_lr;        /* the optimiser's rate, defaults resolved */
+  uint32_t round;        /* round ends so far: the schedule's round */
+  hs_learn_optstate *server; /* NULL: plain FedAvg */
+  float *agg;            /* server: the aggregate */
+  double *pseudo;        /* server: its pseudo-gradient */
   /* evaluations and the target */
   double test_loss, test_acc;
   bool reached;
+  bool in_run;           /* the evaluations since stable_* all met the target */
   sim_learn_result res;
 };
+
+/* The options of the spec as the learner's enums (names checked at load). */
+static void learn_options(sim_learn *L) {
+  const hs_learning_spec *s = L->spec;
+  int w = hs_learn_weighting_find(s->weights);
+  L->weighting = w < 0 ? HS_LEARN_W_DATA : (hs_learn_weighting)w;
+  int k = hs_learn_sched_kind_find(s->lr_schedule);
+  L->sched = (hs_learn_sched){.kind = k < 0 ? HS_LEARN_LR_CONSTANT : (hs_learn_sched_kind)k,
+                              .step_rounds = s->lr_step_rounds, .warmup_rounds = s->lr_warmup_rounds,
+                              .gamma = s->lr_gamma, .min_lr = s->lr_min};
+  L->base_lr = hs_learn_optimiser(L->l)->lr;
+  bool avgm = s->server_optimizer && !strcmp(s->server_optimizer, "fedavgm");
+  bool adam = s->server_optimizer && !strcmp(s->server_optimizer, "fedadam");
+  if (!avgm && !adam) return;
+  /* Reddi et al.'s FedAdam: beta2 0.99, tau 1e-3 (Adam's eps). */
+  hs_learn_opt o = {.kind = avgm ? HS_LEARN_MOMENTUM : HS_LEARN_ADAM, .lr = s->server_lr,
+                    .momentum = s->server_momentum, .beta1 = s->server_momentum,
+                    .beta2 = 0.99, .eps = 1e-3};
+  L->server = hs_learn_optstate_create(&o, L->np);
+  L->agg = hs_malloc(L->np * sizeof *L->agg);
+  L->pseudo = hs_malloc(L->np * sizeof *L->pseudo);
+}
+
+/* The rate of this round's jobs and steps. */
+static double current_lr(const sim_learn *L) {
+  return hs_learn_sched_lr(&L->sched, L->base_lr, L->round, L->sc->rounds);
+}
 
 hs_status sim_learn_create(const hs_scenario *sc, size_t ndev, sim_learn **out, hs_error *err) {
   *out = NULL;
@@ -87,7 +136,7 @@ hs_status sim_learn_create(const hs_scenario *sc, size_t ndev, sim_learn **out, 
   L->ndev = ndev;
   L->test_loss = NAN;
   L->test_acc = NAN;
-  L->res = (sim_learn_result){NAN, NAN, NAN, NAN, NAN};
+  L->res = (sim_learn_result){NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN};
   L->trained = hs_calloc(ndev, sizeof *L->trained);
   L->loss_sq = hs_calloc(ndev, sizeof *L->loss_sq);
   if (L->curve) {
@@ -111,6 +160,7 @@ hs_status sim_learn_create(const hs_scenario *sc, size_t ndev, sim_learn **out, 
   L->np = hs_learn_nparams(L->l);
   L->global = hs_malloc(L->np * sizeof *L->global);
   hs_learn_init_params(L->l, L->global);
+  learn_options(L);
   L->models = hs_calloc(ndev, sizeof *L->models);
   L->jobs = hs_calloc(ndev, sizeof *L->jobs);
   L->w = hs_calloc(ndev, sizeof *L->w);
@@ -150,6 +200,9 @@ void sim_learn_destroy(sim_learn *L) {
   hs_free(L->trained);
   hs_free(L->loss_sq);
   hs_free(L->global);
+  hs_learn_optstate_destroy(L->server);
+  hs_free(L->agg);
+  hs_free(L->pseudo);
   hs_learn_destroy(L->l);
   hs_free(L);
 }
@@ -168,7 +221,7 @@ hs_status sim_learn_fedavg(sim_learn *L, uint32_t round, const uint64_t *n, size
     if (L->curve) continue;
     if (!L->models[i]) L->models[i] = hs_malloc(L->np * sizeof(float));
     L->jobs[k] = (hs_learn_job){.participant = (unsigned)i, .draw = round, .samples = n[i],
-                                .start = L->global, .out = L->models[i]};
+                                .start = L->global, .out = L->models[i], .lr = current_lr(L)};
     k++;
   }
   L->samples_row += total;
@@ -180,22 +233,34 @@ hs_status sim_learn_fedavg(sim_learn *L, uint32_t round, const uint64_t *n, size
   if (k == 0) return HS_OK;
   hs_status st = hs_learn_train_many(L->l, L->jobs, k, err);
   if (st != HS_OK) return st;
+  double W = 0;
+  hs_learn_fedavg_weights(L->l, L->weighting, L->jobs, k, L->w);
   for (size_t j = 0; j < k; j++) {
     const hs_learn_job *jb = &L->jobs[j];
     L->mptr[j] = jb->out;
-    L->w[j] = (double)jb->samples;
+    if (jb->trained == 0) L->w[j] = 0; /* a dropped short job sent no update */
+    W += L->w[j];
     L->loss_sum += jb->loss_sum;
     L->loss_n += (double)jb->trained;
     L->trained[jb->participant] = jb->trained;
     L->loss_sq[jb->participant] = jb->loss_sq_sum;
   }
-  hs_learn_aggregate(L->l, L->mptr, L->w, k, L->global);
   L->fresh_losses = true;
+  /* every job dropped its only (short) batch: nothing was trained */
+  if (!(W > 0)) return HS_OK;
+  if (!L->server) {
+    hs_learn_aggregate(L->l, L->mptr, L->w, k, L->global);
+    return HS_OK;
+  }
+  hs_learn_aggregate(L->l, L->mptr, L->w, k, L->agg);
+  hs_learn_server_step(L->server, L->global, L->agg, L->np, L->pseudo);
   return HS_OK;
 }
 
 bool sim_learn_utilities(sim_learn *L, double *u, size_t ndev) {
-  if (L->curve || !L->fresh_losses) return false;
+  /* utility "samples": the controller keeps what its telemetry says */
+  if (L->curve || !L->fresh_losses || (L->spec->utility && !strcmp(L->spec->utility, "samples")))
+    return false;
   L->fresh_losses = false;
   for (size_t i = 0; i < ndev; i++)
     u[i] = L->trained[i] ? (double)L->trained[i] * sqrt(L->loss_sq[i] / (double)L->trained[i])
@@ -268,6 +333,10 @@ void sim_learn_ddp_step(sim_learn *L, size_t g, const size_t *ranks, const uint6
                            L->mean_loss, k);
   hs_ddp_grad_weights(L->bcol, k, 1, L->gw);
   hs_learn_grad_combine(L->combined, (const hs_learn_grad *const *)L->grads, L->gw, k);
+  double lr = current_lr(L);
+  if (L->spec->lr_scaling && !strcmp(L->spec->lr_scaling, "linear"))
+    lr *= (double)total / (double)L->sc->batch_size;
+  hs_learn_optstate_set_lr(L->gopt[g], lr);
   hs_learn_step(L->l, L->gopt[g], L->gmodel[g], L->combined);
   for (size_t j = 0; j < k; j++) {
     L->loss_sum += L->mean_loss[j] * (double)L->bcol[j];
@@ -313,7 +382,7 @@ hs_status sim_learn_async_arrival(sim_learn *L, size_t i, uint64_t n, double a, 
     return HS_OK;
   }
   hs_learn_job j = {.participant = (unsigned)i, .draw = L->updates[i]++, .samples = n,
-                    .start = L->snap[i], .out = L->tmp};
+                    .start = L->snap[i], .out = L->tmp, .lr = current_lr(L)};
   hs_status st = hs_learn_train(L->l, &j, err);
   if (st != HS_OK) return st;
   L->loss_sum += j.loss_sum;
@@ -340,6 +409,7 @@ static bool target_met(const hs_learning_spec *s, double loss, double acc) {
 void sim_learn_round_end(sim_learn *L, uint32_t round, bool last, double time_s, double energy_j,
                          hs_report *rep) {
   const hs_learning_spec *s = L->spec;
+  L->round = round + 1;
   if (!last && (round + 1) % s->eval_every != 0) return;
   double train = L->loss_n > 0 ? L->loss_sum / L->loss_n : NAN;
   if (L->curve) {
@@ -349,17 +419,30 @@ void sim_learn_round_end(sim_learn *L, uint32_t round, bool last, double time_s,
   } else {
     hs_learn_eval(L->l, L->global, s->eval_samples, &L->test_loss, &L->test_acc);
   }
-  if (!L->reached && target_met(s, L->test_loss, L->test_acc)) {
+  bool met = target_met(s, L->test_loss, L->test_acc);
+  if (!L->reached && met) {
     L->reached = true;
     L->res.time_to_target_s = time_s;
     L->res.energy_to_target_j = energy_j;
     L->res.rounds_to_target = (double)round + 1;
   }
+  if (met && !L->in_run) {
+    L->res.time_to_stable_target_s = time_s;
+    L->res.energy_to_stable_target_j = energy_j;
+    L->res.rounds_to_stable_target = (double)round + 1;
+  } else if (!met) {
+    L->res.time_to_stable_target_s = L->res.energy_to_stable_target_j = NAN;
+    L->res.rounds_to_stable_target = NAN;
+  }
+  L->in_run = met;
   L->res.final_test_loss = L->test_loss;
   L->res.final_test_accuracy = L->test_acc;
   if (rep) {
+    bool has_target = !isnan(s->target_loss) || !isnan(s->target_accuracy);
+    /* the rate of the round just evaluated (L->round counts it already) */
+    double lr = L->curve ? NAN : hs_learn_sched_lr(&L->sched, L->base_lr, round, L->sc->rounds);
     hs_learning_row row = {round, time_s, energy_j, L->samples_total, train, L->test_loss,
-                           L->test_acc};
+                           L->test_acc, lr, has_target ? (met ? 1.0 : 0.0) : NAN};
     hs_report_learning(rep, &row);
   }
   L->loss_sum = 0;

@@ -11,7 +11,7 @@
  *                 keep working)
  *   trace.json    (on request) Chrome trace event format, one track per device
  *   learning.csv  (when the run learns) round,time_s,energy_j,samples,train_loss,
- *                 test_loss,test_accuracy: one row per evaluation
+ *                 test_loss,test_accuracy,lr,target_met: one row per evaluation
  *
  * Rows stream to temporary files as the run produces them (memory does not grow
  * with rounds x devices); hs_report_commit renames every file into place only
@@ -71,6 +71,8 @@ typedef struct hs_learning_row {
   double time_s, energy_j;
   uint64_t samples;
   double train_loss, test_loss, test_accuracy;
+  double lr;          /* the learning rate of the round (schedule); NaN: curve mode */
+  double target_met;  /* 1 when this evaluation meets the target, 0 not; NaN: no target */
 } hs_learning_row;
 
 /* A named number for summary.json (key carries its unit, e.g. "makespan_s"). */

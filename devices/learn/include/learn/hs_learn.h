@@ -40,7 +40,7 @@
  *   hs_learn_train_many(l, j, 10, &err);
  *   double w[10] = {n_0, ..., n_9};
  *   hs_learn_aggregate(l, (const float *const *)m, w, 10, g);
- *   hs_learn_eval(l, g, 1000, &loss, &acc);
+ *   hs_learn_eval(l, g, 0, &loss, &acc);   (0: every held-out sample)
  */
 #ifndef HS_LEARN_H
 #define HS_LEARN_H
@@ -63,10 +63,19 @@ typedef enum hs_learn_opt_kind { HS_LEARN_SGD, HS_LEARN_MOMENTUM, HS_LEARN_ADAM 
  *             p -= lr (m / (1-b1^t)) / (sqrt(s / (1-b2^t)) + eps)  (m0 = s0 = 0)
  * computed in double from the float p, then rounded to float. Zero fields
  * take the defaults: lr the task's (mnist 0.1, era5 0.01, imdb 0.5), mu 0.9,
- * b1 0.9, b2 0.999, eps 1e-8. */
+ * b1 0.9, b2 0.999, eps 1e-8.
+ * Before the rule, in this order (PyTorch's: clip_grad_norm_ on the batch
+ * gradient, then the optimiser's coupled weight_decay):
+ *   clip_norm > 0     g *= min(1, clip_norm / ||g||_2), the norm over every
+ *                     parameter of the step's gradient (the global norm);
+ *   weight_decay > 0  g += weight_decay * p (L2, coupled: Adam sees it too).
+ * Both 0 (the default) = off, and the step is bitwise the plain rule. SGD on
+ * an embedding's rows steps only the rows a batch touched, so its decay is
+ * lazy there (the rows a batch did not touch are not decayed). */
 typedef struct hs_learn_opt {
   hs_learn_opt_kind kind;
   double lr, momentum, beta1, beta2, eps;
+  double weight_decay, clip_norm;
 } hs_learn_opt;
 /* Look an optimiser up by name ("sgd", "momentum", "adam"); -1 when unknown. */
 int hs_learn_opt_kind_find(const char *name);
@@ -80,8 +89,37 @@ void hs_learn_optstate_destroy(hs_learn_optstate *s);
 /* One step on the n parameters p with gradient g (the low-level form the
  * learner uses; exposed for tests and for callers with their own vectors). */
 void hs_learn_opt_apply(hs_learn_optstate *s, float *p, const double *g, size_t n);
+/* The rate of the following steps (a schedule's value for this round). */
+void hs_learn_optstate_set_lr(hs_learn_optstate *s, double lr);
+
+/* ------------------------------------------------- learning-rate schedule */
+/* lr(r) for round r = 0, 1, ... of R rounds, from the base rate b:
+ *   CONSTANT  b
+ *   STEP      b * gamma^floor(r / step_rounds)
+ *   COSINE    min_lr + (b - min_lr) (1 + cos(pi r / R)) / 2   (b at r = 0)
+ * then, when warmup_rounds = w > 0 and r < w, times (r + 1) / w (linear
+ * warm-up, Goyal et al.'s, by round). Zero fields: gamma 0.1, step_rounds 1. */
+typedef enum hs_learn_sched_kind { HS_LEARN_LR_CONSTANT, HS_LEARN_LR_STEP, HS_LEARN_LR_COSINE } hs_learn_sched_kind;
+typedef struct hs_learn_sched {
+  hs_learn_sched_kind kind;
+  uint32_t step_rounds, warmup_rounds;
+  double gamma, min_lr;
+} hs_learn_sched;
+int hs_learn_sched_kind_find(const char *name); /* "constant", "step", "cosine"; -1 */
+double hs_learn_sched_lr(const hs_learn_sched *s, double base, uint32_t round, uint32_t rounds);
 
 /* ---------------------------------------------------------------- learner */
+/* A job of n = q * batch + r samples (0 < r < batch) trains, in order:
+ *   KEEP   q batches of `batch` and one of r (what a plain data loader does:
+ *          PyTorch's DataLoader with drop_last=False, its default);
+ *   DROP   the q full batches only (drop_last=True); the r samples are not
+ *          trained and not counted in `trained`; n < batch trains nothing;
+ *   MERGE  q - 1 batches of `batch` and one of batch + r (the short tail
+ *          folded into the batch before it); n < batch is one batch of n.
+ * r = 0: all three are q full batches. */
+typedef enum hs_learn_last_batch { HS_LEARN_LAST_KEEP, HS_LEARN_LAST_DROP, HS_LEARN_LAST_MERGE } hs_learn_last_batch;
+int hs_learn_last_batch_find(const char *name); /* "keep", "drop", "merge"; -1 */
+
 typedef struct hs_learn_cfg {
   const char *task;      /* "mnist" | "era5" | "imdb" */
   const char *data;      /* file or folder; NULL = the task default (mnist:
@@ -89,13 +127,15 @@ typedef struct hs_learn_cfg {
                           * dataset-fashion-mnist; era5 and imdb need one) */
   size_t max_samples;    /* cap on training samples loaded; 0 = task default
                           * (mnist 20000, imdb 5000, era5 all rows) */
-  size_t max_held;       /* cap on held-out samples loaded; 0 = default (mnist
-                          * 1000 of t10k, imdb 500 of test/, else a tenth of the
-                          * training data, taken from its tail) */
+  size_t max_held;       /* cap on held-out samples loaded; 0 = all there are
+                          * (mnist: the 10000 of t10k, imdb: every review of
+                          * test/; without those files a tenth of the training
+                          * data, taken from its tail) */
   uint64_t seed;         /* model initialisation and every stream */
   size_t batch;          /* local minibatch, >= 1 */
   hs_learn_opt opt;
   unsigned threads;      /* worker threads for the *_many calls; 0 = 1 */
+  hs_learn_last_batch last_batch; /* a job's short last batch (below) */
 } hs_learn_cfg;
 
 /* Load the data and initialise the model. Bad input (unknown task, missing
@@ -153,8 +193,10 @@ typedef struct hs_learn_job {
   const float *start;    /* model it starts from (e.g. the version it downloaded) */
   float *out;            /* trained model, nparams (may not alias start) */
   hs_learn_optstate *opt;/* NULL: a fresh optimiser state for this job */
+  double lr;             /* > 0: the rate of this job's steps (a schedule's);
+                          * 0: the optimiser's */
   /* out */
-  size_t trained;        /* samples trained on (= samples) */
+  size_t trained;        /* samples trained on (= samples, less a dropped tail) */
   double loss_sum;       /* sum of the per-sample training losses seen */
   double loss_sq_sum;    /* sum of their squares (Oort's statistical utility:
                           * trained * sqrt(loss_sq_sum / trained)) */
@@ -173,6 +215,20 @@ hs_status hs_learn_train_many(hs_learner *l, hs_learn_job *jobs, size_t n, hs_er
  * of the models. */
 void hs_learn_aggregate(const hs_learner *l, const float *const *models, const double *w, size_t n,
                         float *out);
+/* FedAvg's weights w[k] of jobs[k], done: SAMPLES its `trained`, DATA the
+ * size of its participant's part (McMahan et al.'s n_k, Flower's default
+ * num_examples), UNIFORM 1. */
+typedef enum hs_learn_weighting { HS_LEARN_W_SAMPLES, HS_LEARN_W_DATA, HS_LEARN_W_UNIFORM } hs_learn_weighting;
+int hs_learn_weighting_find(const char *name); /* "samples", "data", "uniform"; -1 */
+void hs_learn_fedavg_weights(const hs_learner *l, hs_learn_weighting kind, const hs_learn_job *jobs, size_t n,
+                             double *w);
+/* Server optimiser (Reddi et al., "Adaptive Federated Optimization"): one
+ * step of s on global along the pseudo-gradient global - aggregate (computed
+ * in double). s MOMENTUM with lr eta is FedAvgM (Hsu et al.: v = mu v + d,
+ * x -= eta v; with eta = 1 its first step lands on the aggregate, bitwise:
+ * v = d); s ADAM is FedAdam
+ * (with Adam's bias correction; eps plays Reddi's tau). scratch: n doubles. */
+void hs_learn_server_step(hs_learn_optstate *s, float *global, const float *aggregate, size_t n, double *scratch);
 /* FedAsync mixing: global = (1 - a) * global + a * model, a in [0, 1]. */
 void hs_learn_mix(const hs_learner *l, float *global, const float *model, double a);
 
@@ -198,8 +254,9 @@ hs_learn_optstate *hs_learn_optstate_for(const hs_learner *l);
 
 /* ------------------------------------------------------------- evaluation */
 /* Mean loss and accuracy (fraction of correct argmax / sign; NAN for
- * regression) of params on the first n held-out samples (0 or more than there
- * are: all). Computed in chunks of fixed size summed in order, so the thread
+ * regression) of params on the first n held-out samples (0: all; n must not
+ * exceed hs_learn_held_count, asserted: callers check it with the input, so
+ * nothing is clamped silently). Computed in chunks of fixed size summed in order, so the thread
  * count does not change it. */
 void hs_learn_eval(hs_learner *l, const float *params, size_t n, double *loss, double *accuracy);
 

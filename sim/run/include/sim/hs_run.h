@@ -70,6 +70,9 @@ typedef struct hs_summary {
    * learning mode is not off; NAN when not reached or not evaluated. */
   double time_to_target_s, energy_to_target_j, rounds_to_target;
   double final_test_loss, final_test_accuracy;
+  /* ...and the first evaluation after which every evaluation met the target
+   * (NAN when the last one missed it): accuracy stays above from there. */
+  double time_to_stable_target_s, energy_to_stable_target_j, rounds_to_stable_target;
   /* Whole-system energy (issue 17), group "system": when the regime reports
    * it (regime "fl"). system = energy_j + server + aggregators + network. */
   double energy_server_j, energy_network_j, energy_aggregators_j, energy_system_j;

@@ -82,7 +82,7 @@ typedef struct hs_learning_spec {
   char *optimizer;         /* "sgd" | "momentum" | "adam" */
   double lr;               /* > 0; 0 = the task's default rate */
   uint32_t eval_every;     /* evaluate every k rounds (and after the last) */
-  uint32_t eval_samples;   /* held-out samples per evaluation (0: all loaded) */
+  uint32_t eval_samples;   /* held-out samples per evaluation (0: all there are) */
   uint32_t max_samples;    /* training samples loaded (0: the task default) */
   double target_loss;      /* NAN: none */
   double target_accuracy;  /* NAN: none */
@@ -91,6 +91,23 @@ typedef struct hs_learning_spec {
                               first device entry whose profile has one) */
   const double *curve_samples, *curve_loss; /* curve: resolved (owned by a profile) */
   size_t curve_points;
+  /* Training options (issue 25; real mode only, sim/doc/findings/learning.md). */
+  char *weights;           /* FedAvg weights: "samples" | "data" | "uniform" */
+  char *last_batch;        /* a short last local batch: "keep" | "drop" | "merge" */
+  char *lr_schedule;       /* "constant" | "step" | "cosine" (by round) */
+  uint32_t lr_step_rounds; /* step: rounds between drops */
+  double lr_gamma;         /* step: factor per drop */
+  double lr_min;           /* cosine: the rate it ends at */
+  uint32_t lr_warmup_rounds; /* linear warm-up rounds (0: none) */
+  char *lr_scaling;        /* DDP steps: "none" | "linear" (lr x union batch / batch_size) */
+  double weight_decay;     /* coupled L2 (0: off) */
+  double clip_norm;        /* gradient clipping by global norm (0: off) */
+  char *server_optimizer;  /* FedAvg rounds: "none" | "fedavgm" | "fedadam" */
+  double server_lr;        /* its rate (eta) */
+  double server_momentum;  /* fedavgm: mu; fedadam: beta1 */
+  char *utility;           /* what the controller is told (oort): "loss" (each
+                              device's loss statistic) | "samples" (none: the
+                              samples it trained, what a meter alone sees) */
 } hs_learning_spec;
 
 typedef struct hs_scenario {
