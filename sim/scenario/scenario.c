@@ -143,6 +143,20 @@ static hs_status parse_telemetry(ctx *c, const cJSON *root) {
   return HS_OK;
 }
 
+/* "report": what the outputs carry beyond the figures every run reports. */
+static hs_status parse_report(ctx *c, const cJSON *root) {
+  const cJSON *r = scn_member(root, "report");
+  if (!r) return HS_OK;
+  size_t m0 = sim_jpath_key(&c->path, "report");
+  hs_status st;
+  static const char *const keys[] = {"meter_scopes", NULL};
+  if ((st = scn_need_object(c, r)) || (st = scn_check_keys(c, r, keys)) ||
+      (st = scn_get_bool(c, r, "meter_scopes", false, &c->s->pub.report_meter_scopes)))
+    return st;
+  sim_jpath_pop(&c->path, m0);
+  return HS_OK;
+}
+
 static hs_status parse_root(ctx *c, const cJSON *root) {
   sim_scn *s = c->s;
   hs_scenario *sc = &s->pub;
@@ -151,7 +165,8 @@ static hs_status parse_root(ctx *c, const cJSON *root) {
   static const char *const keys[] = {
       "name",       "description", "seed",   "task",    "model_bytes", "rounds",
       "samples_per_round", "batch_size", "regime", "policy",  "devices",     "network",
-      "telemetry",  "switch_off_unselected", "learning", "topology", "model", "dynamics", NULL};
+      "telemetry",  "switch_off_unselected", "learning", "topology", "model", "dynamics",
+      "report", NULL};
   if ((st = scn_check_keys(c, root, keys))) return st;
   double seed, rounds, spr, batch;
   if ((st = scn_get_str(c, root, "name", false, NULL, &sc->name))) return st;
@@ -182,7 +197,8 @@ static hs_status parse_root(ctx *c, const cJSON *root) {
   if ((st = scn_parse_network(c, root)) || (st = scn_parse_devices(c, root)) ||
       (st = scn_parse_topology(c, root)) ||
       (st = scn_parse_regime(c, root)) || (st = parse_policy(c, root)) ||
-      (st = parse_telemetry(c, root)) || (st = scn_parse_dynamics(c, root)))
+      (st = parse_telemetry(c, root)) || (st = parse_report(c, root)) ||
+      (st = scn_parse_dynamics(c, root)))
     return st;
   /* Every participant gets at least min_samples, so the budget must cover them. */
   uint64_t min_samples = hs_policy_config_min_samples(&sc->policy);

@@ -79,6 +79,10 @@ char *hs_scenario_to_json(const hs_scenario *sc) {
   add_num(tel, "time_noise", sc->telemetry_time_noise);
   add_num(tel, "energy_noise", sc->telemetry_energy_noise);
   if (!cJSON_AddBoolToObject(root, "switch_off_unselected", sc->switch_off_unselected)) abort();
+  /* Printed only when on: the resolved scenario (and run_identity) of every
+   * run without it keeps its bytes. */
+  if (sc->report_meter_scopes && !cJSON_AddBoolToObject(add_obj(root, "report"), "meter_scopes", 1))
+    abort();
   scn_print_learning(sc, root);
   scn_print_dynamics(sc, root);
   char *text = cJSON_Print(root);

@@ -59,8 +59,10 @@ enum { HS_METRIC_HIGHER_BETTER = 32u };
  * sweep writes its header). Outputs of runs that do not report the group
  * keep their bytes. Which groups a run of a scenario reports is
  * hs_metric_run_groups: a regime names its group in its descriptor
- * (sim_regime.metric_group), and "learning" is reported by scenarios with a
- * learning block. A group is a name in table lines, nothing else. */
+ * (sim_regime.metric_group), "learning" is reported by scenarios with a
+ * learning block and "meter" (the meter scopes of the energy) by scenarios
+ * with report.meter_scopes true. A group is a name in table lines, nothing
+ * else. */
 /* Statistics over the seeds of a sweep point (bits of hs_metric.stats),
  * printed in this order. */
 enum {
@@ -154,12 +156,14 @@ bool hs_metric_reported(const hs_summary *s, const char *group);
 /* Who reports m's group, as the end of a sentence "it needs ...": for a
  * group named by regime descriptors, 'regime "fl", whose runs report it'
  * (every such regime, registry order); for "learning", 'a scenario with a
- * learning section'. Writes into buf (cap bytes) and returns the length;
- * 0 (buf "") when m has no group: every run reports it. */
+ * learning section'; for "meter", 'a scenario with report.meter_scopes
+ * true (...)'. Writes into buf (cap bytes) and returns the length; 0 (buf
+ * "") when m has no group: every run reports it. */
 size_t hs_metric_needs(const hs_metric *m, char *buf, size_t cap);
 /* The groups a run of sc reports (bits of hs_summary.metric_groups): its
- * regime's metric_group, and "learning" when sc has a learning block. hs_run
- * stores it in the summary; a sweep ORs it over its points. */
+ * regime's metric_group, "learning" when sc has a learning block, "meter"
+ * when sc->report_meter_scopes. hs_run stores it in the summary; a sweep ORs
+ * it over its points. */
 unsigned hs_metric_run_groups(const hs_scenario *sc);
 /* The groups some run of the sweep in this process reports: their metrics
  * are its columns. hs_sweep_create sets it before writing a header (one

@@ -69,6 +69,12 @@ typedef struct hs_summary {
   /* Whole-system energy (issue 17), group "system": when the regime reports
    * it (regime "fl"). system = energy_j + server + aggregators + network. */
   double energy_server_j, energy_network_j, energy_aggregators_j, energy_system_j;
+  /* Meter scopes (issue 25), group "meter": when the scenario asks
+   * (report.meter_scopes). Wall is energy_j; idle_baseline = sum over devices
+   * of idle power x seconds on; above_idle = energy_j - idle_baseline (to
+   * rounding); training = what the devices' meters reported to the
+   * controller (before telemetry noise), <= energy_j per device. */
+  double energy_above_idle_j, energy_idle_baseline_j, energy_training_j;
 } hs_summary;
 
 /* Runs sc. With opts->out_dir: refuses (HS_ESTATE) a folder whose
