@@ -2,6 +2,7 @@
 # run/compare CLI cases and the golden outputs of the shipped scenarios.
 hs_add_test(NAME run SOURCES unit/test_run.c LIBS hetsim::sim hetsim::traces TIMEOUT 300)
 hs_add_test(NAME run_outputs SOURCES unit/test_run_outputs.c LIBS hetsim::sim hetsim::traces TIMEOUT 300)
+hs_add_test(NAME meter SOURCES unit/test_meter.c LIBS hetsim::sim hetsim::traces TIMEOUT 300)
 hs_add_test(NAME run_memory SOURCES unit/test_run_memory.c LIBS hetsim::sim TIMEOUT 60)
 hs_add_test(NAME regime_fl SOURCES unit/test_regime_fl.c LIBS hetsim::sim hetsim::traces TIMEOUT 120)
 

@@ -10,7 +10,9 @@
  * Invariants of a loaded profile (asserted on use, enforced at load): every
  * number is finite and in its documented range, task names are unique, loss
  * curves have samples strictly ascending, and a task that claims
- * energy_measured has a provenance that is not "estimated". An optional
+ * energy_measured has a provenance that is neither "estimated" nor
+ * "hypothetical" (a made-up board for a what-if, never an estimate of a real
+ * one: its sources say how its figures were chosen). An optional
  * thermal block (hs_thermal_profile) has 2..16 levels, level 0 at speed 1 and
  * busy factor 1, trip and recover points ascending, recover < trip, sources.
  *
@@ -170,7 +172,7 @@ static bool date_ok(const char *s) {
   return mo >= 1 && mo <= 12 && d >= 1 && d <= 31;
 }
 
-static const char *const prov_kinds[] = {"estimated", "measured", "mixed", NULL};
+static const char *const prov_kinds[] = {"estimated", "measured", "mixed", "hypothetical", NULL};
 
 /* Validate a provenance object; *kind_out receives a static kind string. */
 static hs_status check_provenance(const dev_ctx *c, const cJSON *v, const char *path,
@@ -189,13 +191,17 @@ static hs_status check_provenance(const dev_ctx *c, const cJSON *v, const char *
   const char *kind = NULL;
   for (const char *const *k = prov_kinds; *k; k++)
     if (strcmp(m->valuestring, *k) == 0) kind = *k;
-  if (!kind) return fail(c, HS_EINVAL, sub, "must be one of estimated, measured, mixed");
+  if (!kind)
+    return fail(c, HS_EINVAL, sub, "must be one of estimated, measured, mixed, hypothetical");
   bool measured = strcmp(kind, "measured") == 0;
+  bool made_up = strcmp(kind, "hypothetical") == 0; /* no board: nothing was measured */
 
   if ((st = get(c, v, path, "sources", !measured, &m))) return st;
   if (m) {
     hs_json_join(c, sub, path, "sources");
     if (!cJSON_IsArray(m)) return fail(c, HS_ETYPE, sub, "must be an array of strings");
+    if (!m->child && made_up)
+      return fail(c, HS_EINVAL, sub, "must say how the hypothetical figures were chosen");
     if (!m->child && !measured)
       return fail(c, HS_EINVAL, sub, "must name at least one public figure for an estimate");
     size_t i = 0;
@@ -214,6 +220,7 @@ static hs_status check_provenance(const dev_ctx *c, const cJSON *v, const char *
     if (!m->valuestring[0]) return fail(c, HS_EINVAL, sub, "must not be empty");
     if (strcmp(kind, "estimated") == 0)
       return fail(c, HS_EINVAL, sub, "an estimated profile has no sensor (use kind mixed or measured)");
+    if (made_up) return fail(c, HS_EINVAL, sub, "a hypothetical profile has no sensor");
   }
   static const char *const strings[] = {"covers", "kernel", "notes", NULL};
   for (const char *const *k = strings; *k; k++) {
@@ -331,6 +338,8 @@ static hs_status check_task(const dev_ctx *c, const cJSON *v, const char *path, 
     if ((st = hs_json_bool(c, m, sub, &t->energy_measured))) return st;
     if (t->energy_measured && strcmp(kind, "estimated") == 0)
       return fail(c, HS_EINVAL, sub, "is true but the provenance in force is \"estimated\"");
+    if (t->energy_measured && strcmp(kind, "hypothetical") == 0)
+      return fail(c, HS_EINVAL, sub, "is true but the provenance in force is \"hypothetical\"");
   }
   if ((st = get(c, v, path, "loss_curve", false, &m))) return st;
   if (m) {

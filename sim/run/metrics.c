@@ -116,6 +116,16 @@ static const hs_metric table[] = {
      F64(energy_aggregators_j), SYS, HS_STAT_ALL, {0}, .group = "system"},
     {"energy_system_j", "J", "energy_j + server + aggregators + network",
      F64(energy_system_j), SYS, HS_STAT_ALL, {0}, .group = "system"},
+    /* Meter scopes (issue 25): when the scenario asks (report.meter_scopes);
+     * wall is energy_j. */
+    {"energy_above_idle_j", "J", "energy_j minus each device's idle power x its seconds on",
+     F64(energy_above_idle_j), ALL, HS_STAT_ALL,
+     {"above_idle_kj", 13, 3, 1e3, "energy_above_idle_j"}, .group = "meter"},
+    {"energy_idle_baseline_j", "J", "each device's idle power x its seconds on, summed",
+     F64(energy_idle_baseline_j), SYS, HS_STAT_ALL, {0}, .group = "meter"},
+    {"energy_training_j", "J", "training energy the devices' meters reported (before noise)",
+     F64(energy_training_j), ALL, HS_STAT_ALL, {"training_kj", 11, 3, 1e3, "energy_training_j"},
+     .group = "meter"},
     /* A regime's own figures (its summary_fields hook names them), in the
      * order it reports them: summary.json lists them so. */
     {"mean_staleness_versions", "1", "mean staleness of the updates that arrived (versions)", REP,
@@ -258,6 +268,7 @@ unsigned hs_metric_run_groups(const hs_scenario *sc) {
   const sim_regime *rg = sim_regime_find(sc->regime.kind);
   unsigned g = rg && rg->metric_group ? hs_metric_group(rg->metric_group) : 0;
   if (sc->learning) g |= hs_metric_group("learning"); /* learning in the loop: the block */
+  if (sc->report_meter_scopes) g |= hs_metric_group("meter"); /* asked for: the key */
   return g;
 }
 
@@ -268,6 +279,10 @@ size_t hs_metric_needs(const hs_metric *m, char *buf, size_t cap) {
   /* The learning group comes from the scenario's block (hs_metric_run_groups). */
   if (!strcmp(m->group, "learning"))
     return (size_t)snprintf(buf, cap, "a scenario with a learning section");
+  if (!strcmp(m->group, "meter"))
+    return (size_t)snprintf(buf, cap, "%s",
+                            "a scenario with report.meter_scopes true "
+                            "(--set 'report={\"meter_scopes\":true}')");
   size_t nr = 0;
   for (size_t i = 0; i < sim_regime_count(); i++) {
     const sim_regime *rg = sim_regime_at(i);

@@ -205,6 +205,7 @@ static bool round_measure(sim_run *r, double now, round_totals *t) {
       return false;
     }
     if (!meter) m.train_j = d.energy_j[HS_POWER_BUSY];
+    if (n > 0) r->train_j_sum += m.train_j; /* the training-only meter scope */
     energy += e;
     if (wait > max_wait) max_wait = wait;
     if (n > 0) {
@@ -397,6 +398,31 @@ static hs_status check_model_fits(const hs_scenario *sc, hs_error *err) {
   return st;
 }
 
+/* The meter scopes (group "meter"): the idle baseline is each device's idle
+ * power times the seconds it was on (busy, comm or idle); above-idle is, per
+ * device and state, the state's energy minus that baseline share, so wall =
+ * above-idle + baseline to rounding; training-only is what the meters
+ * reported (round_measure). Idle power never changes during a run (dynamics
+ * and DVFS move the busy power only), so the baseline is one product. */
+static void meter_scopes(const sim_run *r, double end, hs_summary *s) {
+  if (!r->sc->report_meter_scopes) { /* not reported: NAN, as every group's figures */
+    s->energy_idle_baseline_j = s->energy_above_idle_j = s->energy_training_j = NAN;
+    return;
+  }
+  double base = 0, above = 0;
+  for (size_t i = 0; i < r->ndev; i++) {
+    double w = hs_ledger_get_power_of(r->ledger, i, HS_POWER_IDLE);
+    for (int st = HS_POWER_BUSY; st < HS_POWER_OFF; st++) {
+      double on_j = w * hs_ledger_time_in(r->ledger, i, (hs_power_state)st, end);
+      base += on_j;
+      above += hs_ledger_energy(r->ledger, i, (hs_power_state)st, end) - on_j;
+    }
+  }
+  s->energy_idle_baseline_j = base;
+  s->energy_above_idle_j = above;
+  s->energy_training_j = r->train_j_sum;
+}
+
 static void run_free(sim_run *r) {
   if (r->regime && r->regime->teardown) r->regime->teardown(r);
   hs_report_abort(r->report);
@@ -545,6 +571,7 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
       sc->dynamics && r->cv_count > 1 ? r->cv_adapted_sum / (r->cv_count - 1) : NAN;
   double idle_s = 0;
   for (size_t i = 0; i < r->ndev; i++) idle_s += hs_ledger_time_in(r->ledger, i, HS_POWER_IDLE, end);
+  meter_scopes(r, end, &sum);
   sum.wait_fraction = end > 0 ? idle_s / ((double)r->ndev * end) : 0;
   sum.controller_overhead_fraction =
       r->measure_overhead && end > 0 ? r->controller_wall_s / end : NAN;

@@ -66,6 +66,7 @@
   X(model)               \
   X(telemetry)           \
   X(switch_off)          \
+  X(report)              \
   X(learning)            \
   X(dynamics)            \
   X(budget)              \

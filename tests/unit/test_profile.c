@@ -233,6 +233,30 @@ Test(profile, rejects_bad_values) {
   reject("\"tasks\": {", "\"tasks\": {}, \"t\": {", HS_EKEY, "t: unknown key");
 }
 
+/* A hypothetical profile (a made-up board for a what-if) loads and says so;
+ * it says how its figures were chosen, and claims no sensor and no measured
+ * energy, as an estimate does not. */
+Test(profile, hypothetical_kind_is_its_own) {
+  char *text = edit("\"kind\": \"estimated\", \"sources\": [\"a public figure\"]",
+                    "\"kind\": \"hypothetical\", \"sources\": [\"chosen for a what-if\"]");
+  hs_error err = {0};
+  hs_profile *p = hs_profile_parse(text, "hypo.json", &err);
+  cr_assert_not_null(p, "%s", err.msg);
+  cr_expect_str_eq(hs_profile_provenance_kind(p), "hypothetical");
+  cr_expect_str_eq(hs_profile_task_provenance_kind(p, "mnist"), "hypothetical");
+  hs_profile_destroy(p);
+  hs_free(text);
+  reject("\"kind\": \"estimated\", \"sources\": [\"a public figure\"]",
+         "\"kind\": \"hypothetical\", \"sources\": []", HS_EINVAL,
+         "provenance.sources: must say how the hypothetical figures were chosen");
+  reject("\"kind\": \"estimated\", \"sources\": [\"a public figure\"]",
+         "\"kind\": \"hypothetical\", \"sources\": [\"x\"], \"sensor\": \"rapl\"", HS_EINVAL,
+         "provenance.sensor: a hypothetical profile has no sensor");
+  reject("\"kind\": \"mixed\", \"sources\": [\"x\"], \"sensor\": \"ina219\"",
+         "\"kind\": \"hypothetical\", \"sources\": [\"x\"]", HS_EINVAL,
+         "tasks.era5.energy_measured: is true but the provenance in force is \"hypothetical\"");
+}
+
 Test(profile, rejects_empty_tasks) {
   hs_error err = {0};
   const char *text =

@@ -77,7 +77,8 @@ const char *hs_profile_board(const hs_profile *p); /* human-readable board */
 const char *hs_profile_arch(const hs_profile *p);  /* uname -m: aarch64, riscv64, x86_64, ... */
 const char *hs_profile_cpu(const hs_profile *p);   /* "cpu" */
 const char *hs_profile_origin(const hs_profile *p); /* the path (or origin) it was loaded from */
-/* "estimated" | "measured" | "mixed" (the top-level provenance). */
+/* "estimated" | "measured" | "mixed" | "hypothetical" (the top-level
+ * provenance; hypothetical: a made-up board for a what-if scenario). */
 const char *hs_profile_provenance_kind(const hs_profile *p);
 /* Provenance kind in force for one task: its own when it has one, else the
  * profile's. NULL when the profile does not carry `task`. */

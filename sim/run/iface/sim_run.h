@@ -130,6 +130,7 @@ struct sim_run {
   double cv_adapted_sum;   /* compute_cv of the rounds after the first */
   struct sim_learn *learn; /* learning in the loop (sim_learning.h); NULL: off */
   double energy_cum_j;     /* energy of every device from t = 0 to the last round end */
+  double train_j_sum;      /* the meters' training energy (noiseless), every round and device */
 };
 
 /* --- device accessors ------------------------------------------------------ */

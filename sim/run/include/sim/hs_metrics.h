@@ -51,7 +51,7 @@ enum { HS_METRIC_JSON = 1u, HS_METRIC_SWEEP = 2u, HS_METRIC_COMPARE = 4u };
 /* The most HS_METRIC_SWEEP metrics the table may hold: a sweep row keeps
  * room for them (hs_sweep.h: HS_SWEEP_NMETRICS). Raise it when the table
  * outgrows it (asserted in metrics.c). */
-#define HS_METRIC_SWEEP_MAX 48
+#define HS_METRIC_SWEEP_MAX 64
 /* With HS_METRIC_JSON: left out of summary.json when NaN (a metric only some
  * scenarios compute, so that the others' summaries stay as they were). */
 enum { HS_METRIC_JSON_IF_SET = 16u };
@@ -66,11 +66,12 @@ enum { HS_METRIC_HIGHER_BETTER = 32u };
  * sweep writes its header). Outputs of runs that do not report the group
  * keep their bytes. Which groups a run of a scenario reports is
  * hs_metric_run_groups: a regime names its group in its descriptor
- * (sim_regime.metric_group), and "learning" is reported by scenarios with a
- * learning block. A group is a name in table lines, nothing else; its lines
- * are adjacent (asserted), and its bit is its rank among the groups in table
- * order. A regime's own figures ("agc", "fsdp", "fedasync") are such a group
- * of HS_METRIC_REPORTED lines. */
+ * (sim_regime.metric_group), "learning" is reported by scenarios with a
+ * learning block and "meter" (the meter scopes of the energy) by scenarios
+ * with report.meter_scopes true. A group is a name in table lines, nothing
+ * else; its lines are adjacent (asserted), and its bit is its rank among the
+ * groups in table order. A regime's own figures ("agc", "fsdp", "fedasync")
+ * are such a group of HS_METRIC_REPORTED lines. */
 /* Statistics over the seeds of a sweep point (bits of hs_metric.stats),
  * printed in this order. */
 enum {
@@ -124,7 +125,7 @@ typedef struct hs_metric {
 
 /* Room in fixed arrays (a sweep row keeps HS_SWEEP_NMETRICS sweep metrics,
  * see hs_sweep.h); the table may not outgrow either (asserted). */
-#define HS_METRIC_MAX 56
+#define HS_METRIC_MAX 80
 
 size_t hs_metric_count(void);
 const hs_metric *hs_metric_at(size_t i);
@@ -165,12 +166,14 @@ bool hs_metric_reported(const hs_summary *s, const char *group);
 /* Who reports m's group, as the end of a sentence "it needs ...": for a
  * group named by regime descriptors, 'regime "fl", whose runs report it'
  * (every such regime, registry order); for "learning", 'a scenario with a
- * learning section'. Writes into buf (cap bytes) and returns the length;
- * 0 (buf "") when m has no group: every run reports it. */
+ * learning section'; for "meter", 'a scenario with report.meter_scopes
+ * true (...)'. Writes into buf (cap bytes) and returns the length; 0 (buf
+ * "") when m has no group: every run reports it. */
 size_t hs_metric_needs(const hs_metric *m, char *buf, size_t cap);
 /* The groups a run of sc reports (bits of hs_summary.metric_groups): its
- * regime's metric_group, and "learning" when sc has a learning block. hs_run
- * stores it in the summary; a sweep ORs it over its points. */
+ * regime's metric_group, "learning" when sc has a learning block, "meter"
+ * when sc->report_meter_scopes. hs_run stores it in the summary; a sweep ORs
+ * it over its points. */
 unsigned hs_metric_run_groups(const hs_scenario *sc);
 /* The groups some run of the sweep in this process reports: their metrics
  * are its columns. hs_sweep_create sets it before writing a header (one

@@ -43,7 +43,7 @@ const char *hs_version(void);
 
 /* Room for the metric table's lines in hs_summary.reported (asserted in
  * metrics.c). */
-#define HS_SUMMARY_REPORTED_MAX 56
+#define HS_SUMMARY_REPORTED_MAX 80
 
 /* The figures of a run. Which of them summary.json, a sweep and compare show,
  * under which names, is the metric table (hs_metrics.h, sim/run/metrics.c). */
@@ -76,6 +76,12 @@ typedef struct hs_summary {
   /* Whole-system energy (issue 17), group "system": when the regime reports
    * it (regime "fl"). system = energy_j + server + aggregators + network. */
   double energy_server_j, energy_network_j, energy_aggregators_j, energy_system_j;
+  /* Meter scopes (issue 25), group "meter": when the scenario asks
+   * (report.meter_scopes). Wall is energy_j; idle_baseline = sum over devices
+   * of idle power x seconds on; above_idle = energy_j - idle_baseline (to
+   * rounding); training = what the devices' meters reported to the
+   * controller (before telemetry noise), <= energy_j per device. */
+  double energy_above_idle_j, energy_idle_baseline_j, energy_training_j;
   /* A regime's own figures, reported by name (its summary_fields hook) and
    * kept by metric: reported[i] is the value of metric table line i when that
    * line is a reported one (HS_METRIC_REPORTED, hs_metrics.h); NAN when the

@@ -21,6 +21,7 @@
  *   network.server: the only link when there is exactly one (required otherwise)
  *   network.links.<name>.latency_ms: 0
  *   telemetry.time_noise, telemetry.energy_noise: 0;  switch_off_unselected: false
+ *   report.meter_scopes: false
  * Required: model_bytes, rounds, samples_per_round, devices, network.links. */
 #ifndef HS_SCENARIO_H
 #define HS_SCENARIO_H
@@ -131,6 +132,7 @@ typedef struct hs_scenario {
   double telemetry_time_noise;   /* relative sd of reported time (0: exact) */
   double telemetry_energy_noise; /* relative sd of reported energy (0: exact) */
   bool switch_off_unselected;    /* oort: unselected devices switch off for the round */
+  bool report_meter_scopes;      /* report.meter_scopes: the "meter" metric group (hs_metrics.h) */
   struct hs_dynamics *dynamics;  /* the "dynamics" block (sim/run/iface/dyn.h); NULL: none */
   hs_learning_spec *learning;    /* NULL: learning off */
 } hs_scenario;
