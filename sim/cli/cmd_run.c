@@ -185,12 +185,21 @@ int hs_cmd_run(int argc, char **argv) {
     if (hs_metric_reported(&s, "learning"))
       printf("stable_target  %.3f s, %.0f rounds (every evaluation from there met the target)\n",
              s.time_to_stable_target_s, s.rounds_to_stable_target);
-    printf("outputs        %s/{summary.json,rounds.csv,devices.csv%s%s}\n", out_dir,
-           o.trace ? ",trace.json" : "", hs_metric_reported(&s, "learning") ? ",learning.csv" : "");
+    /* What this run wrote: the folder holds exactly its files now. */
+    const char *names[32];
+    size_t nn = hs_run_output_files(names, 32);
+    printf("outputs        %s/{", out_dir);
+    for (size_t i = 0, k = 0; i < nn && i < 32; i++) {
+      char *p = hs_path_join(out_dir, names[i]);
+      if (access(p, F_OK) == 0) printf("%s%s", k++ ? "," : "", names[i]);
+      hs_free(p);
+    }
+    printf("}\n");
   }
   if (*tmp_dir) {
-    static const char *const files[] = {"summary.json", "rounds.csv", "devices.csv", "trace.json"};
-    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+    const char *files[32];
+    size_t nf = hs_run_output_files(files, 32);
+    for (size_t i = 0; i < nf && i < 32; i++) {
       char *p = hs_path_join(tmp_dir, files[i]);
       remove(p);
       hs_free(p);

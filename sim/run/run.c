@@ -218,6 +218,11 @@ static bool round_measure(sim_run *r, double now, round_totals *t) {
     r->tele[i].samples = (int64_t)n;
     r->tele[i].time_s = n ? noisy(r, i, m.train_s, sc->telemetry_time_noise) : 0.0;
     r->tele[i].energy_j = n ? noisy(r, i, m.train_j, sc->telemetry_energy_noise) : 0.0;
+    if (r->report && !r->agg) {
+      hs_telemetry_row tr = {r->round, sim_dev_name(r, i), r->tele[i].time_s, r->tele[i].energy_j,
+                             (uint64_t)r->tele[i].samples};
+      hs_report_telemetry(r->report, &tr);
+    }
     if (r->agg) {
       sim_devagg_add(r->agg, i, n, busy, comm, wait, e);
     } else if (r->report) {
@@ -528,6 +533,9 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
     for (size_t k = 0; k < sim_regime_count(); k++)
       if (sim_regime_at(k)->csv) hs_report_optional(r->report, sim_regime_at(k)->csv->file);
     if (r->learn && (st = hs_report_learning_open(r->report, err)) != HS_OK) goto done;
+    /* What the controller saw, beside devices.csv (not above the device
+     * threshold: one row per device and round, as devices.csv). */
+    if (!r->agg && (st = hs_report_telemetry_open(r->report, err)) != HS_OK) goto done;
     for (size_t i = 0; i < r->ndev && hs_report_tracing(r->report); i++)
       if (!r->span[i].untraced) hs_report_track(r->report, (uint32_t)i, sim_dev_name(r, i));
   }

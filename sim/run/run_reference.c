@@ -98,3 +98,23 @@ void hs_reference_metrics(FILE *f) {
     fputs(" |\n", f);
   }
 }
+
+size_t hs_run_output_files(const char **names, size_t cap) {
+  size_t n = 0;
+#define ADD(name)              \
+  do {                         \
+    if (n < cap) names[n] = (name); \
+    n++;                       \
+  } while (0)
+  ADD("summary.json");
+  ADD("trace.json");
+  for (size_t i = 0; i < hs_report_table_count(); i++) ADD(hs_report_table_at(i)->file);
+  for (size_t i = 0; i < sim_regime_count(); i++) {
+    const sim_regime *rg = sim_regime_at(i);
+    bool seen = false;
+    for (size_t j = 0; j < i && !seen; j++) seen = sim_regime_at(j)->csv == rg->csv;
+    if (rg->csv && !seen) ADD(rg->csv->file);
+  }
+#undef ADD
+  return n;
+}

@@ -112,12 +112,28 @@ static const hs_csv_table profiles_csv = {
     "device_profiles.csv",
     "Instead of devices.csv above `--devices-threshold` devices; one row per round and profile.",
     HS_COLUMNS(profile_cols)};
+static const hs_column telemetry_cols[] = {
+    {"round", "1", "the round the controller saw", COL(hs_telemetry_row, round, HS_COL_U32)},
+    {"device", "", "the device's name", COL(hs_telemetry_row, device, HS_COL_STR)},
+    {"time_s", "s", "training time its meter reported (telemetry noise included; 0: no samples)",
+     COL(hs_telemetry_row, time_s, HS_COL_F64)},
+    {"energy_j", "J", "training energy its meter reported (the controller's view, not the "
+     "device's whole energy of devices.csv)", COL(hs_telemetry_row, energy_j, HS_COL_F64)},
+    {"samples", "1", "samples it trained in the round", COL(hs_telemetry_row, samples, HS_COL_U64)},
+};
+
+static const hs_csv_table telemetry_csv = {
+    "telemetry.csv",
+    "Runs with devices.csv; one row per device and round: what the controller saw, in the "
+    "format `hetsim replay` reads.",
+    HS_COLUMNS(telemetry_cols)};
+
 static const hs_csv_table learning_csv = {
     "learning.csv", "Runs that learn (a learning block); one row per evaluation.",
     HS_COLUMNS(learning_cols)};
 
 static const hs_csv_table *const files[] = {&rounds_csv, &devices_csv, &profiles_csv,
-                                            &learning_csv};
+                                            &learning_csv, &telemetry_csv};
 
 size_t hs_report_table_count(void) { return sizeof files / sizeof files[0]; }
 const hs_csv_table *hs_report_table_at(size_t i) { return files[i]; }
@@ -127,6 +143,7 @@ struct hs_report {
   char *made; /* the topmost folder hs_report_open created (NULL: none): removed on abort */
   hs_outfile *rounds, *devices, *trace;
   FILE *learning; /* learning.csv (one of the extras), when the run learns */
+  FILE *telemetry; /* telemetry.csv (one of the extras), with devices.csv */
   hs_outfile *extra[HS_REPORT_EXTRA_MAX];
   char *xname[HS_REPORT_EXTRA_MAX]; /* the extras' names in the folder */
   size_t nextra;
@@ -290,6 +307,19 @@ void hs_report_learning(hs_report *r, const hs_learning_row *row) {
   hs_csv_write_row(r->learning, &learning_csv, row);
 }
 
+hs_status hs_report_telemetry_open(hs_report *r, hs_error *err) {
+  if (r->telemetry) return HS_OK;
+  if (!(r->telemetry = hs_report_extra(r, telemetry_csv.file, err)))
+    return err ? err->status : HS_EIO;
+  hs_csv_write_header(r->telemetry, &telemetry_csv);
+  return HS_OK;
+}
+
+void hs_report_telemetry(hs_report *r, const hs_telemetry_row *row) {
+  if (!r || !r->telemetry) return;
+  hs_csv_write_row(r->telemetry, &telemetry_csv, row);
+}
+
 void hs_report_round(hs_report *r, const hs_round_row *row) {
   hs_csv_write_row(hs_outfile_stream(r->rounds), &rounds_csv, row);
 }
@@ -418,6 +448,7 @@ hs_status hs_report_commit(hs_report *r, const char *const *str_keys, const char
     r->extra[i] = NULL;
   }
   r->learning = NULL;
+  r->telemetry = NULL;
   if (st == HS_OK) st = hs_outfile_commit(s, err);
   else hs_outfile_abort(s);
   if (st == HS_OK) {
@@ -433,8 +464,8 @@ hs_status hs_report_commit(hs_report *r, const char *const *str_keys, const char
     unlink(old);
     hs_free(old);
   }
-  for (size_t k = 0; st == HS_OK && k <= r->nopt; k++) {
-    const char *name = k < r->nopt ? r->opt[k] : "learning.csv";
+  for (size_t k = 0; st == HS_OK && k <= r->nopt + 1; k++) {
+    const char *name = k < r->nopt ? r->opt[k] : k == r->nopt ? learning_csv.file : telemetry_csv.file;
     if (wrote_extra(r, name)) continue;
     /* The same for an extra table an earlier run wrote (learning.csv of a run
      * with learning on, a regime's own table). */

@@ -75,6 +75,16 @@ typedef struct hs_learning_row {
   double target_met;  /* 1 when this evaluation meets the target, 0 not; NaN: no target */
 } hs_learning_row;
 
+/* What the controller saw of one device in one round (telemetry.csv): the
+ * input format of `hetsim replay`, so a run's own telemetry replays to the
+ * run's allocations. */
+typedef struct hs_telemetry_row {
+  uint32_t round;
+  const char *device;
+  double time_s, energy_j; /* as the device's meter reported them (noise included) */
+  uint64_t samples;
+} hs_telemetry_row;
+
 /* A named number for summary.json (key carries its unit, e.g. "makespan_s"). */
 typedef struct hs_report_field {
   const char *key;
@@ -101,6 +111,10 @@ bool hs_report_tracing(const hs_report *r);
  * the folder is removed on commit. */
 hs_status hs_report_learning_open(hs_report *r, hs_error *err);
 void hs_report_learning(hs_report *r, const hs_learning_row *row); /* no-op unless opened */
+/* Open telemetry.csv (with its header) beside the other files, an extra file
+ * as learning.csv is: a run that does not open it removes an earlier run's. */
+hs_status hs_report_telemetry_open(hs_report *r, hs_error *err);
+void hs_report_telemetry(hs_report *r, const hs_telemetry_row *row); /* no-op unless opened */
 /* An extra output file of the run (a regime's own table), `name` in the run
  * folder: streamed to a temporary name like the others, renamed into place
  * with them by hs_report_commit, removed by hs_report_abort. NULL with err set

@@ -100,4 +100,13 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
  * hs_run calls it before its first per-device allocation (run_memory.c). */
 hs_status hs_run_check_memory(const hs_scenario *sc, hs_error *err);
 
+/* Every file a run may write in its output folder, in a fixed order:
+ * summary.json, trace.json, the report's CSV tables (rounds.csv,
+ * devices.csv, device_profiles.csv, learning.csv, telemetry.csv) and each
+ * regime's own (agc.csv). Static names; returns how many there are and
+ * writes up to cap of them. A committed run folder holds exactly the ones
+ * this run wrote (hs_run removes an earlier run's others), so a caller lists
+ * what was written by asking which of these exist. */
+size_t hs_run_output_files(const char **names, size_t cap);
+
 #endif
