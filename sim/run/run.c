@@ -47,6 +47,7 @@
 #include "traces/hs_columns.h"
 #include "dyn.h"
 #include "run_describe.h"
+#include "run_devagg.h"
 #include "sim_run.h"
 #include "sim_learning.h"
 
@@ -449,6 +450,34 @@ static void run_free(sim_run *r) {
   sim_dyn_free(r);
 }
 
+/* --trace-devices: only the named devices get spans and a track. */
+static hs_status trace_select(sim_run *r, const char *list, hs_error *err) {
+  if (!list) return HS_OK;
+  HS_ASSERT(r->span, "the spans exist when devices are traced");
+  for (size_t i = 0; i < r->ndev; i++) r->span[i].untraced = true;
+  const char *p = list;
+  for (;;) {
+    const char *e = strchr(p, ',');
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    if (len == 0)
+      return hs_error_set(err, HS_EINVAL, "--trace-devices %.200s: empty item in the list", list);
+    /* by name, O(log entries): an entry name with count > 1 names no device */
+    char name[HS_DEVICE_NAME_MAX];
+    size_t i = SIZE_MAX;
+    if (len < sizeof name) {
+      memcpy(name, p, len);
+      name[len] = '\0';
+      i = hs_scenario_find_device(r->sc, name);
+    }
+    if (i == SIZE_MAX)
+      return hs_error_set(err, HS_EINVAL, "--trace-devices: no device \"%.*s\" in %s",
+                          (int)(len > 100 ? 100 : len), p, r->sc->path);
+    r->span[i].untraced = false;
+    if (!e) return HS_OK;
+    p = e + 1;
+  }
+}
+
 hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out, hs_error *err) {
   static const hs_run_opts no_opts = {0};
   if (!opts) opts = &no_opts;
@@ -522,7 +551,7 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
       r->span = hs_calloc(r->ndev ? r->ndev : 1, sizeof *r->span);
       for (size_t i = 0; i < r->ndev; i++) r->span[i].state = HS_POWER_OFF;
     }
-    if ((st = sim_run_trace_select(r, opts->trace_devices, err)) != HS_OK) goto done;
+    if ((st = trace_select(r, opts->trace_devices, err)) != HS_OK) goto done;
     r->report = hs_report_open_as(opts->out_dir, opts->trace || opts->trace_devices, profiles, err);
     if (!r->report) {
       st = err ? err->status : HS_EIO;

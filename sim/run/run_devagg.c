@@ -23,6 +23,7 @@
 #include "base/hs_alloc.h"
 #include "base/hs_assert.h"
 #include "base/hs_select.h"
+#include "run_devagg.h"
 #include "sim_run.h"
 
 struct sim_devagg {
@@ -123,33 +124,5 @@ void sim_devagg_flush(sim_devagg *a, uint32_t round, hs_report *rep) {
     hs_report_profile(rep, &row);
     a->samples[p] = 0;
     a->energy[p] = 0;
-  }
-}
-
-/* --trace-devices: only the named devices get spans and a track. */
-hs_status sim_run_trace_select(sim_run *r, const char *list, hs_error *err) {
-  if (!list) return HS_OK;
-  HS_ASSERT(r->span, "the spans exist when devices are traced");
-  for (size_t i = 0; i < r->ndev; i++) r->span[i].untraced = true;
-  const char *p = list;
-  for (;;) {
-    const char *e = strchr(p, ',');
-    size_t len = e ? (size_t)(e - p) : strlen(p);
-    if (len == 0)
-      return hs_error_set(err, HS_EINVAL, "--trace-devices %.200s: empty item in the list", list);
-    /* by name, O(log entries): an entry name with count > 1 names no device */
-    char name[HS_DEVICE_NAME_MAX];
-    size_t i = SIZE_MAX;
-    if (len < sizeof name) {
-      memcpy(name, p, len);
-      name[len] = '\0';
-      i = hs_scenario_find_device(r->sc, name);
-    }
-    if (i == SIZE_MAX)
-      return hs_error_set(err, HS_EINVAL, "--trace-devices: no device \"%.*s\" in %s",
-                          (int)(len > 100 ? 100 : len), p, r->sc->path);
-    r->span[i].untraced = false;
-    if (!e) return HS_OK;
-    p = e + 1;
   }
 }

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "devices/hs_profile.h"
+#include "sim/hs_ledger.h"
 #include "scn_dynamics.h"
 #include "base/hs_rng.h"
 #include "base/hs_status.h"
@@ -76,5 +77,19 @@ double dyn_pw_next(dyn_pw *p, double t);
 
 /* Purposes of the random streams (hs_rng_init), beyond hs_rng.h's. */
 enum { DYN_RNG_COTENANT = 0x44594e31, DYN_RNG_AVAIL = 0x44594e32 };
+
+/* --- on the run's timeline (dyn.c), called by the run (run.c) ------------ */
+/* Set-up after the devices are expanded; start once every device is idle at
+ * t = 0; the state hook sim_dev_state calls; a computation's end (seconds
+ * from now) through levels, co-tenant load, speed trace and absences; free.
+ * Declared here, with the model, and not in sim_run.h: the run includes the
+ * dynamics, the dynamics include the run's state, and no arrow points back. */
+typedef struct sim_run sim_run;
+void sim_dyn_setup(sim_run *r);
+void sim_dyn_start(sim_run *r);
+void sim_dyn_state(sim_run *r, size_t i, hs_power_state st);
+double sim_dyn_finish(sim_run *r, size_t i, double work_s, double after_s);
+double sim_dyn_last_j(const sim_run *r, size_t i);
+void sim_dyn_free(sim_run *r);
 
 #endif

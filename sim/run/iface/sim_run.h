@@ -243,17 +243,6 @@ double sim_dev_last_compute_j(sim_run *r, size_t i);
 /* False while device i is unavailable (dynamics.availability). */
 bool sim_dev_available(const sim_run *r, size_t i);
 
-/* dyn.c (a scenario's "dynamics" block): set-up after the devices are
- * expanded; start once every device is idle at t = 0; the state hook
- * sim_dev_state calls; a computation's end (seconds from now) through levels,
- * co-tenant load, speed trace and absences; free. */
-void sim_dyn_setup(sim_run *r);
-void sim_dyn_start(sim_run *r);
-void sim_dyn_state(sim_run *r, size_t i, hs_power_state st);
-double sim_dyn_finish(sim_run *r, size_t i, double work_s, double after_s);
-double sim_dyn_last_j(const sim_run *r, size_t i);
-void sim_dyn_free(sim_run *r);
-
 /* Close the round now: measure it (rows, telemetry), feed the controller,
  * report the round, then start the next round or end the run. */
 void sim_round_end(sim_run *r);
@@ -267,16 +256,6 @@ bool sim_learn_round_fedavg_of(sim_run *r, const uint64_t *n);
 bool sim_learn_arrival(sim_run *r, size_t i, uint64_t n, double a);
 /* Record an error raised inside a handler and stop the engine. */
 void sim_fail(sim_run *r, hs_status st, const char *msg);
-/* device_profiles.csv (run_devagg.c): create after the devices are expanded;
- * add each device's round figures in device order, then flush the round. */
-sim_devagg *sim_devagg_create(const sim_run *r);
-void sim_devagg_add(sim_devagg *a, size_t i, uint64_t samples, double compute_s, double comm_s,
-                    double wait_s, double energy_j);
-void sim_devagg_flush(sim_devagg *a, uint32_t round, hs_report *rep);
-void sim_devagg_destroy(sim_devagg *a);
-/* Marks every device but those named in list (comma-separated) untraced;
- * NULL list: all traced. HS_EINVAL for a name that is no device. */
-hs_status sim_run_trace_select(sim_run *r, const char *list, hs_error *err);
 /* Estimated bytes per device of a run of sc (run_memory.c). */
 size_t sim_run_bytes_per_device(const hs_scenario *sc);
 
