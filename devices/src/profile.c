@@ -699,6 +699,70 @@ static bool ends_with(const char *s, const char *suffix) {
   return a >= b && strcmp(s + a - b, suffix) == 0;
 }
 
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The names of the profiles in the folders searched ($HETSIM_PROFILE_PATH's,
+ * then the shipped ones), sorted, each once: for the message of a name that
+ * is none of them. */
+static char **names_searched(const char *env, size_t *n) {
+  char **all = NULL;
+  *n = 0;
+  for (const char *s = env; s;) {
+    const char *e = strchr(s, ':');
+    size_t len = e ? (size_t)(e - s) : strlen(s);
+    char *dir = hs_malloc(len + 1);
+    memcpy(dir, s, len);
+    dir[len] = '\0';
+    size_t k = 0;
+    char **some = hs_dir_names(dir, ".json", &k);
+    hs_free(dir);
+    all = hs_reallocarray(all, *n + k + 1, sizeof *all);
+    for (size_t i = 0; i < k; i++) all[(*n)++] = some[i];
+    hs_free(some);
+    s = e ? e + 1 : NULL;
+  }
+  size_t k = 0;
+  char **shipped = hs_dir_names(HS_PROFILE_DIR, ".json", &k);
+  all = hs_reallocarray(all, *n + k + 1, sizeof *all);
+  for (size_t i = 0; i < k; i++) all[(*n)++] = shipped[i];
+  hs_free(shipped);
+  qsort(all, *n, sizeof *all, cmp_str);
+  size_t w = 0;
+  for (size_t i = 0; i < *n; i++) {
+    if (w && !strcmp(all[w - 1], all[i])) hs_free(all[i]);
+    else all[w++] = all[i];
+  }
+  *n = w;
+  return all;
+}
+
+/* "no profile NAME", the nearest name found, where it looked, what is there
+ * and how to add a folder of one's own. */
+static void not_found(const char *name, const char *env, const char *looked, hs_error *err) {
+  size_t n = 0;
+  char **names = names_searched(env, &n);
+  const char *near = hs_nearest(name, (const char *const *)names, n);
+  char list[240];
+  size_t used = 0;
+  list[0] = '\0';
+  for (size_t i = 0; i < n; i++) {
+    size_t l = strlen(names[i]);
+    if (used + l + 7 >= sizeof list) {
+      snprintf(list + used, sizeof list - used, ", ...");
+      break;
+    }
+    used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", names[i]);
+  }
+  hs_error_set(err, HS_ENOENT,
+               "no profile \"%s\"%s%s%s (searched %s%s; found there: %s; a folder of your own "
+               "goes in $" HS_PROFILE_PATH_ENV ", colon-separated, searched first)",
+               name, near ? "; did you mean \"" : "", near ? near : "", near ? "\"?" : "",
+               env ? "$" HS_PROFILE_PATH_ENV " then " : "", looked, n ? list : "none");
+  hs_dir_names_free(names, n);
+}
+
 char *hs_profile_find(const char *name, const char *base_dir, hs_error *err) {
   assert(name);
   if (strchr(name, '/') || ends_with(name, ".json")) {
@@ -746,8 +810,7 @@ char *hs_profile_find(const char *name, const char *base_dir, hs_error *err) {
   hs_free(path);
   if (ll < sizeof looked)
     snprintf(looked + ll, sizeof looked - ll, "%s%s", ll ? ", " : "", HS_PROFILE_DIR);
-  hs_error_set(err, HS_ENOENT, "no profile \"%s\" (searched %s%s)", name,
-               env ? "$" HS_PROFILE_PATH_ENV " then " : "", looked);
+  not_found(name, env, looked, err);
   return NULL;
 }
 

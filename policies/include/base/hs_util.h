@@ -97,8 +97,9 @@ char **hs_dir_names(const char *dir, const char *suffix, size_t *n);
 void hs_dir_names_free(char **names, size_t n);
 
 /* --- nearest names, for "did you mean" in messages ----------------------- */
-/* Levenshtein distance between a and b (insert, delete, substitute: 1 each),
- * counted in bytes, ASCII case ignored ("wE" is one step from "w_e"); names
+/* Edit distance between a and b (insert, delete, substitute, and swap two
+ * neighbours: 1 each; the optimal string alignment distance), counted in
+ * bytes, ASCII case ignored ("wE" is one step from "w_e"); names
  * longer than 63 bytes are compared on their first 63. */
 size_t hs_edit_distance(const char *a, const char *b);
 /* The candidate closest to name when it is close enough to be a typo: an
