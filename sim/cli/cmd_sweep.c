@@ -313,8 +313,10 @@ int hs_cmd_sweep_on(const hs_transport *t, int argc, char **argv) {
   }
   if (!o.c.quiet) {
     char *pp = hs_sweep_points_path(o.c.out);
-    printf("sweep %s: %zu points x %zu seeds = %zu rows (%zu run now, %zu already there)\n",
-           o.c.scenario, hs_sweep_npoints(sw), hs_sweep_nseeds(sw), nrows, ntodo, nrows - ntodo);
+    size_t np = hs_sweep_npoints(sw), ns = hs_sweep_nseeds(sw);
+    printf("sweep %s: %zu point%s x %zu seed%s = %zu row%s (%zu run now, %zu already there)\n",
+           o.c.scenario, np, np == 1 ? "" : "s", ns, ns == 1 ? "" : "s", nrows,
+           nrows == 1 ? "" : "s", ntodo, nrows - ntodo);
     printf("rows    %s\npoints  %s\n", o.c.out, pp);
     print_points(sw, pt);
     hs_free(pp);
