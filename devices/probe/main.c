@@ -378,18 +378,7 @@ static int cmd_calibrate(int argc, char **argv) {
   probe_load_read(o.root, &l0);
   hs_status st = probe_calibrate(&cc, &res, &idle_meas, &err);
   probe_load_read(o.root, &l1);
-  /* Warnings once the calibration stands (a refusal stays one line). */
-  if (st == HS_OK && l0.have_loadavg && l0.loadavg1 > o.threads)
-    fprintf(stderr,
-            "hetsim-probe: warning: load average %.2f is above the %g thread(s) calibrating: other work shares "
-            "the CPUs and tau_s will read high (recorded in provenance.notes)\n",
-            l0.loadavg1, o.threads);
   double steal = probe_steal_fraction(&l0, &l1);
-  if (st == HS_OK && steal > 0.02)
-    fprintf(stderr,
-            "hetsim-probe: warning: %.1f %% of CPU time was stolen by the hypervisor during the runs: tau_s will "
-            "read high (recorded in provenance.notes)\n",
-            100 * steal);
   char load_note[200] = "";
   size_t ln = 0;
   if (l0.have_loadavg)
@@ -493,6 +482,18 @@ static int cmd_calibrate(int argc, char **argv) {
     probe_task_result_fini(&res);
     return die_err(&err);
   }
+  /* Warnings once the profile is written (a refusal stays one line). */
+  if (l0.have_loadavg && l0.loadavg1 > o.threads)
+    fprintf(stderr,
+            "hetsim-probe: warning: load average %.2f is above the %g thread(s) calibrating: other work shares "
+            "the CPUs and tau_s will read high (recorded in provenance.notes)\n",
+            l0.loadavg1, o.threads);
+  if (steal > 0.02)
+    fprintf(stderr,
+            "hetsim-probe: warning: %.1f %% of CPU time was stolen by the hypervisor during the runs: tau_s will "
+            "read high (recorded in provenance.notes)\n",
+            100 * steal);
+  fflush(stderr);
   if (!o.quiet)
     printf("wrote %s: task %s: tau_s %.4g s/sample (cv %.3f, %u/%u runs kept), overhead_s %.3g, busy_w %.3g W (%s), "
          "idle_w %.3g W (%s)\n",
