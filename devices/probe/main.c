@@ -7,7 +7,12 @@
  * from the sensor; without a sensor, busy_w and idle_w must be explicit
  * estimates with a stated source (provenance kind "mixed"), or nothing is
  * written. Bad input exits 2 with one line on stderr; no output file is ever
- * left half-written (temp file + rename). */
+ * left half-written (temp file + rename). What a run needs is checked before
+ * any training: without a sensor, every missing estimate and source is named
+ * in one message (not one per attempt); the output's folder must exist.
+ * A loaded machine (1-minute load average above --threads, or steal time
+ * during the runs) gets a warning on stderr, and the load goes into the
+ * profile's provenance notes: such a calibration measures the load too. */
 #include "probe.h"
 #include "probe_cluster.h"
 
@@ -18,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 
 #define PROBE_MAX_THREADS 64
 
@@ -281,6 +287,27 @@ static int cmd_calibrate(int argc, char **argv) {
   const lrn_trainer_type *tr = lrn_trainer_find(o.task);
   if (!tr) return die("--task: unknown task \"%s\" (mnist, era5 or imdb)", o.task);
   if (!o.out) return die("--out: missing (the profile file to write or merge into)");
+  bool none = strcmp(o.sensor, "none") == 0;
+  if (none) { /* everything a calibration without a sensor needs, in one message */
+    char miss[160] = "";
+    const char *opt[] = {"--busy-w", "--busy-w-source", "--idle-w", "--idle-w-source"};
+    bool lacks[] = {isnan(o.busy.w), !o.busy.source, isnan(o.idle.w), !o.idle.source};
+    for (int k = 0; k < 4; k++)
+      if (lacks[k]) snprintf(miss + strlen(miss), sizeof miss - strlen(miss), "%s%s", *miss ? ", " : "", opt[k]);
+    if (*miss)
+      return die("--sensor none measures no power, and the simulator needs busy and idle power with where they "
+                 "come from: missing %s (e.g. --busy-w 12 --busy-w-source \"vendor TDP share\" --idle-w 4 "
+                 "--idle-w-source \"vendor idle figure\"; not writing a profile)",
+                 miss);
+  }
+  const char *slash = strrchr(o.out, '/');
+  if (slash && slash != o.out) { /* the folder must exist before minutes of measuring */
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%.*s", (int)(slash - o.out < 1023 ? slash - o.out : 1023), o.out);
+    struct stat sb;
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+      return die("--out %s: the folder %s does not exist (create it first; nothing was measured)", o.out, dir);
+  }
   if (!cli_est_ok("--busy-w", &o.busy) || !cli_est_ok("--idle-w", &o.idle) || !cli_est_ok("--comm-w", &o.comm))
     return HS_EXIT_BADINPUT;
   char name[128];
@@ -295,13 +322,6 @@ static int cmd_calibrate(int argc, char **argv) {
   }
   if (!name[0] || name[0] == '.' || strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789._-") != strlen(name))
     return die("--name: \"%s\" must match [a-z0-9._-]+ (default: the --out file's base name)", name);
-  bool none = strcmp(o.sensor, "none") == 0;
-  if (none && isnan(o.busy.w))
-    return die("--busy-w: --sensor none measures no energy, and the simulator needs a busy power: give an estimate "
-               "and its source, e.g. --busy-w 12 --busy-w-source \"vendor TDP ...\" (not writing a profile)");
-  if (none && isnan(o.idle.w))
-    return die("--idle-w: --sensor none measures no idle power either: give --idle-w W --idle-w-source TEXT "
-               "(not writing a profile)");
 
   /* What the simulator's loader would refuse, refused before any run. */
   if (!isnan(o.busy.w) && !isnan(o.idle.w) && o.busy.w < o.idle.w)
@@ -354,7 +374,21 @@ static int cmd_calibrate(int argc, char **argv) {
     free(existing);
     return die("%s", err.msg);
   }
+  probe_load l0, l1;
+  probe_load_read(o.root, &l0);
   hs_status st = probe_calibrate(&cc, &res, &idle_meas, &err);
+  probe_load_read(o.root, &l1);
+  double steal = probe_steal_fraction(&l0, &l1);
+  char load_note[200] = "";
+  size_t ln = 0;
+  if (l0.have_loadavg)
+    ln += (size_t)snprintf(load_note, sizeof load_note, "; machine load: 1-min load average %.2f before the runs",
+                           l0.loadavg1);
+  if (!isnan(steal))
+    ln += (size_t)snprintf(load_note + ln, sizeof load_note - ln, "%s steal %.1f %% during them",
+                           ln ? "," : "; machine load:", 100 * steal);
+  if (ln && ((l0.have_loadavg && l0.loadavg1 > o.threads) || steal > 0.02))
+    snprintf(load_note + ln, sizeof load_note - ln, " (LOADED: timings may read high)");
   const char *sid = sensor.type ? sensor.type->id(sensor.state) : NULL;
   const char *cov = sensor.type ? sensor.type->covers(sensor.state) : NULL;
   char sid_copy[320] = "", cov_copy[320] = "";
@@ -429,9 +463,9 @@ static int cmd_calibrate(int argc, char **argv) {
   char bsrc[400];
   if (o.board) snprintf(bsrc, sizeof bsrc, "board as given with --board (detected: %.200s, from %s)", si.board, si.board_source);
   else snprintf(bsrc, sizeof bsrc, "board from %s", si.board_source);
-  snprintf(notes, sizeof notes, "%s; built with gcc %s, %s, build type %s; %s%s%s", bsrc,
+  snprintf(notes, sizeof notes, "%s; built with gcc %s, %s, build type %s; %s%s%s%s", bsrc,
            __VERSION__, opt, PROBE_BUILD_TYPE,
-           res.energy_measured ? "energy measured by the sensor" : "energy NOT measured (no sensor)",
+           res.energy_measured ? "energy measured by the sensor" : "energy NOT measured (no sensor)", load_note,
            o.notes ? "; " : "", o.notes ? o.notes : "");
   probe_profile_in in = {name, board, si.arch, cpu, si.kernel, date, idle, comm, kind,
                          sid ? sid_copy : NULL, cov ? cov_copy : NULL, sid ? o.hz : 0, sources, notes, &res};
@@ -448,7 +482,20 @@ static int cmd_calibrate(int argc, char **argv) {
     probe_task_result_fini(&res);
     return die_err(&err);
   }
-  printf("wrote %s: task %s: tau_s %.4g s/sample (cv %.3f, %u/%u runs kept), overhead_s %.3g, busy_w %.3g W (%s), "
+  /* Warnings once the profile is written (a refusal stays one line). */
+  if (l0.have_loadavg && l0.loadavg1 > o.threads)
+    fprintf(stderr,
+            "hetsim-probe: warning: load average %.2f is above the %g thread(s) calibrating: other work shares "
+            "the CPUs and tau_s will read high (recorded in provenance.notes)\n",
+            l0.loadavg1, o.threads);
+  if (steal > 0.02)
+    fprintf(stderr,
+            "hetsim-probe: warning: %.1f %% of CPU time was stolen by the hypervisor during the runs: tau_s will "
+            "read high (recorded in provenance.notes)\n",
+            100 * steal);
+  fflush(stderr);
+  if (!o.quiet)
+    printf("wrote %s: task %s: tau_s %.4g s/sample (cv %.3f, %u/%u runs kept), overhead_s %.3g, busy_w %.3g W (%s), "
          "idle_w %.3g W (%s)\n",
          o.out, res.task, res.tau_s, res.tau_cv, res.runs_kept, res.runs, res.overhead_s, busy,
          res.energy_measured ? "measured" : "estimate", idle, isnan(idle_meas) ? "estimate" : "measured");

@@ -1,5 +1,5 @@
-/* profile.c: device profiles: strict loading, lookup on a search path, and the
- * per-round compute-time sampler.
+/* profile.c: device profiles: strict loading and the per-round compute-time
+ * sampler (the lookup on a search path is profile_find.c).
  *
  * Data structure: one hs_profile owns every string and array reachable from it;
  * tasks are a flat array in file order (a board carries a handful of tasks, so
@@ -33,7 +33,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <cjson/cJSON.h>
 #include <gsl/gsl_cdf.h>
@@ -41,10 +40,8 @@
 #include "base/hs_alloc.h"
 #include "traces/hs_json_get.h"
 #include "base/hs_util.h"
+#include "profile_internal.h"
 
-#ifndef HS_PROFILE_DIR /* the shipped profiles, beside the program (hs_util.h) */
-#define HS_PROFILE_DIR hs_share_path("profiles")
-#endif
 
 #define DEV_FILE_MAX (16u << 20)    /* a profile is a few KiB; refuse anything absurd (bytes) */
 #define DEV_TAU_CV_MAX 10.0         /* beyond this the lognormal has no useful meaning */
@@ -147,7 +144,7 @@ static hs_status want_count(const dev_ctx *c, const cJSON *v, const char *path, 
   return st;
 }
 
-static bool name_ok(const char *s) {
+bool dev_name_ok(const char *s) {
   if (!s[0] || s[0] == '.') return false;
   for (const char *q = s; *q; q++)
     if (!((*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9') || *q == '.' || *q == '_' ||
@@ -503,7 +500,7 @@ static hs_status check_profile(const dev_ctx *c, const cJSON *root, hs_profile *
 
   if ((st = get(c, root, "", "name", true, &m))) return st;
   if ((st = want_string(c, m, "name", &p->name))) return st;
-  if (!name_ok(p->name)) return fail(c, HS_EINVAL, "name", "must match [a-z0-9._-]+ and not start with '.'");
+  if (!dev_name_ok(p->name)) return fail(c, HS_EINVAL, "name", "must match [a-z0-9._-]+ and not start with '.'");
   if ((st = get(c, root, "", "board", true, &m))) return st;
   if ((st = want_string(c, m, "board", &p->board))) return st;
   if ((st = get(c, root, "", "arch", true, &m))) return st;
@@ -683,89 +680,6 @@ const char *hs_profile_task_provenance_kind(const hs_profile *p, const char *tas
 
 const hs_thermal_profile *hs_profile_thermal(const hs_profile *p) {
   return p->thermal.nlevels ? &p->thermal : NULL;
-}
-
-const char *hs_profile_builtin_dir(void) { return HS_PROFILE_DIR; }
-
-static bool is_file(const char *path) {
-  struct stat sb;
-  return stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
-}
-
-static char *join_path(const char *dir, size_t dirlen, const char *name, const char *ext) {
-  size_t nl = strlen(name), el = strlen(ext);
-  char *s = hs_malloc(dirlen + 1 + nl + el + 1);
-  memcpy(s, dir, dirlen);
-  size_t k = dirlen;
-  if (k > 0 && s[k - 1] != '/') s[k++] = '/';
-  memcpy(s + k, name, nl);
-  memcpy(s + k + nl, ext, el + 1);
-  return s;
-}
-
-static bool ends_with(const char *s, const char *suffix) {
-  size_t a = strlen(s), b = strlen(suffix);
-  return a >= b && strcmp(s + a - b, suffix) == 0;
-}
-
-char *hs_profile_find(const char *name, const char *base_dir, hs_error *err) {
-  assert(name);
-  if (strchr(name, '/') || ends_with(name, ".json")) {
-    char *path = (name[0] != '/' && base_dir && base_dir[0])
-                     ? join_path(base_dir, strlen(base_dir), name, "")
-                     : hs_strdup(name);
-    if (is_file(path)) return path;
-    struct stat sb;
-    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
-      hs_error_set(err, HS_EINVAL, "\"%s\" is a folder, not a file", path);
-    else
-      hs_error_set(err, HS_ENOENT, "no profile file \"%s\"", path);
-    hs_free(path);
-    return NULL;
-  }
-  if (!name_ok(name)) {
-    hs_error_set(err, HS_EINVAL,
-                 "\"%s\" is neither a path nor a profile name ([a-z0-9._-]+, not starting with '.')",
-                 hs_quote((char[HS_QUOTE_BUF]){0}, HS_QUOTE_BUF, name));
-    return NULL;
-  }
-  /* Where we looked, for the message: built as we go, truncated if huge. */
-  char looked[HS_ERROR_MSG_MAX / 2];
-  size_t ll = 0;
-  looked[0] = '\0';
-  const char *env = getenv(HS_PROFILE_PATH_ENV);
-  if (env) {
-    const char *s = env;
-    for (;;) {
-      const char *e = strchr(s, ':');
-      size_t len = e ? (size_t)(e - s) : strlen(s);
-      if (len > 0) {
-        char *path = join_path(s, len, name, ".json");
-        if (is_file(path)) return path;
-        if (ll < sizeof looked)
-          ll += (size_t)snprintf(looked + ll, sizeof looked - ll, "%s%.*s", ll ? ", " : "", (int)len, s);
-        hs_free(path);
-      }
-      if (!e) break;
-      s = e + 1;
-    }
-  }
-  char *path = join_path(HS_PROFILE_DIR, strlen(HS_PROFILE_DIR), name, ".json");
-  if (is_file(path)) return path;
-  hs_free(path);
-  if (ll < sizeof looked)
-    snprintf(looked + ll, sizeof looked - ll, "%s%s", ll ? ", " : "", HS_PROFILE_DIR);
-  hs_error_set(err, HS_ENOENT, "no profile \"%s\" (searched %s%s)", name,
-               env ? "$" HS_PROFILE_PATH_ENV " then " : "", looked);
-  return NULL;
-}
-
-hs_profile *hs_profile_open(const char *name, const char *base_dir, hs_error *err) {
-  char *path = hs_profile_find(name, base_dir, err);
-  if (!path) return NULL;
-  hs_profile *p = hs_profile_load(path, err);
-  hs_free(path);
-  return p;
 }
 
 /* --- sampling -------------------------------------------------------------- */

@@ -1,5 +1,7 @@
 /* share.c: hs_share_path, where the shipped data is, found from the running
- * program rather than compiled in (hs_util.h).
+ * program rather than compiled in (hs_util.h); hs_dir_names, the names of the
+ * files shipped in one of its folders, for the messages that list them and
+ * suggest the nearest one (scenario and profile names).
  *
  * A small interned list: each distinct rel is resolved once (readlink of
  * /proc/self/exe, then realpath) under a mutex and kept for the life of the
@@ -9,6 +11,7 @@
  * carry the build machine's paths and break once the source tree moves), and
  * $PREFIX baked in at configure time (an install must stay relocatable). */
 #define _XOPEN_SOURCE 700 /* realpath */
+#include <dirent.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -60,4 +63,32 @@ const char *hs_share_path(const char *rel) {
   }
   pthread_mutex_unlock(&share_lock);
   return e->path;
+}
+
+static int cmp_name(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char **hs_dir_names(const char *dir, const char *suffix, size_t *n) {
+  *n = 0;
+  DIR *d = dir ? opendir(dir) : NULL;
+  if (!d) return NULL;
+  size_t cap = 0, sl = strlen(suffix);
+  char **names = NULL;
+  for (struct dirent *e; (e = readdir(d)) != NULL;) {
+    size_t l = strlen(e->d_name);
+    if (e->d_name[0] == '.' || l <= sl || strcmp(e->d_name + l - sl, suffix)) continue;
+    if (*n == cap) names = hs_reallocarray(names, cap = cap ? 2 * cap : 16, sizeof *names);
+    names[*n] = hs_strdup(e->d_name);
+    names[*n][l - sl] = '\0';
+    (*n)++;
+  }
+  closedir(d);
+  if (*n) qsort(names, *n, sizeof *names, cmp_name);
+  return names;
+}
+
+void hs_dir_names_free(char **names, size_t n) {
+  for (size_t i = 0; i < n; i++) hs_free(names[i]);
+  hs_free(names);
 }

@@ -111,23 +111,31 @@ hs_status hs_text_check_nul(const char *text, size_t len, const char *origin, hs
 }
 
 /* --- nearest names ---------------------------------------------------------
- * Two rows of the dynamic programme on the stack: names are short (keys,
- * options, profiles), so O(|a| |b|) with |a|, |b| <= 63 is nothing beside the
- * message it serves. Rejected: a shared trie of every name (each caller has
- * a dozen candidates). */
+ * Three rows of the dynamic programme on the stack (the row before the
+ * previous one is what a swap of two neighbours looks back to): names are
+ * short (keys, options, profiles), so O(|a| |b|) with |a|, |b| <= 63 is
+ * nothing beside the message it serves. Rejected: a shared trie of every name
+ * (each caller has a dozen candidates); plain Levenshtein (two swapped
+ * letters, the commonest typo, cost 2: "rnu" was not near "run"). */
 #define HS_EDIT_MAX 63
 
 size_t hs_edit_distance(const char *a, const char *b) {
   size_t la = strnlen(a, HS_EDIT_MAX), lb = strnlen(b, HS_EDIT_MAX);
-  size_t prev[HS_EDIT_MAX + 1], cur[HS_EDIT_MAX + 1];
+  size_t prev2[HS_EDIT_MAX + 1], prev[HS_EDIT_MAX + 1], cur[HS_EDIT_MAX + 1];
   for (size_t j = 0; j <= lb; j++) prev[j] = j;
+#define LOW(s, k) tolower((unsigned char)(s)[k])
   for (size_t i = 1; i <= la; i++) {
     cur[0] = i;
     for (size_t j = 1; j <= lb; j++) {
-      size_t sub = prev[j - 1] + (tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]));
+      size_t sub = prev[j - 1] + (LOW(a, i - 1) != LOW(b, j - 1));
       size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
       cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+      if (i > 1 && j > 1 && LOW(a, i - 1) == LOW(b, j - 2) && LOW(a, i - 2) == LOW(b, j - 1) &&
+          prev2[j - 2] + 1 < cur[j])
+        cur[j] = prev2[j - 2] + 1; /* two neighbours swapped */
     }
+#undef LOW
+    memcpy(prev2, prev, (lb + 1) * sizeof *prev);
     memcpy(prev, cur, (lb + 1) * sizeof *prev);
   }
   return prev[lb];

@@ -120,8 +120,14 @@ static void list_keys(const pol_type *t, char *buf, size_t size) {
 static hs_status no_kind(const char *kind, hs_error *err) {
   char names[256];
   list_names(names, sizeof names);
-  return hs_error_set(err, HS_ENOENT, "kind: no policy \"%s\" (policies: %s)",
-                      kind ? kind : "(null)", names);
+  const char *kinds[64], *near = NULL;
+  size_t n = 0;
+  for (size_t i = 0; i < pol_type_count() && n < sizeof kinds / sizeof kinds[0]; i++)
+    kinds[n++] = pol_type_at(i)->name;
+  if (kind) near = hs_nearest(kind, kinds, n);
+  return hs_error_set(err, HS_ENOENT, "kind: no policy \"%s\" (policies: %s)%s%s%s",
+                      kind ? kind : "(null)", names, near ? "; did you mean \"" : "",
+                      near ? near : "", near ? "\"?" : "");
 }
 
 hs_status hs_policy_config_init(hs_policy_config *cfg, const char *kind, hs_error *err) {

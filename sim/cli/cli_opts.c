@@ -172,6 +172,16 @@ int cli_opts_parse(cli_opts *o, const char *cmd, int argc, char **argv, bool mul
       break;
     }
     case OPT_POLICY:
+      /* compare --policy X ran the default list and ignored X; it names the
+       * one policy of --scenarios only as --policies does. */
+      if (multi) {
+        snprintf(msg, sizeof msg,
+                 "--policy: compare takes --policies a,b,... (one policy alone: hetsim run "
+                 "--policy %.60s)",
+                 v ? v : "NAME");
+        return cli_bad_input(cmd, msg);
+      }
+      /* fall through */
     case OPT_POLICIES:
       if (!v || !*v) {
         snprintf(msg, sizeof msg, "%s: expected a policy name (see hetsim %s --help)", a, cmd);
@@ -261,9 +271,15 @@ int cli_opts_parse(cli_opts *o, const char *cmd, int argc, char **argv, bool mul
       }
       o->scenario = v;
       break;
-    default: /* CLI_UNKNOWN */
-      snprintf(msg, sizeof msg, "unknown option \"%.100s\" (see hetsim %s --help)", a, cmd);
+    default: { /* CLI_UNKNOWN */
+      const char *near = cli_nearest_option(a, p.longopts);
+      if (near)
+        snprintf(msg, sizeof msg, "unknown option \"%.100s\" (did you mean \"--%s\"? see hetsim %s --help)",
+                 a, near, cmd);
+      else
+        snprintf(msg, sizeof msg, "unknown option \"%.100s\" (see hetsim %s --help)", a, cmd);
       return cli_bad_input(cmd, msg);
+    }
     }
   }
   return 0;

@@ -140,7 +140,8 @@ int hs_cmd_compare(int argc, char **argv) {
            s0->regime.kind, s0->task, s0->total_devices, s0->rounds,
            (unsigned long long)s0->seed);
     /* The columns are the table's HS_METRIC_COMPARE metrics (hs_metrics.h). */
-    hs_metric_compare_table(stdout, (const char *const *)names, s, n);
+    hs_metric_compare_table(stdout, by_file ? "scenario" : "policy", (const char *const *)names, s,
+                            n);
     rc = cli_flush_stdout("compare");
   }
   for (size_t k = 0; k < n; k++) hs_scenario_destroy(sc[k]);

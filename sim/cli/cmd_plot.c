@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli_opts.h"
 #include "commands.h"
@@ -190,6 +191,18 @@ int hs_cmd_plot(int argc, char **argv) {
     return bad("%s: a sweep: %s is for run folders", a.source,
                a.rounds ? "--rounds" : a.devices ? "--devices" : "--siblings");
 
+  /* A file of a run folder (my/run1/rounds.csv): the folder is what plots. */
+  char *dir = run ? NULL : hs_path_dir(a.source);
+  char *summary = dir ? hs_path_join(dir, "summary.json") : NULL;
+  bool in_run = summary && access(summary, F_OK) == 0;
+  hs_free(summary);
+  if (in_run) {
+    int brc = bad("%s: a file of a run folder: a run folder is plotted by its folder: hetsim plot %s",
+             a.source, dir);
+    hs_free(dir);
+    return brc;
+  }
+  hs_free(dir);
   a.kind = run ? HS_PLOT_RUN : HS_PLOT_SWEEP;
   char *history = run ? NULL : optimize_history(a.source); /* `hetsim optimize` output */
   if (history) a.kind = HS_PLOT_OPTIMIZE;

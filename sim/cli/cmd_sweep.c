@@ -9,8 +9,19 @@
  * check, and the test hook HETSIM_SWEEP_KILL_AFTER=N (SIGKILL this process
  * after N appended rows: a real kill at a known place, for the resume test).
  * fsync: at most once a second plus at the end; a killed process loses no
- * appended row anyway, fsync only bounds what a power cut can take. */
+ * appended row anyway, fsync only bounds what a power cut can take.
+ *
+ * Before a long run (estimate above WARN_S), one line on stderr with the
+ * estimated time (not with --quiet): the first row to run is simulated once
+ * with rounds=1 (a sweep of that one point and seed, the same code path), its
+ * wall time times the row's rounds times the rows to run, over the threads
+ * and ranks. It only reads the clock: the rows and their bytes are the same
+ * with or without it. Rejected: timing the first real row (for the long
+ * sweeps that need the warning, that row alone can take a minute); a cost
+ * model from devices x rounds (one constant per machine and regime to keep
+ * true). */
 #include <errno.h>
+#include <math.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -180,6 +191,64 @@ static void progress_line(sink *k, bool final) {
   fflush(stderr);
 }
 
+#define WARN_S 60.0 /* estimated seconds above which a sweep says how long it will take */
+
+/* Estimated wall seconds of one run of row `row`: that point and seed with
+ * rounds=1, timed, times the point's rounds. NaN when it cannot tell (rounds
+ * on the grid, a probe that fails): then nothing is printed. */
+static double run_cost_s(const sweep_args *o, const hs_sweep *sw, size_t row) {
+  size_t na = hs_sweep_naxes(sw), ns = hs_sweep_nseeds(sw), point = row / ns;
+  hs_override *ovr = hs_calloc(o->c.nset + na + 1, sizeof *ovr);
+  char **grids = hs_calloc(na + 1, sizeof *grids);
+  memcpy(ovr, o->c.set, o->c.nset * sizeof *ovr);
+  size_t n = o->c.nset;
+  bool rounds_grid = false;
+  for (size_t a = 0; a < na; a++) {
+    const char *key = hs_sweep_axis_at(sw, a)->key, *v = hs_sweep_value(sw, point, a);
+    rounds_grid |= !strcmp(key, "rounds");
+    ovr[n++] = (hs_override){key, v};
+    size_t len = strlen(key) + strlen(v) + 2;
+    grids[a] = hs_malloc(len);
+    snprintf(grids[a], len, "%s=%s", key, v);
+  }
+  double cost = NAN;
+  hs_error err = {0};
+  hs_scenario *sc = rounds_grid ? NULL : hs_scenario_load(o->c.scenario, ovr, n, &err);
+  if (sc) {
+    char seed[24];
+    snprintf(seed, sizeof seed, "%llu", (unsigned long long)hs_sweep_seed_at(sw, row % ns));
+    ovr[o->c.nset] = (hs_override){"rounds", "1"};
+    hs_sweep_spec spec = {o->c.scenario, ovr, o->c.nset + 1, NULL, (const char *const *)grids, na, seed};
+    hs_sweep *probe = hs_sweep_create(&spec, &err);
+    hs_sweep_result r;
+    double t0 = now_s();
+    if (probe && hs_sweep_run_row(probe, 0, &r, &err) == HS_OK) cost = (now_s() - t0) * sc->rounds;
+    hs_sweep_destroy(probe);
+    hs_scenario_destroy(sc);
+  }
+  for (size_t a = 0; a < na; a++) hs_free(grids[a]);
+  hs_free(grids);
+  hs_free(ovr);
+  return cost;
+}
+
+static void warn_if_long(const sweep_args *o, const hs_sweep *sw, const size_t *todo, size_t ntodo,
+                         int ranks) {
+  if (o->c.quiet || ntodo == 0) return;
+  double per = run_cost_s(o, sw, todo[0]);
+  unsigned lanes = o->c.jobs * (unsigned)(ranks > 0 ? ranks : 1);
+  double total = per * (double)ntodo / (double)(lanes < ntodo ? lanes : ntodo);
+  if (!(total > WARN_S)) return;
+  char when[32];
+  if (total < 5400) snprintf(when, sizeof when, "%.0f min", total / 60);
+  else snprintf(when, sizeof when, "%.1f h", total / 3600);
+  fprintf(stderr,
+          "hetsim sweep: %zu row%s to run, about %s on %u thread%s (one run about %.3g s); "
+          "--quiet hides this line\n",
+          ntodo, ntodo == 1 ? "" : "s", when, lanes, lanes == 1 ? "" : "s", per);
+  fflush(stderr);
+}
+
 static bool on_row(size_t i, const hs_sweep_result *r, void *ud) {
   (void)i;
   sink *k = ud;
@@ -287,6 +356,7 @@ int hs_cmd_sweep_on(const hs_transport *t, int argc, char **argv) {
    * --quiet silences the default, not an explicit --progress. */
   double every = !root || isatty(STDERR_FILENO) || (o.c.quiet && o.progress_s < 0) ? 0 : o.progress_s;
   cli_progress_init(&k.log, "sweep", "rows", nrows, nrows - ntodo, every, false);
+  if (root) warn_if_long(&o, sw, todo, ntodo, t->size());
   hs_status st;
   st = hs_sweep_run_ranks(t, sw, todo, ntodo, o.c.jobs, on_row, &k, &err);
   if (k.progress && ntodo) progress_line(&k, true);
@@ -313,8 +383,10 @@ int hs_cmd_sweep_on(const hs_transport *t, int argc, char **argv) {
   }
   if (!o.c.quiet) {
     char *pp = hs_sweep_points_path(o.c.out);
-    printf("sweep %s: %zu points x %zu seeds = %zu rows (%zu run now, %zu already there)\n",
-           o.c.scenario, hs_sweep_npoints(sw), hs_sweep_nseeds(sw), nrows, ntodo, nrows - ntodo);
+    size_t np = hs_sweep_npoints(sw), ns = hs_sweep_nseeds(sw);
+    printf("sweep %s: %zu point%s x %zu seed%s = %zu row%s (%zu run now, %zu already there)\n",
+           o.c.scenario, np, np == 1 ? "" : "s", ns, ns == 1 ? "" : "s", nrows,
+           nrows == 1 ? "" : "s", ntodo, nrows - ntodo);
     printf("rows    %s\npoints  %s\n", o.c.out, pp);
     print_points(sw, pt);
     hs_free(pp);

@@ -13,6 +13,7 @@
 
 #include "commands.h"
 #include "base/hs_status.h"
+#include "base/hs_util.h"
 #include "sim/hs_run.h"
 
 int hs_cmd_version(int argc, char **argv) {
@@ -47,6 +48,14 @@ int main(int argc, char **argv) {
   if (!strcmp(argv[1], "--version")) return hs_cmd_version(argc - 1, argv + 1);
   for (size_t i = 0; i < hs_ncommands; i++)
     if (!strcmp(argv[1], hs_commands[i].name)) return hs_commands[i].main(argc - 1, argv + 1);
-  fprintf(stderr, "hetsim: unknown command \"%s\" (see hetsim --help)\n", argv[1]);
+  const char *names[32], *near;
+  size_t n = 0;
+  for (size_t i = 0; i < hs_ncommands && n < sizeof names / sizeof names[0]; i++)
+    names[n++] = hs_commands[i].name;
+  if ((near = hs_nearest(argv[1], names, n)) != NULL)
+    fprintf(stderr, "hetsim: unknown command \"%s\" (did you mean %s? see hetsim --help)\n", argv[1],
+            near);
+  else
+    fprintf(stderr, "hetsim: unknown command \"%s\" (see hetsim --help)\n", argv[1]);
   return HS_EXIT_BADINPUT;
 }

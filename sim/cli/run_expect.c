@@ -7,7 +7,11 @@
  * one place, the earliest file first (summary figures move whenever a row
  * does, so the summary names the symptom and the CSV line the cause is a
  * second run away; rejected: reporting every difference, which floods a CI
- * log for one changed constant). O(bytes of the outputs). */
+ * log for one changed constant). When the two summaries' run_identity
+ * differs, the message also names the cause: the first --set, resolved
+ * scenario key or policy option that differs (summary.json records all
+ * three), since the identity itself is a hash that names nothing.
+ * O(bytes of the outputs). */
 #include "run_expect.h"
 
 #include <stdio.h>
@@ -40,6 +44,27 @@ int run_expect_ready(const char *golden) {
     }
   }
   return 0;
+}
+
+/* "; the --set lists differ at sets[1]: expected ..., got ..." when the
+ * summaries g and o are of different runs; "" when their identities agree. */
+static void identity_cause(const char *g, const char *o, char *buf, size_t cap) {
+  static const char *const identity[] = {"run_identity"};
+  static const char *const causes[] = {"sets", "scenario_resolved", "policy_config"};
+  hs_expect_diff c;
+  buf[0] = '\0';
+  if (hs_expect_json_cause(g, o, identity, 1, &c) != HS_EXPECT_DIFF ||
+      hs_expect_json_cause(g, o, causes, 3, &c) != HS_EXPECT_DIFF)
+    return;
+  const char *at = c.where, *what = "the --set lists differ at ";
+  if (!strncmp(at, "scenario_resolved.", 18)) {
+    at += 18;
+    what = "the resolved scenarios differ at key ";
+  } else if (!strncmp(at, "policy_config.", 14)) {
+    at += 14;
+    what = "the policy configurations differ at ";
+  }
+  snprintf(buf, cap, "; %s%s: expected %s, got %s", what, at, c.want, c.got);
 }
 
 /* One file: 0, 3, 2 or 1 (message printed). */
@@ -77,10 +102,12 @@ static int compare_file(const char *golden, const char *out, const char *name, d
   if (k == HS_EXPECT_BAD) {
     rc = cli_bad_input("run", err.msg);
   } else if (k == HS_EXPECT_DIFF) {
-    char msg[1200];
-    if (json)
-      snprintf(msg, sizeof msg, "%s: %s: expected %s, got %s%s", gp, d.where, d.want, d.got,
-               rtol > 0 ? " (beyond --rtol)" : "");
+    char msg[1900], cause[640];
+    if (json) {
+      identity_cause(g, o, cause, sizeof cause);
+      snprintf(msg, sizeof msg, "%s: %s: expected %s, got %s%s%s", gp, d.where, d.want, d.got,
+               rtol > 0 ? " (beyond --rtol)" : "", cause);
+    }
     else if (d.line)
       snprintf(msg, sizeof msg, "%s: line %zu (%s), column %s: expected %s, got %s%s", gp, d.line,
                d.record ? "row" : "header", d.where, d.want, d.got,

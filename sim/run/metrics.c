@@ -427,15 +427,15 @@ static column column_of(const hs_metric *m) {
 
 static double pct(double x, double ref) { return ref != 0 ? 100.0 * (x - ref) / ref : 0; }
 
-/* One line: the header (row < 0) or run `row`; a metric of a group only
- * when some run reports it (`groups`, the union over the runs). */
-static void compare_line(FILE *out, const char *const *names, const hs_summary *s, long row,
-                         unsigned groups) {
-  if (row < 0) fprintf(out, "%-12s", "policy");
-  else fprintf(out, "%-12s", names[row]);
+/* One line: the header (row < 0, first column `label`) or run `row`, the
+ * first column `w` wide; the metrics of no group, or (`grouped`) those of
+ * the groups some run reports (`groups`, the union over the runs). */
+static void compare_line(FILE *out, const char *label, int w, const char *const *names,
+                         const hs_summary *s, long row, unsigned groups, bool grouped) {
+  fprintf(out, "%-*s", w, row < 0 ? label : names[row]);
   for (size_t i = 0; i < hs_metric_count(); i++) {
     const hs_metric *m = hs_metric_at(i);
-    if (!(m->in & HS_METRIC_COMPARE) || !in_groups(m, groups)) continue;
+    if (!(m->in & HS_METRIC_COMPARE) || !in_groups(m, groups) || !m->group == grouped) continue;
     column c = column_of(m);
     if (row < 0) fprintf(out, " %*s", c.width, c.label);
     else fprintf(out, " %*.*f", c.width, c.decimals, hs_metric_value(m, &s[row]) / c.per);
@@ -462,10 +462,25 @@ static unsigned any_groups(const hs_summary *s, size_t n) {
   return groups;
 }
 
-void hs_metric_compare_table(FILE *out, const char *const *names, const hs_summary *s, size_t n) {
+void hs_metric_compare_table(FILE *out, const char *label, const char *const *names,
+                             const hs_summary *s, size_t n) {
   unsigned groups = any_groups(s, n);
-  compare_line(out, names, s, -1, groups);
-  for (size_t k = 0; k < n; k++) compare_line(out, names, s, (long)k, groups);
+  int w = 12; /* the names in one column, a space after the longest */
+  for (size_t k = 0; k < n; k++)
+    if ((int)strlen(names[k]) + 1 > w) w = (int)strlen(names[k]) + 1;
+  compare_line(out, label, w, names, s, -1, groups, false);
+  for (size_t k = 0; k < n; k++) compare_line(out, label, w, names, s, (long)k, groups, false);
+  /* A group's columns (learning's) below, as a second table: one line of
+   * both would be too wide to read. */
+  bool more = false;
+  for (size_t i = 0; i < hs_metric_count() && !more; i++) {
+    const hs_metric *m = hs_metric_at(i);
+    more = (m->in & HS_METRIC_COMPARE) && m->group && in_groups(m, groups);
+  }
+  if (!more) return;
+  fputc('\n', out);
+  compare_line(out, label, w, names, s, -1, groups, true);
+  for (size_t k = 0; k < n; k++) compare_line(out, label, w, names, s, (long)k, groups, true);
 }
 
 /* For tools: every HS_METRIC_COMPARE metric by its name and in its own unit

@@ -202,21 +202,26 @@ hs_scenario *hs_scenario_load(const char *path, const hs_override *ovr, size_t n
                               hs_error *err) {
   hs_error e = {0};
   size_t len = 0;
-  char *text = hs_read_file(path, &len, &e);
+  char *found = hs_scenario_find(path, err); /* a file, or a shipped scenario's name */
+  if (!found) return NULL;
+  char *text = hs_read_file(found, &len, &e);
   if (!text) {
     /* hs_read_file names the path; say what it is. */
     hs_error_set(err, e.status, "%s (scenario file)", e.msg);
+    hs_free(found);
     return NULL;
   }
   /* A NUL byte would end the text cJSON sees: "{...}\0garbage" passed. */
-  if (hs_text_check_nul(text, len, path, err) != HS_OK) {
+  if (hs_text_check_nul(text, len, found, err) != HS_OK) {
     hs_free(text);
+    hs_free(found);
     return NULL;
   }
-  char *dir = hs_path_dir(path);
-  hs_scenario *sc = hs_scenario_parse(text, path, dir, ovr, novr, err);
+  char *dir = hs_path_dir(found);
+  hs_scenario *sc = hs_scenario_parse(text, found, dir, ovr, novr, err);
   hs_free(dir);
   hs_free(text);
+  hs_free(found);
   return sc;
 }
 

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "base/hs_alloc.h"
+#include "base/hs_util.h"
 #include "traces/hs_json_get.h"
 #include "scenario_internal.h"
 
@@ -214,9 +215,13 @@ hs_status scn_get_choice(ctx *c, const cJSON *obj, const char *key, const char *
     if (w < 0 || (size_t)w >= sizeof list - used) break;
     used += (size_t)w;
   }
+  size_t n = 0;
+  while (choices[n]) n++;
+  const char *near = hs_nearest(*out, choices, n);
   size_t mark = sim_jpath_key(&c->path, key);
-  st = scn_fail(c, HS_EINVAL, "unknown value \"%s\" (one of: %s)", scn_shown(*out, b, sizeof b),
-                list);
+  st = scn_fail(c, HS_EINVAL, "unknown value \"%s\" (one of: %s)%s%s%s",
+                scn_shown(*out, b, sizeof b), list, near ? "; did you mean \"" : "",
+                near ? near : "", near ? "\"?" : "");
   sim_jpath_pop(&c->path, mark);
   return st;
 }

@@ -327,13 +327,14 @@ hs_sweep *hs_sweep_create(const hs_sweep_spec *spec, hs_error *err) {
   unsigned groups = 0; /* optional metric groups some point reports: their columns */
   hs_error e = {0};
   size_t text_len = 0;
-  sw->text = hs_read_file(spec->scenario, &text_len, &e);
-  if (!sw->text || hs_text_check_nul(sw->text, text_len, spec->scenario, &e) != HS_OK) {
+  sw->origin = hs_scenario_find(spec->scenario, err); /* a file, or a shipped scenario's name */
+  if (!sw->origin) goto fail;
+  sw->text = hs_read_file(sw->origin, &text_len, &e);
+  if (!sw->text || hs_text_check_nul(sw->text, text_len, sw->origin, &e) != HS_OK) {
     hs_error_set(err, e.status, "%s (scenario file)", e.msg);
     goto fail;
   }
-  sw->origin = hs_strdup(spec->scenario);
-  sw->dir = hs_path_dir(spec->scenario);
+  sw->dir = hs_path_dir(sw->origin);
   sw->set = hs_calloc(spec->nset + 1, sizeof *sw->set);
   for (size_t i = 0; i < spec->nset; i++) {
     sw->set[i].key = hs_strdup(spec->set[i].key);

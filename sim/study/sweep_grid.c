@@ -181,6 +181,14 @@ hs_status hs_sweep_axis_parse(const char *spec, hs_sweep_axis *out, hs_error *er
     if (st != HS_OK) goto fail;
     return HS_OK;
   }
+  double lo, hi; /* "0:1": a range without its step, not the string "0:1" */
+  if (c1 && !strchr(val, ',') && parse_num(val, (size_t)(c1 - val), &lo) &&
+      parse_num(c1 + 1, strlen(c1 + 1), &hi)) {
+    st = hs_error_set(err, HS_EINVAL,
+                      "--grid %s: a range is start:stop:step, with its step (e.g. --grid "
+                      "%s=%s:0.25)", out->spec, out->key, val);
+    goto fail;
+  }
   size_t count = 1;
   for (const char *p = val; (p = strchr(p, ',')) != NULL; p++) count++;
   out->values = hs_reallocarray(NULL, count < MAX_VALUES ? count : MAX_VALUES, sizeof *out->values);

@@ -22,7 +22,8 @@ figure() { # file: exists, non-empty, and the right format
 }
 "$bin" sweep "$src/tests/data/sweep/tiny.json" --policies adaptive --grid policy.w_e=0:1:0.5 \
   --grid policy.deadband=0,0.1 --seeds 1-2 -j 2 --out we.csv -q || fail "sweep"
-"$bin" plot we.csv -q || fail "plot of a sweep"
+"$bin" plot we.csv -q 2>we.err || fail "plot of a sweep"
+[ ! -s we.err ] || fail "plot of a sweep: gnuplot warned: $(head -3 we.err)"
 for f in pareto heatmap; do figure "we-plots/$f.png"; figure "we-plots/$f.svg"; done
 "$bin" plot we.points.csv --out heat2 --x policy.deadband --y policy.w_e --z makespan_s_max -q ||
   fail "plot with --x/--y/--z"

@@ -76,6 +76,11 @@ Test(expect, csv_rtol) {
 Test(expect, csv_malformed_golden) {
   hs_expect_diff d;
   hs_error err = {0};
+  /* A golden row with another field count than its header, and an empty golden. */
+  cr_expect_eq(csv("a,b\n1,2\n3\n", "a,b\n1,2\n3,4\n", 0, &d, &err), HS_EXPECT_BAD);
+  cr_expect_str_eq(err.msg, "gold.csv: line 3: 1 fields where its header has 2 (a malformed golden)");
+  cr_expect_eq(csv("", "a,b\n", 0, &d, &err), HS_EXPECT_BAD);
+  cr_expect(strstr(err.msg, "gold.csv: empty") != NULL, "%s", err.msg);
   cr_expect_eq(csv("a,b\n1,\"open\n", "a,b\n1,2\n", 0, &d, &err), HS_EXPECT_BAD);
   cr_expect(strstr(err.msg, "gold.csv: line 2") != NULL, "%s", err.msg);
   const char nul[] = "a\n1\0\n";
@@ -256,4 +261,21 @@ Test(run_folder, summary_describes_the_run) {
   cleanup(dir);
   hs_free(dir);
   hs_scenario_destroy(a);
+}
+
+/* What makes two run identities differ: the first listed key whose value does. */
+Test(expect, json_cause_names_the_first_key_that_differs) {
+  hs_expect_diff d;
+  const char *const keys[] = {"sets", "scenario_resolved"};
+  const char *g = "{\"id\": \"a\", \"sets\": [\"rounds=3\"], \"scenario_resolved\": {\"policy\": {\"deadband\": 0}}}";
+  cr_expect_eq(hs_expect_json_cause(g, g, keys, 2, &d), HS_EXPECT_SAME);
+  cr_expect_eq(hs_expect_json_cause(g, "{\"sets\": [\"rounds=3\"], \"scenario_resolved\": {\"policy\": "
+                                       "{\"deadband\": 0.1}}}", keys, 2, &d), HS_EXPECT_DIFF);
+  cr_expect_str_eq(d.where, "scenario_resolved.policy.deadband");
+  cr_expect_str_eq(d.want, "0");
+  cr_expect_str_eq(d.got, "0.1");
+  cr_expect_eq(hs_expect_json_cause(g, "{\"sets\": [\"rounds=3\", \"x=1\"]}", keys, 2, &d), HS_EXPECT_DIFF);
+  cr_expect_str_eq(d.where, "sets[1]");
+  cr_expect_str_eq(d.want, "(none)");
+  cr_expect_eq(hs_expect_json_cause(g, "{", keys, 2, &d), HS_EXPECT_BAD);
 }

@@ -46,7 +46,7 @@ static char *capture_compare(const char *const *names, const hs_summary *s, size
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
   cr_assert(f);
-  hs_metric_compare_table(f, names, s, n);
+  hs_metric_compare_table(f, "policy", names, s, n);
   fclose(f);
   return buf; /* free() */
 }
@@ -168,6 +168,32 @@ Test(metrics, compare_table_known_answer) {
       "time-only          50.00   -50.0%      0.750      0.500     0.100     0.150   -50.0%     "
       "0.2500    0.1250\n";
   cr_expect_str_eq(got, want);
+  free(got);
+}
+
+/* Runs that learn: the learning columns come as a second table below the
+ * first (one line of both was 168 characters wide); every line stays under
+ * 110 characters, the learning table's under 100. */
+Test(metrics, compare_learning_columns_in_a_second_table) {
+  const char *names[] = {"equal", "time-only"};
+  hs_summary s[2] = {sample(1), sample(0.5)};
+  for (int k = 0; k < 2; k++) {
+    s[k].metric_groups = hs_metric_group("learning");
+    s[k].time_to_target_s = 80 / (k + 1.0);
+    s[k].energy_to_target_j = 1200;
+    s[k].rounds_to_target = 4;
+    s[k].final_test_loss = 0.5;
+    s[k].final_test_accuracy = 0.8;
+  }
+  char *got = capture_compare(names, s, 2);
+  char *second = strstr(got, "\n\n");
+  cr_assert(second, "two tables: %s", got);
+  cr_expect(!strncmp(second + 2, "policy       to_target_s ", 25), "%s", second + 2);
+  cr_expect(strstr(second, "\ntime-only          40.00 "), "%s", second);
+  for (char *line = got, *nl; (nl = strchr(line, '\n')) != NULL; line = nl + 1)
+    cr_expect_lt(nl - line, line > second ? 100 : 110, "too wide: %.*s", (int)(nl - line), line);
+  *second = '\0';
+  cr_expect_null(strstr(got, "to_target"), "the first table is the plain one: %s", got);
   free(got);
 }
 

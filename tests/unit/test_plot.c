@@ -318,8 +318,8 @@ Test(plot_data, pareto_error_bars_and_one_key_line) {
   cr_assert_eq(hs_plot(&a, &e), 0, "%s", e.msg);
   /* Figures in registry order: pareto (0), heatmap (two keys), line. */
   char *pareto = captured(0, "data.dat");
-  cr_expect(strstr(pareto, "10 500 0 1 9 11 450 550\n"), "%s", pareto);
-  cr_expect(strstr(pareto, "12 400 1 1 12 12 390 410\n"), "nan: no bar: %s", pareto);
+  cr_expect(strstr(pareto, "10 500 0 1 9 11 450 550 0\n"), "%s", pareto);
+  cr_expect(strstr(pareto, "12 400 1 1 12 12 390 410 0\n"), "nan: no bar: %s", pareto);
   hs_free(pareto);
   char p[512];
   int line = -1;
@@ -336,6 +336,40 @@ Test(plot_data, pareto_error_bars_and_one_key_line) {
   cr_expect_str_eq(data, "0 12 12 12 400 390 410\n1 10 9 11 500 450 550\n");
   cr_expect(strstr(script, "xlabel = 'policy.w_e'"), "%s", script);
   cr_expect(strstr(script, "categorical = 0"), "%s", script);
+  hs_free(data);
+  hs_free(script);
+  cleanup(src, NULL);
+  hs_free(src);
+}
+
+/* Two keys with several values: the pareto figure colours by w_e and gives
+ * each deadband its own marker, named in the key (issue 23: colour alone
+ * could not tell deadbands apart); the data's last column is the shape. */
+Test(plot_data, pareto_shapes_by_the_second_key) {
+  char *gp = capture_gnuplot();
+  char *src = make_dir("shape");
+  put(src, "r.points.csv",
+      "# hetsim sweep v1 | scenario t.json fnv1a64=0 | grid policy.w_e=0,1 | grid "
+      "policy.deadband=0,0.1 | seeds 1\n"
+      "point,policy.kind,policy.w_e,policy.deadband,seeds,makespan_s_mean,energy_j_mean,"
+      "pareto_front\n"
+      "0,adaptive,0,0,1,10,500,1\n1,adaptive,0,0.1,1,11,510,0\n"
+      "2,adaptive,1,0,1,12,400,1\n3,adaptive,1,0.1,1,13,420,0\n");
+  char pts[512], out[512];
+  snprintf(pts, sizeof pts, "%s/r.points.csv", src);
+  snprintf(out, sizeof out, "%s/out", src);
+  hs_plot_args a = sweep_args(out);
+  a.source = a.points = pts;
+  a.gnuplot = gp;
+  hs_plot_error e;
+  cr_assert_eq(hs_plot(&a, &e), 0, "%s", e.msg);
+  char *data = captured(0, "data.dat"), *script = captured(0, "script.gp");
+  cr_expect(strstr(data, "10 500 0 1 10 10 500 500 0\n11 510 0 0 11 11 510 510 1\n"
+                         "12 400 1 1 12 12 400 400 0\n13 420 1 0 13 13 420 420 1\n"),
+            "%s", data);
+  cr_expect(strstr(script, "colorlabel = 'policy.w_e'"), "%s", script);
+  cr_expect(strstr(script, "shapelabel = 'policy.deadband'\nnshapes = 2\n"), "%s", script);
+  cr_expect(strstr(script, "shapename[1] = '0'\nshapename[2] = '0.1'\n"), "%s", script);
   hs_free(data);
   hs_free(script);
   cleanup(src, NULL);

@@ -95,10 +95,24 @@ Test(probe_cli, help_teaches_with_an_example) {
 Test(probe_cli, bad_input_is_one_line_and_exit_2) {
   char a[2048];
   expect_bad("", "no command");
+  /* without a sensor: everything missing named in one message, not one per attempt */
   snprintf(a, sizeof a, "calibrate --task mnist --out '%s/p.json' --sensor none", tmp);
-  expect_bad(a, "--busy-w");
+  expect_bad(a, "missing --busy-w, --busy-w-source, --idle-w, --idle-w-source");
   snprintf(a, sizeof a, "calibrate --task mnist --out '%s/p.json' --sensor none --busy-w 12", tmp);
-  expect_bad(a, "--busy-w-source");
+  expect_bad(a, "missing --busy-w-source, --idle-w, --idle-w-source (e.g.");
+  snprintf(a, sizeof a, "calibrate --task mnist --out '%s/p.json' --sensor none --busy-w 12 --idle-w-source y",
+           tmp);
+  expect_bad(a, "missing --busy-w-source, --idle-w (e.g.");
+  /* auto on a board without sensors: the message names every option the way out needs */
+  snprintf(a, sizeof a, "calibrate --task mnist --out '%s/p.json' --root '%s'", tmp, tmp);
+  expect_bad(a, "--sensor none --busy-w W --busy-w-source TEXT --idle-w W --idle-w-source TEXT");
+  /* the output folder is checked before any training (here the dataset is
+   * missing too: the folder is named, so nothing was loaded or trained) */
+  snprintf(a, sizeof a,
+           "calibrate --task mnist --data '%s/none' --out '%s/nofolder/p.json' --sensor none --busy-w 5 "
+           "--busy-w-source x --idle-w 2 --idle-w-source y",
+           tmp, tmp);
+  expect_bad(a, "nofolder/p.json: the folder");
   snprintf(a, sizeof a, "calibrate --task mnist --out '%s/p.json' --threads 0", tmp);
   expect_bad(a, "--threads");
   /* the simulator's loader takes at most 100 kW: refused before any run, not
@@ -176,6 +190,9 @@ Test(probe_cli, calibrates_on_a_fake_sensor_and_merges) {
   char *err = slurp("err.txt");
   cr_assert_eq(rc, 0, "exit %d: %s", rc, err);
   free(err);
+  char *out = slurp("out.txt");
+  cr_assert(!out || !*out, "--quiet prints nothing on success: %s", out);
+  free(out);
   char *text = slurp("p.json");
   cr_assert_not_null(text);
   hs_error e = {HS_OK, ""};
@@ -351,4 +368,46 @@ Test(probe_cli, sensors_lists_what_the_tree_has) {
   cr_assert_not_null(strstr(out, "hwmon     available: hwmon:ina226:1"), "%s", out);
   cr_assert_not_null(strstr(out, "rapl      unavailable"), "%s", out);
   free(out);
+}
+
+/* A loaded machine (fake /proc/loadavg above --threads): a warning on stderr,
+ * and the load in the profile's provenance notes. Steal time is the fraction
+ * of /proc/stat's ticks between two readings. */
+Test(probe_cli, warns_on_a_loaded_machine_and_records_it) {
+  make_board();
+  char *d = probe_xasprintf("mkdir -p '%s/root/proc' && echo '5.00 4.00 3.00 2/100 999' > '%s/root/proc/loadavg'",
+                            tmp, tmp);
+  cr_assert_eq(system(d), 0);
+  free(d);
+  char a[2048];
+  snprintf(a, sizeof a,
+           "calibrate --task era5 --data '%s/e.csv' --out '%s/p.json' --root '%s/root' --sensor hwmon:ina226 "
+           "--idle-s 0.2 --runs 2 --samples 64 --warmup 32 --hz 50 --threads 2 --quiet",
+           tmp, tmp, tmp);
+  int rc = run(a);
+  char *err = slurp("err.txt");
+  cr_assert_eq(rc, 0, "exit %d: %s", rc, err);
+  cr_expect_not_null(strstr(err, "warning: load average 5.00 is above the 2 thread(s)"), "%s", err);
+  free(err);
+  char *text = slurp("p.json");
+  cr_assert_not_null(strstr(text, "1-min load average 5.00 before the runs (LOADED"), "%s", text);
+  free(text);
+
+  char *r2 = probe_xasprintf("%s/r2", tmp);
+  d = probe_xasprintf("mkdir -p '%s/root/proc' '%s/proc' && echo 'cpu 100 0 100 780 0 0 0 20 0 0' > "
+                      "'%s/root/proc/stat' && echo 'cpu 150 0 150 1580 0 0 0 120 0 0' > '%s/proc/stat'",
+                      tmp, r2, tmp, r2);
+  cr_assert_eq(system(d), 0);
+  free(d);
+  char *r1 = probe_xasprintf("%s/root", tmp);
+  probe_load before, after;
+  probe_load_read(r1, &before);
+  probe_load_read(r2, &after);
+  cr_assert(before.have_loadavg && before.loadavg1 == 5.0);
+  cr_assert(before.have_stat && before.steal == 20 && before.total == 1000);
+  cr_expect(fabs(probe_steal_fraction(&before, &after) - 0.1) < 1e-12, "100 of 1000 ticks stolen");
+  cr_expect(isnan(probe_steal_fraction(&before, &before)), "no tick passed");
+  cr_expect(!after.have_loadavg);
+  free(r1);
+  free(r2);
 }

@@ -360,16 +360,24 @@ Test(profile, find_search_order) {
   hs_free(p);
   cr_assert_str_eq(hs_profile_builtin_dir(), HS_SOURCE_DIR "/devices/profiles");
 
-  /* Not found: the message lists where it looked, in order. */
+  /* Not found: the nearest name, where it looked in order, what is there
+   * (from every folder searched, sorted, each once) and the variable. */
   cr_assert_null(hs_profile_find("rpi9", NULL, &err));
   cr_assert_eq(err.status, HS_ENOENT);
-  snprintf(want, sizeof want, "no profile \"rpi9\" (searched $" HS_PROFILE_PATH_ENV " then %s, %s)",
+  snprintf(want, sizeof want,
+           "no profile \"rpi9\"; did you mean \"rpi4\"? (searched $" HS_PROFILE_PATH_ENV
+           " then %s, %s; found there: a100-sxm4-40gb, ",
            TMP "/find/a", hs_profile_builtin_dir());
-  cr_assert_str_eq(err.msg, want);
+  cr_assert(!strncmp(err.msg, want, strlen(want)), "%s", err.msg);
+  cr_expect(strstr(err.msg, ", rpi4, rpi5, "), "%s", err.msg);
+  cr_expect(strstr(err.msg, "; a folder of your own goes in $" HS_PROFILE_PATH_ENV), "%s", err.msg);
   unsetenv(HS_PROFILE_PATH_ENV);
   cr_assert_null(hs_profile_find("rpi9", NULL, &err));
-  snprintf(want, sizeof want, "no profile \"rpi9\" (searched %s)", hs_profile_builtin_dir());
-  cr_assert_str_eq(err.msg, want);
+  snprintf(want, sizeof want, "no profile \"rpi9\"; did you mean \"rpi4\"? (searched %s; found",
+           hs_profile_builtin_dir());
+  cr_assert(!strncmp(err.msg, want, strlen(want)), "%s", err.msg);
+  cr_assert_null(hs_profile_find("zzzzzz", NULL, &err));
+  cr_expect(!strstr(err.msg, "did you mean"), "nothing near: no suggestion: %s", err.msg);
 }
 
 Test(profile, find_paths_and_bad_names) {

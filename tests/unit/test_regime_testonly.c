@@ -113,7 +113,7 @@ Test(regime_testonly, bad_options_name_the_path_and_the_reason) {
   expect_error("{\"kind\": \"testonly\", \"pause_s\": -1}", "{}",
                "t.json: regime.pause_s: expected a finite number >= 0, got -1");
   expect_error("{\"kind\": \"testonly\", \"label\": \"z\"}", "{}",
-               "t.json: regime.label: unknown value \"z\" (one of: x, y)");
+               "t.json: regime.label: unknown value \"z\" (one of: x, y); did you mean \"x\"?");
   expect_error("{\"kind\": \"testonly\", \"label_weight\": 0.5}", "{}",
                "t.json: regime.label_weight: applies only to label \"y\"");
   expect_error("{\"kind\": \"testonly\", \"steps_per_round\": 2}", "{}",
@@ -122,7 +122,8 @@ Test(regime_testonly, bad_options_name_the_path_and_the_reason) {
   expect_error("{\"kind\": \"pma\", \"pause_s\": 2}", "{}",
                "t.json: regime.pause_s: does not apply to regime \"pma\" (only to: testonly)");
   expect_error("{\"kind\": \"testonly\", \"pause\": 2}", "{}",
-               "t.json: regime.pause: unknown key (allowed here: kind, pause_s, label, label_weight)");
+               "t.json: regime.pause: unknown key (allowed here: kind, pause_s, label, label_weight); "
+               "did you mean \"pause_s\"?");
   expect_error("{\"kind\": \"lockstep\"}", "{}",
                "t.json: regime.kind: unknown value \"lockstep\" (one of: pma, ddp, hfl-ddp, "
                "fedasync, fsdp, hsdp, fl-fsdp, fl-hsdp, agc, fl, testonly)");

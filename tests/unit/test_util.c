@@ -152,6 +152,9 @@ Test(util, edit_distance_known_answers) {
   cr_expect_eq(hs_edit_distance("w_e", "we"), 1);
   cr_expect_eq(hs_edit_distance("flaw", "lawn"), 2);
   cr_expect_eq(hs_edit_distance("rpi-4", "rpi4"), 1);
+  cr_expect_eq(hs_edit_distance("rnu", "run"), 1, "two neighbours swapped: one step");
+  cr_expect_eq(hs_edit_distance("ab", "ba"), 1);
+  cr_expect_eq(hs_edit_distance("ca", "abc"), 3, "optimal string alignment: no edit of a swapped pair");
 }
 
 Test(util, nearest_name_is_a_typo_or_a_prefix) {

@@ -48,9 +48,14 @@ static int draw(plot_ctx *c, void *state, const plot_figure *fig) {
   const plot_sweep_in *s = &c->sweep;
   const plot_table *t = &s->t;
   if (st->skip) {
+    char vary[512] = ""; /* the keys that vary, not every grid key */
+    for (size_t k = 0; k < s->nkeys; k++)
+      if (s->kc[k].n > 1)
+        snprintf(vary + strlen(vary), sizeof vary - strlen(vary), "%s%s", *vary ? ", " : "",
+                 t->col[1 + k]);
     if (!c->a->quiet)
       printf("line skipped: %zu grid keys have several values (%s); a line needs one\n",
-             st->nvary, s->keys);
+             st->nvary, vary);
     return 0;
   }
   FILE *d = plot_tmp_file(c, "data.dat");

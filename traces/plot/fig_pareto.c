@@ -3,8 +3,11 @@
  * its 95 % confidence intervals over seeds as error bars (both axes; none
  * for one seed or an older points file),
  * coloured by --color KEY (default policy.w_e, else the first grid key with
- * several values), with the makespan-energy Pareto front as flagged in
- * RESULTS.points.csv. O(points) to write, plus an insertion sort of the
+ * several values) and shaped by the first other grid key with several values
+ * (a w_e x deadband sweep: one marker per deadband, named in the key; colour
+ * alone could not tell them apart), with the makespan-energy Pareto front as
+ * flagged in RESULTS.points.csv. Rejected: a --shape option (the second key
+ * is the only sensible default, and a heatmap already picks its axes). O(points) to write, plus an insertion sort of the
  * front by makespan (the front is small; rejected: qsort for a handful). */
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +16,8 @@
 #include "plot_core.h"
 
 typedef struct pareto_state {
-  long kcol; /* colour key (index among the grid keys), -1: none */
+  long kcol;   /* colour key (index among the grid keys), -1: none */
+  long kshape; /* shape key: the first other key with several values, -1: none */
 } pareto_state;
 
 static int check(plot_ctx *c, void *state) {
@@ -29,6 +33,9 @@ static int check(plot_ctx *c, void *state) {
     for (size_t k = 0; st->kcol < 0 && k < s->nkeys; k++)
       if (s->kc[k].n > 1) st->kcol = (long)k;
   }
+  st->kshape = -1;
+  for (size_t k = 0; st->kshape < 0 && k < s->nkeys; k++)
+    if (s->kc[k].n > 1 && (long)k != st->kcol) st->kshape = (long)k;
   return 0;
 }
 
@@ -38,16 +45,18 @@ static int draw(plot_ctx *c, void *state, const plot_figure *fig) {
   const plot_table *t = &s->t;
   int rc = 0;
   FILE *d = plot_tmp_file(c, "data.dat"), *fr = plot_tmp_file(c, "front.dat");
-  plot_cats ccol = {0};
+  plot_cats ccol = {0}, cshape = {0};
   double *fx = hs_malloc(t->nrow * sizeof *fx), *fy = hs_malloc(t->nrow * sizeof *fy);
   size_t nf = 0;
   for (size_t r = 0; d && r < t->nrow; r++) {
     size_t ci = st->kcol >= 0 ? plot_cat_index(&ccol, t->row[r][1 + st->kcol]) : 0;
+    size_t si = st->kshape >= 0 ? plot_cat_index(&cshape, t->row[r][1 + st->kshape]) : 0;
     bool on = atoi(t->row[r][s->ci_front]) != 0;
     double mk = strtod(t->row[r][s->ci_mk], NULL), e = strtod(t->row[r][s->ci_e], NULL);
-    fprintf(d, "%s %s %zu %d %.10g %.10g %.10g %.10g\n", t->row[r][s->ci_mk], t->row[r][s->ci_e],
-            ci, on, plot_num_or(t->row[r], s->ci_mk_lo, mk), plot_num_or(t->row[r], s->ci_mk_hi, mk),
-            plot_num_or(t->row[r], s->ci_e_lo, e), plot_num_or(t->row[r], s->ci_e_hi, e));
+    fprintf(d, "%s %s %zu %d %.10g %.10g %.10g %.10g %zu\n", t->row[r][s->ci_mk],
+            t->row[r][s->ci_e], ci, on, plot_num_or(t->row[r], s->ci_mk_lo, mk),
+            plot_num_or(t->row[r], s->ci_mk_hi, mk), plot_num_or(t->row[r], s->ci_e_lo, e),
+            plot_num_or(t->row[r], s->ci_e_hi, e), si);
     if (on) {
       double x = strtod(t->row[r][s->ci_mk], NULL), y = strtod(t->row[r][s->ci_e], NULL);
       size_t i = nf++;
@@ -82,10 +91,19 @@ static int draw(plot_ctx *c, void *state, const plot_figure *fig) {
     fprintf(v.f, "\nncolors = %zu\ncategorical = %d\n", ccol.n ? ccol.n : 1, categorical);
     if (ccol.n) plot_gp_tics(v.f, "cbtics_cmd", "cbtics", ccol.v, ccol.n);
     else fputs("cbtics_cmd = ''\n", v.f);
+    fputs("shapelabel = ", v.f);
+    plot_gp_str(v.f, st->kshape >= 0 ? t->col[1 + st->kshape] : "");
+    fprintf(v.f, "\nnshapes = %zu\narray shapename[%zu]\n", cshape.n, cshape.n ? cshape.n : 1);
+    for (size_t k = 0; k < cshape.n; k++) {
+      fprintf(v.f, "shapename[%zu] = ", k + 1);
+      plot_gp_str(v.f, cshape.v[k]);
+      fputc('\n', v.f);
+    }
     rc = plot_render(c, &v, fig);
     hs_free(fp);
   }
   plot_cats_free(&ccol);
+  plot_cats_free(&cshape);
   return rc;
 }
 

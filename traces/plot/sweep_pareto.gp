@@ -1,11 +1,13 @@
 # sweep_pareto.gp: energy against makespan, one point per sweep point (means
-# over seeds), coloured by one grid key, with the makespan-energy Pareto front
+# over seeds), coloured by one grid key and shaped by another, with the makespan-energy Pareto front
 # (both minimised) drawn as the staircase that bounds what is attainable.
 # `hetsim plot` sets, before loading this: plot_title, datafile (makespan_s,
 # energy_j, colour index, pareto flag, makespan 95 % CI low, high, energy
-# low, high: the mean itself when there is no interval), frontfile (the front, by makespan),
-# colorlabel, ncolors, cbtics_cmd (a `set cbtics (...)` naming each colour),
-# categorical (1: the colour key's values are names, not numbers).
+# low, high: the mean itself when there is no interval, shape index), frontfile
+# (the front, by makespan), colorlabel, ncolors, cbtics_cmd (a `set cbtics (...)`
+# naming each colour), categorical (1: the colour key's values are names, not
+# numbers), shapelabel, nshapes and shapename[1..nshapes] (the shape key's
+# values; nshapes <= 1: one marker for every point).
 set title plot_title noenhanced font ',13'
 set xlabel 'makespan (s), mean over seeds'
 set ylabel 'energy (kJ), mean over seeds'
@@ -44,8 +46,16 @@ if (MY_min == MY_max) {
   ypad = MY_min != 0 ? abs(MY_min) * 0.01 : 1
   set yrange [MY_min - ypad:MY_max + ypad]
 }
+# One marker per value of the shape key, each named in the key (filled
+# circle, square, triangle, diamond, inverted triangle, pentagon, then again).
+ptypes = '7 5 9 13 11 15'
+if (nshapes > 1) {
+  points = "for [k=1:nshapes] datafile using 1:($9 == k - 1 ? $2/1000 : NaN):3 with points pt int(word(ptypes, (k - 1) % 6 + 1)) ps 1.6 lc palette title sprintf('%s = %s', shapelabel, shapename[k])"
+} else {
+  points = "datafile using 1:($2/1000):3 with points pt 7 ps 1.6 lc palette title 'grid point'"
+}
 plot frontfile using 1:($2/1000) with steps lw 2 lc rgb '#222222' title 'Pareto front', \
      datafile using 1:($2/1000):5:6:($7/1000):($8/1000) with xyerrorbars pt -1 lw 1 \
        lc rgb '#999999' title '95 % CI over seeds', \
-     datafile using 1:($2/1000):3 with points pt 7 ps 1.6 lc palette title 'grid point', \
+     @points, \
      frontfile using 1:($2/1000) with points pt 6 ps 2.4 lw 2 lc rgb '#222222' title 'on the front'

@@ -245,8 +245,15 @@ hs_status hs_csv_header(const hs_csv *r, const char *const *names, size_t n, siz
       list[0] = '\0';
       for (size_t j = 0; j < n && used < sizeof list; j++)
         used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", j ? "," : "", names[j]);
-      return hs_error_set(err, HS_EMISSING, "%s: line %zu: header: no column \"%s\" (expected %s)",
-                          r->origin, r->rec_line, names[k], list);
+      /* A header of another delimiter reads as one field holding them all. */
+      char delim = 0;
+      for (size_t i = 0; i < r->nf && !delim; i++)
+        delim = strchr(r->buf + r->off[i], ';') ? ';' : strchr(r->buf + r->off[i], '\t') ? '\t' : 0;
+      return hs_error_set(err, HS_EMISSING, "%s: line %zu: header: no column \"%s\" (expected %s)%s%s",
+                          r->origin, r->rec_line, names[k], list,
+                          delim ? "; the header is split by " : "",
+                          delim == ';' ? "';': hetsim reads comma-separated files"
+                          : delim ? "tabs: hetsim reads comma-separated files" : "");
     }
     for (size_t i = (size_t)c + 1; i < r->nf; i++)
       if (!strcmp(r->buf + r->off[i], names[k]))

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "base/hs_alloc.h"
+#include "base/hs_util.h"
 
 const char *hs_json_shown(const char *text, char *buf, size_t cap) {
   size_t i = 0;
@@ -161,7 +162,11 @@ hs_status hs_json_check_keys(const hs_json_ctx *c, const cJSON *obj, const char 
         if (w < 0) break;
         used += (size_t)w;
       }
-      return hs_json_fail(c, HS_EKEY, sub, "%s%s)", c->words->unknown_key, list);
+      size_t n = 0;
+      while (shown[n]) n++;
+      const char *near = hs_nearest(m->string, shown, n);
+      return hs_json_fail(c, HS_EKEY, sub, "%s%s)%s%s%s", c->words->unknown_key, list,
+                          near ? "; did you mean \"" : "", near ? near : "", near ? "\"?" : "");
     }
     for (const cJSON *d = obj->child; d != m; d = d->next)
       if (!strcmp(d->string, m->string)) return hs_json_fail(c, HS_EKEY, sub, "%s", c->words->duplicate);

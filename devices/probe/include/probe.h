@@ -182,6 +182,20 @@ typedef struct probe_sysinfo {
  * and kernel from uname (not under root: they are the running system's). */
 void probe_sysinfo_read(const char *root, probe_sysinfo *si);
 
+/* How busy the machine is, under root: the 1-minute load average of
+ * /proc/loadavg and the steal and total ticks of /proc/stat's "cpu" line
+ * (steal: time a hypervisor gave this VM's CPUs to others). A calibration
+ * taken on a loaded machine measures the load, not the board. */
+typedef struct probe_load {
+  bool have_loadavg, have_stat;
+  double loadavg1;
+  unsigned long long steal, total; /* ticks since boot */
+} probe_load;
+void probe_load_read(const char *root, probe_load *l);
+/* Steal as a fraction of the ticks between two readings; NAN when either
+ * lacks /proc/stat or no tick passed. */
+double probe_steal_fraction(const probe_load *before, const probe_load *after);
+
 /* ---------------------------------------------------- profile and merge */
 typedef struct probe_estimate {
   double w;              /* NAN when not given */

@@ -56,8 +56,10 @@ hs_status probe_sensor_open(const char *spec, const probe_sensor_cfg *cfg, probe
       size_t l = strlen(tried);
       snprintf(tried + l, sizeof tried - l, "%s%s", l ? "; " : "", e.msg);
     }
-    return hs_error_set(err, HS_ENOENT, "--sensor auto: no power sensor found (%s); use --sensor none with --busy-w",
-                         tried);
+    return hs_error_set(err, HS_ENOENT,
+                        "--sensor auto: no power sensor found (%s); without one: --sensor none --busy-w W "
+                        "--busy-w-source TEXT --idle-w W --idle-w-source TEXT",
+                        tried);
   }
   const char *colon = strchr(spec, ':');
   char kind[32];

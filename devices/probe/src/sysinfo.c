@@ -3,9 +3,12 @@
  * DMI vendor + product (x86), else "virtual machine ..." when the CPU flags
  * say hypervisor, else "unknown board". CPU: /proc/cpuinfo's model name, or
  * the fields Arm (Hardware, Model) and RISC-V (uarch, isa) kernels print, plus
- * the processor count. All under a root folder so tests use fake trees. */
+ * the processor count. The load (probe_load_read): /proc/loadavg's first
+ * figure and /proc/stat's steal ticks, for the warning a calibration on a
+ * busy machine gets. All under a root folder so tests use fake trees. */
 #include "probe.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,4 +98,42 @@ void probe_sysinfo_read(const char *root, probe_sysinfo *si) {
     snprintf(si->board, sizeof si->board, "unknown board (no device tree model, no DMI)");
     snprintf(si->board_source, sizeof si->board_source, "none");
   }
+}
+
+void probe_load_read(const char *root, probe_load *l) {
+  memset(l, 0, sizeof *l);
+  char buf[256];
+  if (si_read(root, "/proc/loadavg", buf, sizeof buf)) {
+    char *end;
+    l->loadavg1 = strtod(buf, &end);
+    l->have_loadavg = end != buf && l->loadavg1 >= 0;
+  }
+  char *p = probe_path(root, "/proc/stat");
+  unsigned char *data = NULL;
+  size_t len = 0;
+  hs_error ig;
+  if (probe_read_file(p, &data, &len, &ig) == HS_OK && len > 4 && !strncmp((const char *)data, "cpu ", 4)) {
+    /* cpu user nice system idle iowait irq softirq steal ...: the first eight */
+    unsigned long long v[8] = {0};
+    const char *c = (const char *)data + 4;
+    int n = 0;
+    for (char *end; n < 8; n++, c = end) {
+      v[n] = strtoull(c, &end, 10);
+      if (end == c) break;
+    }
+    if (n == 8) {
+      l->have_stat = true;
+      l->steal = v[7];
+      for (int k = 0; k < 8; k++) l->total += v[k];
+    }
+  }
+  free(data);
+  free(p);
+}
+
+double probe_steal_fraction(const probe_load *before, const probe_load *after) {
+  if (!before->have_stat || !after->have_stat || after->total <= before->total ||
+      after->steal < before->steal)
+    return NAN;
+  return (double)(after->steal - before->steal) / (double)(after->total - before->total);
 }

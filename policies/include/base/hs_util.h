@@ -88,10 +88,18 @@ hs_status hs_text_check_nul(const char *text, size_t len, const char *origin, hs
  * never freed); never NULL (without /proc, "../share/hetsim/<rel>" relative to
  * the working folder). */
 const char *hs_share_path(const char *rel);
+/* The files of folder dir whose names end in suffix (".json"), that suffix
+ * cut off, sorted by strcmp; hidden names (".x") skipped. For messages that
+ * list what is there and suggest the nearest name (hs_nearest). NULL with *n
+ * = 0 when dir cannot be read or holds none. Free with hs_dir_names_free.
+ * O(entries log entries). */
+char **hs_dir_names(const char *dir, const char *suffix, size_t *n);
+void hs_dir_names_free(char **names, size_t n);
 
 /* --- nearest names, for "did you mean" in messages ----------------------- */
-/* Levenshtein distance between a and b (insert, delete, substitute: 1 each),
- * counted in bytes, ASCII case ignored ("wE" is one step from "w_e"); names
+/* Edit distance between a and b (insert, delete, substitute, and swap two
+ * neighbours: 1 each; the optimal string alignment distance), counted in
+ * bytes, ASCII case ignored ("wE" is one step from "w_e"); names
  * longer than 63 bytes are compared on their first 63. */
 size_t hs_edit_distance(const char *a, const char *b);
 /* The candidate closest to name when it is close enough to be a typo: an

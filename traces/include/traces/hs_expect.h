@@ -16,7 +16,8 @@
  *
  * Results: HS_EXPECT_SAME, HS_EXPECT_DIFF (*d filled), or HS_EXPECT_BAD when
  * the golden itself cannot be read as CSV/JSON (err: "<golden>: line N:
- * reason"). An output that does not parse is a difference at that place.
+ * reason"; a CSV golden is also malformed when it is empty or a row's field
+ * count is not its header's: a broken golden is bad input, not a difference). An output that does not parse is a difference at that place.
  * O(bytes) time; memory O(one record) for CSV, O(tree) for JSON. */
 #ifndef HS_EXPECT_H
 #define HS_EXPECT_H
@@ -40,6 +41,15 @@ int hs_expect_csv(const char *gold, size_t glen, const char *gold_origin, const 
 
 int hs_expect_json(const char *gold, const char *gold_origin, const char *got, double rtol,
                    const char *const *skip, size_t nskip, hs_expect_diff *d, hs_error *err);
+
+/* Why two summaries differ in identity: the first of the top-level keys
+ * (e.g. "sets", then "scenario_resolved") whose values differ exactly, with
+ * d->where its path ("scenario_resolved.policy.deadband", "sets[1]") and both
+ * values. HS_EXPECT_SAME when they agree on every key, HS_EXPECT_BAD when
+ * either text is not JSON. For `run --expect`, whose run_identity alone is a
+ * hash that names nothing. */
+int hs_expect_json_cause(const char *gold, const char *got, const char *const *keys, size_t nkeys,
+                         hs_expect_diff *d);
 
 /* Are the two cells equal under rtol (see above)? */
 int hs_expect_cell_eq(const char *a, const char *b, double rtol);

@@ -146,8 +146,12 @@ size_t hs_metric_sweep_index(const char *name);
 size_t hs_metric_json_fields(const hs_summary *s, hs_report_field *f, size_t cap);
 
 /* `hetsim compare`'s table: a header line, then one line per run; the first
- * run is the reference of the "vs_1st" columns. */
-void hs_metric_compare_table(FILE *out, const char *const *names, const hs_summary *s, size_t n);
+ * run is the reference of the "vs_1st" columns. label heads the names'
+ * column ("policy", or "scenario" for compare --scenarios), as wide as the
+ * longest name needs (at least 12). The columns of metric groups (learning)
+ * follow as a second table after an empty line, so no line is too wide. */
+void hs_metric_compare_table(FILE *out, const char *label, const char *const *names,
+                             const hs_summary *s, size_t n);
 /* The same for tools (compare --format csv|json): every HS_METRIC_COMPARE
  * metric under its own name in its own unit (%.10g), and each vs_1st column
  * as <name>_vs_first_pct (0 for the first run). CSV: a header "policy,...",

@@ -171,6 +171,12 @@ void hs_scenario_destroy(hs_scenario *sc);
  * shipped data beside the program (hs_share_path: <bin>/../share/hetsim, which
  * the build tree links to the source folders). Static string. */
 const char *hs_scenario_default_path(void);
+/* What a command's SCENARIO argument names, as the Python package resolves
+ * it: arg itself when it exists, else the shipped scenario
+ * <share>/scenarios/arg, else <share>/scenarios/arg.json (hs_share_path).
+ * Heap string (hs_free), or NULL with HS_ENOENT and a message naming the
+ * folder and the nearest shipped name. hs_scenario_load calls it. */
+char *hs_scenario_find(const char *arg, hs_error *err);
 
 /* Find a link by name; NULL when absent. */
 const hs_link_spec *hs_scenario_link(const hs_scenario *sc, const char *name);
