@@ -64,7 +64,9 @@ static void identity_cause(const char *g, const char *o, char *buf, size_t cap) 
     at += 14;
     what = "the policy configurations differ at ";
   }
-  snprintf(buf, cap, "; %s%s: expected %s, got %s", what, at, c.want, c.got);
+  /* Cut, never overrun: a long value ends the line with what fits, "...". */
+  int n = snprintf(buf, cap, "; %s%s: expected %s, got %s", what, at, c.want, c.got);
+  if (n >= 0 && (size_t)n >= cap && cap > 4) memcpy(buf + cap - 4, "...", 4);
 }
 
 /* One file: 0, 3, 2 or 1 (message printed). */
