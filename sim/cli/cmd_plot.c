@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cli_opts.h"
+#include "cli_suggest.h"
 #include "commands.h"
 #include "base/hs_alloc.h"
 #include "hs_plot.h"
@@ -172,6 +173,9 @@ int hs_cmd_plot(int argc, char **argv) {
       case OPT_DEVICES: slot = &a.devices; break;
       case OPT_SIBLINGS: a.siblings = true; break;
       default: /* CLI_UNKNOWN */
+        if (cli_nearest_option(p.text, long_opts))
+          return bad("unknown option \"%.100s\" (did you mean \"--%s\"? see hetsim plot --help)",
+                     p.text, cli_nearest_option(p.text, long_opts));
         return bad("unknown option \"%.100s\" (see hetsim plot --help)", p.text);
     }
     if (slot) {

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "cli_opts.h"
+#include "cli_suggest.h"
 #include "commands.h"
 #include "base/hs_alloc.h"
 #include "traces/hs_csv.h"
@@ -288,7 +289,12 @@ int hs_cmd_replay(int argc, char **argv) {
       else
         sets[nset++] = p.arg;
     } else if (opt != CLI_OPERAND) {
-      snprintf(msg, sizeof msg, "%s: unknown option (see hetsim replay --help)", p.text);
+      const char *near = cli_nearest_option(p.text, longopts);
+      if (near)
+        snprintf(msg, sizeof msg, "%s: unknown option (did you mean \"--%s\"? see hetsim replay --help)",
+                 p.text, near);
+      else
+        snprintf(msg, sizeof msg, "%s: unknown option (see hetsim replay --help)", p.text);
       rc = fail(msg);
       goto done;
     } else if (!in) {

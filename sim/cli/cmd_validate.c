@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli_opts.h"
+#include "cli_suggest.h"
 #include "commands.h"
 #include "base/hs_alloc.h"
 #include "sim/hs_scenario.h"
@@ -78,8 +79,13 @@ int hs_cmd_validate(int argc, char **argv) {
       }
       novr++;
     } else if (c != CLI_OPERAND) {
-      char msg[160];
-      snprintf(msg, sizeof msg, "unknown option \"%.100s\" (see hetsim validate --help)", p.text);
+      char msg[200];
+      const char *near = cli_nearest_option(p.text, longopts);
+      if (near)
+        snprintf(msg, sizeof msg, "unknown option \"%.100s\" (did you mean \"--%s\"? see hetsim validate --help)",
+                 p.text, near);
+      else
+        snprintf(msg, sizeof msg, "unknown option \"%.100s\" (see hetsim validate --help)", p.text);
       rc = bad_input(msg);
       goto done;
     } else if (path) {
