@@ -85,15 +85,11 @@ static const char USAGE[] =
 
 static int die(const char *fmt, ...) PROBE_PRINTF(1, 2);
 static int die(const char *fmt, ...) {
-  char msg[HS_ERROR_MSG_MAX + 256];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  int rc = probe_vsay(HS_EXIT_BADINPUT, NULL, fmt, ap);
   va_end(ap);
-  for (char *c = msg; *c; c++)
-    if (*c == '\n') *c = ' '; /* one line, always */
-  fprintf(stderr, "hetsim-probe: %s\n", msg);
-  return HS_EXIT_BADINPUT;
+  return rc;
 }
 
 /* die() with err's message; 1 when a file cannot be read or written (the

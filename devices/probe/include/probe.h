@@ -33,6 +33,13 @@
 #define PROBE_PRINTF(a, b)
 #endif
 
+/* One line on stderr, "hetsim-probe[ who]: <message>" (line breaks in the
+ * message become spaces, so a message is always one line); returns rc, the
+ * exit status the caller passes on. The one error printer of the harness's
+ * commands (calibrate, serve, board, box). */
+#include <stdarg.h>
+int probe_vsay(int rc, const char *who, const char *fmt, va_list ap) PROBE_PRINTF(3, 0);
+
 /* Allocation comes from hs_alloc.h; this one formats into a new heap string
  * (the learner library's, under the harness's name). */
 #define probe_xasprintf lrn_xasprintf

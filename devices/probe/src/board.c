@@ -30,14 +30,12 @@
 
 static int bsay(const char *name, int rc, const char *fmt, ...) PROBE_PRINTF(3, 4);
 static int bsay(const char *name, int rc, const char *fmt, ...) {
-  char msg[HS_ERROR_MSG_MAX + 512];
+  char who[128];
+  snprintf(who, sizeof who, "board %s", name ? name : "?");
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  rc = probe_vsay(rc, who, fmt, ap);
   va_end(ap);
-  for (char *c = msg; *c; c++)
-    if (*c == '\n') *c = ' ';
-  fprintf(stderr, "hetsim-probe board %s: %s\n", name ? name : "?", msg);
   return rc;
 }
 

@@ -81,14 +81,10 @@ typedef struct srv_board {
 
 static int say(int rc, const char *fmt, ...) PROBE_PRINTF(2, 3);
 static int say(int rc, const char *fmt, ...) {
-  char msg[HS_ERROR_MSG_MAX + 512];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  rc = probe_vsay(rc, "serve", fmt, ap);
   va_end(ap);
-  for (char *c = msg; *c; c++)
-    if (*c == '\n') *c = ' ';
-  fprintf(stderr, "hetsim-probe serve: %s\n", msg);
   return rc;
 }
 

@@ -88,3 +88,12 @@ hs_status probe_synth_era5(const char *path, size_t rows, uint64_t seed, hs_erro
 hs_status probe_synth_imdb(const char *dir, size_t docs, uint64_t seed, hs_error *err) {
   return lrn_synth_imdb(dir, docs, seed, err);
 }
+
+int probe_vsay(int rc, const char *who, const char *fmt, va_list ap) {
+  char msg[HS_ERROR_MSG_MAX + 512];
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  for (char *c = msg; *c; c++)
+    if (*c == '\n') *c = ' '; /* one line, always */
+  fprintf(stderr, "hetsim-probe%s%s: %s\n", who && *who ? " " : "", who ? who : "", msg);
+  return rc;
+}
