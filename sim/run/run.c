@@ -223,6 +223,11 @@ static bool round_measure(sim_run *r, double now, round_totals *t) {
       hs_telemetry_row tr = {r->round, sim_dev_name(r, i), r->tele[i].time_s, r->tele[i].energy_j,
                              (uint64_t)r->tele[i].samples};
       hs_report_telemetry(r->report, &tr);
+      if (sc->report_meter_scopes) { /* idle power never changes during a run */
+        double base = hs_ledger_get_power_of(r->ledger, i, HS_POWER_IDLE) * (busy + comm + wait);
+        hs_meter_row mr = {r->round, tr.device, e, base, e - base, n > 0 ? m.train_j : 0.0};
+        hs_report_meter(r->report, &mr);
+      }
     }
     if (r->agg) {
       sim_devagg_add(r->agg, i, n, busy, comm, wait, e);
@@ -565,6 +570,8 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
     /* What the controller saw, beside devices.csv (not above the device
      * threshold: one row per device and round, as devices.csv). */
     if (!r->agg && (st = hs_report_telemetry_open(r->report, err)) != HS_OK) goto done;
+    if (!r->agg && sc->report_meter_scopes && (st = hs_report_meter_open(r->report, err)) != HS_OK)
+      goto done;
     for (size_t i = 0; i < r->ndev && hs_report_tracing(r->report); i++)
       if (!r->span[i].untraced) hs_report_track(r->report, (uint32_t)i, sim_dev_name(r, i));
   }

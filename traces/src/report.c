@@ -128,12 +128,33 @@ static const hs_csv_table telemetry_csv = {
     "format `hetsim replay` reads.",
     HS_COLUMNS(telemetry_cols)};
 
+static const hs_column meter_cols[] = {
+    {"round", "1", "the round", COL(hs_meter_row, round, HS_COL_U32)},
+    {"device", "", "the device's name", COL(hs_meter_row, device, HS_COL_STR)},
+    {"energy_j", "J", "wall: the device's energy in the round (devices.csv's energy_j)",
+     COL(hs_meter_row, energy_j, HS_COL_F64)},
+    {"energy_idle_baseline_j", "J", "its idle power x the seconds it was on in the round",
+     COL(hs_meter_row, idle_baseline_j, HS_COL_F64)},
+    {"energy_above_idle_j", "J", "energy_j - energy_idle_baseline_j: the dynamic energy",
+     COL(hs_meter_row, above_idle_j, HS_COL_F64)},
+    {"energy_training_j", "J", "training-only: what its meter reported to the controller "
+     "(before telemetry noise; 0 without samples); <= energy_j per round, except in fedasync, "
+     "whose update counts in the window it arrives in (<= over the run)",
+     COL(hs_meter_row, training_j, HS_COL_F64)},
+};
+
+static const hs_csv_table meter_csv = {
+    "meter.csv",
+    "Runs with report.meter_scopes and devices.csv; one row per device and round: its energy "
+    "under each meter scope.",
+    HS_COLUMNS(meter_cols)};
+
 static const hs_csv_table learning_csv = {
     "learning.csv", "Runs that learn (a learning block); one row per evaluation.",
     HS_COLUMNS(learning_cols)};
 
 static const hs_csv_table *const files[] = {&rounds_csv, &devices_csv, &profiles_csv,
-                                            &learning_csv, &telemetry_csv};
+                                            &learning_csv, &telemetry_csv, &meter_csv};
 
 size_t hs_report_table_count(void) { return sizeof files / sizeof files[0]; }
 const hs_csv_table *hs_report_table_at(size_t i) { return files[i]; }
@@ -144,6 +165,7 @@ struct hs_report {
   hs_outfile *rounds, *devices, *trace;
   FILE *learning; /* learning.csv (one of the extras), when the run learns */
   FILE *telemetry; /* telemetry.csv (one of the extras), with devices.csv */
+  FILE *meter;     /* meter.csv (one of the extras), with report.meter_scopes */
   hs_outfile *extra[HS_REPORT_EXTRA_MAX];
   char *xname[HS_REPORT_EXTRA_MAX]; /* the extras' names in the folder */
   size_t nextra;
@@ -320,6 +342,18 @@ void hs_report_telemetry(hs_report *r, const hs_telemetry_row *row) {
   hs_csv_write_row(r->telemetry, &telemetry_csv, row);
 }
 
+hs_status hs_report_meter_open(hs_report *r, hs_error *err) {
+  if (r->meter) return HS_OK;
+  if (!(r->meter = hs_report_extra(r, meter_csv.file, err))) return err ? err->status : HS_EIO;
+  hs_csv_write_header(r->meter, &meter_csv);
+  return HS_OK;
+}
+
+void hs_report_meter(hs_report *r, const hs_meter_row *row) {
+  if (!r || !r->meter) return;
+  hs_csv_write_row(r->meter, &meter_csv, row);
+}
+
 void hs_report_round(hs_report *r, const hs_round_row *row) {
   hs_csv_write_row(hs_outfile_stream(r->rounds), &rounds_csv, row);
 }
@@ -449,6 +483,7 @@ hs_status hs_report_commit(hs_report *r, const char *const *str_keys, const char
   }
   r->learning = NULL;
   r->telemetry = NULL;
+  r->meter = NULL;
   if (st == HS_OK) st = hs_outfile_commit(s, err);
   else hs_outfile_abort(s);
   if (st == HS_OK) {
@@ -464,8 +499,9 @@ hs_status hs_report_commit(hs_report *r, const char *const *str_keys, const char
     unlink(old);
     hs_free(old);
   }
-  for (size_t k = 0; st == HS_OK && k <= r->nopt + 1; k++) {
-    const char *name = k < r->nopt ? r->opt[k] : k == r->nopt ? learning_csv.file : telemetry_csv.file;
+  const char *const own[] = {learning_csv.file, telemetry_csv.file, meter_csv.file};
+  for (size_t k = 0; st == HS_OK && k < r->nopt + sizeof own / sizeof own[0]; k++) {
+    const char *name = k < r->nopt ? r->opt[k] : own[k - r->nopt];
     if (wrote_extra(r, name)) continue;
     /* The same for an extra table an earlier run wrote (learning.csv of a run
      * with learning on, a regime's own table). */

@@ -85,6 +85,15 @@ typedef struct hs_telemetry_row {
   uint64_t samples;
 } hs_telemetry_row;
 
+/* One device's round under each meter scope (meter.csv, with
+ * report.meter_scopes): wall = above_idle + idle_baseline (to rounding);
+ * training is what its meter reported, <= wall. */
+typedef struct hs_meter_row {
+  uint32_t round;
+  const char *device;
+  double energy_j, idle_baseline_j, above_idle_j, training_j;
+} hs_meter_row;
+
 /* A named number for summary.json (key carries its unit, e.g. "makespan_s"). */
 typedef struct hs_report_field {
   const char *key;
@@ -115,6 +124,9 @@ void hs_report_learning(hs_report *r, const hs_learning_row *row); /* no-op unle
  * as learning.csv is: a run that does not open it removes an earlier run's. */
 hs_status hs_report_telemetry_open(hs_report *r, hs_error *err);
 void hs_report_telemetry(hs_report *r, const hs_telemetry_row *row); /* no-op unless opened */
+/* meter.csv, the same kind of extra file, for runs that report the meter scopes. */
+hs_status hs_report_meter_open(hs_report *r, hs_error *err);
+void hs_report_meter(hs_report *r, const hs_meter_row *row); /* no-op unless opened */
 /* An extra output file of the run (a regime's own table), `name` in the run
  * folder: streamed to a temporary name like the others, renamed into place
  * with them by hs_report_commit, removed by hs_report_abort. NULL with err set
