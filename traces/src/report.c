@@ -317,11 +317,17 @@ static void num(FILE *f, double v) {
   fwrite(b, 1, hs_fmt_double(b, v), f);
 }
 
-hs_status hs_report_learning_open(hs_report *r, hs_error *err) {
-  if (r->learning) return HS_OK;
-  if (!(r->learning = hs_report_extra(r, learning_csv.file, err))) return err ? err->status : HS_EIO;
-  hs_csv_write_header(r->learning, &learning_csv);
+/* An extra table of the run (learning.csv, telemetry.csv, meter.csv): opened
+ * once into *slot, with its header. */
+static hs_status open_table(hs_report *r, FILE **slot, const hs_csv_table *t, hs_error *err) {
+  if (*slot) return HS_OK;
+  if (!(*slot = hs_report_extra(r, t->file, err))) return err ? err->status : HS_EIO;
+  hs_csv_write_header(*slot, t);
   return HS_OK;
+}
+
+hs_status hs_report_learning_open(hs_report *r, hs_error *err) {
+  return open_table(r, &r->learning, &learning_csv, err);
 }
 
 void hs_report_learning(hs_report *r, const hs_learning_row *row) {
@@ -330,11 +336,7 @@ void hs_report_learning(hs_report *r, const hs_learning_row *row) {
 }
 
 hs_status hs_report_telemetry_open(hs_report *r, hs_error *err) {
-  if (r->telemetry) return HS_OK;
-  if (!(r->telemetry = hs_report_extra(r, telemetry_csv.file, err)))
-    return err ? err->status : HS_EIO;
-  hs_csv_write_header(r->telemetry, &telemetry_csv);
-  return HS_OK;
+  return open_table(r, &r->telemetry, &telemetry_csv, err);
 }
 
 void hs_report_telemetry(hs_report *r, const hs_telemetry_row *row) {
@@ -343,10 +345,7 @@ void hs_report_telemetry(hs_report *r, const hs_telemetry_row *row) {
 }
 
 hs_status hs_report_meter_open(hs_report *r, hs_error *err) {
-  if (r->meter) return HS_OK;
-  if (!(r->meter = hs_report_extra(r, meter_csv.file, err))) return err ? err->status : HS_EIO;
-  hs_csv_write_header(r->meter, &meter_csv);
-  return HS_OK;
+  return open_table(r, &r->meter, &meter_csv, err);
 }
 
 void hs_report_meter(hs_report *r, const hs_meter_row *row) {
