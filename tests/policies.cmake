@@ -18,6 +18,7 @@ target_include_directories(test_policy_registry PRIVATE ${PROJECT_SOURCE_DIR}/po
 hs_add_test(NAME policy_oort SOURCES unit/test_policy_oort.c LIBS hetsim::policies TIMEOUT 60)
 hs_add_test(NAME policy_ddp SOURCES unit/test_policy_ddp.c LIBS hetsim::policies TIMEOUT 60)
 hs_add_test(NAME policy_state SOURCES unit/test_policy_state.c LIBS hetsim::policies TIMEOUT 60)
+hs_add_test(NAME policy_round_time SOURCES unit/test_policy_round_time.c LIBS hetsim::policies TIMEOUT 60)
 hs_add_test(NAME telemetry_csv SOURCES unit/test_telemetry_csv.c LIBS hetsim::traces TIMEOUT 60)
 # Replay golden files and the bridge run the built programs.
 hs_add_test(NAME policy_replay SOURCES unit/test_policy_replay.c LIBS hetsim::policies hetsim::traces TIMEOUT 120)

@@ -82,6 +82,7 @@ void hs_controller_destroy(hs_controller *c) {
   hs_free(c->w);
   hs_free(c->sd);
   hs_free(c->utility);
+  hs_free(c->comm);
   pol_scratch_fini(&c->scratch);
   hs_free(c);
 }
@@ -242,7 +243,7 @@ hs_status hs_controller_update(hs_controller *c, const hs_telemetry *t, size_t n
   if (st != HS_OK) return st;
   c->keep = c->moved = false;
   c->type->update(c, t); /* writes every entry of the candidate, or sets keep */
-  c->utility_set = false;
+  c->utility_set = c->comm_set = false;
   bool changed = false;
   if (c->keep) { /* c->alloc is already the split: nothing to compare or take */
     changed = c->moved;
@@ -281,6 +282,21 @@ hs_status hs_controller_set_utility(hs_controller *c, const double *utility, siz
   if (!c->utility) c->utility = hs_calloc(n, sizeof *c->utility);
   memcpy(c->utility, utility, n * sizeof *utility);
   c->utility_set = true;
+  return HS_OK;
+}
+
+hs_status hs_controller_set_comm(hs_controller *c, const double *comm_s, size_t n,
+                                 hs_error *err) {
+  if (n != c->n)
+    return hs_error_set(err, HS_ERANGE, "comm_s: %zu values for %zu participants", n, c->n);
+  if (!comm_s) return hs_error_set(err, HS_EINVAL, "comm_s: no values");
+  for (size_t i = 0; i < n; i++)
+    if (!isfinite(comm_s[i]) || comm_s[i] < 0)
+      return hs_error_set(err, HS_EINVAL, "participant %zu: comm_s: %g is not a finite number >= 0",
+                          i, comm_s[i]);
+  if (!c->comm) c->comm = hs_calloc(n, sizeof *c->comm);
+  memcpy(c->comm, comm_s, n * sizeof *comm_s);
+  c->comm_set = true;
   return HS_OK;
 }
 

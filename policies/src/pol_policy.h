@@ -166,6 +166,8 @@ struct hs_controller {
   void *state; /* the policy's own */
   double *utility;   /* n: hs_controller_set_utility's values (NULL until set) */
   bool utility_set;  /* they apply to the next update */
+  double *comm;      /* n: hs_controller_set_comm's values (NULL until set) */
+  bool comm_set;     /* they apply to the next update */
 };
 
 /* --- groups (groups.c) ------------------------------------------------------ */

@@ -18,13 +18,13 @@ static const hs_telemetry base3[3] = {{1.0, 5.0, 100}, {2.0, 6.0, 100}, {4.0, 9.
 
 Test(policy_config, lists_every_policy_name) {
   const char *want[] = {"equal",      "static",   "adaptive", "time-only", "low-energy",
-                        "balanced", "energy-only", "oort",     "ema-batch"};
-  cr_assert_eq(hs_policy_count(), 9);
-  for (size_t i = 0; i < 9; i++) {
+                        "balanced", "energy-only", "oort",     "ema-batch", "round-time"};
+  cr_assert_eq(hs_policy_count(), 10);
+  for (size_t i = 0; i < 10; i++) {
     cr_expect_str_eq(hs_policy_name(i), want[i]);
     cr_expect_not_null(hs_policy_summary(i));
   }
-  cr_expect_null(hs_policy_name(9));
+  cr_expect_null(hs_policy_name(10));
 }
 
 Test(policy_config, unknown_kind_lists_the_names) {

@@ -58,6 +58,19 @@
  *   from hs_rng streams keyed by (seed, round, HS_RNG_POLICY). No groups.
  * - ema-batch: DDP step-level throughput batch sizing; see hs_controller_step_*.
  *
+ * ROUND-TIME (whole rounds, communication included)
+ * - Predicts participant i's round as c_i + a_i*n_i: a_i its smoothed
+ *   per-sample time (tau_i above, the same estimate), c_i its smoothed
+ *   communication time (hs_controller_set_comm; the same EMA, first
+ *   observation as is). Chooses the split that ends every round of a group
+ *   together: the T with sum_i max(floor, (T - c_i)/a_i) = the group budget,
+ *   solved exactly over the breakpoints c_i + a_i*floor; then largest
+ *   remainder. A participant without a time estimate takes the group's
+ *   median a (time-only's neutral cost); one without a communication
+ *   estimate takes c = 0. Keys ema, deadband, min_samples as time-only.
+ * - While no participant of any group has a communication estimate above 0
+ *   it is time-only exactly: the same code, the same allocations.
+ *
  * Nothing here reads the wall clock, the environment or global state: two
  * controllers fed the same telemetry produce the same allocations.
  *
@@ -235,6 +248,18 @@ hs_status hs_controller_update(hs_controller *c, const hs_telemetry *t, size_t n
 hs_status hs_controller_set_utility(hs_controller *c, const double *utility, size_t n,
                                     hs_error *err);
 
+/* Optional, before hs_controller_update: each participant's communication
+ * time of its last round (seconds: its model download plus its upload, the
+ * time its link kept it from training or finishing), n values, finite and
+ * >= 0, applying to the next update only. A policy that has no use for it
+ * ignores it; round-time adds it to the predicted training time to balance
+ * whole rounds. Without the call a policy sees no communication (round-time
+ * then keeps its last estimates: a round without the call is not a round of
+ * zero communication). HS_EINVAL naming the participant for a bad value,
+ * HS_ERANGE for a wrong n; the controller is then unchanged. */
+hs_status hs_controller_set_comm(hs_controller *c, const double *comm_s, size_t n,
+                                 hs_error *err);
+
 /* True when the last successful update changed the allocation. */
 bool hs_controller_reallocated(const hs_controller *c);
 
@@ -270,7 +295,9 @@ uint64_t hs_controller_rounds(const hs_controller *c);   /* successful updates s
  *     hs_policy_config_foreach prints it),
  *   "rounds", "reallocated", "allocation" (n counts),
  *   "state": the policy's own fields by name (adaptive and presets: tau, eps
- *     (smoothed s and J per sample), have (0/1: measured); static: the same
+ *     (smoothed s and J per sample), have (0/1: measured); round-time: the
+ *     same plus comm (smoothed communication s per round) and have_comm;
+ *     static: the same
  *     plus frozen; oort: the same plus explore, t_pref, pacer_step, round,
  *     util, last, exploited, hist; ema-batch: thr, have, step, carry, s,
  *     steps_seen). Reals are printed with %.17g, so a restore is exact.
