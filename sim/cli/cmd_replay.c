@@ -1,7 +1,8 @@
 /* cmd_replay.c: `hetsim replay TELEMETRY.csv --policy NAME [--set KEY=VALUE ...]`
  *
- * Feeds recorded telemetry (round,device,time_s,energy_j,samples) to the real
- * controller, round by round, and prints the allocation it chooses for the next
+ * Feeds recorded telemetry (round,device,time_s,energy_j,samples and, when
+ * the file has it, comm_s: hs_controller_set_comm) to the real controller,
+ * round by round, and prints the allocation it chooses for the next
  * round after each one (round,device,samples). The budget is the sum of samples
  * in the first round. The whole output is built in memory first and written only
  * when every round went through, so bad input never leaves half an output; with
@@ -36,7 +37,9 @@ static void usage(FILE *out) {
         "\n"
         "Replays recorded telemetry through the controller. The input has one row per\n"
         "device per round:\n"
-        "  round,device,time_s,energy_j,samples\n"
+        "  round,device,time_s,energy_j,samples[,comm_s]\n"
+        "comm_s (optional) is the device's download plus upload time of the round in\n"
+        "seconds; the controller gets it before each update (round-time uses it).\n"
         "The output has, for every input round, the allocation the controller chooses\n"
         "for the next round after seeing it:\n"
         "  round,device,samples\n"
@@ -376,7 +379,11 @@ int hs_cmd_replay(int argc, char **argv) {
       size_t k = r * t->ndevices + d;
       rec[d] = (hs_telemetry){t->time_s[k], t->energy_j[k], t->samples[k]};
     }
-    if (hs_controller_update(c, rec, t->ndevices, &err) != HS_OK) {
+    /* the file's comm_s column (optional), as the simulator feeds it */
+    hs_status st = t->comm_s ? hs_controller_set_comm(c, t->comm_s + r * t->ndevices,
+                                                      t->ndevices, &err)
+                             : HS_OK;
+    if (st != HS_OK || hs_controller_update(c, rec, t->ndevices, &err) != HS_OK) {
       name_device(&err, t, r, in);
       rc = fail(err.msg);
       goto done;

@@ -189,7 +189,7 @@ static bool round_measure(sim_run *r, double now, round_totals *t) {
      * whole busy time of the round (PMA: the local training loop, overhead
      * included), or what the regime's hook says (DDP: the steps' compute;
      * fedasync: the updates completed in the window). */
-    sim_meter m = {r->alloc[i], busy, 0};
+    sim_meter m = {r->alloc[i], busy, 0, comm};
     if (meter) meter(r, i, &m);
     uint64_t n = m.samples;
     if (n > 0 && !(m.train_s > 0)) {
@@ -219,9 +219,12 @@ static bool round_measure(sim_run *r, double now, round_totals *t) {
     r->tele[i].samples = (int64_t)n;
     r->tele[i].time_s = n ? noisy(r, i, m.train_s, sc->telemetry_time_noise) : 0.0;
     r->tele[i].energy_j = n ? noisy(r, i, m.train_j, sc->telemetry_energy_noise) : 0.0;
+    /* communication as the board's clock saw it; no noise draw (the noise
+     * streams, and so every existing run, stay as they were) */
+    r->comm_s[i] = m.comm_s;
     if (r->report && !r->agg) {
       hs_telemetry_row tr = {r->round, sim_dev_name(r, i), r->tele[i].time_s, r->tele[i].energy_j,
-                             (uint64_t)r->tele[i].samples};
+                             (uint64_t)r->tele[i].samples, r->comm_s[i]};
       hs_report_telemetry(r->report, &tr);
       if (sc->report_meter_scopes) { /* idle power never changes during a run */
         double base = hs_ledger_get_power_of(r->ledger, i, HS_POWER_IDLE) * (busy + comm + wait);
@@ -259,6 +262,9 @@ static bool round_feed_controller(sim_run *r) {
   /* Learning: the participants' real losses (Oort's statistical utility). */
   if (r->learn && sim_learn_utilities(r->learn, sim_run_scratch(r), r->ndev))
     st = hs_controller_set_utility(r->ctl, r->scratch, r->ndev, &err);
+  /* Every round: the devices' communication (policies without a use for it
+   * ignore it; round-time balances whole rounds with it). */
+  if (st == HS_OK) st = hs_controller_set_comm(r->ctl, r->comm_s, r->ndev, &err);
   if (st == HS_OK) st = hs_controller_update(r->ctl, r->tele, r->ndev, &err);
   if (r->measure_overhead) r->controller_wall_s += wall_s() - t0;
   if (st == HS_OK) return true;
@@ -451,6 +457,7 @@ static void run_free(sim_run *r) {
   hs_free(r->rng_tele);
   hs_free(r->alloc_own);
   hs_free(r->tele);
+  hs_free(r->comm_s);
   hs_free(r->scratch);
   sim_dyn_free(r);
 }
@@ -526,6 +533,7 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
   r->tele = hs_calloc(r->ndev, sizeof *r->tele);
   _Static_assert(sizeof *r->tele == HS_LEDGER_MARK_BYTES, "telemetry fits a device's mark");
   hs_ledger_mark_in(r->ledger, r->tele); /* 24 B per device for both (round_measure) */
+  r->comm_s = hs_calloc(r->ndev, sizeof *r->comm_s);
   /* The learner before the regime: its set-up declares the DDP groups. */
   if (sc->learning && (st = sim_learn_create(sc, r->ndev, &r->learn, err)) != HS_OK) goto done;
   /* What the regime cannot do (learning, a deadline, absences) the loader

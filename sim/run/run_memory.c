@@ -55,6 +55,7 @@ static size_t base_bytes(void) {
                                                   force is the controller's (no copy) */
          + 2 * (32 + 20 + 4)                   /* engine: 2 event slots, queue and stack entries */
          + 8 + 8 + 4 + 4                       /* controller: alloc, w (scratch), order, actives */
+         + 8 + 8                               /* comm telemetry: the run's, the controller's copy */
          + 80;                                 /* network: a burst's flows, with doubling */
 }
 

@@ -120,6 +120,9 @@ static const hs_column telemetry_cols[] = {
     {"energy_j", "J", "training energy its meter reported (the controller's view, not the "
      "device's whole energy of devices.csv)", COL(hs_telemetry_row, energy_j, HS_COL_F64)},
     {"samples", "1", "samples it trained in the round", COL(hs_telemetry_row, samples, HS_COL_U64)},
+    {"comm_s", "s", "its communication time in the round: the model's download plus its upload "
+     "(no telemetry noise; optional for `hetsim replay`, which passes it to the controller)",
+     COL(hs_telemetry_row, comm_s, HS_COL_F64)},
 };
 
 static const hs_csv_table telemetry_csv = {

@@ -10,7 +10,9 @@
  * (O(n log n), once); later rounds compare by position (O(1) per row), which is
  * why the format requires the first round's order. Rejected: a hash map that
  * would allow any order per round (more code, and replay output follows the
- * first round's order anyway). */
+ * first round's order anyway). The comm_s column is optional (files from
+ * before it, and from a runtime that does not time its link, stay valid):
+ * t->comm_s is NULL without it. */
 #include "traces/hs_telemetry_csv.h"
 
 #include <ctype.h>
@@ -34,6 +36,7 @@ void hs_telemetry_csv_destroy(hs_telemetry_csv *t) {
   hs_free(t->time_s);
   hs_free(t->energy_j);
   hs_free(t->samples);
+  hs_free(t->comm_s);
   hs_free(t);
 }
 
@@ -96,7 +99,8 @@ static hs_status check_unique(const hs_telemetry_csv *t, const char *name, hs_er
   return HS_OK;
 }
 
-static const char *const fields[] = {"round", "device", "time_s", "energy_j", "samples"};
+static const char *const fields[] = {"round", "device", "time_s", "energy_j", "samples",
+                                     "comm_s"};
 
 hs_telemetry_csv *hs_telemetry_csv_parse(const char *text, size_t len, const char *name,
                                          hs_error *err) {
@@ -104,7 +108,7 @@ hs_telemetry_csv *hs_telemetry_csv_parse(const char *text, size_t len, const cha
   if (!r) return NULL;
   hs_telemetry_csv *t = hs_calloc(1, sizeof *t);
   size_t cap_rows = 0, nrows = 0, cap_dev = 0, cap_rounds = 0;
-  size_t row_in_round = 0, col[5], ncols = 0;
+  size_t row_in_round = 0, col[6], ncols = 0;
   char *hdr = NULL; /* the header as written, for messages */
   int k = hs_csv_next(r, err);
   if (k < 0) goto fail;
@@ -118,6 +122,10 @@ hs_telemetry_csv *hs_telemetry_csv_parse(const char *text, size_t len, const cha
     goto fail;
   }
   if (hs_csv_header(r, fields, 5, col, err) != HS_OK) goto fail;
+  /* comm_s is optional: files written before it (and by runtimes without a
+   * link clock) stay valid; with it, it is checked like time_s */
+  bool has_comm = hs_csv_find(r, fields[5]) >= 0;
+  if (has_comm && hs_csv_header(r, fields + 5, 1, col + 5, err) != HS_OK) goto fail;
   ncols = hs_csv_nfields(r);
   size_t hlen;
   const char *h = hs_csv_raw(r, &hlen);
@@ -136,10 +144,10 @@ hs_telemetry_csv *hs_telemetry_csv_parse(const char *text, size_t len, const cha
                      nf, ncols, hdr);
       goto fail;
     }
-    const char *f[5];
-    for (size_t c = 0; c < 5; c++) f[c] = hs_csv_field(r, col[c]);
+    const char *f[6];
+    for (size_t c = 0; c < (has_comm ? 6u : 5u); c++) f[c] = hs_csv_field(r, col[c]);
     uint64_t round, samples;
-    double ts, ej;
+    double ts, ej, cs = 0;
     char q[HS_QUOTE_BUF], q2[HS_QUOTE_BUF]; /* input quoted in a message: one line, cut short */
     int ok = parse_u64(f[0], &round);
     if (ok <= 0) {
@@ -156,8 +164,9 @@ hs_telemetry_csv *hs_telemetry_csv_parse(const char *text, size_t len, const cha
                    f[1][0] ? "a line break in the name" : "empty name");
       goto fail;
     }
-    for (int c = 2; c <= 3; c++) {
-      double *dst = c == 2 ? &ts : &ej;
+    for (int c = 2; c <= 5; c++) {
+      if (c == 4 || (c == 5 && !has_comm)) continue;
+      double *dst = c == 2 ? &ts : c == 3 ? &ej : &cs;
       if (!parse_double(f[c], dst)) {
         hs_error_set(err, HS_EPARSE, "%s: line %zu: %s: \"%s\" is not a finite number", name,
                      lineno, fields[c], hs_quote(q, sizeof q, f[c]));
@@ -235,10 +244,12 @@ hs_telemetry_csv *hs_telemetry_csv_parse(const char *text, size_t len, const cha
       t->time_s = hs_reallocarray(t->time_s, cap_rows, sizeof *t->time_s);
       t->energy_j = hs_reallocarray(t->energy_j, cap_rows, sizeof *t->energy_j);
       t->samples = hs_reallocarray(t->samples, cap_rows, sizeof *t->samples);
+      if (has_comm) t->comm_s = hs_reallocarray(t->comm_s, cap_rows, sizeof *t->comm_s);
     }
     t->time_s[nrows] = ts;
     t->energy_j[nrows] = ej;
     t->samples[nrows] = (int64_t)samples;
+    if (has_comm) t->comm_s[nrows] = cs;
     nrows++;
     row_in_round++;
   }

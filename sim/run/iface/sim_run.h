@@ -131,6 +131,7 @@ struct sim_run {
   struct sim_learn *learn; /* learning in the loop (sim_learning.h); NULL: off */
   double energy_cum_j;     /* energy of every device from t = 0 to the last round end */
   double train_j_sum;      /* the meters' training energy (noiseless), every round and device */
+  double *comm_s;          /* ndev: the round's communication telemetry (sim_meter.comm_s) */
 };
 
 /* --- device accessors ------------------------------------------------------ */

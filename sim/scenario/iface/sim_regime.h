@@ -73,6 +73,8 @@ typedef struct sim_meter {
   uint64_t samples; /* trained samples the device reports */
   double train_s;   /* training time a meter on the board saw */
   double train_j;   /* training energy */
+  double comm_s;    /* communication time of the round (the model's download and upload):
+                       the controller's comm telemetry (hs_controller_set_comm) */
 } sim_meter;
 
 /* What a regime can do with the blocks of a scenario that are not its own
@@ -148,7 +150,9 @@ typedef struct sim_regime {
   bool windowed;
   /* What device i reports for the round just ended (and the regime's window
    * for it starts again). NULL: its allocation, and the busy time and busy
-   * energy the ledger saw in the round (PMA: the local training loop). */
+   * energy the ledger saw in the round (PMA: the local training loop).
+   * comm_s comes in as the time the ledger saw the device in its COMM state
+   * in the round (PMA: download plus upload); a hook may leave it. */
   void (*telemetry)(sim_run *r, size_t i, sim_meter *m);
   /* Extra summary.json fields: writes up to cap into out, returns how many.
    * Called once, after the last round (may be NULL). */

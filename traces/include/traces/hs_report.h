@@ -83,6 +83,7 @@ typedef struct hs_telemetry_row {
   const char *device;
   double time_s, energy_j; /* as the device's meter reported them (noise included) */
   uint64_t samples;
+  double comm_s;           /* communication time of the round: download_s + upload_s */
 } hs_telemetry_row;
 
 /* One device's round under each meter scope (meter.csv, with
