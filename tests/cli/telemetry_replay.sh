@@ -42,6 +42,16 @@ check oort testbed-mnist-pma.json oort
 check noisy testbed-mnist-pma.json low-energy --set telemetry.time_noise=0.05 \
   --set telemetry.energy_noise=0.05
 check dynamic testbed-mnist-pma-dynamic.json time-only
+# round-time reads comm_s: the replay must pass the column on to reproduce it
+check round-time testbed-mnist-pma.json round-time --set policy.deadband=0
+check round-time-dynamic testbed-mnist-pma-dynamic.json round-time
+# Without comm_s (a file from before the column) it replays as time-only does.
+cut -d, -f1-5 round-time/telemetry.csv >old.csv
+"$bin" replay old.csv --policy round-time --set deadband=0 -o old-rt.csv || fail "old file: replay"
+"$bin" replay old.csv --policy time-only --set deadband=0 -o old-to.csv || fail "old file: time-only"
+cmp -s old-rt.csv old-to.csv || fail "round-time without comm_s is not time-only"
+! cmp -s old-rt.csv round-time/next.csv || fail "round-time: comm_s changed no decision"
+echo "ok   a telemetry.csv without comm_s replays, and round-time then is time-only"
 # Above the device threshold there is no per-device output, and no telemetry.csv.
 "$bin" run "$src/scenarios/population-1k-mnist-pma.json" --set rounds=1 --devices profiles \
   --out pop -q || fail "population run"

@@ -1,13 +1,14 @@
 /* fuzz_controller_state.c: libFuzzer harness for the controller state reader
  * (hs_controller_restore, policies/include/policies/hs_policy.h; policies/src/state.c).
  *
- * Input: the state text, offered to four controllers (balanced, static, oort,
- * ema-batch with 4 steps), each already fed two rounds. Contract checked: a
+ * Input: the state text, offered to five controllers (balanced, static, oort,
+ * ema-batch with 4 steps, round-time), each already fed two rounds (with
+ * communication times, which only round-time keeps). Contract checked: a
  * refusal comes with a message and leaves the controller exactly as it was
  * (its saved text is unchanged); an accepted state saves back to the same text
  * a second restore accepts (round trip), keeps the allocation summing to the
  * budget, and the restored controller takes a valid update.
- * Seeds: seeds/controller_state/ (states saved by these four controllers). */
+ * Seeds: seeds/controller_state/ (states saved by these five controllers). */
 #include "fuzz_common.h"
 #include "base/hs_alloc.h"
 #include "policies/hs_policy.h"
@@ -23,18 +24,22 @@ static const spec specs[] = {
     {"static", NULL, NULL, 3, 300},
     {"oort", "oort_pacer_window", "2", 4, 400},
     {"ema-batch", "steps_per_round", "4", 2, 120},
+    {"round-time", NULL, NULL, 3, 300},
 };
 
 static void feed(hs_controller *c, double skew) {
   size_t n = hs_controller_size(c);
   const uint64_t *a = hs_controller_allocation(c);
   hs_telemetry t[4];
+  double comm[4];
   for (size_t i = 0; i < n; i++) {
+    comm[i] = 0.5 * skew * (double)i;
     t[i].samples = (int64_t)a[i];
     t[i].time_s = a[i] ? 0.01 * (double)a[i] * (1.0 + skew * (double)i) : 0;
     t[i].energy_j = a[i] ? 0.02 * (double)a[i] : 0;
   }
   hs_error err = {HS_OK, ""};
+  FUZZ_CHECK(hs_controller_set_comm(c, comm, n, &err) == HS_OK, "comm refused: %s", err.msg);
   FUZZ_CHECK(hs_controller_update(c, t, n, &err) == HS_OK, "update refused: %s", err.msg);
 }
 

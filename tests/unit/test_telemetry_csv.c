@@ -166,3 +166,33 @@ Test(telemetry_csv, missing_file_names_the_path) {
   cr_expect_eq(err.status, HS_ENOENT);
   cr_expect(strstr(err.msg, "/nonexistent/t.csv"), "%s", err.msg);
 }
+
+/* comm_s is optional: without it t->comm_s is NULL (files from before the
+ * column stay valid); with it, in any column position, every row's value is
+ * read, and a bad one is named by line and field like time_s. */
+Test(telemetry_csv, comm_s_is_optional_and_checked) {
+  hs_error err = {0};
+  hs_telemetry_csv *t = parse(HDR "0,a,1,2,10\n0,b,1,2,10\n", &err);
+  cr_assert_not_null(t, "%s", err.msg);
+  cr_expect_null(t->comm_s);
+  hs_telemetry_csv_destroy(t);
+  t = parse("comm_s,round,device,time_s,energy_j,samples\n0.65,0,a,1,2,10\n0,0,b,1,2,10\n"
+            "0.5,1,a,1,2,10\n1e-3,1,b,1,2,10\n",
+            &err);
+  cr_assert_not_null(t, "%s", err.msg);
+  cr_assert_not_null(t->comm_s);
+  cr_expect_eq(t->comm_s[0], 0.65);
+  cr_expect_eq(t->comm_s[1], 0);
+  cr_expect_eq(t->comm_s[2], 0.5);
+  cr_expect_eq(t->comm_s[3], 1e-3);
+  cr_expect_eq(t->time_s[3], 1);
+  hs_telemetry_csv_destroy(t);
+  cr_expect_null(parse("round,device,time_s,energy_j,samples,comm_s\n0,a,1,2,10,-0.5\n", &err));
+  cr_expect(strstr(err.msg, "t.csv: line 2: comm_s: -0.5 is negative"), "%s", err.msg);
+  cr_expect_null(parse("round,device,time_s,energy_j,samples,comm_s\n0,a,1,2,10,\n", &err));
+  cr_expect(strstr(err.msg, "t.csv: line 2: comm_s: \"\" is not a finite number"), "%s",
+            err.msg);
+  cr_expect_null(parse("round,device,time_s,energy_j,samples,comm_s,comm_s\n0,a,1,2,10,1,1\n",
+                       &err));
+  cr_expect(strstr(err.msg, "column \"comm_s\" appears twice"), "%s", err.msg);
+}
