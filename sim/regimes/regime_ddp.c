@@ -95,6 +95,9 @@ typedef struct ddp_group {
   size_t pending;
   double allreduce_s;
   double bcast_s;       /* hfl-ddp: leader -> members over the fabric */
+  double xfer_t0;       /* hfl-ddp: when the leader's download or upload began */
+  double xfer_s;        /* hfl-ddp: the leader's download plus upload this round (the
+                           silo waits for both) */
   double cv_sum;
   uint32_t cv_steps;
   hs_controller *step_ctl; /* ema-batch: step-level sizing (not owned in ddp) */
@@ -251,7 +254,9 @@ static void on_silo_uploaded(hs_engine *eng, void *subject, uint64_t gi) {
   (void)eng;
   sim_run *r = subject;
   ddp_state *ds = r->rs;
-  sim_dev_state(r, ds->groups[gi].ranks[0], HS_POWER_IDLE);
+  ddp_group *g = &ds->groups[gi];
+  g->xfer_s += hs_engine_now(eng) - g->xfer_t0;
+  sim_dev_state(r, g->ranks[0], HS_POWER_IDLE);
   if (--ds->pending_groups == 0) round_done(r);
 }
 
@@ -261,6 +266,7 @@ static void group_finished(sim_run *r, ddp_group *g) {
     round_done(r);
     return;
   }
+  g->xfer_t0 = hs_engine_now(r->eng);
   sim_dev_model_transfer(r, g->ranks[0], on_silo_uploaded, (uint64_t)(g - ds->groups));
 }
 
@@ -293,6 +299,7 @@ static void on_silo_model(hs_engine *eng, void *subject, uint64_t gi) {
   sim_run *r = subject;
   ddp_state *ds = r->rs;
   ddp_group *g = &ds->groups[gi];
+  g->xfer_s = hs_engine_now(eng) - g->xfer_t0;
   for (size_t k = 0; k < g->nranks; k++) sim_dev_state(r, g->ranks[k], HS_POWER_COMM);
   hs_engine_schedule_in(eng, g->bcast_s, 0, on_silo_broadcast, r, gi);
 }
@@ -304,8 +311,10 @@ static void ddp_start_round(sim_run *r) {
     return;
   }
   ds->pending_groups = ds->ngroups;
-  for (size_t gi = 0; gi < ds->ngroups; gi++)
+  for (size_t gi = 0; gi < ds->ngroups; gi++) {
+    ds->groups[gi].xfer_t0 = hs_engine_now(r->eng);
     sim_dev_model_transfer(r, ds->groups[gi].ranks[0], on_silo_model, gi);
+  }
 }
 
 /* --- set-up ----------------------------------------------------------------- */
@@ -507,9 +516,20 @@ static hs_status ddp_bind(sim_run *r, hs_error *err) {
 }
 
 /* What a DDP trainer times around its steps: the forward-backward time of the
- * round's steps (and that time at busy power), not the per-round overhead. */
+ * round's steps (and that time at busy power), not the per-round overhead.
+ * Its communication (comm_s): the group's, the same for every rank: the
+ * all-reduces and the broadcast it took part in (the ledger's COMM time),
+ * and in hfl-ddp the silo's download and upload, which only the leader's link
+ * carries but every rank of the silo waits for. A rank's round is its group's lockstep,
+ * so a controller that balances whole rounds (round-time) must not see the
+ * leader's transfers as the leader's own: it would move samples off the leader
+ * and stretch every step of the silo. */
 static void ddp_telemetry(sim_run *r, size_t i, sim_meter *m) {
   ddp_state *ds = r->rs;
+  if (ds->federated) {
+    const ddp_group *g = &ds->groups[opts_of(r->sc)->silo_of[i]];
+    if (g->ranks[0] != i) m->comm_s += g->xfer_s;
+  }
   m->samples = r->alloc[i];
   m->train_s = ds->window_s[i];
   m->train_j = ds->window_j[i];

@@ -173,3 +173,82 @@ Test(run_outputs, trace_devices_traces_only_those) {
   hs_free(d);
   hs_scenario_destroy(sc);
 }
+
+/* --- the controller's communication telemetry (issue 24) ----------------------- */
+
+/* Field k (0-based) of a CSV line without quotes, as a double. */
+static double field(const char *line, int k) {
+  const char *p = line;
+  for (int j = 0; j < k && p; j++) p = strchr(p, ','), p = p ? p + 1 : NULL;
+  cr_assert_not_null(p, "field %d of %s", k, line);
+  return strtod(p, NULL);
+}
+
+/* Each device's comm_s of telemetry.csv per row (round, device order), and
+ * the devices.csv comm_s beside it: the rows of both files match one to one. */
+static size_t comm_rows(const char *dir, double *tele, double *dev, size_t cap) {
+  char *t = slurp(dir, "telemetry.csv"), *d = slurp(dir, "devices.csv");
+  char *st = NULL, *sd = NULL;
+  char *lt = strtok_r(t, "\n", &st), *ld = strtok_r(d, "\n", &sd);
+  cr_assert_str_eq(lt, "round,device,time_s,energy_j,samples,comm_s");
+  cr_assert(strstr(ld, "round,device,samples,compute_s,comm_s,") == ld, "%s", ld);
+  size_t n = 0;
+  while ((lt = strtok_r(NULL, "\n", &st)) && (ld = strtok_r(NULL, "\n", &sd)) && n < cap) {
+    tele[n] = field(lt, 5);
+    dev[n] = field(ld, 4);
+    n++;
+  }
+  free(t);
+  free(d);
+  return n;
+}
+
+/* PMA: the controller sees what the ledger saw, the download plus the upload
+ * (devices.csv's comm_s), every round and device; a 20 Mbit/s board's is the
+ * model's two transfers at that rate at least. */
+Test(run_outputs, telemetry_comm_is_the_devices_comm) {
+  hs_error err = {0};
+  hs_override o;
+  static char kv[] = "rounds=3";
+  cr_assert_eq(hs_override_parse(kv, &o, &err), HS_OK);
+  hs_scenario *sc =
+      hs_scenario_load(HS_SOURCE_DIR "/devices/probe/bench/box-mnist-pma-5.json", &o, 1, &err);
+  cr_assert_not_null(sc, "%s", err.msg);
+  char *dir = tmpdir();
+  run_opts_to(sc, dir, (hs_run_opts){0});
+  double tele[64], dev[64];
+  size_t n = comm_rows(dir, tele, dev, 64);
+  cr_assert_eq(n, 15);
+  for (size_t k = 0; k < n; k++) cr_expect_eq(tele[k], dev[k], "row %zu", k);
+  /* b06 on l20: 2 x 407080 B at 20 Mbit/s = 0.3257 s, plus latencies */
+  cr_expect_geq(tele[0], 2 * 407080 * 8 / 20e6, "%g", tele[0]);
+  hs_scenario_destroy(sc);
+}
+
+/* hfl-ddp: a rank's round is its silo's lockstep, so every rank reports the
+ * silo's communication, the leader's (its download and upload are waited for
+ * by all); the leader's is its own devices.csv comm_s. Silos of the testbed:
+ * rpi4-0..odroid (rows 0-4), jetson..lpi4a (5-8), n100, ryzen (9-10). */
+Test(run_outputs, telemetry_comm_of_a_silo_is_the_leaders) {
+  hs_error err = {0};
+  hs_override o;
+  static char kv[] = "rounds=3";
+  cr_assert_eq(hs_override_parse(kv, &o, &err), HS_OK);
+  hs_scenario *sc =
+      hs_scenario_load(HS_SOURCE_DIR "/scenarios/testbed-mnist-hfl-ddp.json", &o, 1, &err);
+  cr_assert_not_null(sc, "%s", err.msg);
+  char *dir = tmpdir();
+  run_opts_to(sc, dir, (hs_run_opts){0});
+  double tele[64], dev[64];
+  size_t n = comm_rows(dir, tele, dev, 64);
+  cr_assert_eq(n, 33);
+  static const size_t leader_of[11] = {0, 0, 0, 0, 0, 5, 5, 5, 5, 9, 9};
+  for (size_t k = 0; k < n; k++) {
+    size_t r = k / 11, lead = r * 11 + leader_of[k % 11];
+    cr_expect_eq(tele[lead], dev[lead], "row %zu", lead);
+    cr_expect(fabs(tele[k] - tele[lead]) <= 1e-9 * tele[lead], "row %zu: %.17g, leader %.17g", k,
+              tele[k], tele[lead]);
+    if (k != lead) cr_expect_gt(tele[k], dev[k], "row %zu: the silo's transfers added", k);
+  }
+  hs_scenario_destroy(sc);
+}
