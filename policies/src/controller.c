@@ -294,6 +294,7 @@ hs_status hs_controller_set_comm(hs_controller *c, const double *comm_s, size_t 
     if (!isfinite(comm_s[i]) || comm_s[i] < 0)
       return hs_error_set(err, HS_EINVAL, "participant %zu: comm_s: %g is not a finite number >= 0",
                           i, comm_s[i]);
+  if (!c->type->reads_comm) return HS_OK; /* checked, and of no use to this policy */
   if (!c->comm) c->comm = hs_calloc(n, sizeof *c->comm);
   memcpy(c->comm, comm_s, n * sizeof *comm_s);
   c->comm_set = true;

@@ -109,6 +109,10 @@ typedef struct pol_type {
   /* Bytes the policy's own state takes per participant (its arrays beyond the
    * controller's), for the run's memory estimate (sim/run/run_memory.c). */
   size_t bytes_per_participant;
+  /* It reads hs_controller_set_comm's values (c->comm, c->comm_set); without
+   * it the controller checks them and keeps none (no copy, no 8 B per
+   * participant: the simulator sets them every round for every policy). */
+  bool reads_comm;
   const pol_key *keys; /* own keys, in the order foreach visits them */
   size_t nkeys;        /* <= HS_POLICY_VALUES_MAX */
   hs_status (*create)(hs_controller *c, hs_error *err);

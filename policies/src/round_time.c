@@ -65,7 +65,9 @@ typedef struct round_time {
   uint64_t min_samples;
 } round_time;
 
-#define RT_BYTES (POL_COSTS_BYTES + sizeof(double) + 1 + sizeof(rt_pair))
+/* the estimates, comm and have_c, the pairs, and the controller's copy of
+ * the communication times (c->comm: reads_comm) */
+#define RT_BYTES (POL_COSTS_BYTES + 2 * sizeof(double) + 1 + sizeof(rt_pair))
 
 static hs_status rt_create(hs_controller *c, hs_error *err) {
   uint64_t floor = pol_uint(c, K_MIN_SAMPLES);
@@ -197,6 +199,7 @@ const pol_type pol_round_time = {
     .summary = "time-only over whole rounds: training plus communication end together",
     .caps = HS_POLICY_CAP_GROUPS,
     .bytes_per_participant = RT_BYTES,
+    .reads_comm = true,
     .keys = round_time_keys,
     .nkeys = POL_NKEYS(round_time_keys),
     .create = rt_create,

@@ -55,7 +55,9 @@ static size_t base_bytes(void) {
                                                   force is the controller's (no copy) */
          + 2 * (32 + 20 + 4)                   /* engine: 2 event slots, queue and stack entries */
          + 8 + 8 + 4 + 4                       /* controller: alloc, w (scratch), order, actives */
-         + 8 + 8                               /* comm telemetry: the run's, the controller's copy */
+         + 8                                   /* the round's comm telemetry (the controller
+                                                  keeps a copy only for a policy that reads
+                                                  it: its bytes_per_participant) */
          + 80;                                 /* network: a burst's flows, with doubling */
 }
 
