@@ -185,3 +185,16 @@ Test(round_time, save_restore_keeps_the_comm_estimate) {
   hs_controller_destroy(c);
   hs_controller_destroy(d);
 }
+
+/* A policy that does not read the communication times still has them
+ * checked (one contract for every policy), and keeps no copy of them. */
+Test(round_time, other_policies_check_comm_too) {
+  hs_policy_config cfg = cfg_of("time-only");
+  hs_controller *c = make(&cfg, 2, NULL, 200);
+  hs_error err = {0};
+  cr_expect_eq(hs_controller_set_comm(c, (double[]){INFINITY, 0}, 2, &err), HS_EINVAL);
+  cr_expect(strstr(err.msg, "participant 0: comm_s"), "%s", err.msg);
+  cr_expect_eq(hs_controller_set_comm(c, (double[]){1}, 1, &err), HS_ERANGE);
+  cr_expect_eq(hs_controller_set_comm(c, (double[]){1, 2}, 2, &err), HS_OK, "%s", err.msg);
+  hs_controller_destroy(c);
+}

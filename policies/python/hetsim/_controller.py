@@ -151,12 +151,18 @@ class Controller:
         return self._L.hs_controller_config(self._live()).contents.kind.decode()
 
     # --- what it is told ---
-    def update(self, time_s, energy_j, samples):
-        """One round: time_s, energy_j and samples per participant (n each).
+    def update(self, time_s, energy_j, samples, comm_s=None):
+        """One round: time_s, energy_j and samples per participant (n each),
+        and optionally comm_s, each participant's download plus upload time of
+        the round in seconds (hs_controller_set_comm; round-time uses it).
         Returns the next allocation. Refused (HetsimError) with the library's
         message naming the participant and field; nothing changes then."""
         c = self._live()
         cols = (list(time_s), list(energy_j), list(samples))
+        if comm_s is not None:
+            comm = list(comm_s)
+            if len(comm) != self._n:
+                raise HetsimError("comm_s: %d values for %d participants" % (len(comm), self._n))
         for name, col in zip(("time_s", "energy_j", "samples"), cols):
             if len(col) != self._n:
                 raise HetsimError("%s: %d values for %d participants" % (name, len(col), self._n))
@@ -169,6 +175,9 @@ class Controller:
                 raise HetsimError("participant %d: samples: %r is not an integer" % (i, s))
             t[i].samples = int(s)
         err = Error()
+        if comm_s is not None:
+            arr = (ctypes.c_double * self._n)(*[float(x) for x in comm])
+            check(self._L.hs_controller_set_comm(c, arr, self._n, ctypes.byref(err)), err)
         check(self._L.hs_controller_update(c, t, self._n, ctypes.byref(err)), err)
         return self.allocation
 

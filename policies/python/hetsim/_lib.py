@@ -162,6 +162,8 @@ def lib():
         "hs_controller_destroy": (None, [C]),
         "hs_controller_allocation": (ctypes.POINTER(ctypes.c_uint64), [C]),
         "hs_controller_update": (ctypes.c_int, [C, ctypes.POINTER(Telemetry), ctypes.c_size_t, E]),
+        "hs_controller_set_comm": (ctypes.c_int, [C, ctypes.POINTER(ctypes.c_double),
+                                                  ctypes.c_size_t, E]),
         "hs_controller_reallocated": (ctypes.c_bool, [C]),
         "hs_controller_size": (ctypes.c_size_t, [C]),
         "hs_controller_budget": (ctypes.c_uint64, [C]),

@@ -55,6 +55,16 @@ class ControllerTest(unittest.TestCase):
         self.assertGreater(e.allocation[2], t.allocation[2])
         self.assertEqual(sum(e.allocation), 700)
 
+    def test_comm_reaches_round_time(self):
+        # a = 1 and 2 s/sample, comm 0 and 50 s: T = 150, both rounds end together
+        c = hetsim.Controller("round-time", 2, 200)
+        self.assertEqual(c.update([100, 200], [1, 1], [100, 100], comm_s=[0, 50]), [150, 50])
+        t = hetsim.Controller("time-only", 2, 200)
+        self.assertEqual(t.update([100, 200], [1, 1], [100, 100], comm_s=[0, 50]), [133, 67])
+        with self.assertRaises(hetsim.HetsimError) as cm:
+            t.update([100, 200], [1, 1], [100, 100], comm_s=[0, float("nan")])
+        self.assertIn("participant 1: comm_s", str(cm.exception))
+
     def test_errors_carry_the_library_message_and_change_nothing(self):
         c = hetsim.Controller("balanced", 3, 300)
         c.update([1, 2, 4], [5, 6, 9], [100, 100, 100])
