@@ -48,7 +48,7 @@ static const pol_key round_time_keys[] = {
 };
 
 #define A_MIN 1e-12    /* the smallest a, relative to the group's median */
-#define C_MAX 1e300    /* c relative to the median a stays finite */
+#define C_MAX 1e280    /* c relative to the median a: c/a stays finite */
 #define W_MIN 1e-300   /* a floored share of 0 (floor 0) as a weight > 0 */
 
 typedef struct rt_pair {
@@ -153,12 +153,18 @@ static void split_group(hs_controller *c, round_time *s, const uint32_t *idx, si
     T = (B - fl * (double)(m - k) + s2) / s1;
     if (k == m || T <= p[k].b) break;
   }
-  for (size_t j = 0; j < m; j++) {
+  bool ok = isfinite(T);
+  for (size_t j = 0; j < m && ok; j++) {
     uint32_t i = p[j].i;
     double x = j < k ? (T - c_of(s, i, med)) / a_of(s, i, med) : fl;
     if (x < fl) x = fl;
+    ok = isfinite(x);
     c->w[i] = x > W_MIN ? x : W_MIN;
   }
+  /* Times so far apart that T or a share overflows a double (telemetry
+   * spanning hundreds of orders of magnitude): the group falls back to
+   * time-only's weights 1/a (an update cannot fail). */
+  for (size_t j = 0; j < m && !ok; j++) c->w[idx[j]] = 1.0 / a_of(s, idx[j], med);
   pol_apportion(idx, m, c->w, budget, s->min_samples, NULL, &c->scratch);
 }
 

@@ -198,3 +198,25 @@ Test(round_time, other_policies_check_comm_too) {
   cr_expect_eq(hs_controller_set_comm(c, (double[]){1, 2}, 2, &err), HS_OK, "%s", err.msg);
   hs_controller_destroy(c);
 }
+
+/* Telemetry hundreds of orders of magnitude apart (what a fuzzer would send):
+ * the split still conserves the budget and keeps the floor. */
+Test(round_time, extreme_times_still_split_the_budget) {
+  hs_policy_config cfg = cfg_of("round-time");
+  set(&cfg, "deadband", "0");
+  hs_controller *c = make(&cfg, 4, NULL, 1000);
+  const hs_telemetry t[4] = {{1e-300, 1, 250}, {1e300, 1, 250}, {1, 1, 250}, {1e-200, 1, 250}};
+  const double comms[][4] = {{0, 1e308, 1e-300, 1e300}, {1e308, 1e308, 1e308, 1e308},
+                             {0, 0, 0, 1e-320}};
+  for (size_t r = 0; r < 3; r++) {
+    feed(c, t, comms[r], 4);
+    const uint64_t *a = hs_controller_allocation(c);
+    uint64_t sum = 0;
+    for (size_t i = 0; i < 4; i++) {
+      cr_expect_geq(a[i], 1, "round %zu, participant %zu", r, i);
+      sum += a[i];
+    }
+    cr_expect_eq(sum, 1000, "round %zu", r);
+  }
+  hs_controller_destroy(c);
+}
