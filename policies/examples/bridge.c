@@ -5,6 +5,9 @@
  * allocation (N integers), then reads one telemetry line per round,
  * "t_0 e_0 n_0 t_1 e_1 n_1 ..." (time_s, energy_j, samples per participant;
  * blanks or commas between numbers), and answers with the next allocation.
+ * With --comm each participant gives a fourth number, comm_s (its download
+ * plus upload of the round, seconds: hs_controller_set_comm before the
+ * update).
  * A line it cannot use is answered with ONE line "error: stdin: line L: ..."
  * (also on stderr) and changes nothing: the controller keeps its state and the
  * next good line is answered as if the bad one had not been sent; the exit
@@ -44,14 +47,17 @@
 
 static void usage(FILE *out) {
   fputs("usage: hs-policy-bridge --policy NAME --participants N --budget SAMPLES\n"
-        "                        [--set KEY=VALUE ...] [--state FILE]\n"
+        "                        [--set KEY=VALUE ...] [--state FILE] [--comm]\n"
         "\n"
         "Runs the hetsim controller behind a pipe. Prints the initial allocation\n"
         "(N sample counts), then for every telemetry line read on stdin,\n"
         "  time_s energy_j samples   (repeated for each of the N participants)\n"
-        "prints the allocation for the next round. A bad line is answered with one\n"
-        "line \"error: ...\" (also on stderr) and changes nothing; the exit status\n"
-        "is then 2 at the end of input. Bad options: one line on stderr, exit 2.\n"
+        "prints the allocation for the next round. With --comm each participant\n"
+        "adds comm_s, its download plus upload time of the round in seconds\n"
+        "(round-time balances whole rounds with it; other policies ignore it).\n"
+        "A bad line is answered with one line \"error: ...\" (also on stderr) and\n"
+        "changes nothing; the exit status is then 2 at the end of input. Bad\n"
+        "options: one line on stderr, exit 2.\n"
         "\n"
         "--state FILE  restore the controller from FILE when it exists, and save it\n"
         "              there after every round (JSON, see hs_policy.h), so a\n"
@@ -115,6 +121,7 @@ typedef struct opts {
   unsigned long long n, budget;
   bool have_budget;
   const char *state; /* --state FILE, or NULL */
+  bool comm;         /* --comm: a fourth number per participant, comm_s */
   int nset;
   char **sets; /* argv entries of --set, argc slots */
 } opts;
@@ -127,6 +134,7 @@ static int parse_opts(int argc, char **argv, opts *o, bool *help) {
       {"budget", required_argument, NULL, 'b'},
       {"set", required_argument, NULL, 's'},
       {"state", required_argument, NULL, 'S'},
+      {"comm", no_argument, NULL, 'c'},
       {NULL, 0, NULL, 0},
   };
   opterr = 0;
@@ -154,6 +162,9 @@ static int parse_opts(int argc, char **argv, opts *o, bool *help) {
     case 'S':
       if (!*optarg) return bad("--state: empty file name");
       o->state = optarg;
+      break;
+    case 'c':
+      o->comm = true;
       break;
     case ':':
       return bad("%s: missing value (see --help)", argv[optind - 1]);
@@ -229,20 +240,30 @@ static int load_state(hs_controller *c, const char *path) {
   return rc;
 }
 
-/* One telemetry line into t (n records); HS_OK or a status with the reason in
- * why (without the "stdin: line L: " prefix). strtok: p is this line's copy. */
-static hs_status parse_line(char *p, size_t n, hs_telemetry *t, char *why, size_t cap) {
-  size_t field = 0;
+/* One telemetry line into t (n records) and, with comm (non-NULL), the comm_s
+ * of each participant: per = 3 or 4 numbers each. HS_OK or a status with the
+ * reason in why (without the "stdin: line L: " prefix). strtok: p is this
+ * line's copy. */
+static hs_status parse_line(char *p, size_t n, hs_telemetry *t, double *comm, char *why,
+                            size_t cap) {
+  size_t field = 0, per = comm ? 4 : 3;
   const char *delim = " \t,\r\n";
   for (char *tok = strtok(p, delim); tok; tok = strtok(NULL, delim), field++) {
-    if (field >= 3 * n) {
-      snprintf(why, cap, "more than 3 numbers per participant");
+    if (field >= per * n) {
+      snprintf(why, cap, "more than %zu numbers per participant", per);
       return HS_EINVAL;
     }
-    size_t i = field / 3;
+    size_t i = field / per;
     char *end;
     errno = 0;
-    if (field % 3 == 2) {
+    if (field % per == 3) { /* comm_s: its range is the controller's to check */
+      double v = strtod(tok, &end);
+      if (*end) {
+        snprintf(why, cap, "participant %zu: comm_s: \"%.64s\" is not a number", i, tok);
+        return HS_EPARSE;
+      }
+      comm[i] = v;
+    } else if (field % per == 2) {
       long long v = strtoll(tok, &end, 10);
       if (*end || errno) {
         snprintf(why, cap, "participant %zu: samples: \"%.64s\" is not an integer", i, tok);
@@ -255,18 +276,18 @@ static hs_status parse_line(char *p, size_t n, hs_telemetry *t, char *why, size_
       double v = strtod(tok, &end);
       if (*end) {
         snprintf(why, cap, "participant %zu: %s: \"%.64s\" is not a number", i,
-                 field % 3 ? "energy_j" : "time_s", tok);
+                 field % per ? "energy_j" : "time_s", tok);
         return HS_EPARSE;
       }
-      if (field % 3)
+      if (field % per)
         t[i].energy_j = v;
       else
         t[i].time_s = v;
     }
   }
-  if (field != 3 * n) {
-    snprintf(why, cap, "%zu numbers, expected %zu (time_s energy_j samples per participant)", field,
-             3 * n);
+  if (field != per * n) {
+    snprintf(why, cap, "%zu numbers, expected %zu (time_s energy_j samples%s per participant)",
+             field, per * n, comm ? " comm_s" : "");
     return HS_EINVAL;
   }
   return HS_OK;
@@ -314,6 +335,7 @@ int main(int argc, char **argv) {
   }
 
   hs_telemetry *t = hs_calloc((size_t)n, sizeof *t);
+  double *comm = o.comm ? hs_calloc((size_t)n, sizeof *comm) : NULL;
   char *line = NULL;
   size_t cap = 0;
   unsigned long lineno = 0;
@@ -331,7 +353,9 @@ int main(int argc, char **argv) {
     } else if (*p == '\n' || *p == '\r' || *p == '\0' || *p == '#') {
       continue;
     }
-    if (st == HS_OK) st = parse_line(p, (size_t)n, t, why, sizeof why);
+    if (st == HS_OK) st = parse_line(p, (size_t)n, t, comm, why, sizeof why);
+    if (st == HS_OK && comm && (st = hs_controller_set_comm(c, comm, (size_t)n, &err)) != HS_OK)
+      snprintf(why, sizeof why, "%s", err.msg);
     if (st == HS_OK && (st = hs_controller_update(c, t, (size_t)n, &err)) != HS_OK)
       snprintf(why, sizeof why, "%s", err.msg);
     if (st != HS_OK) {
@@ -347,6 +371,7 @@ int main(int argc, char **argv) {
   }
   free(line);
   hs_free(t);
+  hs_free(comm);
   hs_controller_destroy(c);
   if (rc) return rc;
   return refused ? HS_EXIT_BADINPUT : 0;

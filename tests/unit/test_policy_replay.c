@@ -397,6 +397,45 @@ Test(policy_bridge, state_file_survives_a_restart, .init = setup, .fini = teardo
   cr_expect_eq(reap(&c), 2);
 }
 
+/* --comm: a fourth number per participant reaches the controller
+ * (round-time's two-participant known answer, then its EMA), and a bad one is
+ * one error line that changes nothing. */
+Test(policy_bridge, comm_reaches_round_time) {
+  signal(SIGPIPE, SIG_IGN);
+  char *argv[] = {"hs-policy-bridge", "--policy", "round-time", "--participants", "2",
+                  "--budget", "200", "--comm", NULL};
+  child c = spawn_bridge(argv);
+  uint64_t got[2];
+  read_alloc(&c, got, 2);
+  fputs("100 1 100 0 200 1 100 50\n", c.to); /* a = 1, 2; c = 0, 50: T = 150 */
+  fflush(c.to);
+  read_alloc(&c, got, 2);
+  cr_expect(got[0] == 150 && got[1] == 50, "%llu %llu", (unsigned long long)got[0],
+            (unsigned long long)got[1]);
+  char line[512];
+  const char *bad_lines[] = {"100 1 150 0 100 1 50 x\n", "100 1 150 0 100 1 50\n",
+                             "100 1 150 0 100 1 50 -1\n"};
+  const char *why[] = {"participant 1: comm_s: \"x\" is not a number",
+                       "7 numbers, expected 8 (time_s energy_j samples comm_s",
+                       "participant 1: comm_s: -1 is not a finite number >= 0"};
+  for (size_t k = 0; k < 3; k++) {
+    fputs(bad_lines[k], c.to);
+    fflush(c.to);
+    cr_assert_not_null(fgets(line, sizeof line, c.from));
+    cr_expect(strstr(line, why[k]), "answer \"%s\" lacks \"%s\"", line, why[k]);
+  }
+  /* a = 0.5*1 + 0.5*(100/150), 2; c = 0, 50: 1.2 T + (T - 50)/2 = 200,
+   * T = 132.35..., n = 158.8, 41.2 */
+  fputs("100 1 150 0 100 1 50 50\n", c.to);
+  fflush(c.to);
+  read_alloc(&c, got, 2);
+  cr_expect(got[0] == 159 && got[1] == 41, "%llu %llu", (unsigned long long)got[0],
+            (unsigned long long)got[1]);
+  fclose(c.to);
+  c.to = NULL;
+  cr_expect_eq(reap(&c), 2);
+}
+
 Test(policy_bridge, subnormal_numbers_are_numbers) {
   /* strtod reports ERANGE for 1e-310 though it is a finite number; the bridge
    * answered "is not a number" and exited */
