@@ -44,8 +44,11 @@ typedef struct fa_dev {
   uint32_t version;          /* server model version the device trains on */
   uint64_t inflight_samples; /* samples of the update in progress */
   double inflight_s;         /* its training time */
+  double inflight_t0;        /* when its download began */
   uint64_t window_samples;   /* samples of updates completed in the window */
   double window_s, window_j; /* their training time and energy */
+  double window_comm_s;      /* their downloads and uploads */
+  uint32_t window_updates;   /* how many they are */
 } fa_dev;
 
 typedef struct fa_state {
@@ -84,6 +87,8 @@ static void on_uploaded(hs_engine *eng, void *subject, uint64_t i) {
   d->window_samples += d->inflight_samples;
   d->window_s += d->inflight_s;
   d->window_j += d->inflight_s * sim_dev_busy_w(r, i);
+  d->window_comm_s += hs_engine_now(eng) - d->inflight_t0 - d->inflight_s;
+  d->window_updates++;
   fs->arrived += d->inflight_samples;
   while (fs->arrived >= fs->next_boundary && !r->finished && r->status == HS_OK) {
     fs->next_boundary += r->sc->samples_per_round;
@@ -112,6 +117,7 @@ static void on_downloaded(hs_engine *eng, void *subject, uint64_t i) {
 
 static void start_loop(sim_run *r, size_t i) {
   if (r->alloc[i] == 0) return; /* idle until the end */
+  ((fa_state *)r->rs)->dev[i].inflight_t0 = hs_engine_now(r->eng);
   sim_dev_model_transfer(r, i, on_downloaded, i);
 }
 
@@ -119,15 +125,22 @@ static void fa_start(sim_run *r) {
   for (size_t i = 0; i < r->ndev; i++) start_loop(r, i);
 }
 
-/* The updates that arrived in the window, and the window starts again. */
+/* The updates that arrived in the window, and the window starts again. Their
+ * communication (comm_s) is per update, the mean download plus upload of
+ * those updates: one update is what a participant's "round" is here, while
+ * the window's ledger time would count transfers of updates that arrive in
+ * another window. */
 static void fa_telemetry(sim_run *r, size_t i, sim_meter *m) {
   fa_dev *d = &((fa_state *)r->rs)->dev[i];
   m->samples = d->window_samples;
   m->train_s = d->window_s;
   m->train_j = d->window_j;
+  m->comm_s = d->window_updates ? d->window_comm_s / d->window_updates : 0;
   d->window_samples = 0;
   d->window_s = 0;
   d->window_j = 0;
+  d->window_comm_s = 0;
+  d->window_updates = 0;
 }
 
 /* Means over every update that arrived. */

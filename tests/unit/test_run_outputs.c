@@ -252,3 +252,34 @@ Test(run_outputs, telemetry_comm_of_a_silo_is_the_leaders) {
   }
   hs_scenario_destroy(sc);
 }
+
+/* fedasync: comm_s is per update (the mean download plus upload of the
+ * updates that arrived in the window), so a board that trained reports at
+ * least its two transfers at its access link's rate, and a board on a faster
+ * link reports less than b06 on 20 Mbit/s. */
+Test(run_outputs, telemetry_comm_in_fedasync_is_per_update) {
+  hs_error err = {0};
+  hs_override o[2];
+  static char kv[2][64] = {"rounds=4", "regime={\"kind\": \"fedasync\"}"};
+  for (size_t k = 0; k < 2; k++) cr_assert_eq(hs_override_parse(kv[k], &o[k], &err), HS_OK);
+  hs_scenario *sc =
+      hs_scenario_load(HS_SOURCE_DIR "/devices/probe/bench/box-mnist-pma-5.json", o, 2, &err);
+  cr_assert_not_null(sc, "%s", err.msg);
+  char *dir = tmpdir();
+  run_opts_to(sc, dir, (hs_run_opts){0});
+  char *t = slurp(dir, "telemetry.csv");
+  static const double mbps[5] = {20, 50, 100, 150, 200};
+  char *save = NULL, *line = strtok_r(t, "\n", &save);
+  size_t rows = 0;
+  while ((line = strtok_r(NULL, "\n", &save))) {
+    size_t i = rows++ % 5;
+    double samples = field(line, 4), comm = field(line, 5);
+    if (samples == 0) continue;
+    double floor_s = 2 * 407080 * 8 / (mbps[i] * 1e6);
+    cr_expect_geq(comm, floor_s, "row %zu: %g", rows, comm);
+    cr_expect_lt(comm, 3 * floor_s + 0.1, "row %zu: %g is more than one update's", rows, comm);
+  }
+  cr_expect_eq(rows, 20);
+  free(t);
+  hs_scenario_destroy(sc);
+}
