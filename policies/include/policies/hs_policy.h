@@ -62,7 +62,8 @@
  * - Predicts participant i's round as c_i + a_i*n_i: a_i its smoothed
  *   per-sample time (tau_i above, the same estimate), c_i its smoothed
  *   communication time (hs_controller_set_comm; the same EMA, first
- *   observation as is). Chooses the split that ends every round of a group
+ *   observation as is; observed only for participants that trained, like
+ *   the costs, and kept through an update without set_comm). Chooses the split that ends every round of a group
  *   together: the T with sum_i max(floor, (T - c_i)/a_i) = the group budget,
  *   solved exactly over the breakpoints c_i + a_i*floor; then largest
  *   remainder. A participant without a time estimate takes the group's
