@@ -1,8 +1,8 @@
 /* controller.c: the controller object: creation (config check, groups, the
  * equal split), telemetry validation, dispatch to the policy's hooks through
  * its descriptor, the deadband rule and the swap. It knows no policy by name:
- * adaptive.c, equal.c, static.c, oort.c and ema_batch.c are reached only
- * through registry.c.
+ * adaptive.c, equal.c, static.c, oort.c, ema_batch.c and round_time.c are
+ * reached only through registry.c.
  *
  * Invariants after every call: sum(alloc over a group) == that group's budget;
  * alloc >= the policy's floor (except a selecting policy's unselected, which

@@ -1,4 +1,4 @@
-/* costs.c: the per-sample cost estimates shared by adaptive, static and oort
+/* costs.c: the per-sample cost estimates shared by adaptive, static, oort and round-time
  * (EMA of tau = t/n and eps = e/n per participant) and the inverse-cost split.
  *
  * Invariant: tau/eps of i are meaningful only once have[i]; a participant that

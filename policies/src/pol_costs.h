@@ -1,5 +1,5 @@
 /* pol_costs.h: smoothed per-sample costs (costs.c), the measurement state that
- * adaptive, static and oort share: EMA observation of tau = t/n and eps = e/n,
+ * adaptive, static, oort and round-time share: EMA observation of tau = t/n and eps = e/n,
  * and the inverse-cost split. A module of its own so that no policy calls into
  * another policy or into the controller. */
 #ifndef POL_COSTS_H
