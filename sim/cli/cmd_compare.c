@@ -24,6 +24,7 @@ static void compare_usage(FILE *out) {
           "Run one scenario under each policy and print one table: makespan, energy\n"
           "(total, compute, comm, idle-wait) in kJ, the change against the FIRST policy\n"
           "in percent, the mean compute CV and the wait fraction.\n"
+          "SCENARIO is a file, or a shipped scenario's name (testbed-era5-pma).\n"
           "Without SCENARIO, the built-in default: %s\n"
           "\n"
           "options:\n"
