@@ -236,7 +236,7 @@ const sim_regime sim_regime_fl = {
     .opts_free = fl_opts_free,
     .groups = fl_groups,
     .caps_refused = HS_POLICY_CAP_STEP_LEVEL,
-    .can = SIM_CAN_FEDAVG | SIM_CAN_DEADLINE | SIM_CAN_AVAIL,
+    .can = SIM_CAN_FEDAVG | SIM_CAN_DEADLINE | SIM_CAN_AVAIL | SIM_CAN_SHARED,
     .cannot = fl_cannot,
     /* the participation byte; hierarchical: the leaves' two counts */
     .dev_bytes = 1 + 2 * sizeof(uint32_t),
@@ -259,7 +259,7 @@ const sim_regime sim_regime_pma = {
     .summary = "periodic model averaging: local training, sync at round end",
     .opts_size = sizeof(fl_opts),
     .caps_refused = HS_POLICY_CAP_STEP_LEVEL,
-    .can = SIM_CAN_FEDAVG | SIM_CAN_DEADLINE | SIM_CAN_AVAIL,
+    .can = SIM_CAN_FEDAVG | SIM_CAN_DEADLINE | SIM_CAN_AVAIL | SIM_CAN_SHARED,
     .dev_bytes = 1, /* the participation byte */
     .setup = fl_setup,
     .start_round = fl_start_round,
