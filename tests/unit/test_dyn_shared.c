@@ -238,3 +238,54 @@ Test(dyn_shared, bad_input_is_one_line_naming_the_field) {
                  " \"h\": {\"cv\": 0.1, \"devices\": [\"b\", \"a\"]}}}}",
                  "device \"a\" is in group \"g\" already");
 }
+
+/* --- the round trip through hetsim-probe import ------------------------------ */
+#ifdef PROBE_BIN
+/* Simulated boards' logs (round, samples, time_s from devices.csv) given to
+ * hetsim-probe import --run-times give back the scenario's shared CV and the
+ * boards' own tau_cv, within sampling error, and the snippet to paste. */
+Test(dyn_shared, probe_import_recovers_the_split, .timeout = 60) {
+  const uint32_t R = 1000;
+  hs_scenario *sc = scenario("{\"kind\": \"pma\"}", "{\"shared_slowdown\": {\"cv\": 0.12}}", R);
+  char *dir = run_into(sc);
+  double *t = compute_times(dir, R);
+  char path[3][600];
+  for (size_t b = 0; b < 3; b++) {
+    snprintf(path[b], sizeof path[b], "%s/log-%c.csv", dir, (char)('a' + b));
+    FILE *f = fopen(path[b], "w");
+    cr_assert_not_null(f);
+    fprintf(f, "round,samples,time_s\n");
+    for (uint32_t r = 0; r < R; r++) fprintf(f, "%u,1000,%.17g\n", r, t[3 * r + b]);
+    cr_assert_eq(fclose(f), 0);
+  }
+  char cmd[3000], line[512];
+  snprintf(cmd, sizeof cmd,
+           "%s import --task mnist --times %s --run-times %s --run-times %s --threads 1 --out %s/p.json"
+           " --busy-w 9 --busy-w-source 'test figure' --idle-w 3 --idle-w-source 'test figure'",
+           PROBE_BIN, path[0], path[1], path[2], dir);
+  FILE *p = popen(cmd, "r");
+  cr_assert_not_null(p);
+  double cv = -1;
+  while (fgets(line, sizeof line, p))
+    if (!strncmp(line, "scenario: ", 10))
+      cr_assert_eq(sscanf(line, "scenario: \"dynamics\": {\"shared_slowdown\": {\"cv\": %lf}}", &cv), 1,
+                   "%s", line);
+  cr_assert_eq(pclose(p), 0);
+  /* sd of a CV from n degrees of freedom: about cv / sqrt(2 n) */
+  cr_expect_float_eq(cv, 0.12, 4 * 0.12 / sqrt(2.0 * R), "shared cv %g", cv);
+  hs_error err = {0};
+  char out[700];
+  snprintf(out, sizeof out, "%s/p.json", dir);
+  hs_profile *pr = hs_profile_load(out, &err);
+  cr_assert_not_null(pr, "%s", err.msg);
+  double own = hs_profile_task(pr, "mnist")->tau_cv;
+  cr_expect_float_eq(own, OWN_CV, 4 * OWN_CV / sqrt(2.0 * R * 2 / 3), "own tau_cv %g", own);
+  hs_profile_destroy(pr);
+  char *text = slurp(dir, "p.json");
+  cr_expect(strstr(text, "dynamics.shared_slowdown.cv") != NULL, "the provenance names the key");
+  hs_free(text);
+  hs_free(t);
+  hs_free(dir);
+  hs_scenario_destroy(sc);
+}
+#endif
