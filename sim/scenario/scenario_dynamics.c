@@ -47,6 +47,24 @@
 #include "base/hs_util.h"
 #include "scenario_internal.h"
 
+/* "<what>no device or entry "x"; did you mean "y"?": the nearest entry or
+ * device name (hs_nearest; the first 4096 expanded devices are the candidates,
+ * so a typo in a million-device scenario costs no more). */
+static hs_status no_device(ctx *c, const char *what, const char *name) {
+  const hs_scenario *sc = &c->s->pub;
+  size_t nd = sc->total_devices < 4096 ? sc->total_devices : 4096;
+  const char **cands = hs_calloc(sc->ndevices + nd + 1, sizeof *cands);
+  for (size_t k = 0; k < sc->ndevices; k++) cands[k] = sc->devices[k].name;
+  for (size_t k = 0; k < nd; k++) cands[sc->ndevices + k] = hs_scenario_device_name(sc, k);
+  const char *near = hs_nearest(name, cands, sc->ndevices + nd);
+  char b[80], n[80];
+  hs_status st = scn_fail(c, HS_ENOENT, "%sno device or entry \"%s\"%s%s%s", what,
+                          scn_shown(name, b, sizeof b), near ? "; did you mean \"" : "",
+                          near ? scn_shown(near, n, sizeof n) : "", near ? "\"?" : "");
+  hs_free(cands);
+  return st;
+}
+
 static hs_status parse_cotenant(ctx *c, const cJSON *o, dyn_dev_spec *t, size_t first, size_t n) {
   static const char *const keys[] = {"slowdown", "mean_free_s", "mean_loaded_s", NULL};
   hs_status st;
@@ -104,9 +122,7 @@ static hs_status parse_device(ctx *c, const cJSON *o, struct hs_dynamics *dy) {
   const hs_scenario *sc = &c->s->pub;
   size_t first, n;
   size_t mark = sim_jpath_key(&c->path, o->string);
-  char b[80];
-  if (!hs_scenario_find_name(sc, o->string, &first, &n))
-    return scn_fail(c, HS_ENOENT, "no device or entry \"%s\"", scn_shown(o->string, b, sizeof b));
+  if (!hs_scenario_find_name(sc, o->string, &first, &n)) return no_device(c, "", o->string);
   hs_status st;
   if ((st = scn_need_object(c, o)) || (st = scn_check_keys(c, o, keys))) return st;
   const cJSON *m;
@@ -152,11 +168,9 @@ static hs_status parse_group(ctx *c, const cJSON *o, struct hs_dynamics *dy, uin
   for (const cJSON *e = m->child; e; e = e->next, j++) {
     size_t m3 = sim_jpath_index(&c->path, j);
     size_t first, n;
-    char b[80];
     if (!cJSON_IsString(e)) return scn_fail(c, HS_ETYPE, "expected a device or entry name");
     if (!hs_scenario_find_name(sc, e->valuestring, &first, &n))
-      return scn_fail(c, HS_ENOENT, "no device or entry \"%s\"",
-                      scn_shown(e->valuestring, b, sizeof b));
+      return no_device(c, "", e->valuestring);
     for (size_t k = first; k < first + n; k++) {
       uint32_t was = dy->dev[k].shared_group;
       if (was && was != gi + 1)
@@ -243,10 +257,10 @@ static hs_status parse_trace(ctx *c, const char *name, struct hs_dynamics *dy) {
     const char *dev = hs_csv_field(r, col[0]);
     char *end1, *end2;
     double a = strtod(hs_csv_field(r, col[1]), &end1), z = strtod(hs_csv_field(r, col[2]), &end2);
-    char b[80];
     if (!hs_scenario_find_name(sc, dev, &first, &n)) {
-      st = scn_fail(c, HS_ENOENT, "%s: row %zu: no device or entry \"%s\"", path, line - 1,
-                    scn_shown(dev, b, sizeof b));
+      char what[600];
+      snprintf(what, sizeof what, "%.500s: row %zu: ", path, line - 1);
+      st = no_device(c, what, dev);
       goto done;
     }
     if (*end1 || *end2 || end1 == hs_csv_field(r, col[1]) || !isfinite(a) || !isfinite(z) ||

@@ -232,6 +232,8 @@ Test(dyn_shared, bad_input_is_one_line_naming_the_field) {
                  "dynamics.shared_slowdown.groups.g.cv: required key is missing");
   expect_refused("{\"shared_slowdown\": {\"groups\": {\"g\": {\"cv\": 0.1, \"devices\": [\"z\"]}}}}",
                  "no device or entry \"z\"");
+  expect_refused("{\"shared_slowdown\": {\"groups\": {\"g\": {\"cv\": 0.1, \"devices\": [\"aa\"]}}}}",
+                 "groups.g.devices[0]: no device or entry \"aa\"; did you mean \"a\"?");
   expect_refused("{\"shared_slowdown\": {\"groups\": {\"g\": {\"cv\": 0.1, \"devices\": []}}}}",
                  "groups.g.devices");
   expect_refused("{\"shared_slowdown\": {\"groups\": {\"g\": {\"cv\": 0.1, \"devices\": [\"a\"]},"
