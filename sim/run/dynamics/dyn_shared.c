@@ -21,7 +21,11 @@
  * draw order nor the devices, and no device stream is touched: adding the
  * block leaves every device's own draws as they were. Without the block, or
  * with every CV 0, r->shared is NULL and nothing is multiplied.
- * Cost: O(groups) per new period (one draw each), O(1) per compute draw. */
+ * Cost: O(groups) per new period (one draw each), O(1) per compute draw.
+ * Rejected: one sequential stream per group, drawn at each round's start (it
+ * needs a round-start hook in every regime, and with period_s its draws would
+ * depend on which periods a run happens to draw in); scaling the overhead too
+ * (the fitted split is of per-sample time, and tau_cv leaves it alone). */
 #include <math.h>
 
 #include "dyn.h"

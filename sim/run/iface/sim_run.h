@@ -42,7 +42,8 @@
  *   base powers; the name and the entry come from the scenario
  *   (hs_scenario_device_name: made on the first name asked);
  * - what only some runs need is an array of its own, NULL when unused:
- *   r->span (tracing), r->rng_tele (telemetry noise), r->dyn_of (dynamics).
+ *   r->span (tracing), r->rng_tele (telemetry noise), r->dyn_of (dynamics),
+ *   r->shared (a shared slowdown: per group, not per device).
  * Read the fields through the sim_dev_* accessors below. */
 typedef struct sim_devagg sim_devagg;
 typedef struct dyn_shared dyn_shared; /* dynamics/dyn_shared.c */
