@@ -310,7 +310,7 @@ done:
   return st;
 }
 
-const char *const scn_dynamics_keys[] = {"thermal",    "start_c",         "deadline_s",
+const char *const scn_dynamics_keys[] = {"thermal", "start_c",         "deadline_s",
                                          "availability_trace", "devices", "shared_slowdown",
                                          NULL};
 
