@@ -212,3 +212,44 @@ Test(regime_fl, host_profiles_resolve_override_and_refuse_bad_files) {
               "case %zu: %s", i, e.msg);
   }
 }
+
+/* pma takes fl's regime.server (issue 24, task B): tau_cv 0, so the
+ * makespan grows by rounds x updates x (s_per_update + s_per_mb x model MB)
+ * exactly; without the key nothing changes (0 s, nothing printed). The
+ * hierarchical root aggregates its one top-level update the same way. */
+Test(regime_fl, pma_server_time_is_rounds_x_updates_x_cost) {
+  char text[4096];
+#define PMA_FMT \
+      "{\"name\": \"pma-server\", \"seed\": 5, \"task\": \"mnist\", \"model_bytes\": 1," \
+      " \"rounds\": %d, \"samples_per_round\": 3000, \"regime\": {\"kind\": \"pma\"%s}," \
+      " \"policy\": {\"kind\": \"equal\"}," \
+      " \"devices\": [{\"name\": \"fast\", \"profile\": \"profiles/det-fast.json\"}," \
+      "  {\"name\": \"mid\", \"profile\": \"profiles/det-mid.json\"}," \
+      "  {\"name\": \"slow\", \"profile\": \"profiles/det-slow.json\"}]," \
+      " \"network\": {\"links\": {\"lan\": {\"bandwidth_mbps\": 1e9, \"latency_ms\": 0}}}}"
+  double ms[2];
+  const char *server[2] = {"", ", \"server\": {\"s_per_update\": 0.25, \"s_per_mb\": 0.5}"};
+  for (int k = 0; k < 2; k++) {
+    snprintf(text, sizeof text, PMA_FMT, ROUNDS, server[k]);
+    hs_error err = {0};
+    hs_scenario *sc = hs_scenario_parse(text, "pma-server.json", DATA, NULL, 0, &err);
+    cr_assert_not_null(sc, "%s", err.msg);
+    hs_summary s;
+    cr_assert_eq(hs_run(sc, NULL, &s, &err), HS_OK, "%s", err.msg);
+    ms[k] = s.makespan_s;
+    char *printed = hs_scenario_to_json(sc);
+    cr_assert_not_null(printed);
+    cr_expect_eq(strstr(printed, "\"s_per_update\"") != NULL, k == 1, "pma prints regime.server only "
+                 "when written: %s", printed);
+    free(printed);
+    hs_scenario_destroy(sc);
+  }
+  double per_update = 0.25 + 0.5 * 1e-6; /* a 1-byte model is 1e-6 MB */
+  cr_expect_float_eq(ms[0], ROUNDS * nominal[2], 1e-6, "pma without a server: %g s", ms[0]);
+  cr_expect_float_eq(ms[1] - ms[0], ROUNDS * 3 * per_update, 1e-9, "pma: +%.12g s", ms[1] - ms[0]);
+  /* hierarchical: the root's one update per round */
+  hs_summary t0 = run_fl(TREE, ", \"server\": {\"s_per_update\": 0, \"s_per_mb\": 0}", NULL);
+  hs_summary t1 = run_fl(TREE, ", \"server\": {\"s_per_update\": 0.25, \"s_per_mb\": 0.5}", NULL);
+  cr_expect_float_eq(t1.makespan_s - t0.makespan_s, ROUNDS * 1 * per_update, 1e-9,
+                     "hierarchical: +%.12g s", t1.makespan_s - t0.makespan_s);
+}

@@ -27,7 +27,8 @@
  * written into the provenance. --run-times (other boards' logs of the same
  * run): tau_cv becomes this board's own part of the noise, the shared
  * per-round factor split off (probe_import_shared, a two-way decomposition
- * of log per-sample time).
+ * of log per-sample time); its CV is what the scenario's
+ * dynamics.shared_slowdown.cv takes, and the command prints that snippet.
  * O(batches x log power rows). Rejected: guessing the clock offset between the
  * two logs (a window outside the power log is an error naming both ranges). */
 #include <math.h>
@@ -487,9 +488,11 @@ int probe_cmd_import(int argc, char **argv) {
   if (o.nrun)
     snprintf(src[ns++], sizeof src[0],
              "tau_cv %.4g: this board's own part of the per-round noise, split from a shared factor across %zu "
-             "boards' logs of the same run over %zu rounds (shared factor CV %.4g, range %.3f-%.3f; hetsim draws "
-             "tau_cv per device, independently)",
-             r.tau_cv, sh.boards, sh.rounds, sh.shared_cv, sh.factor_min, sh.factor_max);
+             "boards' logs of the same run over %zu rounds (shared factor CV %.4g, range %.3f-%.3f); hetsim draws "
+             "tau_cv per device, independently: give the shared factor to the scenario as "
+             "dynamics.shared_slowdown.cv = %.4g (every device), or as a group's cv "
+             "(dynamics.shared_slowdown.groups.<name>.cv) naming these boards",
+             r.tau_cv, sh.boards, sh.rounds, sh.shared_cv, sh.factor_min, sh.factor_max, sh.shared_cv);
   if (isnan(r.busy_w)) snprintf(src[ns++], sizeof src[0], "busy_w %g W: estimate, %.500s", busy, o.busy.source);
   else snprintf(src[ns++], sizeof src[0], "busy_w %.4g W: the power log %.300s over the batches' windows", busy, o.power);
   if (isnan(r.idle_w)) snprintf(src[ns++], sizeof src[0], "idle_w %g W: estimate, %.500s", idle, o.idle.source);
@@ -541,8 +544,11 @@ int probe_cmd_import(int argc, char **argv) {
   if (r.overhead_fit)
     printf("overhead_s %.6g s per round (fitted %.6g s, %s)\n", r.overhead_s, r.overhead_raw,
            r.overhead_fit == 1 ? "rounds of one size: span - batches" : "least squares of span on size");
-  if (o.nrun)
+  if (o.nrun) {
     printf("noise: own tau_cv %.4g, shared factor CV %.4g across %zu boards over %zu rounds (factor %.3f-%.3f)\n",
            r.tau_cv, sh.shared_cv, sh.boards, sh.rounds, sh.factor_min, sh.factor_max);
+    /* the scenario key the shared part goes into (sim/doc/dynamics.md) */
+    printf("scenario: \"dynamics\": {\"shared_slowdown\": {\"cv\": %.4g}}\n", sh.shared_cv);
+  }
   return 0;
 }

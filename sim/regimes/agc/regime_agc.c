@@ -736,7 +736,7 @@ const sim_regime sim_regime_agc = {
     .opts_free = agc_opts_free,
     .caps_refused = HS_POLICY_CAP_SELECTS | HS_POLICY_CAP_STEP_LEVEL,
     /* Its learning is its own (regime.learn), not the learning block's. */
-    .can = SIM_CAN_AVAIL,
+    .can = SIM_CAN_AVAIL | SIM_CAN_SHARED,
     .dev_bytes = sizeof(double), /* the run's scratch */
     .setup = agc_setup,
     .start_round = agc_start_round,

@@ -20,8 +20,8 @@
  * Round: the model cascades down (each aggregator forwards once it has it),
  * devices train and upload, each aggregator aggregates once all its
  * participating children arrived, then uploads; the round ends when the server
- * has every top-level update (the server's own aggregation is instantaneous,
- * as in pma). Bytes on level l's links per round: 2 x model_bytes x
+ * has every top-level update and has aggregated them (regime.server's
+ * time, fl_close_round: 0 s by default, as in pma). Bytes on level l's links per round: 2 x model_bytes x
  * (participating level-(l-1) nodes) -- reported as summary fields.
  * The controller's groups are the level-1 aggregators (a natural group each).
  *

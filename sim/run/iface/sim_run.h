@@ -42,9 +42,11 @@
  *   base powers; the name and the entry come from the scenario
  *   (hs_scenario_device_name: made on the first name asked);
  * - what only some runs need is an array of its own, NULL when unused:
- *   r->span (tracing), r->rng_tele (telemetry noise), r->dyn_of (dynamics).
+ *   r->span (tracing), r->rng_tele (telemetry noise), r->dyn_of (dynamics),
+ *   r->shared (a shared slowdown: per group, not per device).
  * Read the fields through the sim_dev_* accessors below. */
 typedef struct sim_devagg sim_devagg;
+typedef struct dyn_shared dyn_shared; /* dynamics/dyn_shared.c */
 
 typedef struct sim_hot {
   double work_s; /* the one-pass round (regimes/fl/regime_fl_round.c): its compute work,
@@ -118,6 +120,7 @@ struct sim_run {
   void *rs;                /* regime state */
   struct dyn_dev *dyn;     /* dyn.c: one per device that changes (ndyn), or NULL */
   size_t ndyn;
+  dyn_shared *shared;      /* dynamics.shared_slowdown (dyn_shared.c); NULL: no shared factor */
   struct dyn_dev **dyn_of; /* per device: its record in dyn, or NULL; NULL when ndyn == 0 */
   /* A regime that takes absences itself (PMA): called when device i leaves
    * (on = false) or returns; false: the default (pause and power off). */
@@ -225,10 +228,20 @@ double sim_dev_draw_work(sim_run *r, size_t i, uint64_t samples, bool with_overh
  * over devices entry by entry skips the per-device lookup. The draw is
  * hs_task_compute_time's for the entry's task at the device's tau_s
  * (hs_task_compute_time_with: the entry's noise is made once). */
+/* The shared slowdown's factor of device i in the current period (r->shared
+ * must be set; dynamics/dyn_shared.c). */
+double sim_dev_shared_factor(sim_run *r, size_t i);
+/* The same, 1 without a shared slowdown (tau x 1.0 is tau exactly, so a
+ * scenario without one draws the same bits). */
+static inline double sim_dev_shared(sim_run *r, size_t i) {
+  return r->shared ? sim_dev_shared_factor(r, i) : 1.0;
+}
+/* The shared factor scales the per-sample part, as tau_cv's does. */
 static inline double sim_dev_draw_work_sp(sim_run *r, size_t i, const sim_spec *sp,
                                           uint64_t samples, bool with_overhead) {
   sim_dev *d = &r->dev[i];
-  return hs_task_compute_time_with(&sp->noise, d->tau_s, with_overhead ? sp->overhead_s : 0,
+  double tau_s = r->shared ? d->tau_s * sim_dev_shared_factor(r, i) : d->tau_s;
+  return hs_task_compute_time_with(&sp->noise, tau_s, with_overhead ? sp->overhead_s : 0,
                                    samples, &d->rng_compute);
 }
 /* The same for pure work seconds at speed 1 (no draw): speed trace only. */
