@@ -90,6 +90,13 @@ void sim_dev_model_transfer(sim_run *r, size_t i, hs_event_fn on_done, uint64_t 
                   &r->server_link, 1, on_done, r, arg);
 }
 
+void sim_dev_model_download(sim_run *r, size_t i, hs_event_fn on_done, uint64_t arg) {
+  const sim_spec *sp = sim_dev_sp(r, i);
+  sim_dev_state(r, i, HS_POWER_COMM);
+  hs_net_transfer(r->net, r->sc->model_bytes, sp->access_bps, sp->access_latency_s,
+                  &r->server_down, 1, on_done, r, arg);
+}
+
 /* A time past the largest double: simulated time has run out of range. */
 static void fail_time_overflow(sim_run *r, const char *what) {
   char msg[HS_ERROR_MSG_MAX];
@@ -520,9 +527,11 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
   r->net = hs_net_create(r->eng);
   const hs_link_spec *srv = hs_scenario_link(sc, sc->server_link);
   HS_ASSERT(srv, "scenario validated: server link exists");
-  r->server_link = hs_net_add_link(r->net, srv->name, srv->bandwidth_mbps * HS_NET_BPS_PER_MBPS,
-                                   srv->latency_ms * HS_NET_S_PER_MS);
+  r->server_link = (srv->full_duplex ? hs_net_add_duplex_link : hs_net_add_link)(
+      r->net, srv->name, srv->bandwidth_mbps * HS_NET_BPS_PER_MBPS,
+      srv->latency_ms * HS_NET_S_PER_MS);
   HS_ASSERT(r->server_link >= 0, "validated link parameters");
+  r->server_down = hs_net_link_reverse(r->net, r->server_link);
   r->tele = hs_calloc(r->ndev, sizeof *r->tele);
   _Static_assert(sizeof *r->tele == HS_LEDGER_MARK_BYTES, "telemetry fits a device's mark");
   hs_ledger_mark_in(r->ledger, r->tele); /* 24 B per device for both (round_measure) */

@@ -43,7 +43,8 @@
 #include "base/hs_util.h"
 #include "scenario_internal.h"
 
-const char *const scn_network_keys[] = {"server", "links", NULL};
+const char *const scn_network_keys[] = {"server", "links", "duplex", NULL};
+static const char *const duplex_modes[] = {"half", "full", NULL};
 const char *const scn_device_keys[] = {"name",         "profile",      "link",
                                        "count",        "speed_spread", "power_spread",
                                        "speed_trace",  "owner",        "excluded",
@@ -63,6 +64,16 @@ hs_status scn_parse_network(ctx *c, const cJSON *root) {
   size_t m1 = sim_jpath_key(&c->path, "links");
   if ((st = scn_need_object(c, links))) return st;
   if (!links->child) return scn_fail(c, HS_EINVAL, "no links (give at least one)");
+  sim_jpath_pop(&c->path, m1);
+  /* network.duplex: every link's default; a link's own "duplex" overrides it. */
+  char *mode = NULL;
+  if ((st = scn_get_choice(c, net, "duplex", "half", duplex_modes, &mode))) {
+    hs_free(mode);
+    return st;
+  }
+  bool full_default = !strcmp(mode, "full");
+  hs_free(mode);
+  m1 = sim_jpath_key(&c->path, "links");
   size_t n = 0;
   for (const cJSON *l = links->child; l; l = l->next) n++;
   sc->links = hs_calloc(n, sizeof *sc->links);
@@ -73,13 +84,20 @@ hs_status scn_parse_network(ctx *c, const cJSON *root) {
       if (!strcmp(sc->links[j].name, l->string)) return scn_fail(c, HS_EKEY, "key appears twice");
     hs_link_spec *ls = &sc->links[sc->nlinks++];
     ls->name = hs_strdup(l->string);
-    static const char *const lkeys[] = {"bandwidth_mbps", "latency_ms", NULL};
+    static const char *const lkeys[] = {"bandwidth_mbps", "latency_ms", "duplex", NULL};
     if ((st = scn_need_object(c, l)) || (st = scn_check_keys(c, l, lkeys)) ||
         (st = scn_get_num(c, l, "bandwidth_mbps", true, 0, 0, true, INFINITY, false,
                       &ls->bandwidth_mbps)) ||
         (st = scn_get_num(c, l, "latency_ms", false, 0, 0, false, INFINITY, false,
                           &ls->latency_ms)))
       return st;
+    if ((st = scn_get_choice(c, l, "duplex", full_default ? "full" : "half", duplex_modes,
+                             &mode))) {
+      hs_free(mode);
+      return st;
+    }
+    ls->full_duplex = !strcmp(mode, "full");
+    hs_free(mode);
     sim_jpath_pop(&c->path, m2);
   }
   sim_jpath_pop(&c->path, m1);
@@ -548,6 +566,8 @@ void scn_print_network(const hs_scenario *sc, cJSON *root) {
     cJSON *o = scn_add_obj(links, sc->links[i].name);
     scn_add_num(o, "bandwidth_mbps", sc->links[i].bandwidth_mbps);
     scn_add_num(o, "latency_ms", sc->links[i].latency_ms);
+    /* Only when full: a half-duplex scenario prints back as it did before. */
+    if (sc->links[i].full_duplex) scn_add_str(o, "duplex", "full");
   }
 }
 
@@ -569,7 +589,9 @@ const scn_block scn_block_network = {
     .key = "network", .step = 100, .first_format = true,
     .parse = scn_parse_network, .print = scn_print_network, .free = scn_free_network,
     .type = SCN_OBJECT, .required = true, .keys = scn_network_keys,
-    .doc = "links by name (bandwidth_mbps, latency_ms) and the server's link"};
+    .doc = "links by name (bandwidth_mbps, latency_ms, duplex) and the server's link; duplex "
+           "(\"half\" default, or \"full\": one bandwidth per direction on shared links) for "
+           "every link"};
 
 const scn_block scn_block_names = {
     .step = 180,

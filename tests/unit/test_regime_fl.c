@@ -212,3 +212,78 @@ Test(regime_fl, host_profiles_resolve_override_and_refuse_bad_files) {
               "case %zu: %s", i, e.msg);
   }
 }
+
+/* network.duplex (issue 24) on a tiny PMA round, in closed form. Server link
+ * 8 Mbit/s (1 MB/s), model 1 MB, no latency but the slow device's access
+ * link: fast (8 Mbit/s, 0 ms, trains 1.5 s) and slow (4.8 Mbit/s = 0.6 MB/s,
+ * 1000 ms, trains 4.0 s).
+ *   [0, 1]   fast downloads alone at 1 MB/s; slow's download waits its 1 s;
+ *   [1, 2.5] slow downloads at its cap 0.6 (0.9 MB), fast trains;
+ *   at 2.5   fast uploads while slow has 0.1 MB left to download:
+ *     half: one capacity, 0.5 MB/s each: slow's download ends at 2.7;
+ *     full: slow keeps 0.6 down, fast 1.0 up: slow's ends at 2.5 + 1/6;
+ *   then slow trains 4 s, waits its 1 s and uploads 1 MB at 0.6 MB/s alone.
+ * Makespan: half 2.7 + 4 + 1 + 5/3, full 2.5 + 1/6 + 4 + 1 + 5/3. Star runs
+ * the one-pass round, threshold (k = 2) the general one; a per-link duplex
+ * overrides network.duplex, and leaving the key out is half duplex. */
+static double duplex_makespan(const char *topology, const char *net_duplex,
+                              const char *link_duplex) {
+  char text[4096];
+  snprintf(text, sizeof text,
+           "{\"name\": \"duplex\", \"seed\": 5, \"task\": \"mnist\", \"model_bytes\": 1e6,"
+           " \"rounds\": 1, \"samples_per_round\": 2000,"
+           " \"regime\": {\"kind\": \"fl\", %s}, \"policy\": {\"kind\": \"equal\"},"
+           " \"devices\": [{\"name\": \"fast\", \"profile\": \"profiles/det-fast.json\","
+           "   \"link\": \"f\"},"
+           "  {\"name\": \"slow\", \"profile\": \"profiles/det-slow.json\", \"link\": \"s\"}],"
+           " \"network\": {%s \"server\": \"srv\", \"links\": {"
+           "  \"srv\": {\"bandwidth_mbps\": 8 %s},"
+           "  \"f\": {\"bandwidth_mbps\": 8},"
+           "  \"s\": {\"bandwidth_mbps\": 4.8, \"latency_ms\": 1000}}}}",
+           topology, net_duplex, link_duplex);
+  hs_error err = {0};
+  hs_scenario *sc = hs_scenario_parse(text, "duplex.json", DATA, NULL, 0, &err);
+  cr_assert_not_null(sc, "%s", err.msg);
+  hs_summary s;
+  cr_assert_eq(hs_run(sc, NULL, &s, &err), HS_OK, "%s", err.msg);
+  hs_scenario_destroy(sc);
+  return s.makespan_s;
+}
+
+Test(regime_fl, full_duplex_lets_an_upload_pass_a_download_in_closed_form) {
+  const double half = 2.7 + 4.0 + 1.0 + 5.0 / 3.0, full = 2.5 + 1.0 / 6.0 + 4.0 + 1.0 + 5.0 / 3.0;
+  const char *topos[] = {"\"topology\": \"star\"", "\"topology\": \"threshold\", \"k\": 2"};
+  for (int t = 0; t < 2; t++) {
+    cr_expect_float_eq(duplex_makespan(topos[t], "", ""), half, 1e-9, "%s: default", topos[t]);
+    cr_expect_float_eq(duplex_makespan(topos[t], "\"duplex\": \"half\",", ""), half, 1e-9, "%s",
+                       topos[t]);
+    cr_expect_float_eq(duplex_makespan(topos[t], "\"duplex\": \"full\",", ""), full, 1e-9, "%s",
+                       topos[t]);
+    cr_expect_float_eq(duplex_makespan(topos[t], "", ", \"duplex\": \"full\""), full, 1e-9, "%s",
+                       topos[t]);
+    cr_expect_float_eq(duplex_makespan(topos[t], "\"duplex\": \"full\",", ", \"duplex\": \"half\""),
+                       half, 1e-9, "%s: the link's own key wins", topos[t]);
+  }
+}
+
+Test(regime_fl, a_wrong_duplex_names_the_field_and_the_nearest_value) {
+  const char *bad[][2] = {{"\"duplex\": \"ful\",", ""}, {"", ", \"duplex\": \"halff\""}};
+  const char *want[] = {"duplex.json: network.duplex: unknown value \"ful\" (one of: half, full); "
+                        "did you mean \"full\"?",
+                        "duplex.json: network.links.srv.duplex: unknown value \"halff\""};
+  for (int k = 0; k < 2; k++) {
+    char text[2048];
+    snprintf(text, sizeof text,
+             "{\"name\": \"duplex\", \"task\": \"mnist\", \"model_bytes\": 1, \"rounds\": 1,"
+             " \"samples_per_round\": 10, \"regime\": {\"kind\": \"pma\"},"
+             " \"devices\": [{\"name\": \"fast\", \"profile\": \"profiles/det-fast.json\"}],"
+             " \"network\": {%s \"links\": {\"srv\": {\"bandwidth_mbps\": 8 %s}}}}",
+             bad[k][0], bad[k][1]);
+    hs_error err = {0};
+    hs_scenario *sc = hs_scenario_parse(text, "duplex.json", DATA, NULL, 0, &err);
+    cr_expect_null(sc);
+    cr_expect(strstr(err.msg, want[k]) != NULL, "got: %s", err.msg);
+    cr_expect_eq(err.status, HS_EINVAL);
+    hs_scenario_destroy(sc);
+  }
+}

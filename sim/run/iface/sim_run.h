@@ -90,7 +90,9 @@ struct sim_run {
   size_t hot_stride;       /* bytes from one device's sim_hot to the next */
   sim_span *span;          /* ndev when tracing, else NULL */
   hs_rng *rng_tele;        /* ndev telemetry streams when there is noise, else NULL */
-  int server_link;         /* shared link index of network.server */
+  int server_link;         /* shared link index of network.server (uploads: to the server) */
+  int server_down;         /* the direction from the server: server_link itself unless the
+                              link is full duplex (hs_net_link_reverse) */
   uint32_t round;
   double round_start_s;
   const uint64_t *alloc;   /* allocation in force this round: the controller's own array
@@ -207,11 +209,14 @@ static inline double *sim_run_scratch(sim_run *r) {
 
 /* Switch a device's power state now (ledger + trace spans). */
 void sim_dev_state(sim_run *r, size_t i, hs_power_state st);
-/* Device i starts exchanging one model with the server now: it switches to
- * COMM and a flow of model_bytes crosses its access link and the server link;
- * on_done(eng, r, arg) fires when the flow completes. (Up- and downloads cost
- * the same in this model.) */
+/* Device i starts sending one model to the server now (an upload): it
+ * switches to COMM and a flow of model_bytes crosses its access link and the
+ * server link; on_done(eng, r, arg) fires when the flow completes. */
 void sim_dev_model_transfer(sim_run *r, size_t i, hs_event_fn on_done, uint64_t arg);
+/* The same from the server to device i (a download): on a full-duplex server
+ * link it takes the other direction (server_down); on a half-duplex one it
+ * costs exactly what an upload does. */
+void sim_dev_model_download(sim_run *r, size_t i, hs_event_fn on_done, uint64_t arg);
 /* Seconds a computation of `samples` samples (plus the profile's per-round
  * overhead when with_overhead) takes on device i if started after_s seconds
  * from now, including its speed trace. One draw from the device's compute

@@ -20,6 +20,7 @@
  *     when network.links has exactly one (required otherwise)
  *   network.server: the only link when there is exactly one (required otherwise)
  *   network.links.<name>.latency_ms: 0
+ *   network.duplex: "half"; network.links.<name>.duplex: network.duplex
  *   telemetry.time_noise, telemetry.energy_noise: 0;  switch_off_unselected: false
  *   report.meter_scopes: false
  * Required: model_bytes, rounds, samples_per_round, devices, network.links. */
@@ -41,6 +42,10 @@ typedef struct hs_link_spec {
   char *name;
   double bandwidth_mbps; /* > 0, megabits per second (1e6 bit/s) */
   double latency_ms;     /* >= 0, one-way */
+  /* links.<name>.duplex, else network.duplex: "full" (true) gives each
+   * direction its own bandwidth where the link is shared (the server's link,
+   * an aggregator's); "half" (false, the default) one capacity for both. */
+  bool full_duplex;
 } hs_link_spec;
 
 /* One entry of "devices": `count` identical-profile devices (count 1 by default).
