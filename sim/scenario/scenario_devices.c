@@ -48,7 +48,7 @@ static const char *const duplex_modes[] = {"half", "full", NULL};
 const char *const scn_device_keys[] = {"name",         "profile",      "link",
                                        "count",        "speed_spread", "power_spread",
                                        "speed_trace",  "owner",        "excluded",
-                                       NULL};
+                                       "cpu",          NULL};
 
 hs_status scn_parse_network(ctx *c, const cJSON *root) {
   hs_scenario *sc = &c->s->pub;
@@ -157,6 +157,24 @@ static hs_status resolve_profile(ctx *c, hs_device_spec *d) {
   return HS_OK;
 }
 
+/* devices[i].cpu: {share, period_ms, send_ms_per_mb} (absent: no CPU limit). */
+static hs_status parse_cpu(ctx *c, const cJSON *e, hs_device_spec *d) {
+  const cJSON *cpu = scn_member(e, "cpu");
+  if (!cpu) return HS_OK;
+  static const char *const keys[] = {"share", "period_ms", "send_ms_per_mb", NULL};
+  size_t mark = sim_jpath_key(&c->path, "cpu");
+  hs_status st;
+  if ((st = scn_need_object(c, cpu)) || (st = scn_check_keys(c, cpu, keys)) ||
+      (st = scn_get_num(c, cpu, "share", true, 0, 0, true, 1, false, &d->cpu_share)) ||
+      (st = scn_get_num(c, cpu, "period_ms", false, 100, 0, true, INFINITY, false,
+                        &d->cpu_period_ms)) ||
+      (st = scn_get_num(c, cpu, "send_ms_per_mb", true, 0, 0, true, INFINITY, false,
+                        &d->cpu_send_ms_per_mb)))
+    return st;
+  sim_jpath_pop(&c->path, mark);
+  return HS_OK;
+}
+
 static hs_status parse_device(ctx *c, const cJSON *e, hs_device_spec *d) {
   hs_scenario *sc = &c->s->pub;
   const char *const *keys = scn_device_keys;
@@ -169,7 +187,8 @@ static hs_status parse_device(ctx *c, const cJSON *e, hs_device_spec *d) {
       (st = scn_get_num(c, e, "speed_spread", false, 0, 0, false, 3, false, &d->speed_spread)) ||
       (st = scn_get_num(c, e, "power_spread", false, 0, 0, false, 3, false, &d->power_spread)) ||
       (st = scn_get_str(c, e, "owner", false, NULL, &d->owner)) ||
-      (st = scn_get_str(c, e, "speed_trace", false, NULL, &d->speed_trace_name)))
+      (st = scn_get_str(c, e, "speed_trace", false, NULL, &d->speed_trace_name)) ||
+      (st = parse_cpu(c, e, d)))
     return st;
   d->count = (uint32_t)count;
   /* "excluded" is what validate prints beside count 0; read back, it must agree. */
@@ -528,6 +547,12 @@ void scn_print_devices(const hs_scenario *sc, cJSON *root) {
     scn_add_num(o, "power_spread", d->power_spread);
     if (d->speed_trace_name) scn_add_str(o, "speed_trace", d->speed_trace_name);
     if (d->owner) scn_add_str(o, "owner", d->owner);
+    if (d->cpu_share > 0) { /* only when given: other scenarios print back as before */
+      cJSON *cpu = scn_add_obj(o, "cpu");
+      scn_add_num(cpu, "share", d->cpu_share);
+      scn_add_num(cpu, "period_ms", d->cpu_period_ms);
+      scn_add_num(cpu, "send_ms_per_mb", d->cpu_send_ms_per_mb);
+    }
     cJSON_AddItemToArray(devs, o);
   }
 }
@@ -583,7 +608,8 @@ const scn_block scn_block_devices = {
     .key = "devices", .step = 110, .first_format = true,
     .parse = scn_parse_devices, .print = scn_print_devices, .free = scn_free_devices,
     .type = SCN_ARRAY, .required = true, .keys = scn_device_keys,
-    .doc = "entries of devices: a profile, a link, a count"};
+    .doc = "entries of devices: a profile, a link, a count; cpu {share, period_ms, "
+           "send_ms_per_mb}: CPU-bound transfers"};
 
 const scn_block scn_block_network = {
     .key = "network", .step = 100, .first_format = true,

@@ -223,8 +223,10 @@ static void on_computed_1p(hs_engine *eng, void *subject, uint64_t arg) {
   sim_run *r = subject;
   const sim_spec *sp = &r->spec_tab[arg >> 32];
   ((fl_state *)r->rs)->energy.bytes_hops += 2.0 * (double)r->sc->model_bytes;
-  hs_net_transfer(r->net, r->sc->model_bytes, sp->access_bps, sp->access_latency_s,
-                  &r->server_link, 1, on_uploaded_1p, r, arg);
+  double lat = sp->access_latency_s;
+  if (sp->stall_s > 0) lat += sim_dev_send_stall_s(r, DEV(arg), r->sc->model_bytes);
+  hs_net_transfer(r->net, r->sc->model_bytes, sp->access_bps, lat, &r->server_link, 1,
+                  on_uploaded_1p, r, arg);
 }
 
 static void on_downloaded_1p(hs_engine *eng, void *subject, uint64_t arg) {

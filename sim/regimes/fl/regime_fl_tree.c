@@ -155,6 +155,7 @@ static void hop(sim_run *r, size_t l, size_t j, bool down, hs_event_fn done, uin
   if (l == 0) {
     cap = sim_dev_sp(r, j)->access_bps;
     lat = sim_dev_sp(r, j)->access_latency_s;
+    if (!down) lat += sim_dev_send_stall_s(r, j, (double)r->sc->model_bytes); /* after training */
   } else {
     const hs_link_spec *ls = hs_scenario_link(r->sc, o->levels[l - 1].link);
     cap = ls->bandwidth_mbps * HS_NET_BPS_PER_MBPS;

@@ -66,6 +66,13 @@ typedef struct hs_device_spec {
   char *owner;                 /* optional, informational (who owns the board), or NULL */
   char *speed_trace_name;      /* "speed_trace" as written in the scenario, or NULL */
   size_t first;                /* index of its first expanded device (see hs_scenario_device) */
+  /* "cpu" (issue 24; absent: cpu_share 0, no CPU limit on its transfers): the
+   * device's CPU is a quota of cpu_share of one core per cpu_period_ms, and
+   * moving 1 MB (10^6 bytes) costs cpu_send_ms_per_mb of CPU at full speed.
+   * See sim/doc/engine-and-network.md "CPU-bound transfers". */
+  double cpu_share;            /* (0, 1], or 0 when absent */
+  double cpu_period_ms;        /* > 0 (default 100: the CFS period) */
+  double cpu_send_ms_per_mb;   /* > 0 */
 } hs_device_spec;
 
 /* The regime: its kind and its options, which belong to the regime (each
