@@ -73,6 +73,7 @@ hs_status scn_parse_network(ctx *c, const cJSON *root) {
   }
   bool full_default = !strcmp(mode, "full");
   hs_free(mode);
+  mode = NULL;
   m1 = sim_jpath_key(&c->path, "links");
   size_t n = 0;
   for (const cJSON *l = links->child; l; l = l->next) n++;
@@ -98,6 +99,7 @@ hs_status scn_parse_network(ctx *c, const cJSON *root) {
     }
     ls->full_duplex = !strcmp(mode, "full");
     hs_free(mode);
+    mode = NULL;
     sim_jpath_pop(&c->path, m2);
   }
   sim_jpath_pop(&c->path, m1);
