@@ -305,7 +305,7 @@ static void ddp_start_round(sim_run *r) {
   }
   ds->pending_groups = ds->ngroups;
   for (size_t gi = 0; gi < ds->ngroups; gi++)
-    sim_dev_model_transfer(r, ds->groups[gi].ranks[0], on_silo_model, gi);
+    sim_dev_model_download(r, ds->groups[gi].ranks[0], on_silo_model, gi);
 }
 
 /* --- set-up ----------------------------------------------------------------- */

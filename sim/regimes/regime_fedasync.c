@@ -112,7 +112,7 @@ static void on_downloaded(hs_engine *eng, void *subject, uint64_t i) {
 
 static void start_loop(sim_run *r, size_t i) {
   if (r->alloc[i] == 0) return; /* idle until the end */
-  sim_dev_model_transfer(r, i, on_downloaded, i);
+  sim_dev_model_download(r, i, on_downloaded, i);
 }
 
 static void fa_start(sim_run *r) {

@@ -51,6 +51,8 @@
 #include "sim_run.h"
 #include "sim_learning.h"
 
+#define SIM_RNG_SEND_STALL 0x73746c6cULL /* purpose of the send-stall streams ("stll") */
+
 void sim_fail(sim_run *r, hs_status st, const char *msg) {
   if (r->status == HS_OK) {
     r->status = st;
@@ -86,8 +88,28 @@ void sim_dev_state(sim_run *r, size_t i, hs_power_state st) {
 void sim_dev_model_transfer(sim_run *r, size_t i, hs_event_fn on_done, uint64_t arg) {
   const sim_spec *sp = sim_dev_sp(r, i);
   sim_dev_state(r, i, HS_POWER_COMM);
-  hs_net_transfer(r->net, r->sc->model_bytes, sp->access_bps, sp->access_latency_s,
+  double stall = sp->stall_s > 0 ? sim_dev_send_stall_s(r, i, r->sc->model_bytes) : 0;
+  hs_net_transfer(r->net, r->sc->model_bytes, sp->access_bps, sp->access_latency_s + stall,
                   &r->server_link, 1, on_done, r, arg);
+}
+
+/* The quota model (sim/doc/engine-and-network.md, "CPU-bound transfers"): a
+ * computation ends at a uniform point of the quota it had left in its period,
+ * so what is left is uniform on [0, share x period]; a send needing more CPU
+ * than that (bytes x cost) waits out the period's throttled part. Two values
+ * only (0 or stall_s), so the flows keep two latency lanes per entry. */
+double sim_dev_send_stall_s(sim_run *r, size_t i, double bytes) {
+  const sim_spec *sp = sim_dev_sp(r, i);
+  if (!(sp->stall_s > 0)) return 0;
+  HS_ASSERT(r->rng_stall, "stall streams exist when an entry has a cpu quota");
+  return hs_rng_uniform(&r->rng_stall[i]) < bytes * sp->stall_per_byte ? sp->stall_s : 0;
+}
+
+void sim_dev_model_download(sim_run *r, size_t i, hs_event_fn on_done, uint64_t arg) {
+  const sim_spec *sp = sim_dev_sp(r, i);
+  sim_dev_state(r, i, HS_POWER_COMM);
+  hs_net_transfer(r->net, r->sc->model_bytes, sp->access_bps, sp->access_latency_s,
+                  &r->server_down, 1, on_done, r, arg);
 }
 
 /* A time past the largest double: simulated time has run out of range. */
@@ -340,6 +362,7 @@ static bool expand_devices(sim_run *r) {
   r->spec_tab = hs_calloc(sc->ndevices ? sc->ndevices : 1, sizeof *r->spec_tab);
   r->spec_end = hs_calloc(sc->ndevices ? sc->ndevices : 1, sizeof *r->spec_end);
   r->nspec = sc->ndevices;
+  bool stalls = false;
   for (size_t s = 0; s < sc->ndevices; s++) {
     const hs_device_spec *ds = &sc->devices[s];
     const hs_task_profile *task = hs_profile_task(ds->profile, sc->task);
@@ -351,6 +374,13 @@ static bool expand_devices(sim_run *r) {
     hs_task_noise_init(&sp->noise, sp->tau_cv);
     sp->access_bps = link->bandwidth_mbps * HS_NET_BPS_PER_MBPS;
     sp->access_latency_s = link->latency_ms * HS_NET_S_PER_MS;
+    if (ds->cpu_share > 0) { /* CPU-bound transfers: the CPU's rate caps the link's */
+      double s_per_byte = ds->cpu_send_ms_per_mb * 1e-3 / 1e6, period_s = ds->cpu_period_ms * 1e-3;
+      sp->access_bps = fmin(sp->access_bps, 8.0 * ds->cpu_share / s_per_byte);
+      sp->stall_s = (1.0 - ds->cpu_share) * period_s;
+      sp->stall_per_byte = s_per_byte / (ds->cpu_share * period_s);
+      stalls |= sp->stall_s > 0;
+    }
     sp->busy_w = task->busy_w;
     sp->idle_w = hs_profile_idle_w(ds->profile);
     sp->comm_w = hs_profile_comm_w(ds->profile);
@@ -362,6 +392,7 @@ static bool expand_devices(sim_run *r) {
   r->hot_stride = hs_ledger_user_stride(r->ledger);
   bool noise = sc->telemetry_time_noise > 0 || sc->telemetry_energy_noise > 0;
   if (noise) r->rng_tele = hs_calloc(r->ndev, sizeof *r->rng_tele);
+  if (stalls) r->rng_stall = hs_calloc(r->ndev, sizeof *r->rng_stall);
   for (size_t k = 0, s = 0; k < r->ndev; k++) {
     while (k >= r->spec_end[s]) s++;
     const hs_device_spec *ds = &sc->devices[s];
@@ -385,6 +416,7 @@ static bool expand_devices(sim_run *r) {
     hs_ledger_set_class(r->ledger, k, r->spec_tab[s].ledger_class, power, 0);
     hs_rng_init(&d->rng_compute, sc->seed, key, HS_RNG_COMPUTE);
     if (noise) hs_rng_init(&r->rng_tele[k], sc->seed, key, HS_RNG_TELEMETRY);
+    if (stalls) hs_rng_init(&r->rng_stall[k], sc->seed, key, SIM_RNG_SEND_STALL);
   }
   return true;
 }
@@ -449,6 +481,7 @@ static void run_free(sim_run *r) {
   hs_free(r->spec_end);
   hs_free(r->span);
   hs_free(r->rng_tele);
+  hs_free(r->rng_stall);
   hs_free(r->alloc_own);
   hs_free(r->tele);
   hs_free(r->scratch);
@@ -520,9 +553,11 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
   r->net = hs_net_create(r->eng);
   const hs_link_spec *srv = hs_scenario_link(sc, sc->server_link);
   HS_ASSERT(srv, "scenario validated: server link exists");
-  r->server_link = hs_net_add_link(r->net, srv->name, srv->bandwidth_mbps * HS_NET_BPS_PER_MBPS,
-                                   srv->latency_ms * HS_NET_S_PER_MS);
+  r->server_link = (srv->full_duplex ? hs_net_add_duplex_link : hs_net_add_link)(
+      r->net, srv->name, srv->bandwidth_mbps * HS_NET_BPS_PER_MBPS,
+      srv->latency_ms * HS_NET_S_PER_MS);
   HS_ASSERT(r->server_link >= 0, "validated link parameters");
+  r->server_down = hs_net_link_reverse(r->net, r->server_link);
   r->tele = hs_calloc(r->ndev, sizeof *r->tele);
   _Static_assert(sizeof *r->tele == HS_LEDGER_MARK_BYTES, "telemetry fits a device's mark");
   hs_ledger_mark_in(r->ledger, r->tele); /* 24 B per device for both (round_measure) */

@@ -68,6 +68,10 @@ typedef struct sim_spec {
   double busy_w, idle_w, comm_w;       /* before the device's power factor */
   const hs_speed_trace *trace;
   size_t ledger_class;                 /* these powers as the ledger's power class */
+  /* devices[].cpu (issue 24), 0 without it: a send after a computation stalls
+   * for stall_s = (1 - share) x period with probability bytes x stall_per_byte
+   * (sim_dev_send_stall_s); access_bps is already capped at the CPU's rate. */
+  double stall_s, stall_per_byte;
 } sim_spec;
 
 typedef struct sim_span {
@@ -92,7 +96,10 @@ struct sim_run {
   size_t hot_stride;       /* bytes from one device's sim_hot to the next */
   sim_span *span;          /* ndev when tracing, else NULL */
   hs_rng *rng_tele;        /* ndev telemetry streams when there is noise, else NULL */
-  int server_link;         /* shared link index of network.server */
+  hs_rng *rng_stall;       /* ndev send-stall streams when an entry has "cpu", else NULL */
+  int server_link;         /* shared link index of network.server (uploads: to the server) */
+  int server_down;         /* the direction from the server: server_link itself unless the
+                              link is full duplex (hs_net_link_reverse) */
   uint32_t round;
   double round_start_s;
   const uint64_t *alloc;   /* allocation in force this round: the controller's own array
@@ -210,11 +217,19 @@ static inline double *sim_run_scratch(sim_run *r) {
 
 /* Switch a device's power state now (ledger + trace spans). */
 void sim_dev_state(sim_run *r, size_t i, hs_power_state st);
-/* Device i starts exchanging one model with the server now: it switches to
- * COMM and a flow of model_bytes crosses its access link and the server link;
- * on_done(eng, r, arg) fires when the flow completes. (Up- and downloads cost
- * the same in this model.) */
+/* Device i starts sending one model to the server now (an upload): it
+ * switches to COMM and a flow of model_bytes crosses its access link and the
+ * server link; on_done(eng, r, arg) fires when the flow completes. */
 void sim_dev_model_transfer(sim_run *r, size_t i, hs_event_fn on_done, uint64_t arg);
+/* Seconds device i's send of `bytes`, right after a computation, waits for
+ * its CPU quota (devices[].cpu): 0 or the entry's stall_s, one draw from the
+ * device's stall stream; 0 with no draw when the entry has no "cpu". Added to
+ * the flow's latency by every upload that follows a computation. */
+double sim_dev_send_stall_s(sim_run *r, size_t i, double bytes);
+/* The same from the server to device i (a download): on a full-duplex server
+ * link it takes the other direction (server_down); on a half-duplex one it
+ * costs exactly what an upload does. */
+void sim_dev_model_download(sim_run *r, size_t i, hs_event_fn on_done, uint64_t arg);
 /* Seconds a computation of `samples` samples (plus the profile's per-round
  * overhead when with_overhead) takes on device i if started after_s seconds
  * from now, including its speed trace. One draw from the device's compute
