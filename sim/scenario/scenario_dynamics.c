@@ -19,7 +19,9 @@
  *       "x86-a": {"thermal": false,
  *                 "cotenant": {"slowdown": 0.5, "mean_free_s": 600,
  *                              "mean_loaded_s": 120},
- *                 "availability": {"mean_on_s": 3600, "mean_off_s": 300}}},
+ *                 "availability": {"mean_on_s": 3600, "mean_off_s": 300},
+ *                 "shared_loading": 0.6}},   how strongly it takes the
+ *                                   shared slowdown (below; default 1)
  *     "shared_slowdown": {          a slowdown common to devices (issue 24):
  *       "cv": 0.125,                the CV of a factor every device takes
  *                                   (lognormal, mean 1; default 0: none)
@@ -118,7 +120,7 @@ static hs_status thermal_of(ctx *c, size_t k, bool required, const hs_thermal_pr
 }
 
 static hs_status parse_device(ctx *c, const cJSON *o, struct hs_dynamics *dy) {
-  static const char *const keys[] = {"thermal", "cotenant", "availability", NULL};
+  static const char *const keys[] = {"thermal", "cotenant", "availability", "shared_loading", NULL};
   const hs_scenario *sc = &c->s->pub;
   size_t first, n;
   size_t mark = sim_jpath_key(&c->path, o->string);
@@ -140,6 +142,19 @@ static hs_status parse_device(ctx *c, const cJSON *o, struct hs_dynamics *dy) {
   if ((m = scn_member(o, "cotenant")) && (st = parse_cotenant(c, m, dy->dev, first, n))) return st;
   if ((m = scn_member(o, "availability")) && (st = parse_availability(c, m, dy->dev, first, n)))
     return st;
+  if (scn_member(o, "shared_loading")) {
+    /* The exponent of the shared factor on this device's log time: boards
+     * that a machine's other load slows more or less than the others (a
+     * CPU quota's board that needs more of the CPU feels contention more;
+     * hetsim-probe import --run-times fits it). */
+    double b = 1;
+    if ((st = scn_get_num(c, o, "shared_loading", true, 0, 0, false, 10, false, &b))) return st;
+    if (!dy->shared_cv && !dy->nshared_groups) {
+      sim_jpath_key(&c->path, "shared_loading");
+      return scn_fail(c, HS_EINVAL, "there is no dynamics.shared_slowdown for it to scale");
+    }
+    for (size_t k = first; k < first + n; k++) dy->dev[k].shared_loading = b;
+  }
   sim_jpath_pop(&c->path, mark);
   return HS_OK;
 }
@@ -326,6 +341,7 @@ hs_status scn_parse_dynamics(ctx *c, const cJSON *root) {
   sc->dynamics = dy;
   dy->ndev = sc->total_devices;
   dy->dev = hs_calloc(dy->ndev, sizeof *dy->dev);
+  for (size_t k = 0; k < dy->ndev; k++) dy->dev[k].shared_loading = 1;
   dy->json = cJSON_Duplicate(o, 1);
   if (!dy->json) abort();
   const cJSON *m;

@@ -214,6 +214,43 @@ Test(dyn_shared, one_factor_per_period) {
   }
 }
 
+/* dynamics.devices.NAME.shared_loading b: the device's factor is F^b x
+ * exp((b - b^2) s2 / 2), lognormal with mean 1 and log-variance b^2 s2. a at
+ * b 0 is the run without the block exactly; b at 0.5 and c at 1 (the
+ * default) take the same factor, b's as the square root, mean-corrected. */
+Test(dyn_shared, a_loading_scales_the_factor_on_log_time, .timeout = 60) {
+  const double cw = 0.3, lb = 0.5;
+  hs_scenario *sc = scenario("{\"kind\": \"pma\"}",
+                             "{\"shared_slowdown\": {\"cv\": 0.3}, \"devices\":"
+                             " {\"a\": {\"shared_loading\": 0}, \"b\": {\"shared_loading\": 0.5}}}",
+                             ROUNDS);
+  hs_scenario *plain = scenario("{\"kind\": \"pma\"}", NULL, ROUNDS);
+  char *dir = run_into(sc), *pdir = run_into(plain);
+  double *t = compute_times(dir, ROUNDS), *p = compute_times(pdir, ROUNDS);
+  double s2 = lnv(cw), n = ROUNDS, mb = 0, lb_sum = 0, lb_sq = 0;
+  for (size_t r = 0; r < ROUNDS; r++) {
+    /* compute_s is an end minus a start on the run's clock, which other
+     * devices' factors move: equal to the clock's rounding */
+    cr_assert_float_eq(t[3 * r], p[3 * r], 1e-12 * p[3 * r], "round %zu: a at loading 0 moved: %.17g vs %.17g",
+                       r, t[3 * r], p[3 * r]);
+    double fb = t[3 * r + 1] / p[3 * r + 1], fc = t[3 * r + 2] / p[3 * r + 2];
+    /* the same factor: ln fb = b ln fc + (b - b^2) s2 / 2 - b (-s2 / 2) ... exactly */
+    double want = pow(fc, lb) * exp(0.5 * (lb - lb * lb) * s2);
+    cr_assert_float_eq(fb, want, 1e-9 * want, "round %zu: b x %g, want %g", r, fb, want);
+    mb += fb / n, lb_sum += log(fb), lb_sq += log(fb) * log(fb);
+  }
+  double vb = lb_sq / n - (lb_sum / n) * (lb_sum / n);
+  cr_expect_float_eq(mb, 1.0, 4 * sqrt(expm1(lb * lb * s2) / n), "mean of b's factor %g", mb);
+  cr_expect_float_eq(vb, lb * lb * s2, 4 * lb * lb * s2 * sqrt(2.0 / n), "var ln b's factor %g", vb);
+  /* corr(b, c) on log times: b s2 / sqrt((b^2 s2 + vo)(s2 + vo)) */
+  double vo = lnv(OWN_CV), want_bc = lb * s2 / sqrt((lb * lb * s2 + vo) * (s2 + vo));
+  double bc = corr_log(t, ROUNDS, 1, 2);
+  cr_expect_float_eq(bc, want_bc, 4 * (1 - want_bc * want_bc) / sqrt(n), "b-c %g, want %g", bc, want_bc);
+  hs_free(t), hs_free(p), hs_free(dir), hs_free(pdir);
+  hs_scenario_destroy(sc);
+  hs_scenario_destroy(plain);
+}
+
 static void expect_refused(const char *dynamics, const char *needle) {
   hs_error err = {0};
   hs_scenario *sc = parse("{\"kind\": \"pma\"}", dynamics, 2, &err);
@@ -239,6 +276,10 @@ Test(dyn_shared, bad_input_is_one_line_naming_the_field) {
   expect_refused("{\"shared_slowdown\": {\"groups\": {\"g\": {\"cv\": 0.1, \"devices\": [\"a\"]},"
                  " \"h\": {\"cv\": 0.1, \"devices\": [\"b\", \"a\"]}}}}",
                  "device \"a\" is in group \"g\" already");
+  expect_refused("{\"devices\": {\"a\": {\"shared_loading\": 0.5}}}",
+                 "dynamics.devices.a.shared_loading: there is no dynamics.shared_slowdown");
+  expect_refused("{\"shared_slowdown\": {\"cv\": 0.1}, \"devices\": {\"a\": {\"shared_loading\": -1}}}",
+                 "dynamics.devices.a.shared_loading");
 }
 
 /* --- the round trip through hetsim-probe import ------------------------------ */

@@ -11,6 +11,12 @@
  * var ln t = ln(1 + tau_cv^2) + ln(1 + cv^2) [+ ln(1 + cv_g^2)], and two
  * devices share the variance of the factors they have in common (their
  * correlation on log times is its share of the total; tests/unit/test_dyn_shared.c).
+ * A device's shared_loading b (dynamics.devices.NAME.shared_loading, default
+ * 1) scales how strongly it takes its factor: F^b x exp((b - b^2) s2 / 2),
+ * s2 the log-variance of F, which is exp(b ln F - b^2 s2 / 2): lognormal,
+ * mean 1, log-variance b^2 s2 (b = 1 returns F itself, bit for bit). On a
+ * CPU-quota testbed the boards that need more of the CPU feel the machine's
+ * other load more; hetsim-probe import --run-times fits b per board.
  * The per-round overhead is not scaled, as tau_cv does not scale it: both
  * are the noise of the per-sample time that hetsim-probe import fits.
  *
@@ -40,6 +46,7 @@ struct dyn_shared {
   hs_task_noise *noise; /* ng + 1: [0] the scenario-wide factor's, [1 + g] group g's */
   uint64_t *entity;  /* ng + 1: [0] = 0, [1 + g] the hash of group g's name */
   double *f;         /* ng + 1: the factor of the current period (wide x group) */
+  double *s2;        /* ng + 1: the log-variance of f[k] (for loadings other than 1) */
   uint64_t period;
   bool valid;        /* f holds period's factors */
 };
@@ -67,7 +74,10 @@ double sim_dev_shared_factor(sim_run *r, size_t i) {
   double now = hs_engine_now(r->eng);
   uint64_t p = sh->period_s > 0 ? (uint64_t)floor(now / sh->period_s) : r->round;
   if (!sh->valid || p != sh->period) refresh(sh, p);
-  return sh->f[r->sc->dynamics->dev[i].shared_group];
+  const dyn_dev_spec *d = &r->sc->dynamics->dev[i];
+  double f = sh->f[d->shared_group], b = d->shared_loading;
+  if (b == 1) return f;
+  return pow(f, b) * exp(0.5 * (b - b * b) * sh->s2[d->shared_group]);
 }
 
 void sim_shared_setup(sim_run *r) {
@@ -82,10 +92,13 @@ void sim_shared_setup(sim_run *r) {
   sh->noise = hs_calloc(sh->ng + 1, sizeof *sh->noise);
   sh->entity = hs_calloc(sh->ng + 1, sizeof *sh->entity);
   sh->f = hs_calloc(sh->ng + 1, sizeof *sh->f);
+  sh->s2 = hs_calloc(sh->ng + 1, sizeof *sh->s2);
   hs_task_noise_init(&sh->noise[0], dy->shared_cv);
+  sh->s2[0] = log1p(dy->shared_cv * dy->shared_cv);
   for (size_t g = 0; g < sh->ng; g++) {
     hs_task_noise_init(&sh->noise[g + 1], dy->shared_groups[g].cv);
     sh->entity[g + 1] = hs_fnv1a64_str(dy->shared_groups[g].name);
+    sh->s2[g + 1] = sh->s2[0] + log1p(dy->shared_groups[g].cv * dy->shared_groups[g].cv);
   }
   r->shared = sh;
 }
@@ -96,6 +109,7 @@ void sim_shared_free(sim_run *r) {
   hs_free(sh->noise);
   hs_free(sh->entity);
   hs_free(sh->f);
+  hs_free(sh->s2);
   hs_free(sh);
   r->shared = NULL;
 }

@@ -21,6 +21,8 @@ typedef struct dyn_dev_spec {
   size_t av_n;
   bool av_trace;                     /* named in the availability trace */
   uint32_t shared_group;             /* shared_slowdown: 1 + its group's index; 0: in none */
+  double shared_loading;             /* shared_slowdown: how strongly it takes its factor
+                                        (the exponent on log time; 1 by default, 0: not at all) */
 } dyn_dev_spec;
 
 /* One group of dynamics.shared_slowdown.groups: its devices' common factor. */
