@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli_opts.h"
 #include "cli_suggest.h"
@@ -122,21 +123,25 @@ static void on_round(void *ud, uint32_t round, double start_s, double end_s) {
 static int match_devices(const hs_scenario *sc, const hs_cluster_run *run, size_t *board_of,
                          uint64_t *schedule) {
   char msg[HS_ERROR_MSG_MAX + 256];
-  size_t n = sc->total_devices;
+  size_t n = sc->total_devices, miss = SIZE_MAX;
   for (size_t i = 0; i < n; i++) board_of[i] = SIZE_MAX;
   for (size_t b = 0; b < run->nboards; b++) {
     size_t i = hs_scenario_find_device(sc, run->boards[b]);
-    if (i == SIZE_MAX) {
-      const char **names = hs_calloc(n ? n : 1, sizeof *names);
-      for (size_t k = 0; k < n; k++) names[k] = hs_scenario_device_name(sc, k);
-      const char *near = hs_nearest(run->boards[b], names, n);
-      snprintf(msg, sizeof msg, "%s/rounds.csv: line %zu: device: no device \"%s\" in %s%s%s%s",
-               run->dir, hs_cluster_run_row(run, 0, b)->line, run->boards[b], sc->path,
-               near ? " (did you mean \"" : "", near ? near : "", near ? "\"?)" : "");
-      hs_free(names);
-      return bad(msg);
-    }
-    board_of[i] = b;
+    if (i == SIZE_MAX && miss == SIZE_MAX) miss = b;
+    if (i != SIZE_MAX) board_of[i] = b;
+  }
+  if (miss != SIZE_MAX) {
+    /* the nearest of the scenario's devices that no board has claimed */
+    const char **names = hs_calloc(n ? n : 1, sizeof *names);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+      if (board_of[i] == SIZE_MAX) names[k++] = hs_scenario_device_name(sc, i);
+    const char *near = hs_nearest(run->boards[miss], names, k);
+    snprintf(msg, sizeof msg, "%s/rounds.csv: line %zu: device: no device \"%s\" in %s%s%s%s",
+             run->dir, hs_cluster_run_row(run, 0, miss)->line, run->boards[miss], sc->path,
+             near ? " (did you mean \"" : "", near ? near : "", near ? "\"?)" : "");
+    hs_free(names);
+    return bad(msg);
   }
   for (size_t i = 0; i < n; i++) {
     if (board_of[i] != SIZE_MAX) continue;
@@ -329,18 +334,27 @@ int hs_cmd_check(int argc, char **argv) {
     goto done;
   }
 
-  if (!(run = hs_cluster_run_read(dir, &err))) {
+  if (!(sc = hs_scenario_load(scn, ovr, novr, &err))) {
     rc = cli_fail("check", &err);
     goto done;
   }
-  if (!(sc = hs_scenario_load(scn, ovr, novr, &err))) {
+  struct stat st;
+  if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+    snprintf(msg, sizeof msg,
+             "%.300s: not a folder (expected a real run's records: the --out folder of "
+             "hetsim-probe box or serve)",
+             dir);
+    rc = bad(msg);
+    goto done;
+  }
+  if (!(run = hs_cluster_run_read(dir, &err))) {
     rc = cli_fail("check", &err);
     goto done;
   }
   if (sc->rounds != run->rounds) {
     snprintf(msg, sizeof msg,
-             "%s/rounds.csv: round: %u rounds recorded, %s runs %u (rounds; --set rounds=%u to "
-             "check them all)",
+             "%s/rounds.csv: round: %u rounds recorded, %s runs %u (rounds: --set rounds=%u "
+             "to match)",
              dir, run->rounds, sc->path, sc->rounds, run->rounds);
     rc = bad(msg);
     goto done;

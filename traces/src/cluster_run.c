@@ -341,11 +341,15 @@ static hs_status read_json(hs_cluster_run *c, hs_error *err) {
   if (st == HS_OK) {
     const cJSON *rounds = cJSON_GetObjectItemCaseSensitive(root, "rounds");
     const cJSON *mk = cJSON_GetObjectItemCaseSensitive(root, "makespan_s");
-    if (!cJSON_IsNumber(rounds) || rounds->valuedouble != (double)c->rounds)
-      st = hs_error_set(err, rounds ? HS_EINVAL : HS_EMISSING,
-                        "%s: rounds: %s (rounds.csv has %u rounds)", path,
-                        !rounds ? "missing" : cJSON_IsNumber(rounds) ? "differs" : "not a number",
+    if (!rounds)
+      st = hs_error_set(err, HS_EMISSING, "%s: rounds: missing (rounds.csv has %u rounds)", path,
                         c->rounds);
+    else if (!cJSON_IsNumber(rounds))
+      st = hs_error_set(err, HS_EINVAL, "%s: rounds: not a number (rounds.csv has %u rounds)", path,
+                        c->rounds);
+    else if (rounds->valuedouble != (double)c->rounds)
+      st = hs_error_set(err, HS_EINVAL, "%s: rounds: %g, but rounds.csv has %u rounds", path,
+                        rounds->valuedouble, c->rounds);
     else if (!cJSON_IsNumber(mk) || !isfinite(mk->valuedouble) || mk->valuedouble < 0)
       st = hs_error_set(err, mk ? HS_EINVAL : HS_EMISSING, "%s: makespan_s: %s", path,
                         mk ? "expected a finite number >= 0" : "missing");
