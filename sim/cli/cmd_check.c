@@ -172,11 +172,11 @@ static void err_cell(FILE *f, double e) {
   else fprintf(f, " %+8.2f%%", 100 * e);
 }
 
-static void worst_cell(FILE *f, const hs_check *c, const hs_check_fig *g) {
+static void worst_cell(FILE *f, const hs_check *c, const hs_check_fig *g, bool last) {
   char b[96];
   if (g->worst == SIZE_MAX) snprintf(b, sizeof b, "-");
   else snprintf(b, sizeof b, "%s %+.1f%%", c->run->boards[g->worst], 100 * g->worst_err);
-  fprintf(f, "  %-20s", b);
+  fprintf(f, last ? "  %s" : "  %-20s", b);
 }
 
 static void print_report(FILE *f, const hs_scenario *sc, const hs_cluster_run *run,
@@ -209,7 +209,7 @@ static void print_report(FILE *f, const hs_scenario *sc, const hs_cluster_run *r
     const hs_check_cell *x = &c->round[r];
     fprintf(f, "  %-8u %21.6g %9.6g", r, x->fig[HS_CHECK_MAKESPAN].pred, x->fig[HS_CHECK_MAKESPAN].meas);
     err_cell(f, x->fig[HS_CHECK_MAKESPAN].err);
-    for (int k = HS_CHECK_COMPUTE; k <= HS_CHECK_WAIT; k++) worst_cell(f, c, &x->fig[k]);
+    for (int k = HS_CHECK_COMPUTE; k <= HS_CHECK_WAIT; k++) worst_cell(f, c, &x->fig[k], k == HS_CHECK_WAIT);
     fputc('\n', f);
   }
 
