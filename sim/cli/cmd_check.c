@@ -157,80 +157,82 @@ static int match_devices(const hs_scenario *sc, const hs_cluster_run *run, size_
   return 0;
 }
 
-static void fig_line(FILE *f, const hs_check *c, const char *label, const hs_check_fig *g,
-                     bool worst) {
-  fprintf(f, "  %-22s %12.6g %12.6g ", label, g->pred, g->meas);
-  if (isnan(g->err)) fprintf(f, "%10s", "n/a");
-  else fprintf(f, "%+9.2f%%", 100 * g->err);
-  if (worst && g->worst != SIZE_MAX)
-    fprintf(f, "   %s (%+.2f%%)", c->run->boards[g->worst], 100 * g->worst_err);
-  fputc('\n', f);
+/* The three columns of a figure: predicted, measured, error (10 + 10 + 9). */
+static void fig_cells(FILE *f, const hs_check_fig *g) {
+  fprintf(f, " %10.5g %10.5g", g->pred, g->meas);
+  if (isnan(g->err)) fprintf(f, " %9s", "n/a");
+  else fprintf(f, " %+8.2f%%", 100 * g->err);
 }
 
-static void err_cell(FILE *f, double e) {
-  if (isnan(e)) fprintf(f, " %9s", "n/a");
-  else fprintf(f, " %+8.2f%%", 100 * e);
-}
-
-static void worst_cell(FILE *f, const hs_check *c, const hs_check_fig *g, bool last) {
-  char b[96];
-  if (g->worst == SIZE_MAX) snprintf(b, sizeof b, "-");
-  else snprintf(b, sizeof b, "%s %+.1f%%", c->run->boards[g->worst], 100 * g->worst_err);
-  fprintf(f, last ? "  %s" : "  %-20s", b);
+static void worst_text(char *b, size_t cap, const hs_check *c, const hs_check_fig *g) {
+  if (g->worst == SIZE_MAX) snprintf(b, cap, "-");
+  else snprintf(b, cap, "%s %+.1f%%", c->run->boards[g->worst], 100 * g->worst_err);
 }
 
 static void print_report(FILE *f, const hs_scenario *sc, const hs_cluster_run *run,
                          const hs_check *c, bool noise) {
+  static const char *const label[HS_CHECK_NFIG] = {"makespan_s", "compute_s", "comm_s", "wait_s",
+                                                   "energy_j"};
   fprintf(f, "check %s (%s) against %s\n", sc->name, sc->path, run->dir);
-  fprintf(f, "  %u rounds x %zu devices with the run's allocations; compute noise %s; seed %llu\n\n",
+  fprintf(f, "  %u rounds x %zu devices with the run's allocations; compute noise %s; seed %llu\n",
           run->rounds, run->nboards, noise ? "on (the scenario's tau_cv)" : "off (the expectation)",
           (unsigned long long)sc->seed);
-  fprintf(f, "total                     predicted     measured      error   worst device\n");
-  static const char *const label[HS_CHECK_NFIG] = {"makespan_s", "compute_s (sum)", "comm_s (sum)",
-                                                   "wait_s (sum)", "energy_j (sum)"};
+  fprintf(f, "  error = predicted / measured - 1; compute, comm, wait and energy summed over "
+             "devices\n\n");
+  fprintf(f, "%-24s %10s %10s %9s  %s\n", "total", "predicted", "measured", "error",
+          "worst device");
   for (int k = 0; k < HS_CHECK_NFIG; k++) {
     const hs_check_fig *g = &c->total.fig[k];
     if (k == HS_CHECK_ENERGY && c->total.energy == HS_CHECK_ENERGY_OFF) {
-      fprintf(f, "  %-22s not compared (no row says measured%s)\n", "energy_j",
+      fprintf(f, "  %-22s not compared (no row says measured%s)\n", label[k],
               c->stated_energy ? "" : "; --stated-energy compares stated rows");
       continue;
     }
-    char lb[64];
-    if (k == HS_CHECK_ENERGY) snprintf(lb, sizeof lb, "energy_j (%s)", hs_check_energy_label(c->total.energy));
-    fig_line(f, c, k == HS_CHECK_ENERGY ? lb : label[k], g, k != HS_CHECK_MAKESPAN);
+    char lb[64], w[96] = "";
+    snprintf(lb, sizeof lb, "%s%s%s%s", label[k], k == HS_CHECK_ENERGY ? " (" : "",
+             k == HS_CHECK_ENERGY ? hs_check_energy_label(c->total.energy) : "",
+             k == HS_CHECK_ENERGY ? ")" : "");
+    fprintf(f, "  %-22s", lb);
+    fig_cells(f, g);
+    if (k != HS_CHECK_MAKESPAN) worst_text(w, sizeof w, c, g);
+    fprintf(f, "%s%s\n", *w ? "  " : "", w);
   }
-  double other = c->total.other_meas_s;
-  fprintf(f, "  %-22s %12s %12.6g   (start + setup + pack: not simulated)\n", "other_meas_s (sum)",
-          "-", other);
+  fprintf(f, "  %-22s %10s %10.5g            (start + setup + pack: not simulated)\n",
+          "other_meas_s", "-", c->total.other_meas_s);
 
-  fprintf(f, "\nper round   makespan_s predicted  measured      error   worst compute         "
-             "worst comm            worst wait\n");
+  fprintf(f, "\n%-9s%32s  %-20s  %-20s  %s\n", "per round", "makespan_s: pred, meas, error",
+          "worst compute", "worst comm", "worst wait");
   for (uint32_t r = 0; r < run->rounds; r++) {
     const hs_check_cell *x = &c->round[r];
-    fprintf(f, "  %-8u %21.6g %9.6g", r, x->fig[HS_CHECK_MAKESPAN].pred, x->fig[HS_CHECK_MAKESPAN].meas);
-    err_cell(f, x->fig[HS_CHECK_MAKESPAN].err);
-    for (int k = HS_CHECK_COMPUTE; k <= HS_CHECK_WAIT; k++) worst_cell(f, c, &x->fig[k], k == HS_CHECK_WAIT);
-    fputc('\n', f);
-  }
-
-  fprintf(f, "\nper device (all rounds)   compute_s pred    meas     error     comm_s pred    "
-             "meas     error     wait_s pred    meas     error\n");
-  size_t wide = 8;
-  for (size_t b = 0; b < run->nboards; b++)
-    if (strlen(run->boards[b]) > wide) wide = strlen(run->boards[b]);
-  for (size_t b = 0; b < run->nboards; b++) {
-    const hs_check_cell *x = &c->board[b];
-    bool worst = false;
-    for (int k = HS_CHECK_COMPUTE; k <= HS_CHECK_WAIT; k++) worst |= c->total.fig[k].worst == b;
-    fprintf(f, "  %-*s%s", (int)wide, run->boards[b], worst ? " *" : "  ");
+    fprintf(f, "  %-7u", r);
+    fig_cells(f, &x->fig[HS_CHECK_MAKESPAN]);
     for (int k = HS_CHECK_COMPUTE; k <= HS_CHECK_WAIT; k++) {
-      fprintf(f, "  %*.5g %8.5g", k == HS_CHECK_COMPUTE ? (int)(22 - wide) : 10,
-              x->fig[k].pred, x->fig[k].meas);
-      err_cell(f, x->fig[k].err);
+      char w[96];
+      worst_text(w, sizeof w, c, &x->fig[k]);
+      fprintf(f, k == HS_CHECK_WAIT ? "  %s" : "  %-20s", w);
     }
     fputc('\n', f);
   }
-  fprintf(f, "  (* the worst device of a total figure above)\n");
+
+  int wide = 6;
+  for (size_t b = 0; b < run->nboards; b++)
+    if ((int)strlen(run->boards[b]) > wide) wide = (int)strlen(run->boards[b]);
+  fprintf(f, "\n%-*s", wide + 4, "per device");
+  for (int k = HS_CHECK_COMPUTE; k <= HS_CHECK_WAIT; k++) {
+    char h[48];
+    snprintf(h, sizeof h, "%s: pred, meas, error", label[k]);
+    fprintf(f, " %31s", h);
+  }
+  fputs("  (all rounds)\n", f);
+  for (size_t b = 0; b < run->nboards; b++) {
+    const hs_check_cell *x = &c->board[b];
+    bool worst = false;
+    for (int k = HS_CHECK_COMPUTE; k < HS_CHECK_NFIG; k++) worst |= c->total.fig[k].worst == b;
+    fprintf(f, "  %-*s%s", wide, run->boards[b], worst ? " *" : "  ");
+    for (int k = HS_CHECK_COMPUTE; k <= HS_CHECK_WAIT; k++) fig_cells(f, &x->fig[k]);
+    fputc('\n', f);
+  }
+  fprintf(f, "  (* the worst device of a figure of the total)\n");
 }
 
 enum { O_TOL = 256, O_TOL_ROUND, O_CSV, O_JSON, O_SEED, O_SET, O_NOISE, O_STATED };

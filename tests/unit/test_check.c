@@ -203,3 +203,58 @@ Test(check, verdict_names_the_figure) {
   hs_cluster_run_destroy(run);
   drop(dir);
 }
+
+static char *slurp(const char *path) {
+  size_t len = 0;
+  hs_error err = {0};
+  char *t = hs_read_file(path, &len, &err);
+  cr_assert_not_null(t, "%s", err.msg);
+  return t;
+}
+
+/* check.csv: the header is the table's, one row per round x device, per round,
+ * per device and the total (4 + 2 + 2 + 1); check.json holds the verdict and
+ * the per-round and per-device arrays; a folder that does not exist is an
+ * error that leaves nothing. */
+Test(check, files_hold_every_row) {
+  char *dir = records();
+  hs_error err = {0};
+  hs_cluster_run *run = hs_cluster_run_read(dir, &err);
+  cr_assert_not_null(run, "%s", err.msg);
+  double compute[] = {1, 2, 3, 1}, comm[] = {0.2, 0.2, 0.2, 0.4}, wait[] = {1, 0, 0, 1.8},
+         train_j[4] = {10, 20, 30, 10}, round_s[] = {2.25, 3.0};
+  hs_check_input in = {compute, comm, wait, train_j, round_s, 5.75, false};
+  hs_check *c = hs_check_create(run, &in);
+  hs_check_verdict v;
+  hs_check_judge(c, 0.04, -1, &v);
+  char *csv = hs_path_join(dir, "check.csv"), *json = hs_path_join(dir, "check.json");
+  cr_assert_eq(hs_check_write_csv(c, csv, &err), HS_OK, "%s", err.msg);
+  hs_check_meta m = {"s.json", dir, 1, false};
+  cr_assert_eq(hs_check_write_json(c, &m, &v, json, &err), HS_OK, "%s", err.msg);
+  char *t = slurp(csv);
+  size_t lines = 0;
+  for (const char *p = t; *p; p++) lines += *p == '\n';
+  cr_expect_eq(lines, 10, "%s", t);
+  cr_expect(!strncmp(t, "round,device,samples,makespan_pred_s,", 37), "%.80s", t);
+  cr_expect(strstr(t, "\n0,,300,2.25,2.25,0,"), "round 0's own row: %s", t);
+  cr_expect(strstr(t, "\nall,a,400,,,,"), "a's row over the rounds, no makespan: %s", t);
+  cr_expect(strstr(t, "\nall,,650,5.75,5.5,"), "the total: %s", t);
+  hs_free(t);
+  t = slurp(json);
+  cr_expect(strstr(t, "\"pass\": false"), "%s", t);
+  cr_expect(strstr(t, "\"tolerance\": 0.04,\n  \"tolerance_round\": null"), "%s", t);
+  cr_expect(strstr(t, "\"energy_compared\": \"measured\""), "%s", t);
+  cr_expect(strstr(t, "\"per_device\": [\n    {\"device\": \"a\""), "%s", t);
+  cr_expect(!strcmp(t + strlen(t) - 4, "]\n}\n"), "complete: %s", t + strlen(t) - 20);
+  hs_free(t);
+  remove(csv);
+  remove(json);
+  hs_free(csv);
+  hs_free(json);
+  char *bad = hs_path_join(dir, "no/such/check.csv");
+  cr_expect_neq(hs_check_write_csv(c, bad, &err), HS_OK);
+  hs_free(bad);
+  hs_check_destroy(c);
+  hs_cluster_run_destroy(run);
+  drop(dir);
+}

@@ -38,7 +38,8 @@ typedef struct hs_run_opts {
    * used): round r's allocation is schedule[r * devices + i] for the
    * expanded devices in hs_scenario_device_name order, in place of the
    * controller's decision. The controller is still created and fed the
-   * telemetry; only its decisions are set aside. schedule_rounds must be at
+   * telemetry; only its decisions are set aside (hfl-ddp's per-silo step
+   * controllers under ema-batch still size their own steps). schedule_rounds must be at
    * least the scenario's rounds (HS_EINVAL otherwise). NULL: the controller
    * decides. Borrowed for the run. */
   const uint64_t *schedule;
