@@ -160,13 +160,17 @@ static int match_devices(const hs_scenario *sc, const hs_cluster_run *run, size_
 /* The three columns of a figure: predicted, measured, error (10 + 10 + 9). */
 static void fig_cells(FILE *f, const hs_check_fig *g) {
   fprintf(f, " %10.5g %10.5g", g->pred, g->meas);
-  if (isnan(g->err)) fprintf(f, " %9s", "n/a");
-  else fprintf(f, " %+8.2f%%", 100 * g->err);
+  if (isnan(g->err))
+    fprintf(f, " %9s", "n/a");
+  else
+    fprintf(f, " %+8.2f%%", 100 * g->err);
 }
 
 static void worst_text(char *b, size_t cap, const hs_check *c, const hs_check_fig *g) {
-  if (g->worst == SIZE_MAX) snprintf(b, cap, "-");
-  else snprintf(b, cap, "%s %+.1f%%", c->run->boards[g->worst], 100 * g->worst_err);
+  if (g->worst == SIZE_MAX)
+    snprintf(b, cap, "-");
+  else
+    snprintf(b, cap, "%s %+.1f%%", c->run->boards[g->worst], 100 * g->worst_err);
 }
 
 static void print_report(FILE *f, const hs_scenario *sc, const hs_cluster_run *run,
@@ -177,8 +181,9 @@ static void print_report(FILE *f, const hs_scenario *sc, const hs_cluster_run *r
   fprintf(f, "  %u rounds x %zu devices with the run's allocations; compute noise %s; seed %llu\n",
           run->rounds, run->nboards, noise ? "on (the scenario's tau_cv)" : "off (the expectation)",
           (unsigned long long)sc->seed);
-  fprintf(f, "  error = predicted / measured - 1; compute, comm, wait and energy summed over "
-             "devices\n\n");
+  fprintf(f,
+          "  error = predicted / measured - 1; compute, comm, wait and energy summed over "
+          "devices\n\n");
   fprintf(f, "%-24s %10s %10s %9s  %s\n", "total", "predicted", "measured", "error",
           "worst device");
   for (int k = 0; k < HS_CHECK_NFIG; k++) {
@@ -275,9 +280,15 @@ int hs_cmd_check(int argc, char **argv) {
       case 'h':
         usage(stdout);
         goto done;
-      case 'q': quiet = true; break;
-      case O_NOISE: noise = true; break;
-      case O_STATED: stated = true; break;
+      case 'q':
+        quiet = true;
+        break;
+      case O_NOISE:
+        noise = true;
+        break;
+      case O_STATED:
+        stated = true;
+        break;
       case O_TOL:
         if ((rc = parse_fraction("--tolerance", p.arg, &tol))) goto done;
         break;
@@ -290,8 +301,10 @@ int hs_cmd_check(int argc, char **argv) {
           rc = bad(c == O_CSV ? "--csv: expected a file name" : "--json: expected a file name");
           goto done;
         }
-        if (c == O_CSV) csv = p.arg;
-        else json = p.arg;
+        if (c == O_CSV)
+          csv = p.arg;
+        else
+          json = p.arg;
         break;
       case O_SEED:
         if ((rc = cli_seed_arg("check", p.arg, seed))) goto done;
@@ -309,11 +322,13 @@ int hs_cmd_check(int argc, char **argv) {
         novr++;
         break;
       case CLI_OPERAND:
-        if (!scn) scn = p.arg;
-        else if (!dir) dir = p.arg;
+        if (!scn)
+          scn = p.arg;
+        else if (!dir)
+          dir = p.arg;
         else {
-          snprintf(msg, sizeof msg, "%.200s: one scenario and one run folder only (see hetsim check --help)",
-                   p.arg);
+          snprintf(msg, sizeof msg,
+                   "%.200s: one scenario and one run folder only (see hetsim check --help)", p.arg);
           rc = bad(msg);
           goto done;
         }
@@ -321,8 +336,9 @@ int hs_cmd_check(int argc, char **argv) {
       default: {
         const char *near = cli_nearest_option(p.text, longopts);
         if (near)
-          snprintf(msg, sizeof msg, "%s: unknown option (did you mean \"--%s\"? see hetsim check --help)",
-                   p.text, near);
+          snprintf(msg, sizeof msg,
+                   "%s: unknown option (did you mean \"--%s\"? see hetsim check --help)", p.text,
+                   near);
         else
           snprintf(msg, sizeof msg, "%s: unknown option (see hetsim check --help)", p.text);
         rc = bad(msg);
@@ -368,9 +384,13 @@ int hs_cmd_check(int argc, char **argv) {
   if ((rc = match_devices(sc, run, board_of, schedule))) goto done;
 
   size_t cells = (size_t)run->rounds * run->nboards;
-  col = (collect){run->nboards, board_of, hs_calloc(cells, sizeof(double)),
-                  hs_calloc(cells, sizeof(double)), hs_calloc(cells, sizeof(double)),
-                  hs_calloc(cells, sizeof(double)), hs_calloc(run->rounds, sizeof(double))};
+  col = (collect){run->nboards,
+                  board_of,
+                  hs_calloc(cells, sizeof(double)),
+                  hs_calloc(cells, sizeof(double)),
+                  hs_calloc(cells, sizeof(double)),
+                  hs_calloc(cells, sizeof(double)),
+                  hs_calloc(run->rounds, sizeof(double))};
   hs_run_opts ro = {.schedule = schedule,
                     .schedule_rounds = run->rounds,
                     .no_compute_noise = !noise,
@@ -382,8 +402,8 @@ int hs_cmd_check(int argc, char **argv) {
     rc = cli_fail("check", &err);
     goto done;
   }
-  hs_check_input in = {col.compute_s, col.comm_s, col.wait_s, col.train_j, col.round_s,
-                       sum.makespan_s, stated};
+  hs_check_input in = {col.compute_s, col.comm_s,     col.wait_s, col.train_j,
+                       col.round_s,   sum.makespan_s, stated};
   chk = hs_check_create(run, &in);
   hs_check_verdict v;
   hs_check_judge(chk, tol, tol_round, &v);

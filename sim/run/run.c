@@ -305,7 +305,8 @@ void sim_round_end(sim_run *r) {
   round_totals t;
   if (!round_measure(r, now, &t) || !round_feed_controller(r)) return;
   round_report(r, now, &t);
-  if (r->opts->on_round_end) r->opts->on_round_end(r->opts->userdata, r->round, r->round_start_s, now);
+  if (r->opts->on_round_end)
+    r->opts->on_round_end(r->opts->userdata, r->round, r->round_start_s, now);
   r->energy_cum_j += t.energy_j;
   if (r->learn)
     sim_learn_round_end(r->learn, r->round, r->round + 1 >= r->sc->rounds, now, r->energy_cum_j,

@@ -24,8 +24,9 @@ static void put(const char *dir, const char *name, const char *text) {
   hs_free(p);
 }
 
-#define ROUNDS_HEADER \
-  "round,device,samples,start_s,download_s,setup_s,train_s,pack_s,upload_s,wait_s,round_s,energy_j,energy,loss\n"
+#define ROUNDS_HEADER                                                                              \
+  "round,device,samples,start_s,download_s,setup_s,train_s,pack_s,upload_s,wait_s,round_s,energy_" \
+  "j,energy,loss\n"
 
 /* Round 0: a trains 1 s, b 2 s; round 1: a 3 s, b 1 s (rows of round 1 in
  * the other order). Each row adds up to its round_s. */
@@ -92,23 +93,31 @@ Test(check, reader_names_the_row_and_the_reason) {
   hs_error err = {0};
   put(dir, "allocations.csv", "round,device,samples\n0,a,100\n0,b,201\n1,a,300\n1,b,50\n");
   cr_expect_null(hs_cluster_run_read(dir, &err));
-  cr_expect(strstr(err.msg, "allocations.csv: line 3: samples: 201 for round 0, device \"b\", but "
-                            "rounds.csv line 3 says 200"),
+  cr_expect(strstr(err.msg,
+                   "allocations.csv: line 3: samples: 201 for round 0, device \"b\", but "
+                   "rounds.csv line 3 says 200"),
             "%s", err.msg);
-  put(dir, "rounds.csv", ROUNDS_HEADER "0,a,100,0,0,0,1,0,0,0,1,0,none,1\n"
-                                       "0,b,100,0,0,0,1,0,0,0,1,0,none,1\n"
-                                       "1,bb,100,0,0,0,1,0,0,0,1,0,none,1\n");
+  put(dir, "rounds.csv",
+      ROUNDS_HEADER
+      "0,a,100,0,0,0,1,0,0,0,1,0,none,1\n"
+      "0,b,100,0,0,0,1,0,0,0,1,0,none,1\n"
+      "1,bb,100,0,0,0,1,0,0,0,1,0,none,1\n");
   cr_expect_null(hs_cluster_run_read(dir, &err));
-  cr_expect(strstr(err.msg, "rounds.csv: line 4: device: \"bb\" is not a device of round 0 (did you "
-                            "mean \"b\"?)"),
+  cr_expect(strstr(err.msg,
+                   "rounds.csv: line 4: device: \"bb\" is not a device of round 0 (did you "
+                   "mean \"b\"?)"),
             "%s", err.msg);
-  put(dir, "rounds.csv", ROUNDS_HEADER "0,a,100,0,0,0,1,0,0,0,1,0,none,1\n"
-                                       "2,a,100,0,0,0,1,0,0,0,1,0,none,1\n");
+  put(dir, "rounds.csv",
+      ROUNDS_HEADER
+      "0,a,100,0,0,0,1,0,0,0,1,0,none,1\n"
+      "2,a,100,0,0,0,1,0,0,0,1,0,none,1\n");
   cr_expect_null(hs_cluster_run_read(dir, &err));
   cr_expect(strstr(err.msg, "line 3: round: round 2 after round 0"), "%s", err.msg);
-  put(dir, "rounds.csv", ROUNDS_HEADER "0,a,100,0,0,0,1,0,0,0,1,0,none,1\n"
-                                       "0,b,100,0,0,0,1,0,0,0,1,0,none,1\n"
-                                       "1,a,100,0,0,0,1,0,0,0,1,0,none,1\n");
+  put(dir, "rounds.csv",
+      ROUNDS_HEADER
+      "0,a,100,0,0,0,1,0,0,0,1,0,none,1\n"
+      "0,b,100,0,0,0,1,0,0,0,1,0,none,1\n"
+      "1,a,100,0,0,0,1,0,0,0,1,0,none,1\n");
   cr_expect_null(hs_cluster_run_read(dir, &err));
   cr_expect(strstr(err.msg, "rounds.csv: round 1: no row for device \"b\""), "%s", err.msg);
   put(dir, "rounds.csv", ROUNDS_HEADER "0,a,100,0,0,0,-1,0,0,0,1,0,none,1\n");
@@ -191,12 +200,14 @@ Test(check, verdict_names_the_figure) {
   cr_expect_str_eq(v.line, "check: ok: total makespan error +4.55 %, within --tolerance 0.05");
   hs_check_judge(c, 0.04, -1, &v);
   cr_expect(!v.pass);
-  cr_expect_str_eq(v.line, "check: FAIL: total makespan error +4.55 % (predicted 5.75 s, measured "
-                           "5.5 s) exceeds --tolerance 0.04");
+  cr_expect_str_eq(v.line,
+                   "check: FAIL: total makespan error +4.55 % (predicted 5.75 s, measured "
+                   "5.5 s) exceeds --tolerance 0.04");
   hs_check_judge(c, 0.05, 0.05, &v); /* round 1: 3 / 3.25 - 1 = -7.69 % */
   cr_expect(!v.pass);
-  cr_expect_str_eq(v.line, "check: FAIL: round 1 makespan error -7.69 % (predicted 3 s, measured "
-                           "3.25 s) exceeds --tolerance-round 0.05");
+  cr_expect_str_eq(v.line,
+                   "check: FAIL: round 1 makespan error -7.69 % (predicted 3 s, measured "
+                   "3.25 s) exceeds --tolerance-round 0.05");
   hs_check_judge(c, -1, -1, &v);
   cr_expect(!v.judged && v.pass);
   hs_check_destroy(c);

@@ -60,8 +60,11 @@ Test(run_schedule, replaces_the_controller_round_by_round) {
   hs_scenario *sc = scenario("profiles/det-fast.json", 2);
   static const uint64_t sched[] = {100, 50, 150, /* round 1: */ 10, 20, 30};
   seen s = {0};
-  hs_run_opts o = {.schedule = sched, .schedule_rounds = 2, .on_device_round = on_device,
-                   .on_round_end = on_round, .userdata = &s};
+  hs_run_opts o = {.schedule = sched,
+                   .schedule_rounds = 2,
+                   .on_device_round = on_device,
+                   .on_round_end = on_round,
+                   .userdata = &s};
   hs_summary sum;
   hs_error err = {0};
   cr_assert_eq(hs_run(sc, &o, &sum, &err), HS_OK, "%s", err.msg);
@@ -112,8 +115,9 @@ Test(run_schedule, too_short_is_refused) {
   hs_run_opts o = {.schedule = sched, .schedule_rounds = 1};
   hs_error err = {0};
   cr_assert_eq(hs_run(sc, &o, NULL, &err), HS_EINVAL);
-  cr_expect(strstr(err.msg, "schedule.json: rounds: the allocation schedule has 1 rounds, the "
-                            "scenario runs 2"),
+  cr_expect(strstr(err.msg,
+                   "schedule.json: rounds: the allocation schedule has 1 rounds, the "
+                   "scenario runs 2"),
             "%s", err.msg);
   hs_scenario_destroy(sc);
 }
@@ -124,8 +128,11 @@ Test(run_schedule, no_compute_noise_gives_the_expectation) {
   hs_scenario *sc = scenario("rpi4", 1);
   static const uint64_t sched[] = {100, 100, 100};
   seen quiet = {0}, noisy = {0};
-  hs_run_opts o = {.schedule = sched, .schedule_rounds = 1, .no_compute_noise = true,
-                   .on_device_round = on_device, .userdata = &quiet};
+  hs_run_opts o = {.schedule = sched,
+                   .schedule_rounds = 1,
+                   .no_compute_noise = true,
+                   .on_device_round = on_device,
+                   .userdata = &quiet};
   hs_error err = {0};
   cr_assert_eq(hs_run(sc, &o, NULL, &err), HS_OK, "%s", err.msg);
   cr_expect(fabs(quiet.d[0].compute_s - (1.0 + 100 * 0.000514)) < 1e-12, "%.15g",

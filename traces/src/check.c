@@ -34,10 +34,14 @@ double hs_check_error(double pred, double meas) {
 
 const char *hs_check_energy_label(hs_check_energy e) {
   switch (e) {
-    case HS_CHECK_ENERGY_MEASURED: return "measured";
-    case HS_CHECK_ENERGY_STATED: return "stated";
-    case HS_CHECK_ENERGY_MIXED: return "measured+stated";
-    default: return "";
+    case HS_CHECK_ENERGY_MEASURED:
+      return "measured";
+    case HS_CHECK_ENERGY_STATED:
+      return "stated";
+    case HS_CHECK_ENERGY_MIXED:
+      return "measured+stated";
+    default:
+      return "";
   }
 }
 
@@ -73,7 +77,8 @@ static void cell_add(hs_check_cell *s, const hs_check_cell *x) {
 }
 
 static void cell_errors(hs_check_cell *c) {
-  for (int f = 0; f < HS_CHECK_NFIG; f++) c->fig[f].err = hs_check_error(c->fig[f].pred, c->fig[f].meas);
+  for (int f = 0; f < HS_CHECK_NFIG; f++)
+    c->fig[f].err = hs_check_error(c->fig[f].pred, c->fig[f].meas);
 }
 
 /* The worst board of each figure of sum s among cells at[0], at[stride], ... */
@@ -120,9 +125,10 @@ hs_check *hs_check_create(const hs_cluster_run *run, const hs_check_input *in) {
       x->fig[HS_CHECK_WAIT].pred = in->wait_s[k];
       x->fig[HS_CHECK_WAIT].meas = row->wait_s + run->server_s[r];
       x->other_meas_s = row->start_s + row->setup_s + row->pack_s;
-      if (row->energy == HS_ENERGY_MEASURED || (row->energy == HS_ENERGY_STATED && in->stated_energy)) {
-        x->energy = row->energy == HS_ENERGY_MEASURED ? HS_CHECK_ENERGY_MEASURED
-                                                      : HS_CHECK_ENERGY_STATED;
+      if (row->energy == HS_ENERGY_MEASURED ||
+          (row->energy == HS_ENERGY_STATED && in->stated_energy)) {
+        x->energy =
+            row->energy == HS_ENERGY_MEASURED ? HS_CHECK_ENERGY_MEASURED : HS_CHECK_ENERGY_STATED;
         x->fig[HS_CHECK_ENERGY].pred = in->train_j[k];
         x->fig[HS_CHECK_ENERGY].meas = row->energy_j;
       }
@@ -152,8 +158,10 @@ void hs_check_destroy(hs_check *c) {
 
 /* "+12.3 %" */
 static void pct(char *buf, size_t cap, double e) {
-  if (isnan(e)) snprintf(buf, cap, "n/a");
-  else snprintf(buf, cap, "%+.2f %%", 100.0 * e);
+  if (isnan(e))
+    snprintf(buf, cap, "n/a");
+  else
+    snprintf(buf, cap, "%+.2f %%", 100.0 * e);
 }
 
 void hs_check_judge(const hs_check *c, double tolerance, double tolerance_round,
@@ -213,13 +221,15 @@ typedef struct check_row {
 } check_row;
 
 #define ROW(field, type) type, offsetof(check_row, field), NULL
-#define FIG(f, name, suffix, unit, what)                                                      \
-  {name "_pred" suffix, unit, "predicted " what, HS_COL_F64_OR_EMPTY,                       \
-   offsetof(check_row, v[f][0]), NULL},                                                       \
-      {name "_meas" suffix, unit, "measured " what, HS_COL_F64_OR_EMPTY,                    \
-       offsetof(check_row, v[f][1]), NULL},                                                   \
-      {name "_err", "1", "predicted / measured - 1 of " name " (empty: not compared)",         \
-       HS_COL_F64_OR_EMPTY, offsetof(check_row, v[f][2]), NULL}
+#define FIG(f, name, suffix, unit, what)                                            \
+  {name "_pred" suffix,          unit, "predicted " what, HS_COL_F64_OR_EMPTY,      \
+   offsetof(check_row, v[f][0]), NULL},                                             \
+      {name "_meas" suffix,          unit, "measured " what, HS_COL_F64_OR_EMPTY,   \
+       offsetof(check_row, v[f][1]), NULL},                                         \
+  {                                                                                 \
+    name "_err", "1", "predicted / measured - 1 of " name " (empty: not compared)", \
+        HS_COL_F64_OR_EMPTY, offsetof(check_row, v[f][2]), NULL                     \
+  }
 static const hs_column check_cols[] = {
     {"round", "-", "the round, or `all` for a device's (or the run's) total over rounds",
      ROW(round, HS_COL_STR)},
@@ -231,7 +241,8 @@ static const hs_column check_cols[] = {
         "round open to the next open (measured: round_s + server_s; total: run.json makespan_s); "
         "round and total rows only"),
     FIG(HS_CHECK_COMPUTE, "compute", "_s", "s", "training seconds (measured: train_s)"),
-    FIG(HS_CHECK_COMM, "comm", "_s", "s", "model exchange seconds (measured: download_s + upload_s)"),
+    FIG(HS_CHECK_COMM, "comm", "_s", "s",
+        "model exchange seconds (measured: download_s + upload_s)"),
     FIG(HS_CHECK_WAIT, "wait", "_s", "s",
         "seconds idle after the upload until the next round opens (measured: wait_s + server_s)"),
     {"other_meas_s", "s",
@@ -239,8 +250,10 @@ static const hs_column check_cols[] = {
      ROW(other_meas_s, HS_COL_F64)},
     FIG(HS_CHECK_ENERGY, "energy", "_j", "J",
         "training energy, where compared (see the energy column)"),
-    {"energy", "-", "what energy compares: measured, stated (only with --stated-energy), "
-     "measured+stated, or empty (not compared)", ROW(energy, HS_COL_STR)},
+    {"energy", "-",
+     "what energy compares: measured, stated (only with --stated-energy), "
+     "measured+stated, or empty (not compared)",
+     ROW(energy, HS_COL_STR)},
     {"worst_compute", "-", "round and total rows: the device with the largest |compute_err|",
      ROW(worst[HS_CHECK_COMPUTE], HS_COL_STR)},
     {"worst_comm", "-", "the same for comm_err", ROW(worst[HS_CHECK_COMM], HS_COL_STR)},
@@ -257,8 +270,8 @@ static const hs_csv_table check_csv = {
 
 const hs_csv_table *hs_check_table(void) { return &check_csv; }
 
-static void row_of(const hs_check *c, const hs_check_cell *x, const char *round,
-                   const char *device, bool sums, check_row *row) {
+static void row_of(const hs_check *c, const hs_check_cell *x, const char *round, const char *device,
+                   bool sums, check_row *row) {
   memset(row, 0, sizeof *row);
   row->round = round;
   row->device = device;
@@ -327,8 +340,10 @@ static void json_cell(FILE *f, const hs_check *c, const hs_check_cell *x, bool s
     json_num(f, g->err);
     if (sums && k != HS_CHECK_MAKESPAN) {
       fputs(", \"worst_device\": ", f);
-      if (g->worst == SIZE_MAX) fputs("null", f);
-      else hs_json_fputs(f, c->run->boards[g->worst]);
+      if (g->worst == SIZE_MAX)
+        fputs("null", f);
+      else
+        hs_json_fputs(f, c->run->boards[g->worst]);
       fputs(", \"worst_error\": ", f);
       json_num(f, g->worst_err);
     }
@@ -353,7 +368,8 @@ hs_status hs_check_write_json(const hs_check *c, const hs_check_meta *m, const h
   json_num(f, v->tolerance >= 0 ? v->tolerance : NAN);
   fputs(",\n  \"tolerance_round\": ", f);
   json_num(f, v->tolerance_round >= 0 ? v->tolerance_round : NAN);
-  fprintf(f, ",\n  \"pass\": %s,\n  \"verdict\": ", v->judged ? (v->pass ? "true" : "false") : "null");
+  fprintf(f,
+          ",\n  \"pass\": %s,\n  \"verdict\": ", v->judged ? (v->pass ? "true" : "false") : "null");
   hs_json_fputs(f, v->line);
   fprintf(f, ",\n  \"rounds\": %u,\n  \"devices\": %zu,\n  \"total\": {\n    ", run->rounds,
           run->nboards);

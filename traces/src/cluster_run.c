@@ -28,9 +28,12 @@
 
 const char *hs_energy_source_name(hs_energy_source s) {
   switch (s) {
-    case HS_ENERGY_MEASURED: return "measured";
-    case HS_ENERGY_STATED: return "stated";
-    default: return "none";
+    case HS_ENERGY_MEASURED:
+      return "measured";
+    case HS_ENERGY_STATED:
+      return "stated";
+    default:
+      return "none";
   }
 }
 
@@ -103,8 +106,8 @@ static int csv_file_next(csv_file *f, size_t ncols, hs_error *err) {
   for (size_t i = 0; i < ncols; i++)
     if (f->col[i] + 1 > need) need = f->col[i] + 1;
   if (hs_csv_nfields(f->csv) < need) {
-    hs_error_set(err, HS_EPARSE, "%s: line %zu: %zu fields, the header has at least %zu",
-                 f->path, hs_csv_line(f->csv), hs_csv_nfields(f->csv), need);
+    hs_error_set(err, HS_EPARSE, "%s: line %zu: %zu fields, the header has at least %zu", f->path,
+                 hs_csv_line(f->csv), hs_csv_nfields(f->csv), need);
     return -1;
   }
   return 1;
@@ -124,19 +127,34 @@ static size_t board_index(const hs_cluster_run *c, const char *name) {
   return SIZE_MAX;
 }
 
-enum { R_ROUND, R_DEVICE, R_SAMPLES, R_START, R_DOWNLOAD, R_SETUP, R_TRAIN, R_PACK, R_UPLOAD,
-       R_WAIT, R_ROUND_S, R_ENERGY_J, R_ENERGY, R_NCOLS };
+enum {
+  R_ROUND,
+  R_DEVICE,
+  R_SAMPLES,
+  R_START,
+  R_DOWNLOAD,
+  R_SETUP,
+  R_TRAIN,
+  R_PACK,
+  R_UPLOAD,
+  R_WAIT,
+  R_ROUND_S,
+  R_ENERGY_J,
+  R_ENERGY,
+  R_NCOLS
+};
 static const char *const rounds_cols[R_NCOLS] = {
-    "round", "device",   "samples", "start_s", "download_s", "setup_s", "train_s",
-    "pack_s", "upload_s", "wait_s", "round_s", "energy_j",   "energy"};
+    "round",  "device",   "samples", "start_s", "download_s", "setup_s", "train_s",
+    "pack_s", "upload_s", "wait_s",  "round_s", "energy_j",   "energy"};
 
 /* The rows of round `r` are complete: every board of round 0 has one. */
 static hs_status round_complete(const hs_cluster_run *c, const csv_file *f, uint32_t r,
                                 const bool *seen, hs_error *err) {
   for (size_t b = 0; b < c->nboards; b++)
     if (!seen[b])
-      return hs_error_set(err, HS_EMISSING, "%s: round %u: no row for device \"%s\" (round 0 has it)",
-                          f->path, r, c->boards[b]);
+      return hs_error_set(err, HS_EMISSING,
+                          "%s: round %u: no row for device \"%s\" (round 0 has it)", f->path, r,
+                          c->boards[b]);
   return HS_OK;
 }
 
@@ -163,8 +181,9 @@ static hs_status read_rounds(hs_cluster_run *c, hs_error *err) {
       break;
     }
     if (n == 0 && round != 0) {
-      st = hs_error_set(err, HS_EINVAL, "%s: line %zu: round: the first row is round %llu (expected 0)",
-                        f.path, hs_csv_line(f.csv), (unsigned long long)round);
+      st = hs_error_set(err, HS_EINVAL,
+                        "%s: line %zu: round: the first row is round %llu (expected 0)", f.path,
+                        hs_csv_line(f.csv), (unsigned long long)round);
       break;
     }
     if (round != cur) {
@@ -193,13 +212,14 @@ static hs_status read_rounds(hs_cluster_run *c, hs_error *err) {
       const char *near = hs_nearest(name, (const char *const *)c->boards, c->nboards);
       st = hs_error_set(err, HS_EINVAL,
                         "%s: line %zu: device: \"%.60s\" is not a device of round 0%s%s%s", f.path,
-                        hs_csv_line(f.csv), name, near ? " (did you mean \"" : "",
-                        near ? near : "", near ? "\"?)" : "");
+                        hs_csv_line(f.csv), name, near ? " (did you mean \"" : "", near ? near : "",
+                        near ? "\"?)" : "");
       break;
     }
     if (seen[b]) {
-      st = hs_error_set(err, HS_EINVAL, "%s: line %zu: device: a second row for \"%.60s\" in round %u",
-                        f.path, hs_csv_line(f.csv), name, cur);
+      st = hs_error_set(err, HS_EINVAL,
+                        "%s: line %zu: device: a second row for \"%.60s\" in round %u", f.path,
+                        hs_csv_line(f.csv), name, cur);
       break;
     }
     seen[b] = true;
@@ -217,23 +237,28 @@ static hs_status read_rounds(hs_cluster_run *c, hs_error *err) {
       st = bad_field(&f, "samples", "a whole number >= 0", field(&f, R_SAMPLES), err);
       break;
     }
-    double *t[] = {&row->start_s, &row->download_s, &row->setup_s, &row->train_s, &row->pack_s,
-                   &row->upload_s, &row->wait_s, &row->round_s, &row->energy_j};
+    double *t[] = {&row->start_s,  &row->download_s, &row->setup_s, &row->train_s, &row->pack_s,
+                   &row->upload_s, &row->wait_s,     &row->round_s, &row->energy_j};
     for (size_t i = 0; i < sizeof t / sizeof t[0] && st == HS_OK; i++)
       if (!parse_time(field(&f, R_START + i), t[i]))
-        st = bad_field(&f, rounds_cols[R_START + i], "a finite number >= 0", field(&f, R_START + i), err);
+        st = bad_field(&f, rounds_cols[R_START + i], "a finite number >= 0", field(&f, R_START + i),
+                       err);
     if (st != HS_OK) break;
     const char *e = field(&f, R_ENERGY);
-    if (!strcmp(e, "measured")) row->energy = HS_ENERGY_MEASURED;
-    else if (!strcmp(e, "stated")) row->energy = HS_ENERGY_STATED;
-    else if (!strcmp(e, "none")) row->energy = HS_ENERGY_NONE;
+    if (!strcmp(e, "measured"))
+      row->energy = HS_ENERGY_MEASURED;
+    else if (!strcmp(e, "stated"))
+      row->energy = HS_ENERGY_STATED;
+    else if (!strcmp(e, "none"))
+      row->energy = HS_ENERGY_NONE;
     else {
       st = bad_field(&f, "energy", "measured, stated or none", e, err);
       break;
     }
     n++;
   }
-  if (st == HS_OK && n == 0) st = hs_error_set(err, HS_EMISSING, "%s: no rows (expected one per round and device)", f.path);
+  if (st == HS_OK && n == 0)
+    st = hs_error_set(err, HS_EMISSING, "%s: no rows (expected one per round and device)", f.path);
   if (st == HS_OK) st = round_complete(c, &f, cur, seen, err);
   if (st == HS_OK) c->rounds = cur + 1;
   hs_free(seen);
@@ -264,7 +289,8 @@ static hs_status read_allocations(hs_cluster_run *c, hs_error *err) {
     size_t b = board_index(c, field(&f, 1));
     if (b == SIZE_MAX) {
       const char *near = hs_nearest(field(&f, 1), (const char *const *)c->boards, c->nboards);
-      st = hs_error_set(err, HS_EINVAL, "%s: line %zu: device: \"%.60s\" is not a device of rounds.csv%s%s%s",
+      st = hs_error_set(err, HS_EINVAL,
+                        "%s: line %zu: device: \"%.60s\" is not a device of rounds.csv%s%s%s",
                         f.path, hs_csv_line(f.csv), field(&f, 1), near ? " (did you mean \"" : "",
                         near ? near : "", near ? "\"?)" : "");
       break;
@@ -286,8 +312,9 @@ static hs_status read_allocations(hs_cluster_run *c, hs_error *err) {
     rows++;
   }
   if (st == HS_OK && rows != (size_t)c->rounds * c->nboards)
-    st = hs_error_set(err, HS_EMISSING, "%s: %zu rows, rounds.csv has %zu (one per round and device)",
-                      f.path, rows, (size_t)c->rounds * c->nboards);
+    st = hs_error_set(err, HS_EMISSING,
+                      "%s: %zu rows, rounds.csv has %zu (one per round and device)", f.path, rows,
+                      (size_t)c->rounds * c->nboards);
   csv_file_fini(&f);
   return st;
 }
@@ -308,8 +335,10 @@ static hs_status read_server(hs_cluster_run *c, hs_error *err) {
     uint64_t round;
     if (!parse_u64(field(&f, 0), &round) || round != next || round >= c->rounds) {
       char want[96];
-      if (next < c->rounds) snprintf(want, sizeof want, "round %u (one row per round, in order)", next);
-      else snprintf(want, sizeof want, "no more rows (rounds.csv has %u rounds)", c->rounds);
+      if (next < c->rounds)
+        snprintf(want, sizeof want, "round %u (one row per round, in order)", next);
+      else
+        snprintf(want, sizeof want, "no more rows (rounds.csv has %u rounds)", c->rounds);
       st = bad_field(&f, "round", want, field(&f, 0), err);
       break;
     }
@@ -336,7 +365,8 @@ static hs_status read_json(hs_cluster_run *c, hs_error *err) {
   if (st == HS_OK && (st = hs_text_check_nul(text, len, path, err)) == HS_OK) {
     root = cJSON_ParseWithLength(text, len);
     if (!cJSON_IsObject(root))
-      st = hs_error_set(err, HS_EPARSE, "%s: not a JSON object (expected the run's run.json)", path);
+      st =
+          hs_error_set(err, HS_EPARSE, "%s: not a JSON object (expected the run's run.json)", path);
   }
   if (st == HS_OK) {
     const cJSON *rounds = cJSON_GetObjectItemCaseSensitive(root, "rounds");

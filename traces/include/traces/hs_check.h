@@ -36,8 +36,14 @@
 #include "base/hs_status.h"
 #include "traces/hs_cluster_run.h"
 
-enum { HS_CHECK_MAKESPAN, HS_CHECK_COMPUTE, HS_CHECK_COMM, HS_CHECK_WAIT, HS_CHECK_ENERGY,
-       HS_CHECK_NFIG };
+enum {
+  HS_CHECK_MAKESPAN,
+  HS_CHECK_COMPUTE,
+  HS_CHECK_COMM,
+  HS_CHECK_WAIT,
+  HS_CHECK_ENERGY,
+  HS_CHECK_NFIG
+};
 /* "makespan", "compute", "comm", "wait", "energy". */
 extern const char *const hs_check_fig_names[HS_CHECK_NFIG];
 
@@ -52,10 +58,10 @@ typedef struct hs_check_fig {
 
 /* What the energy figure of a level compares. */
 typedef enum hs_check_energy {
-  HS_CHECK_ENERGY_OFF = 0,      /* nothing (no measured rows, or none asked) */
+  HS_CHECK_ENERGY_OFF = 0, /* nothing (no measured rows, or none asked) */
   HS_CHECK_ENERGY_MEASURED,
-  HS_CHECK_ENERGY_STATED,       /* the profile's busy_w x train_s: not a measurement */
-  HS_CHECK_ENERGY_MIXED         /* a sum over measured and stated rows */
+  HS_CHECK_ENERGY_STATED, /* the profile's busy_w x train_s: not a measurement */
+  HS_CHECK_ENERGY_MIXED   /* a sum over measured and stated rows */
 } hs_check_energy;
 /* "", "measured", "stated", "measured+stated". */
 const char *hs_check_energy_label(hs_check_energy e);

@@ -30,9 +30,9 @@
 #include "base/hs_status.h"
 
 typedef enum hs_energy_source {
-  HS_ENERGY_NONE = 0,  /* no profile: 0 J */
-  HS_ENERGY_STATED,    /* the profile's busy_w x train_s: not a measurement */
-  HS_ENERGY_MEASURED   /* a power sensor over the training window */
+  HS_ENERGY_NONE = 0, /* no profile: 0 J */
+  HS_ENERGY_STATED,   /* the profile's busy_w x train_s: not a measurement */
+  HS_ENERGY_MEASURED  /* a power sensor over the training window */
 } hs_energy_source;
 
 /* "none", "stated", "measured" (static). */
@@ -50,12 +50,12 @@ typedef struct hs_cluster_row {
 typedef struct hs_cluster_run {
   char *dir;
   size_t nboards;
-  char **boards;          /* names, in round 0's order; owned */
+  char **boards; /* names, in round 0's order; owned */
   uint32_t rounds;
-  hs_cluster_row *rows;   /* rounds x nboards: rows[r * nboards + b] */
-  double *round_s;        /* per round (server.csv): round open to close */
-  double *server_s;       /* per round (server.csv): close to the next open */
-  double makespan_s;      /* run.json: first open to the end of the last server work */
+  hs_cluster_row *rows; /* rounds x nboards: rows[r * nboards + b] */
+  double *round_s;      /* per round (server.csv): round open to close */
+  double *server_s;     /* per round (server.csv): close to the next open */
+  double makespan_s;    /* run.json: first open to the end of the last server work */
 } hs_cluster_run;
 
 /* Reads the records in dir. NULL with err set (the status says which kind
