@@ -519,6 +519,12 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
                       "scenario runs %u", sc->path, opts->schedule_rounds, sc->rounds);
     goto done;
   }
+  if (opts->schedule && opts->out_dir) { /* its run_identity would not name the schedule */
+    st = hs_error_set(err, HS_EINVAL, "%s: a run on a fixed allocation schedule writes no run "
+                      "folder (%s): summary.json's identity would not name the schedule",
+                      sc->path, opts->out_dir);
+    goto done;
+  }
   if ((st = hs_run_check_memory(sc, err)) != HS_OK) goto done;
   r->measure_overhead = opts->measure_overhead;
   hs_rng dummy;

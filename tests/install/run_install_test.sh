@@ -38,7 +38,7 @@ install)
   done
   # manual pages: one per program and command, made from --help at build time
   for p in hetsim hetsim-run hetsim-compare hetsim-sweep hetsim-optimize hetsim-plot \
-           hetsim-replay hetsim-validate hetsim-agc-plan hetsim-probe; do
+           hetsim-replay hetsim-check hetsim-validate hetsim-agc-plan hetsim-probe; do
     [ -s "$prefix/share/man/man1/$p.1" ] || die "share/man/man1/$p.1: not installed"
   done
   command -v man >/dev/null 2>&1 || die "man not found: install the Debian package man-db (.ci/deps)"

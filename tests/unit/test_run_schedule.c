@@ -109,9 +109,9 @@ Test(run_schedule, without_it_the_controller_decides) {
   hs_scenario_destroy(sc);
 }
 
-Test(run_schedule, too_short_is_refused) {
+Test(run_schedule, too_short_or_with_a_run_folder_is_refused) {
   hs_scenario *sc = scenario("profiles/det-fast.json", 2);
-  static const uint64_t sched[] = {100, 100, 100};
+  static const uint64_t sched[] = {100, 100, 100, 100, 100, 100};
   hs_run_opts o = {.schedule = sched, .schedule_rounds = 1};
   hs_error err = {0};
   cr_assert_eq(hs_run(sc, &o, NULL, &err), HS_EINVAL);
@@ -119,6 +119,10 @@ Test(run_schedule, too_short_is_refused) {
                    "schedule.json: rounds: the allocation schedule has 1 rounds, the "
                    "scenario runs 2"),
             "%s", err.msg);
+  o.schedule_rounds = 2;
+  o.out_dir = "/nonexistent/never-made";
+  cr_assert_eq(hs_run(sc, &o, NULL, &err), HS_EINVAL);
+  cr_expect(strstr(err.msg, "writes no run folder"), "%s", err.msg);
   hs_scenario_destroy(sc);
 }
 

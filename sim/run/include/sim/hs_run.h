@@ -41,7 +41,9 @@ typedef struct hs_run_opts {
    * telemetry; only its decisions are set aside (hfl-ddp's per-silo step
    * controllers under ema-batch still size their own steps). schedule_rounds must be at
    * least the scenario's rounds (HS_EINVAL otherwise). NULL: the controller
-   * decides. Borrowed for the run. */
+   * decides. Borrowed for the run. Not with out_dir (HS_EINVAL): a run
+   * folder's run_identity names the scenario, seed and --set list, not a
+   * schedule, so its outputs would claim a run they are not. */
   const uint64_t *schedule;
   uint32_t schedule_rounds;
   /* The expectation of the compute times: every task's tau_cv taken as 0, so
