@@ -159,7 +159,10 @@ double sim_dev_last_compute_j(sim_run *r, size_t i) {
 static void round_open(sim_run *r) {
   r->round_start_s = hs_engine_now(r->eng);
   r->round_cv = NAN;
-  r->alloc = hs_controller_allocation(r->ctl); /* no copy: see sim_run_set_alloc */
+  /* no copy: see sim_run_set_alloc; a fixed schedule (hs_run_opts) takes
+   * the controller's place */
+  r->alloc = r->opts->schedule ? r->opts->schedule + (size_t)r->round * r->ndev
+                               : hs_controller_allocation(r->ctl);
   hs_ledger_mark(r->ledger, r->round_start_s); /* the round's differences start here */
 }
 
@@ -251,6 +254,11 @@ static bool round_measure(sim_run *r, double now, round_totals *t) {
         hs_report_meter(r->report, &mr);
       }
     }
+    if (r->opts->on_device_round) {
+      hs_run_device_round dr = {r->round, i, sim_dev_name(r, i), n, busy, comm, wait, e,
+                                n > 0 ? m.train_j : 0.0};
+      r->opts->on_device_round(r->opts->userdata, &dr);
+    }
     if (r->agg) {
       sim_devagg_add(r->agg, i, n, busy, comm, wait, e);
     } else if (r->report) {
@@ -319,6 +327,8 @@ void sim_round_end(sim_run *r) {
   round_totals t;
   if (!round_measure(r, now, &t) || !round_feed_controller(r)) return;
   round_report(r, now, &t);
+  if (r->opts->on_round_end)
+    r->opts->on_round_end(r->opts->userdata, r->round, r->round_start_s, now);
   r->energy_cum_j += t.energy_j;
   if (r->learn)
     sim_learn_round_end(r->learn, r->round, r->round + 1 >= r->sc->rounds, now, r->energy_cum_j,
@@ -369,7 +379,7 @@ static bool expand_devices(sim_run *r) {
     const hs_link_spec *link = hs_scenario_link(sc, ds->link);
     HS_ASSERT(task && link, "scenario validated: task and link exist");
     sim_spec *sp = &r->spec_tab[s];
-    sp->tau_cv = task->tau_cv;
+    sp->tau_cv = r->opts->no_compute_noise ? 0.0 : task->tau_cv;
     sp->overhead_s = task->overhead_s;
     hs_task_noise_init(&sp->noise, sp->tau_cv);
     sp->access_bps = link->bandwidth_mbps * HS_NET_BPS_PER_MBPS;
@@ -537,6 +547,17 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
     goto done;
   }
   if ((st = check_model_fits(sc, err)) != HS_OK) goto done;
+  if (opts->schedule && opts->schedule_rounds < sc->rounds) {
+    st = hs_error_set(err, HS_EINVAL, "%s: rounds: the allocation schedule has %u rounds, the "
+                      "scenario runs %u", sc->path, opts->schedule_rounds, sc->rounds);
+    goto done;
+  }
+  if (opts->schedule && opts->out_dir) { /* its run_identity would not name the schedule */
+    st = hs_error_set(err, HS_EINVAL, "%s: a run on a fixed allocation schedule writes no run "
+                      "folder (%s): summary.json's identity would not name the schedule",
+                      sc->path, opts->out_dir);
+    goto done;
+  }
   if ((st = hs_run_check_memory(sc, err)) != HS_OK) goto done;
   r->measure_overhead = opts->measure_overhead;
   hs_rng dummy;

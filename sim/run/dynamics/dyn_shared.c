@@ -85,6 +85,7 @@ void sim_shared_setup(sim_run *r) {
   bool on = dy->shared_cv > 0;
   for (size_t g = 0; g < dy->nshared_groups; g++) on = on || dy->shared_groups[g].cv > 0;
   if (!on) return; /* every factor 1: draw nothing, multiply nothing */
+  if (r->opts && r->opts->no_compute_noise) return; /* the expectation: every factor's mean is 1 */
   dyn_shared *sh = hs_calloc(1, sizeof *sh);
   sh->seed = r->sc->seed;
   sh->period_s = dy->shared_period_s;
