@@ -9,3 +9,11 @@ if(TARGET hetsim-probe)
   add_dependencies(test_dynamics hetsim-probe)
   target_compile_definitions(test_dynamics PRIVATE PROBE_BIN="$<TARGET_FILE:hetsim-probe>")
 endif()
+# The shared slowdown (sim/run/dynamics/dyn_shared.c): its law, the correlation
+# it gives two devices, its periods and the byte-identical default.
+hs_add_test(NAME dyn_shared SOURCES unit/test_dyn_shared.c LIBS hetsim::sim hetsim::traces TIMEOUT 120)
+target_link_libraries(test_dyn_shared PRIVATE hetsim::sim_inner)
+if(TARGET hetsim-probe)
+  add_dependencies(test_dyn_shared hetsim-probe)
+  target_compile_definitions(test_dyn_shared PRIVATE PROBE_BIN="$<TARGET_FILE:hetsim-probe>")
+endif()

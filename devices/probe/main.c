@@ -38,9 +38,14 @@ static const char USAGE[] =
     "  hetsim-probe import --task NAME --times T.csv --threads N --out FILE.json [--power P.csv]\n"
     "                       a profile from your own training log: T.csv one row per batch with\n"
     "                       samples,time_s[,round][,start_s]; P.csv time_s,power_w on start_s's clock;\n"
-    "                       without P.csv give --busy-w/--idle-w W with --*-w-source TEXT\n"
+    "                       without P.csv give --busy-w/--idle-w W with --*-w-source TEXT;\n"
+    "                       --run-times B.csv (repeatable): the other boards' logs of the same run,\n"
+    "                       to split the shared per-round noise off (--shared equal|loadings: every\n"
+    "                       board alike, or a loading per board, 3+ boards)\n"
     "  hetsim-probe serve|board|box ...  a real PMA run on loopback (see each one's --help)\n"
-    "\n"
+    "\n";
+/* The rest of --help (one string would pass the 4095 characters C99 promises). */
+static const char USAGE_OPTIONS[] =
     "calibrate trains the task for real (warm-up discarded, then --runs timed rounds), measures\n"
     "idle and busy power with --sensor, records the held-out loss curve, and writes (or merges\n"
     "into) a profile that `hetsim` loads unchanged. Running it again for another task adds that\n"
@@ -132,6 +137,7 @@ static int cli_parse(int argc, char **argv, cli_opts *o) {
     }
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
       fputs(USAGE, stdout);
+      fputs(USAGE_OPTIONS, stdout);
       exit(0);
     }
     if (i + 1 >= argc) return die("%s: missing value (see hetsim-probe --help)", a);
@@ -503,6 +509,7 @@ int main(int argc, char **argv) {
   if (argc < 2) return die("no command: calibrate, sensors or synth (see hetsim-probe --help)");
   if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
     fputs(USAGE, stdout);
+    fputs(USAGE_OPTIONS, stdout);
     return 0;
   }
   if (strcmp(argv[1], "calibrate") == 0) return cmd_calibrate(argc, argv);

@@ -119,7 +119,20 @@ char *hs_profile_find(const char *name, const char *base_dir, hs_error *err) {
     struct stat sb;
     if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
       hs_error_set(err, HS_EINVAL, "\"%s\" is a folder, not a file", path);
-    else
+    else if (name[0] != '/' && base_dir && base_dir[0]) {
+      /* The commonest slip: a path written from the shell's folder, where the
+       * scenario's own folder is what it is relative to. The name alone finds
+       * a shipped profile or one in $HETSIM_PROFILE_PATH. */
+      const char *slash = strrchr(name, '/');
+      char stem[HS_QUOTE_BUF];
+      snprintf(stem, sizeof stem, "%.*s", (int)(strcspn(slash ? slash + 1 : name, ".")),
+               slash ? slash + 1 : name);
+      hs_error_set(err, HS_ENOENT,
+                   "no profile file \"%s\" (a relative path is read from the scenario's folder %s; "
+                   "a shipped profile, or one in $" HS_PROFILE_PATH_ENV ", is named without a path: "
+                   "\"%s\")",
+                   path, base_dir, stem);
+    } else
       hs_error_set(err, HS_ENOENT, "no profile file \"%s\"", path);
     hs_free(path);
     return NULL;

@@ -130,6 +130,25 @@ static const struct option compare_longopts[] = {
     {"out", required_argument, NULL, OPT_OUT},   {"force", no_argument, NULL, OPT_FORCE},
     {"format", required_argument, NULL, OPT_FORMAT}, {NULL, 0, NULL, 0}};
 
+int cli_seed_arg(const char *cmd, const char *v, char out[24]) {
+  char *end;
+  errno = 0;
+  /* Seeds go through JSON numbers (doubles): above 2^53 two seeds would
+   * silently run as one, so say so instead. */
+  unsigned long long seed = v && *v && v[0] != '-' ? strtoull(v, &end, 10) : 0;
+  if (!v || !*v || v[0] == '-' || seed > (1ULL << 53) || errno || *end) {
+    char msg[160];
+    snprintf(msg, sizeof msg,
+             "--seed: expected a whole number >= 0, at most 2^53 = 9007199254740992 "
+             "(got \"%.60s\")",
+             v ? v : "");
+    return cli_bad_input(cmd, msg);
+  }
+  /* As plain decimal: "+7" or " 7" are numbers to strtoull, not to JSON. */
+  snprintf(out, 24, "%llu", seed);
+  return 0;
+}
+
 int cli_opts_parse(cli_opts *o, const char *cmd, int argc, char **argv, bool multi) {
   memset(o, 0, sizeof *o);
   o->cmd = cmd;
@@ -154,20 +173,8 @@ int cli_opts_parse(cli_opts *o, const char *cmd, int argc, char **argv, bool mul
       break;
     }
     case OPT_SEED: {
-      char *end;
-      errno = 0;
-      /* Seeds go through JSON numbers (doubles): above 2^53 two seeds would
-       * silently run as one, so say so instead. */
-      unsigned long long seed = v && *v && v[0] != '-' ? strtoull(v, &end, 10) : 0;
-      if (!v || !*v || v[0] == '-' || seed > (1ULL << 53) || errno || *end) {
-        snprintf(msg, sizeof msg,
-                 "--seed: expected a whole number >= 0, at most 2^53 = 9007199254740992 "
-                 "(got \"%.60s\")",
-                 v ? v : "");
-        return cli_bad_input(cmd, msg);
-      }
-      /* As plain decimal: "+7" or " 7" are numbers to strtoull, not to JSON. */
-      snprintf(o->seed, sizeof o->seed, "%llu", seed);
+      int bad = cli_seed_arg(cmd, v, o->seed);
+      if (bad) return bad;
       o->ovr[o->novr++] = (hs_override){"seed", o->seed};
       break;
     }

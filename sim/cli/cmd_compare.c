@@ -24,6 +24,7 @@ static void compare_usage(FILE *out) {
           "Run one scenario under each policy and print one table: makespan, energy\n"
           "(total, compute, comm, idle-wait) in kJ, the change against the FIRST policy\n"
           "in percent, the mean compute CV and the wait fraction.\n"
+          "SCENARIO is a file, or a shipped scenario's name (testbed-era5-pma).\n"
           "Without SCENARIO, the built-in default: %s\n"
           "\n"
           "options:\n"
@@ -120,28 +121,35 @@ int hs_cmd_compare(int argc, char **argv) {
     hs_free(dir);
   }
   const char *fmt = o.format ? o.format : "table";
+  const char *label = by_file ? "scenario" : "policy"; /* what a row is */
   if (!rc && !strcmp(fmt, "csv")) {
-    hs_metric_compare_csv(stdout, (const char *const *)names, s, n);
+    hs_metric_compare_csv(stdout, label, (const char *const *)names, s, n);
   } else if (!rc && !strcmp(fmt, "json")) {
-    const hs_scenario *s0 = sc[0];
-    fputs("{\"scenario\": ", stdout);
-    hs_json_fputs(stdout, s0->name);
-    fputs(", \"regime\": ", stdout);
-    hs_json_fputs(stdout, s0->regime.kind);
-    fputs(", \"task\": ", stdout);
-    hs_json_fputs(stdout, s0->task);
-    printf(", \"devices\": %zu, \"rounds\": %u, \"seed\": %llu,\n\"runs\": ", s0->total_devices,
-           s0->rounds, (unsigned long long)s0->seed);
-    hs_metric_compare_json(stdout, (const char *const *)names, s, n);
+    /* One scenario: its description, then the runs. --scenarios: every
+     * row's own scenario (each has its regime, task, devices and rounds). */
+    fputs(by_file ? "{\"scenarios\": [" : "{", stdout);
+    for (size_t k = 0; k < (by_file ? n : 1); k++) {
+      const hs_scenario *sk = sc[k];
+      fputs(by_file ? (k ? ",\n  {\"scenario\": " : "\n  {\"scenario\": ") : "\"scenario\": ", stdout);
+      hs_json_fputs(stdout, sk->name);
+      fputs(", \"regime\": ", stdout);
+      hs_json_fputs(stdout, sk->regime.kind);
+      fputs(", \"task\": ", stdout);
+      hs_json_fputs(stdout, sk->task);
+      printf(", \"devices\": %zu, \"rounds\": %u, \"seed\": %llu%s", sk->total_devices, sk->rounds,
+             (unsigned long long)sk->seed, by_file ? "}" : "");
+    }
+    fputs(by_file ? "],\n\"runs\": " : ",\n\"runs\": ", stdout);
+    hs_metric_compare_json(stdout, label, (const char *const *)names, s, n);
     fputs("}\n", stdout);
   } else if (!rc) {
-    const hs_scenario *s0 = sc[0];
-    printf("scenario %s  regime %s  task %s  devices %zu  rounds %u  seed %llu\n", s0->name,
-           s0->regime.kind, s0->task, s0->total_devices, s0->rounds,
-           (unsigned long long)s0->seed);
+    for (size_t k = 0; k < (by_file ? n : 1); k++) {
+      const hs_scenario *sk = sc[k];
+      printf("scenario %s  regime %s  task %s  devices %zu  rounds %u  seed %llu\n", sk->name,
+             sk->regime.kind, sk->task, sk->total_devices, sk->rounds, (unsigned long long)sk->seed);
+    }
     /* The columns are the table's HS_METRIC_COMPARE metrics (hs_metrics.h). */
-    hs_metric_compare_table(stdout, by_file ? "scenario" : "policy", (const char *const *)names, s,
-                            n);
+    hs_metric_compare_table(stdout, label, (const char *const *)names, s, n);
     rc = cli_flush_stdout("compare");
   }
   for (size_t k = 0; k < n; k++) hs_scenario_destroy(sc[k]);

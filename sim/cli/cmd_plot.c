@@ -7,6 +7,7 @@
  * before a later --help), long options in full (--ro is unknown), short ones
  * combinable (-qh), "--" ends the options; every error is one line naming
  * the option. */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h> /* struct option */
 #include <stdarg.h>
@@ -112,6 +113,35 @@ static char *optimize_history(const char *source) {
   return p;
 }
 
+/* A folder with no run of its own whose sub-folders are runs (what `hetsim
+ * compare --out DIR` writes): the first run's name in name order and how many
+ * there are, so the message can name the command that plots them. NULL when
+ * DIR is a run, or holds none. */
+static char *compare_child(const char *dir, size_t *nruns) {
+  *nruns = 0;
+  char *own = hs_path_join(dir, "summary.json");
+  bool is_run = access(own, F_OK) == 0;
+  hs_free(own);
+  DIR *d = is_run ? NULL : opendir(dir);
+  if (!d) return NULL;
+  char *first = NULL;
+  for (struct dirent *e; (e = readdir(d));) {
+    if (e->d_name[0] == '.') continue;
+    char *sub = hs_path_join(dir, e->d_name), *sum = hs_path_join(sub, "summary.json");
+    if (access(sum, F_OK) == 0) {
+      ++*nruns;
+      if (!first || strcmp(e->d_name, first) < 0) {
+        hs_free(first);
+        first = hs_strdup(e->d_name);
+      }
+    }
+    hs_free(sum);
+    hs_free(sub);
+  }
+  closedir(d);
+  return first;
+}
+
 static char *default_out(const char *source, bool run) {
   if (run) return hs_path_join(source, "plots");
   size_t n = strlen(source);
@@ -207,6 +237,15 @@ int hs_cmd_plot(int argc, char **argv) {
     return brc;
   }
   hs_free(dir);
+  size_t nruns = 0;
+  char *child = run ? compare_child(a.source, &nruns) : NULL;
+  if (child) {
+    int brc = bad("%s: not a run folder but %zu runs (a `hetsim compare --out` folder): plot them side "
+                  "by side with: hetsim plot %s/%s --siblings",
+                  a.source, nruns, a.source, child);
+    hs_free(child);
+    return brc;
+  }
   a.kind = run ? HS_PLOT_RUN : HS_PLOT_SWEEP;
   char *history = run ? NULL : optimize_history(a.source); /* `hetsim optimize` output */
   if (history) a.kind = HS_PLOT_OPTIMIZE;

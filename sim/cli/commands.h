@@ -21,6 +21,7 @@ int hs_cmd_version(int argc, char **argv);
 int hs_cmd_run(int argc, char **argv);
 int hs_cmd_compare(int argc, char **argv);
 int hs_cmd_replay(int argc, char **argv);
+int hs_cmd_check(int argc, char **argv);
 int hs_cmd_validate(int argc, char **argv);
 int hs_cmd_sweep(int argc, char **argv);
 int hs_cmd_plot(int argc, char **argv);

@@ -9,7 +9,9 @@ if(CMAKE_CROSSCOMPILING)
 endif()
 set(HS_MANPAGE_SH ${CMAKE_CURRENT_LIST_DIR}/manpage.sh)
 set(HS_MAN_DIR ${PROJECT_BINARY_DIR}/share/man/man1)
-set(HS_MAN_COMMANDS run compare sweep optimize plot replay validate agc-plan)
+# Every command of sim/cli/commands.c but version; the install test checks
+# this list against `hetsim --help`.
+set(HS_MAN_COMMANDS run compare sweep optimize plot replay check validate reference agc-plan)
 set(HS_MAN_PAGES)
 
 # hs_man_page(PAGE TARGET [COMMAND]): PAGE.1 from `TARGET [COMMAND] --help`.

@@ -196,6 +196,10 @@ struct hs_net {
 
   sim_link *links;
   uint32_t nlinks, caplinks;
+  /* The link carrying each link's other direction: itself for a half-duplex
+   * link, its pair for a full-duplex one (hs_net_add_duplex_link). Apart from
+   * sim_link, which the filling reads: only callers ask for it. */
+  uint32_t *reverse;
 
   sim_flow *flows;
   uint32_t nslots, capslots;
@@ -910,6 +914,7 @@ void hs_net_destroy(hs_net *net) {
     hs_free(net->classes[c].run.a);
   }
   hs_free(net->links);
+  hs_free(net->reverse);
   hs_free(net->flows);
   hs_free(net->free_slots);
   hs_free(net->gens);
@@ -930,11 +935,12 @@ void hs_net_destroy(hs_net *net) {
 
 void hs_net_set_priority(hs_net *net, int priority) { net->prio = priority; }
 
-int hs_net_add_link(hs_net *net, const char *name, double bandwidth_bps, double latency_s) {
-  if (!(bandwidth_bps > 0) || !(latency_s >= 0) || !isfinite(latency_s)) return HS_EINVAL;
+static int link_add(hs_net *net, const char *name, double bandwidth_bps, double latency_s,
+                    uint32_t reverse) {
   if (net->nlinks == net->caplinks) {
     net->caplinks = net->caplinks ? 2 * net->caplinks : 4;
     net->links = hs_reallocarray(net->links, net->caplinks, sizeof *net->links);
+    net->reverse = hs_reallocarray(net->reverse, net->caplinks, sizeof *net->reverse);
   }
   sim_link *L = &net->links[net->nlinks];
   memset(L, 0, sizeof *L);
@@ -942,7 +948,24 @@ int hs_net_add_link(hs_net *net, const char *name, double bandwidth_bps, double 
   L->bw_bps = bandwidth_bps;
   L->lat_s = latency_s;
   L->t_last = hs_engine_now(net->eng);
+  net->reverse[net->nlinks] = reverse;
   return (int)net->nlinks++;
+}
+
+int hs_net_add_link(hs_net *net, const char *name, double bandwidth_bps, double latency_s) {
+  if (!(bandwidth_bps > 0) || !(latency_s >= 0) || !isfinite(latency_s)) return HS_EINVAL;
+  return link_add(net, name, bandwidth_bps, latency_s, net->nlinks);
+}
+
+/* Two plain links that name each other: max-min fairness then holds per
+ * direction with no change to the filling, and a half-duplex scenario adds
+ * exactly the links it added before. */
+int hs_net_add_duplex_link(hs_net *net, const char *name, double bandwidth_bps,
+                           double latency_s) {
+  if (!(bandwidth_bps > 0) || !(latency_s >= 0) || !isfinite(latency_s)) return HS_EINVAL;
+  int fwd = link_add(net, name, bandwidth_bps, latency_s, net->nlinks + 1);
+  link_add(net, name, bandwidth_bps, latency_s, (uint32_t)fwd);
+  return fwd;
 }
 
 size_t hs_net_link_count(const hs_net *net) { return net->nlinks; }
@@ -959,6 +982,10 @@ static const sim_link *link_at(const hs_net *net, int link) {
 }
 
 double hs_net_link_bandwidth_bps(const hs_net *net, int link) { return link_at(net, link)->bw_bps; }
+int hs_net_link_reverse(const hs_net *net, int link) {
+  (void)link_at(net, link);
+  return (int)net->reverse[link];
+}
 double hs_net_link_latency_s(const hs_net *net, int link) { return link_at(net, link)->lat_s; }
 double hs_net_link_load_bps(const hs_net *net, int link) { return link_at(net, link)->load_bps; }
 

@@ -313,7 +313,7 @@ static void ddp_start_round(sim_run *r) {
   ds->pending_groups = ds->ngroups;
   for (size_t gi = 0; gi < ds->ngroups; gi++) {
     ds->groups[gi].xfer_t0 = hs_engine_now(r->eng);
-    sim_dev_model_transfer(r, ds->groups[gi].ranks[0], on_silo_model, gi);
+    sim_dev_model_download(r, ds->groups[gi].ranks[0], on_silo_model, gi);
   }
 }
 
@@ -758,7 +758,7 @@ const sim_regime sim_regime_ddp = {
     .opts_free = ddp_opts_free,
     .policy_steps = ddp_policy_steps,
     .caps_refused = HS_POLICY_CAP_SELECTS,
-    .can = SIM_CAN_DDP | SIM_CAN_AVAIL,
+    .can = SIM_CAN_DDP | SIM_CAN_AVAIL | SIM_CAN_SHARED,
     .dev_bytes = DDP_DEV_BYTES,
     .step_bytes = DDP_STEP_BYTES,
     .setup = ddp_setup,
@@ -782,7 +782,7 @@ const sim_regime sim_regime_hfl_ddp = {
     .groups = hfl_groups,
     .caps_refused = HS_POLICY_CAP_SELECTS,
     .caps_needed = HS_POLICY_CAP_GROUPS,
-    .can = SIM_CAN_DDP | SIM_CAN_AVAIL,
+    .can = SIM_CAN_DDP | SIM_CAN_AVAIL | SIM_CAN_SHARED,
     .dev_bytes = DDP_DEV_BYTES,
     .step_bytes = DDP_STEP_BYTES,
     .setup = hfl_setup,

@@ -118,7 +118,7 @@ static void on_downloaded(hs_engine *eng, void *subject, uint64_t i) {
 static void start_loop(sim_run *r, size_t i) {
   if (r->alloc[i] == 0) return; /* idle until the end */
   ((fa_state *)r->rs)->dev[i].inflight_t0 = hs_engine_now(r->eng);
-  sim_dev_model_transfer(r, i, on_downloaded, i);
+  sim_dev_model_download(r, i, on_downloaded, i);
 }
 
 static void fa_start(sim_run *r) {
@@ -222,7 +222,7 @@ const sim_regime sim_regime_fedasync = {
     .opts_size = sizeof(fa_opts),
     .opt_prepare = fa_prepare,
     .caps_refused = HS_POLICY_CAP_SELECTS | HS_POLICY_CAP_STEP_LEVEL,
-    .can = SIM_CAN_ASYNC | SIM_CAN_AVAIL,
+    .can = SIM_CAN_ASYNC | SIM_CAN_AVAIL | SIM_CAN_SHARED,
     .dev_bytes = sizeof(double), /* the run's scratch */
     .setup = fa_setup,
     .start_round = fa_start,

@@ -554,9 +554,10 @@ static void csv_name(FILE *out, const char *s) {
   fputc('"', out);
 }
 
-void hs_metric_compare_csv(FILE *out, const char *const *names, const hs_summary *s, size_t n) {
+void hs_metric_compare_csv(FILE *out, const char *label, const char *const *names, const hs_summary *s,
+                           size_t n) {
   unsigned groups = any_groups(s, n);
-  fputs("policy", out);
+  fputs(label, out);
   if (n) compare_values(s, 0, groups, put_header, out);
   fputc('\n', out);
   for (size_t k = 0; k < n; k++) {
@@ -566,11 +567,14 @@ void hs_metric_compare_csv(FILE *out, const char *const *names, const hs_summary
   }
 }
 
-void hs_metric_compare_json(FILE *out, const char *const *names, const hs_summary *s, size_t n) {
+void hs_metric_compare_json(FILE *out, const char *label, const char *const *names, const hs_summary *s,
+                            size_t n) {
   unsigned groups = any_groups(s, n);
   fputs("[\n", out);
   for (size_t k = 0; k < n; k++) {
-    fputs("  {\"policy\": ", out);
+    fputs("  {", out);
+    hs_json_fputs(out, label);
+    fputs(": ", out);
     hs_json_fputs(out, names[k]);
     compare_values(s, k, groups, put_json, out);
     fputs(k + 1 < n ? "},\n" : "}\n", out);

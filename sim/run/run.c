@@ -51,6 +51,8 @@
 #include "sim_run.h"
 #include "sim_learning.h"
 
+#define SIM_RNG_SEND_STALL 0x73746c6cULL /* purpose of the send-stall streams ("stll") */
+
 void sim_fail(sim_run *r, hs_status st, const char *msg) {
   if (r->status == HS_OK) {
     r->status = st;
@@ -86,8 +88,28 @@ void sim_dev_state(sim_run *r, size_t i, hs_power_state st) {
 void sim_dev_model_transfer(sim_run *r, size_t i, hs_event_fn on_done, uint64_t arg) {
   const sim_spec *sp = sim_dev_sp(r, i);
   sim_dev_state(r, i, HS_POWER_COMM);
-  hs_net_transfer(r->net, r->sc->model_bytes, sp->access_bps, sp->access_latency_s,
+  double stall = sp->stall_s > 0 ? sim_dev_send_stall_s(r, i, r->sc->model_bytes) : 0;
+  hs_net_transfer(r->net, r->sc->model_bytes, sp->access_bps, sp->access_latency_s + stall,
                   &r->server_link, 1, on_done, r, arg);
+}
+
+/* The quota model (sim/doc/engine-and-network.md, "CPU-bound transfers"): a
+ * computation ends at a uniform point of the quota it had left in its period,
+ * so what is left is uniform on [0, share x period]; a send needing more CPU
+ * than that (bytes x cost) waits out the period's throttled part. Two values
+ * only (0 or stall_s), so the flows keep two latency lanes per entry. */
+double sim_dev_send_stall_s(sim_run *r, size_t i, double bytes) {
+  const sim_spec *sp = sim_dev_sp(r, i);
+  if (!(sp->stall_s > 0)) return 0;
+  HS_ASSERT(r->rng_stall, "stall streams exist when an entry has a cpu quota");
+  return hs_rng_uniform(&r->rng_stall[i]) < bytes * sp->stall_per_byte ? sp->stall_s : 0;
+}
+
+void sim_dev_model_download(sim_run *r, size_t i, hs_event_fn on_done, uint64_t arg) {
+  const sim_spec *sp = sim_dev_sp(r, i);
+  sim_dev_state(r, i, HS_POWER_COMM);
+  hs_net_transfer(r->net, r->sc->model_bytes, sp->access_bps, sp->access_latency_s,
+                  &r->server_down, 1, on_done, r, arg);
 }
 
 /* A time past the largest double: simulated time has run out of range. */
@@ -137,7 +159,10 @@ double sim_dev_last_compute_j(sim_run *r, size_t i) {
 static void round_open(sim_run *r) {
   r->round_start_s = hs_engine_now(r->eng);
   r->round_cv = NAN;
-  r->alloc = hs_controller_allocation(r->ctl); /* no copy: see sim_run_set_alloc */
+  /* no copy: see sim_run_set_alloc; a fixed schedule (hs_run_opts) takes
+   * the controller's place */
+  r->alloc = r->opts->schedule ? r->opts->schedule + (size_t)r->round * r->ndev
+                               : hs_controller_allocation(r->ctl);
   hs_ledger_mark(r->ledger, r->round_start_s); /* the round's differences start here */
 }
 
@@ -232,6 +257,11 @@ static bool round_measure(sim_run *r, double now, round_totals *t) {
         hs_report_meter(r->report, &mr);
       }
     }
+    if (r->opts->on_device_round) {
+      hs_run_device_round dr = {r->round, i, sim_dev_name(r, i), n, busy, comm, wait, e,
+                                n > 0 ? m.train_j : 0.0};
+      r->opts->on_device_round(r->opts->userdata, &dr);
+    }
     if (r->agg) {
       sim_devagg_add(r->agg, i, n, busy, comm, wait, e);
     } else if (r->report) {
@@ -303,6 +333,8 @@ void sim_round_end(sim_run *r) {
   round_totals t;
   if (!round_measure(r, now, &t) || !round_feed_controller(r)) return;
   round_report(r, now, &t);
+  if (r->opts->on_round_end)
+    r->opts->on_round_end(r->opts->userdata, r->round, r->round_start_s, now);
   r->energy_cum_j += t.energy_j;
   if (r->learn)
     sim_learn_round_end(r->learn, r->round, r->round + 1 >= r->sc->rounds, now, r->energy_cum_j,
@@ -346,17 +378,25 @@ static bool expand_devices(sim_run *r) {
   r->spec_tab = hs_calloc(sc->ndevices ? sc->ndevices : 1, sizeof *r->spec_tab);
   r->spec_end = hs_calloc(sc->ndevices ? sc->ndevices : 1, sizeof *r->spec_end);
   r->nspec = sc->ndevices;
+  bool stalls = false;
   for (size_t s = 0; s < sc->ndevices; s++) {
     const hs_device_spec *ds = &sc->devices[s];
     const hs_task_profile *task = hs_profile_task(ds->profile, sc->task);
     const hs_link_spec *link = hs_scenario_link(sc, ds->link);
     HS_ASSERT(task && link, "scenario validated: task and link exist");
     sim_spec *sp = &r->spec_tab[s];
-    sp->tau_cv = task->tau_cv;
+    sp->tau_cv = r->opts->no_compute_noise ? 0.0 : task->tau_cv;
     sp->overhead_s = task->overhead_s;
     hs_task_noise_init(&sp->noise, sp->tau_cv);
     sp->access_bps = link->bandwidth_mbps * HS_NET_BPS_PER_MBPS;
     sp->access_latency_s = link->latency_ms * HS_NET_S_PER_MS;
+    if (ds->cpu_share > 0) { /* CPU-bound transfers: the CPU's rate caps the link's */
+      double s_per_byte = ds->cpu_send_ms_per_mb * 1e-3 / 1e6, period_s = ds->cpu_period_ms * 1e-3;
+      sp->access_bps = fmin(sp->access_bps, 8.0 * ds->cpu_share / s_per_byte);
+      sp->stall_s = (1.0 - ds->cpu_share) * period_s;
+      sp->stall_per_byte = s_per_byte / (ds->cpu_share * period_s);
+      stalls |= sp->stall_s > 0;
+    }
     sp->busy_w = task->busy_w;
     sp->idle_w = hs_profile_idle_w(ds->profile);
     sp->comm_w = hs_profile_comm_w(ds->profile);
@@ -368,6 +408,7 @@ static bool expand_devices(sim_run *r) {
   r->hot_stride = hs_ledger_user_stride(r->ledger);
   bool noise = sc->telemetry_time_noise > 0 || sc->telemetry_energy_noise > 0;
   if (noise) r->rng_tele = hs_calloc(r->ndev, sizeof *r->rng_tele);
+  if (stalls) r->rng_stall = hs_calloc(r->ndev, sizeof *r->rng_stall);
   for (size_t k = 0, s = 0; k < r->ndev; k++) {
     while (k >= r->spec_end[s]) s++;
     const hs_device_spec *ds = &sc->devices[s];
@@ -391,6 +432,7 @@ static bool expand_devices(sim_run *r) {
     hs_ledger_set_class(r->ledger, k, r->spec_tab[s].ledger_class, power, 0);
     hs_rng_init(&d->rng_compute, sc->seed, key, HS_RNG_COMPUTE);
     if (noise) hs_rng_init(&r->rng_tele[k], sc->seed, key, HS_RNG_TELEMETRY);
+    if (stalls) hs_rng_init(&r->rng_stall[k], sc->seed, key, SIM_RNG_SEND_STALL);
   }
   return true;
 }
@@ -455,6 +497,7 @@ static void run_free(sim_run *r) {
   hs_free(r->spec_end);
   hs_free(r->span);
   hs_free(r->rng_tele);
+  hs_free(r->rng_stall);
   hs_free(r->alloc_own);
   hs_free(r->tele);
   hs_free(r->comm_s);
@@ -511,6 +554,17 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
     goto done;
   }
   if ((st = check_model_fits(sc, err)) != HS_OK) goto done;
+  if (opts->schedule && opts->schedule_rounds < sc->rounds) {
+    st = hs_error_set(err, HS_EINVAL, "%s: rounds: the allocation schedule has %u rounds, the "
+                      "scenario runs %u", sc->path, opts->schedule_rounds, sc->rounds);
+    goto done;
+  }
+  if (opts->schedule && opts->out_dir) { /* its run_identity would not name the schedule */
+    st = hs_error_set(err, HS_EINVAL, "%s: a run on a fixed allocation schedule writes no run "
+                      "folder (%s): summary.json's identity would not name the schedule",
+                      sc->path, opts->out_dir);
+    goto done;
+  }
   if ((st = hs_run_check_memory(sc, err)) != HS_OK) goto done;
   r->measure_overhead = opts->measure_overhead;
   hs_rng dummy;
@@ -527,9 +581,11 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
   r->net = hs_net_create(r->eng);
   const hs_link_spec *srv = hs_scenario_link(sc, sc->server_link);
   HS_ASSERT(srv, "scenario validated: server link exists");
-  r->server_link = hs_net_add_link(r->net, srv->name, srv->bandwidth_mbps * HS_NET_BPS_PER_MBPS,
-                                   srv->latency_ms * HS_NET_S_PER_MS);
+  r->server_link = (srv->full_duplex ? hs_net_add_duplex_link : hs_net_add_link)(
+      r->net, srv->name, srv->bandwidth_mbps * HS_NET_BPS_PER_MBPS,
+      srv->latency_ms * HS_NET_S_PER_MS);
   HS_ASSERT(r->server_link >= 0, "validated link parameters");
+  r->server_down = hs_net_link_reverse(r->net, r->server_link);
   r->tele = hs_calloc(r->ndev, sizeof *r->tele);
   _Static_assert(sizeof *r->tele == HS_LEDGER_MARK_BYTES, "telemetry fits a device's mark");
   hs_ledger_mark_in(r->ledger, r->tele); /* 24 B per device for both (round_measure) */

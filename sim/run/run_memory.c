@@ -87,6 +87,11 @@ size_t sim_run_bytes_per_device(const hs_scenario *sc) {
   if (step_level || sc->dynamics) b += sizeof(uint64_t); /* the run's own allocation: DDP's
                                                              trained samples, PMA's lost ones */
   if (sc->telemetry_time_noise > 0 || sc->telemetry_energy_noise > 0) b += sizeof(hs_rng);
+  for (size_t k = 0; k < sc->ndevices; k++) /* devices[].cpu: the send-stall streams */
+    if (sc->devices[k].cpu_share > 0 && sc->devices[k].cpu_share < 1) {
+      b += sizeof(hs_rng);
+      break;
+    }
   if (sc->dynamics) b += sizeof(void *) + 2 * 3 * 8; /* map; stored powers, mark joules */
   return b;
 }

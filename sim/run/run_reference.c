@@ -12,6 +12,7 @@
 
 #include "sim/hs_metrics.h"
 #include "sim_regime.h"
+#include "traces/hs_check.h"
 #include "traces/hs_columns.h"
 #include "traces/hs_report.h"
 
@@ -33,6 +34,7 @@ void hs_reference_columns(FILE *f) {
     for (size_t j = 0; j < i && !seen; j++) seen = sim_regime_at(j)->csv == rg->csv;
     if (!seen) hs_csv_write_reference(f, rg->csv);
   }
+  hs_csv_write_reference(f, hs_check_table()); /* hetsim check --csv */
   fputs("## RESULTS.csv (hetsim sweep --out)\n\n"
         "One row per grid point and seed: `point`, one column per `--grid` key, `seed`, then "
         "one column per sweep metric, in this order (a metric of a group only when some "

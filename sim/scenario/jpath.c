@@ -131,7 +131,17 @@ hs_status sim_json_set(cJSON *root, const char *path, const char *value, hs_erro
       else if (!cJSON_IsArray(parent) && !cJSON_IsObject(parent))
         st = hs_error_set(err, HS_ETYPE, "%s: cannot index into %s", where,
                           sim_json_type(parent));
-      else
+      else if (segs[i].key && segs[i + 1].key && i + 2 == n) {
+        /* --set regime.server.s_per_update=1 where regime has no server:
+         * parents are never made up (a typo would become a new key), so
+         * the message shows how to add the object whole. */
+        cJSON *probe = cJSON_Parse(value);
+        const char *q = probe ? "" : "\"";
+        cJSON_Delete(probe);
+        st = hs_error_set(err, HS_ENOENT,
+                          "%s does not exist; to add it, set it whole: --set '%s={\"%.*s\": %s%s%s}'", where,
+                          where, (int)segs[i + 1].keylen, segs[i + 1].key, q, value, q);
+      } else
         st = hs_error_set(err, HS_ENOENT, "%s does not exist", where);
       hs_free(segs);
       return st;

@@ -43,11 +43,12 @@
 #include "base/hs_util.h"
 #include "scenario_internal.h"
 
-const char *const scn_network_keys[] = {"server", "links", NULL};
+const char *const scn_network_keys[] = {"server", "links", "duplex", NULL};
+static const char *const duplex_modes[] = {"half", "full", NULL};
 const char *const scn_device_keys[] = {"name",         "profile",      "link",
                                        "count",        "speed_spread", "power_spread",
                                        "speed_trace",  "owner",        "excluded",
-                                       NULL};
+                                       "cpu",          NULL};
 
 hs_status scn_parse_network(ctx *c, const cJSON *root) {
   hs_scenario *sc = &c->s->pub;
@@ -63,6 +64,17 @@ hs_status scn_parse_network(ctx *c, const cJSON *root) {
   size_t m1 = sim_jpath_key(&c->path, "links");
   if ((st = scn_need_object(c, links))) return st;
   if (!links->child) return scn_fail(c, HS_EINVAL, "no links (give at least one)");
+  sim_jpath_pop(&c->path, m1);
+  /* network.duplex: every link's default; a link's own "duplex" overrides it. */
+  char *mode = NULL;
+  if ((st = scn_get_choice(c, net, "duplex", "half", duplex_modes, &mode))) {
+    hs_free(mode);
+    return st;
+  }
+  bool full_default = !strcmp(mode, "full");
+  hs_free(mode);
+  mode = NULL;
+  m1 = sim_jpath_key(&c->path, "links");
   size_t n = 0;
   for (const cJSON *l = links->child; l; l = l->next) n++;
   sc->links = hs_calloc(n, sizeof *sc->links);
@@ -73,13 +85,21 @@ hs_status scn_parse_network(ctx *c, const cJSON *root) {
       if (!strcmp(sc->links[j].name, l->string)) return scn_fail(c, HS_EKEY, "key appears twice");
     hs_link_spec *ls = &sc->links[sc->nlinks++];
     ls->name = hs_strdup(l->string);
-    static const char *const lkeys[] = {"bandwidth_mbps", "latency_ms", NULL};
+    static const char *const lkeys[] = {"bandwidth_mbps", "latency_ms", "duplex", NULL};
     if ((st = scn_need_object(c, l)) || (st = scn_check_keys(c, l, lkeys)) ||
         (st = scn_get_num(c, l, "bandwidth_mbps", true, 0, 0, true, INFINITY, false,
                       &ls->bandwidth_mbps)) ||
         (st = scn_get_num(c, l, "latency_ms", false, 0, 0, false, INFINITY, false,
                           &ls->latency_ms)))
       return st;
+    if ((st = scn_get_choice(c, l, "duplex", full_default ? "full" : "half", duplex_modes,
+                             &mode))) {
+      hs_free(mode);
+      return st;
+    }
+    ls->full_duplex = !strcmp(mode, "full");
+    hs_free(mode);
+    mode = NULL;
     sim_jpath_pop(&c->path, m2);
   }
   sim_jpath_pop(&c->path, m1);
@@ -139,6 +159,24 @@ static hs_status resolve_profile(ctx *c, hs_device_spec *d) {
   return HS_OK;
 }
 
+/* devices[i].cpu: {share, period_ms, send_ms_per_mb} (absent: no CPU limit). */
+static hs_status parse_cpu(ctx *c, const cJSON *e, hs_device_spec *d) {
+  const cJSON *cpu = scn_member(e, "cpu");
+  if (!cpu) return HS_OK;
+  static const char *const keys[] = {"share", "period_ms", "send_ms_per_mb", NULL};
+  size_t mark = sim_jpath_key(&c->path, "cpu");
+  hs_status st;
+  if ((st = scn_need_object(c, cpu)) || (st = scn_check_keys(c, cpu, keys)) ||
+      (st = scn_get_num(c, cpu, "share", true, 0, 0, true, 1, false, &d->cpu_share)) ||
+      (st = scn_get_num(c, cpu, "period_ms", false, 100, 0, true, INFINITY, false,
+                        &d->cpu_period_ms)) ||
+      (st = scn_get_num(c, cpu, "send_ms_per_mb", true, 0, 0, true, INFINITY, false,
+                        &d->cpu_send_ms_per_mb)))
+    return st;
+  sim_jpath_pop(&c->path, mark);
+  return HS_OK;
+}
+
 static hs_status parse_device(ctx *c, const cJSON *e, hs_device_spec *d) {
   hs_scenario *sc = &c->s->pub;
   const char *const *keys = scn_device_keys;
@@ -151,7 +189,8 @@ static hs_status parse_device(ctx *c, const cJSON *e, hs_device_spec *d) {
       (st = scn_get_num(c, e, "speed_spread", false, 0, 0, false, 3, false, &d->speed_spread)) ||
       (st = scn_get_num(c, e, "power_spread", false, 0, 0, false, 3, false, &d->power_spread)) ||
       (st = scn_get_str(c, e, "owner", false, NULL, &d->owner)) ||
-      (st = scn_get_str(c, e, "speed_trace", false, NULL, &d->speed_trace_name)))
+      (st = scn_get_str(c, e, "speed_trace", false, NULL, &d->speed_trace_name)) ||
+      (st = parse_cpu(c, e, d)))
     return st;
   d->count = (uint32_t)count;
   /* "excluded" is what validate prints beside count 0; read back, it must agree. */
@@ -510,6 +549,12 @@ void scn_print_devices(const hs_scenario *sc, cJSON *root) {
     scn_add_num(o, "power_spread", d->power_spread);
     if (d->speed_trace_name) scn_add_str(o, "speed_trace", d->speed_trace_name);
     if (d->owner) scn_add_str(o, "owner", d->owner);
+    if (d->cpu_share > 0) { /* only when given: other scenarios print back as before */
+      cJSON *cpu = scn_add_obj(o, "cpu");
+      scn_add_num(cpu, "share", d->cpu_share);
+      scn_add_num(cpu, "period_ms", d->cpu_period_ms);
+      scn_add_num(cpu, "send_ms_per_mb", d->cpu_send_ms_per_mb);
+    }
     cJSON_AddItemToArray(devs, o);
   }
 }
@@ -548,6 +593,8 @@ void scn_print_network(const hs_scenario *sc, cJSON *root) {
     cJSON *o = scn_add_obj(links, sc->links[i].name);
     scn_add_num(o, "bandwidth_mbps", sc->links[i].bandwidth_mbps);
     scn_add_num(o, "latency_ms", sc->links[i].latency_ms);
+    /* Only when full: a half-duplex scenario prints back as it did before. */
+    if (sc->links[i].full_duplex) scn_add_str(o, "duplex", "full");
   }
 }
 
@@ -563,13 +610,16 @@ const scn_block scn_block_devices = {
     .key = "devices", .step = 110, .first_format = true,
     .parse = scn_parse_devices, .print = scn_print_devices, .free = scn_free_devices,
     .type = SCN_ARRAY, .required = true, .keys = scn_device_keys,
-    .doc = "entries of devices: a profile, a link, a count"};
+    .doc = "entries of devices: a profile, a link, a count; cpu {share, period_ms, "
+           "send_ms_per_mb}: CPU-bound transfers"};
 
 const scn_block scn_block_network = {
     .key = "network", .step = 100, .first_format = true,
     .parse = scn_parse_network, .print = scn_print_network, .free = scn_free_network,
     .type = SCN_OBJECT, .required = true, .keys = scn_network_keys,
-    .doc = "links by name (bandwidth_mbps, latency_ms) and the server's link"};
+    .doc = "links by name (bandwidth_mbps, latency_ms, duplex) and the server's link; duplex "
+           "(\"half\" default, or \"full\": one bandwidth per direction on shared links) for "
+           "every link"};
 
 const scn_block scn_block_names = {
     .step = 180,

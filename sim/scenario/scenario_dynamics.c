@@ -19,7 +19,18 @@
  *       "x86-a": {"thermal": false,
  *                 "cotenant": {"slowdown": 0.5, "mean_free_s": 600,
  *                              "mean_loaded_s": 120},
- *                 "availability": {"mean_on_s": 3600, "mean_off_s": 300}}}
+ *                 "availability": {"mean_on_s": 3600, "mean_off_s": 300},
+ *                 "shared_loading": 0.6}},   how strongly it takes the
+ *                                   shared slowdown (below; default 1)
+ *     "shared_slowdown": {          a slowdown common to devices (issue 24):
+ *       "cv": 0.125,                the CV of a factor every device takes
+ *                                   (lognormal, mean 1; default 0: none)
+ *       "period_s": 0,              a new factor every period_s simulated
+ *                                   seconds (default 0: every round)
+ *       "groups": {"host-a": {"cv": 0.1, "devices": ["n100", "ryzen"]}}}
+ *                                   a group's factor on top of the
+ *                                   scenario-wide one; a device in at most
+ *                                   one group
  *   }
  *
  * Structure: one dyn_dev_spec per expanded device, filled from the global
@@ -37,6 +48,24 @@
 #include "traces/hs_csv.h"
 #include "base/hs_util.h"
 #include "scenario_internal.h"
+
+/* "<what>no device or entry "x"; did you mean "y"?": the nearest entry or
+ * device name (hs_nearest; the first 4096 expanded devices are the candidates,
+ * so a typo in a million-device scenario costs no more). */
+static hs_status no_device(ctx *c, const char *what, const char *name) {
+  const hs_scenario *sc = &c->s->pub;
+  size_t nd = sc->total_devices < 4096 ? sc->total_devices : 4096;
+  const char **cands = hs_calloc(sc->ndevices + nd + 1, sizeof *cands);
+  for (size_t k = 0; k < sc->ndevices; k++) cands[k] = sc->devices[k].name;
+  for (size_t k = 0; k < nd; k++) cands[sc->ndevices + k] = hs_scenario_device_name(sc, k);
+  const char *near = hs_nearest(name, cands, sc->ndevices + nd);
+  char b[80], n[80];
+  hs_status st = scn_fail(c, HS_ENOENT, "%sno device or entry \"%s\"%s%s%s", what,
+                          scn_shown(name, b, sizeof b), near ? "; did you mean \"" : "",
+                          near ? scn_shown(near, n, sizeof n) : "", near ? "\"?" : "");
+  hs_free(cands);
+  return st;
+}
 
 static hs_status parse_cotenant(ctx *c, const cJSON *o, dyn_dev_spec *t, size_t first, size_t n) {
   static const char *const keys[] = {"slowdown", "mean_free_s", "mean_loaded_s", NULL};
@@ -91,13 +120,11 @@ static hs_status thermal_of(ctx *c, size_t k, bool required, const hs_thermal_pr
 }
 
 static hs_status parse_device(ctx *c, const cJSON *o, struct hs_dynamics *dy) {
-  static const char *const keys[] = {"thermal", "cotenant", "availability", NULL};
+  static const char *const keys[] = {"thermal", "cotenant", "availability", "shared_loading", NULL};
   const hs_scenario *sc = &c->s->pub;
   size_t first, n;
   size_t mark = sim_jpath_key(&c->path, o->string);
-  char b[80];
-  if (!hs_scenario_find_name(sc, o->string, &first, &n))
-    return scn_fail(c, HS_ENOENT, "no device or entry \"%s\"", scn_shown(o->string, b, sizeof b));
+  if (!hs_scenario_find_name(sc, o->string, &first, &n)) return no_device(c, "", o->string);
   hs_status st;
   if ((st = scn_need_object(c, o)) || (st = scn_check_keys(c, o, keys))) return st;
   const cJSON *m;
@@ -115,6 +142,94 @@ static hs_status parse_device(ctx *c, const cJSON *o, struct hs_dynamics *dy) {
   if ((m = scn_member(o, "cotenant")) && (st = parse_cotenant(c, m, dy->dev, first, n))) return st;
   if ((m = scn_member(o, "availability")) && (st = parse_availability(c, m, dy->dev, first, n)))
     return st;
+  if (scn_member(o, "shared_loading")) {
+    /* The exponent of the shared factor on this device's log time: boards
+     * that a machine's other load slows more or less than the others (a
+     * CPU quota's board that needs more of the CPU feels contention more;
+     * hetsim-probe import --run-times fits it). */
+    double b = 1;
+    if ((st = scn_get_num(c, o, "shared_loading", true, 0, 0, false, 10, false, &b))) return st;
+    if (!dy->shared_cv && !dy->nshared_groups) {
+      sim_jpath_key(&c->path, "shared_loading");
+      return scn_fail(c, HS_EINVAL, "there is no dynamics.shared_slowdown for it to scale");
+    }
+    for (size_t k = first; k < first + n; k++) dy->dev[k].shared_loading = b;
+  }
+  sim_jpath_pop(&c->path, mark);
+  return HS_OK;
+}
+
+/* A factor's CV: as a profile's tau_cv (devices/src/profile.c caps it at 10). */
+#define SHARED_CV_MAX 10.0
+
+/* shared_slowdown.groups.<name>: {"cv": x, "devices": [device or entry names]}. */
+static hs_status parse_group(ctx *c, const cJSON *o, struct hs_dynamics *dy, uint32_t gi) {
+  static const char *const keys[] = {"cv", "devices", NULL};
+  const hs_scenario *sc = &c->s->pub;
+  size_t mark = sim_jpath_key(&c->path, o->string);
+  hs_status st;
+  dyn_shared_group *g = &dy->shared_groups[gi];
+  if ((st = scn_check_name(c, o->string)) || (st = scn_need_object(c, o)) ||
+      (st = scn_check_keys(c, o, keys)) ||
+      (st = scn_get_num(c, o, "cv", true, 0, 0, false, SHARED_CV_MAX, false, &g->cv)))
+    return st;
+  g->name = hs_strdup(o->string);
+  const cJSON *m = scn_member(o, "devices");
+  if (!m) return scn_missing(c, "devices");
+  size_t m2 = sim_jpath_key(&c->path, "devices");
+  if (!cJSON_IsArray(m) || !m->child)
+    return scn_fail(c, HS_ETYPE, "expected a non-empty array of device or entry names");
+  size_t j = 0;
+  for (const cJSON *e = m->child; e; e = e->next, j++) {
+    size_t m3 = sim_jpath_index(&c->path, j);
+    size_t first, n;
+    if (!cJSON_IsString(e)) return scn_fail(c, HS_ETYPE, "expected a device or entry name");
+    if (!hs_scenario_find_name(sc, e->valuestring, &first, &n))
+      return no_device(c, "", e->valuestring);
+    for (size_t k = first; k < first + n; k++) {
+      uint32_t was = dy->dev[k].shared_group;
+      if (was && was != gi + 1)
+        return scn_fail(c, HS_EINVAL, "device \"%s\" is in group \"%s\" already (a device "
+                        "belongs to at most one group)", hs_scenario_device_name(sc, k),
+                        dy->shared_groups[was - 1].name);
+      dy->dev[k].shared_group = gi + 1;
+    }
+    sim_jpath_pop(&c->path, m3);
+  }
+  sim_jpath_pop(&c->path, m2);
+  sim_jpath_pop(&c->path, mark);
+  return HS_OK;
+}
+
+/* shared_slowdown: {"cv": x, "period_s": p, "groups": {...}}. Every regime
+ * that may draw compute through the run's sampler says so (SIM_CAN_SHARED). */
+static hs_status parse_shared(ctx *c, const cJSON *o, struct hs_dynamics *dy) {
+  static const char *const keys[] = {"cv", "period_s", "groups", NULL};
+  size_t mark = sim_jpath_key(&c->path, "shared_slowdown");
+  hs_status st;
+  if ((st = scn_regime_can(c, SIM_CAN_SHARED, "does not draw its compute times per period")) ||
+      (st = scn_need_object(c, o)) || (st = scn_check_keys(c, o, keys)) ||
+      (st = scn_get_num(c, o, "cv", false, 0, 0, false, SHARED_CV_MAX, false, &dy->shared_cv)) ||
+      (st = scn_get_num(c, o, "period_s", false, 0, 0, false, 1e12, false, &dy->shared_period_s)))
+    return st;
+  const cJSON *m = scn_member(o, "groups");
+  if (m) {
+    size_t m2 = sim_jpath_key(&c->path, "groups");
+    if ((st = scn_need_object(c, m))) return st;
+    size_t n = (size_t)cJSON_GetArraySize(m);
+    dy->shared_groups = hs_calloc(n ? n : 1, sizeof *dy->shared_groups);
+    uint32_t gi = 0;
+    for (const cJSON *d = m->child; d; d = d->next, gi++) {
+      for (const cJSON *e = m->child; e != d; e = e->next)
+        if (!strcmp(e->string, d->string)) {
+          sim_jpath_key(&c->path, d->string);
+          return scn_fail(c, HS_EKEY, "duplicate key");
+        }
+      dy->nshared_groups = gi + 1;
+      if ((st = parse_group(c, d, dy, gi))) return st;
+    }
+    sim_jpath_pop(&c->path, m2);
+  }
   sim_jpath_pop(&c->path, mark);
   return HS_OK;
 }
@@ -157,10 +272,10 @@ static hs_status parse_trace(ctx *c, const char *name, struct hs_dynamics *dy) {
     const char *dev = hs_csv_field(r, col[0]);
     char *end1, *end2;
     double a = strtod(hs_csv_field(r, col[1]), &end1), z = strtod(hs_csv_field(r, col[2]), &end2);
-    char b[80];
     if (!hs_scenario_find_name(sc, dev, &first, &n)) {
-      st = scn_fail(c, HS_ENOENT, "%s: row %zu: no device or entry \"%s\"", path, line - 1,
-                    scn_shown(dev, b, sizeof b));
+      char what[600];
+      snprintf(what, sizeof what, "%.500s: row %zu: ", path, line - 1);
+      st = no_device(c, what, dev);
       goto done;
     }
     if (*end1 || *end2 || end1 == hs_csv_field(r, col[1]) || !isfinite(a) || !isfinite(z) ||
@@ -210,8 +325,9 @@ done:
   return st;
 }
 
-const char *const scn_dynamics_keys[] = {"thermal",            "start_c", "deadline_s",
-                                         "availability_trace", "devices", NULL};
+const char *const scn_dynamics_keys[] = {"thermal", "start_c",         "deadline_s",
+                                         "availability_trace", "devices", "shared_slowdown",
+                                         NULL};
 
 hs_status scn_parse_dynamics(ctx *c, const cJSON *root) {
   const cJSON *o = scn_member(root, "dynamics");
@@ -225,6 +341,7 @@ hs_status scn_parse_dynamics(ctx *c, const cJSON *root) {
   sc->dynamics = dy;
   dy->ndev = sc->total_devices;
   dy->dev = hs_calloc(dy->ndev, sizeof *dy->dev);
+  for (size_t k = 0; k < dy->ndev; k++) dy->dev[k].shared_loading = 1;
   dy->json = cJSON_Duplicate(o, 1);
   if (!dy->json) abort();
   const cJSON *m;
@@ -253,6 +370,7 @@ hs_status scn_parse_dynamics(ctx *c, const cJSON *root) {
     hs_free(trace);
     if (st) return st;
   }
+  if ((m = scn_member(o, "shared_slowdown")) && (st = parse_shared(c, m, dy))) return st;
   if ((m = scn_member(o, "devices"))) {
     size_t m2 = sim_jpath_key(&c->path, "devices");
     if ((st = scn_need_object(c, m))) return st;
@@ -280,6 +398,8 @@ void scn_free_dynamics(hs_scenario *sc) {
   struct hs_dynamics *dy = sc->dynamics;
   if (!dy) return;
   for (size_t k = 0; k < dy->ndev; k++) hs_free(dy->dev[k].av_iv);
+  for (size_t g = 0; g < dy->nshared_groups; g++) hs_free(dy->shared_groups[g].name);
+  hs_free(dy->shared_groups);
   hs_free(dy->dev);
   cJSON_Delete(dy->json);
   hs_free(dy);

@@ -36,9 +36,13 @@ install)
            share/hetsim/plot/run_allocation.gp; do
     [ -e "$prefix/$f" ] || die "$f: not installed"
   done
-  # manual pages: one per program and command, made from --help at build time
-  for p in hetsim hetsim-run hetsim-compare hetsim-sweep hetsim-optimize hetsim-plot \
-           hetsim-replay hetsim-validate hetsim-agc-plan hetsim-probe; do
+  # manual pages: one per program and per command that `hetsim --help` lists
+  # (but version), made from --help at build time; the list in
+  # sim/doc/man.cmake must follow sim/cli/commands.c, and this is its check
+  cmds=$("$prefix/bin/hetsim" --help | awk '/^commands:/ { on = 1; next } on && NF == 0 { exit }
+                                            on && $1 != "version" { print "hetsim-" $1 }')
+  [ -n "$cmds" ] || die "hetsim --help lists no commands"
+  for p in hetsim $cmds hetsim-probe; do
     [ -s "$prefix/share/man/man1/$p.1" ] || die "share/man/man1/$p.1: not installed"
   done
   command -v man >/dev/null 2>&1 || die "man not found: install the Debian package man-db (.ci/deps)"

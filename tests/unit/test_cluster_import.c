@@ -123,3 +123,40 @@ Test(cluster_import, shared_factor_split) {
   lrn_table_fini(&few);
   for (int b = 0; b < 3; b++) lrn_table_fini(&t[b]);
 }
+
+/* --shared loadings, known answers: 4 boards x 4 rounds, log x = log tau_b +
+ * l_b z_r + e_br with loadings 1, 0.5, 0.25 on one factor z and board 3
+ * taking none of it, only noise of its own orthogonal to z. The factor
+ * model gives the loadings back exactly (relative to the largest), no own
+ * noise to boards 0-2, board 3 its own variance, and the factor's CV for the
+ * board that takes it most; the two-way decomposition would spread z over
+ * every board's own noise. */
+Test(cluster_import, shared_factor_loadings) {
+  const double tau[4] = {1e-3, 2e-3, 3e-3, 4e-3}, l[4] = {1, 0.5, 0.25, 0};
+  const double z[4] = {0.2, -0.2, 0.2, -0.2}, e3[4] = {0.05, 0.05, -0.05, -0.05};
+  lrn_table t[4];
+  for (int b = 0; b < 4; b++) {
+    char text[1024] = "round,samples,time_s\n";
+    for (int r = 0; r < 4; r++)
+      snprintf(text + strlen(text), sizeof text - strlen(text), "%d,100,%.17g\n", r,
+               100 * tau[b] * exp(l[b] * z[r] + (b == 3 ? e3[r] : 0)));
+    table(&t[b], text);
+  }
+  const lrn_table *logs[4] = {&t[0], &t[1], &t[2], &t[3]};
+  probe_shared_result s;
+  hs_error err = {HS_OK, ""};
+  cr_assert_eq(probe_import_shared_model(logs, 4, true, &s, &err), HS_OK, "%s", err.msg);
+  for (int b = 0; b < 4; b++) cr_expect_float_eq(s.loading[b], l[b], 1e-9, "loading %d: %g", b, s.loading[b]);
+  for (int b = 0; b < 3; b++) cr_expect_float_eq(s.own_cv[b], 0, 1e-6, "own %d: %g", b, s.own_cv[b]);
+  cr_expect_float_eq(s.own_cv[3], sqrt(expm1(4 * 0.05 * 0.05 / 3)), 1e-9, "own 3: %g", s.own_cv[3]);
+  cr_expect_float_eq(s.shared_cv, sqrt(expm1(4 * 0.2 * 0.2 / 3)), 1e-9, "shared %g", s.shared_cv);
+  cr_expect_float_eq(s.factor_max, exp(0.2), 1e-9);
+  cr_expect_float_eq(s.factor_min, exp(-0.2), 1e-9);
+  /* equal loadings (the two-way decomposition) cannot say this: board 0's own noise is not 0 */
+  cr_assert_eq(probe_import_shared(logs, 4, &s, &err), HS_OK, "%s", err.msg);
+  cr_expect_gt(s.own_cv[0], 0.01);
+  /* two boards cannot tell a loading from own noise */
+  cr_expect_eq(probe_import_shared_model(logs, 2, true, &s, &err), HS_EINVAL);
+  cr_expect(strstr(err.msg, "3 or more boards"), "%s", err.msg);
+  for (int b = 0; b < 4; b++) lrn_table_fini(&t[b]);
+}

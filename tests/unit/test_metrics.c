@@ -362,7 +362,7 @@ Test(metrics, compare_csv_and_json_for_tools) {
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
   cr_assert(f);
-  hs_metric_compare_csv(f, names, s, 2);
+  hs_metric_compare_csv(f, "policy", names, s, 2);
   fclose(f);
   cr_expect_str_eq(buf,
                    "policy,makespan_s,makespan_s_vs_first_pct,energy_j,energy_compute_j,"
@@ -374,7 +374,7 @@ Test(metrics, compare_csv_and_json_for_tools) {
   f = open_memstream(&buf, &len);
   cr_assert(f);
   s[1].compute_cv = NAN;
-  hs_metric_compare_json(f, names, s, 2);
+  hs_metric_compare_json(f, "policy", names, s, 2);
   fclose(f);
   cr_expect(strstr(buf, "{\"policy\": \"equal\", \"makespan_s\": 100, \"makespan_s_vs_first_pct\": 0, "
                         "\"energy_j\": 1500,"),

@@ -512,3 +512,64 @@ Test(net, random_workload_is_max_min_fair_and_conserves_bytes) {
   hs_engine_destroy(e);
   free(r);
 }
+
+/* Duplex (hs_net_add_duplex_link). One upload and one download of 1 MB on a
+ * link of 8 Mbit/s (1 MB/s), no caps: half duplex shares one capacity (each
+ * 0.5 MB/s, both end at 2 s); full duplex gives each direction its own (each
+ * 1 MB/s, both end at 1 s + the one-way latency). */
+Test(net, half_duplex_an_upload_and_a_download_share_one_capacity) {
+  hs_engine *e = hs_engine_create(0);
+  hs_net *n = hs_net_create(e);
+  logbook *lb = logbook_new();
+  int l = hs_net_add_link(n, "l", 8e6, 0);
+  int back = hs_net_link_reverse(n, l);
+  cr_expect_eq(back, l, "a half-duplex link is its own reverse");
+  hs_flow_id up = hs_net_transfer(n, 1 * MB, INFINITY, 0, &l, 1, on_done, lb, 0);
+  hs_flow_id down = hs_net_transfer(n, 1 * MB, INFINITY, 0, &back, 1, on_done, lb, 1);
+  hs_engine_run_until(e, 0.5);
+  expect_near(hs_net_flow_rate(n, up), 4e6);
+  expect_near(hs_net_flow_rate(n, down), 4e6);
+  hs_engine_run(e);
+  expect_near(lb->t[0], 2.0);
+  expect_near(lb->t[1], 2.0);
+  hs_net_destroy(n);
+  hs_engine_destroy(e);
+  free(lb);
+}
+
+Test(net, full_duplex_each_direction_has_the_whole_bandwidth) {
+  hs_engine *e = hs_engine_create(0);
+  hs_net *n = hs_net_create(e);
+  logbook *lb = logbook_new();
+  int l = hs_net_add_duplex_link(n, "l", 8e6, 0.25);
+  cr_assert_geq(l, 0);
+  int back = hs_net_link_reverse(n, l);
+  cr_expect_neq(back, l);
+  cr_expect_eq(hs_net_link_reverse(n, back), l, "the two directions name each other");
+  cr_expect_eq(hs_net_link_count(n), 2);
+  cr_expect_eq(hs_net_link_find(n, "l"), l, "the name finds the forward direction");
+  expect_near(hs_net_link_bandwidth_bps(n, back), 8e6);
+  expect_near(hs_net_link_latency_s(n, back), 0.25);
+  /* Two uploads and one download: the uploads share the forward capacity
+   * (0.5 MB/s each, 2 s), the download has the reverse one alone (1 s). */
+  hs_flow_id up = hs_net_transfer(n, 1 * MB, INFINITY, 0, &l, 1, on_done, lb, 0);
+  hs_net_transfer(n, 1 * MB, INFINITY, 0, &l, 1, on_done, lb, 1);
+  hs_flow_id down = hs_net_transfer(n, 1 * MB, INFINITY, 0, &back, 1, on_done, lb, 2);
+  hs_engine_run_until(e, 0.5);
+  expect_near(hs_net_flow_rate(n, up), 4e6);
+  expect_near(hs_net_flow_rate(n, down), 8e6);
+  expect_near(hs_net_link_load_bps(n, l), 8e6);
+  expect_near(hs_net_link_load_bps(n, back), 8e6);
+  hs_engine_run(e);
+  expect_near(lb->t[0], 0.25 + 2.0);
+  expect_near(lb->t[1], 0.25 + 2.0);
+  expect_near(lb->t[2], 0.25 + 1.0);
+  expect_near(hs_net_link_bytes(n, l), 2 * MB);
+  expect_near(hs_net_link_bytes(n, back), 1 * MB);
+  cr_expect_eq(hs_net_add_duplex_link(n, "bad", 0, 0), HS_EINVAL);
+  cr_expect_eq(hs_net_add_duplex_link(n, "bad", 1e6, -1), HS_EINVAL);
+  cr_expect_eq(hs_net_link_count(n), 2, "a refused link adds neither direction");
+  hs_net_destroy(n);
+  hs_engine_destroy(e);
+  free(lb);
+}

@@ -393,6 +393,10 @@ Test(profile, find_paths_and_bad_names) {
   hs_free(p);
   cr_assert_null(hs_profile_find("sub/z.json", TMP "/paths", &err));
   cr_assert_eq(err.status, HS_ENOENT);
+  cr_assert_str_eq(err.msg, "no profile file \"" TMP "/paths/sub/z.json\" (a relative path is read from the "
+                            "scenario's folder " TMP "/paths; a shipped profile, or one in $HETSIM_PROFILE_PATH, "
+                            "is named without a path: \"z\")");
+  cr_assert_null(hs_profile_find(TMP "/paths/sub/z.json", NULL, &err)); /* absolute: no hint */
   cr_assert_str_eq(err.msg, "no profile file \"" TMP "/paths/sub/z.json\"");
   /* A bare name never reads a file in base_dir: names go through the search path only. */
   setenv(HS_PROFILE_PATH_ENV, TMP "/nowhere", 1);

@@ -36,6 +36,10 @@ typedef struct row {
   double sent, in, energy, cum_bits, cum_energy, pmean, pred, meas, meas_rel;
 } row;
 
+/* --set overrides for the next load (one test sets them, then clears them). */
+static const hs_override *load_ovr;
+static size_t load_novr;
+
 static hs_scenario *load(const char *regime_extra, uint32_t rounds, hs_error *err) {
   char text[4096];
   snprintf(text, sizeof text,
@@ -53,7 +57,7 @@ static hs_scenario *load(const char *regime_extra, uint32_t rounds, hs_error *er
            " \"network\": {\"server\": \"lan\", \"links\": {\"lan\": "
            "{\"bandwidth_mbps\": 1000}}}}",
            rounds, regime_extra);
-  return hs_scenario_parse(text, "t.json", DATA, NULL, 0, err);
+  return hs_scenario_parse(text, "t.json", DATA, load_ovr, load_novr, err);
 }
 
 static double field(char **p) {
@@ -182,6 +186,24 @@ Test(regime_agc, first_k_decodes_at_the_kth_arrival) {
   cr_expect_float_eq(rows[0].dur, T_MID, 1e-12);
   cr_expect_eq(rows[0].stragglers, 1);
   cr_expect_float_eq(rows[0].sent, 5064 + 4064, 1e-9);
+}
+
+/* devices[].cpu (issue 24) on a coded message: fast's 4008-byte message at
+ * 12500 ms of CPU per MB needs 50.1 ms of CPU, more than the 50 ms its quota
+ * (share 0.5 of 100 ms) has, so it always waits 50 ms; its CPU moves
+ * 8 x 0.5 / 12.5e-6 = 320 kbit/s, so the 32064 bits take 0.1002 s. */
+Test(regime_agc, a_cpu_quota_stalls_and_slows_the_coded_message) {
+  static const hs_override cpu = {"devices[0].cpu", "{\"share\": 0.5, \"send_ms_per_mb\": 12500}"};
+  load_ovr = &cpu;
+  load_novr = 1;
+  row rows[MAXROWS];
+  hs_summary s;
+  size_t n = run_rows(GIVEN_P ", \"scheme\": \"gd\", \"deadline_s\": 0.1", 2, rows, &s, NULL);
+  load_ovr = NULL;
+  load_novr = 0;
+  cr_assert_eq(n, 2);
+  for (size_t i = 0; i < n; i++)
+    cr_expect_float_eq(rows[i].dur, 0.6 + 0.05 + 32064 / 320e3, 1e-12, "%.15g", rows[i].dur);
 }
 
 Test(regime_agc, gd_sends_full_precision_and_waits_for_all) {

@@ -1,5 +1,5 @@
 /* test_regime_can.c: every registered regime x {learning block, round
- * deadline, device availability}: the run works and the block has an effect,
+ * deadline, device availability, shared slowdown}: the run works and the block has an effect,
  * or the scenario is refused at load with one line naming the key and the
  * regime (HS_EINVAL: exit 2) -- never silently ignored (issue 22).
  *
@@ -11,7 +11,8 @@
  * Effects: learning (curve mode): learning.csv's last row has samples > 0; a deadline of
  * half the mean round drops a late participant (fewer samples in total);
  * a device that is away most of the time changes the makespan, the energy
- * or the samples. */
+ * or the samples; a shared slowdown (dynamics.shared_slowdown) of CV 1
+ * changes the makespan or the energy. */
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <stdio.h>
@@ -143,7 +144,18 @@ static void check_availability(const base_run *b, const char *kind) {
   hs_scenario_destroy(sc);
 }
 
-/* The base run of one scenario, then the three blocks on top of it. */
+/* A shared slowdown of CV 1: every compute time moves with its round's factor. */
+static void check_shared(const base_run *b, const char *kind) {
+  hs_scenario *sc = load_or_refused(b, "dynamics.shared_slowdown", kind,
+                                    "dynamics={\"shared_slowdown\": {\"cv\": 1}}");
+  if (!sc) return;
+  hs_summary s = run_ok(b, sc, NULL, "shared_slowdown");
+  cr_expect(s.makespan_s != b->s.makespan_s || s.energy_j != b->s.energy_j,
+            "%s: a shared slowdown of CV 1 changes nothing", b->name);
+  hs_scenario_destroy(sc);
+}
+
+/* The base run of one scenario, then the four blocks on top of it. */
 static void check_all(const char *path, const char *kind_set, const char *kind, const char *label) {
   base_run b = {.path = path, .kind = kind_set};
   snprintf(b.name, sizeof b.name, "regime %s (%s)", kind, label);
@@ -157,6 +169,7 @@ static void check_all(const char *path, const char *kind_set, const char *kind, 
   check_learning(&b, kind);
   check_deadline(&b, kind);
   check_availability(&b, kind);
+  check_shared(&b, kind);
 }
 
 /* The variants tests/data/regimes/<kind>@*.json. */

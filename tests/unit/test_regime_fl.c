@@ -212,3 +212,205 @@ Test(regime_fl, host_profiles_resolve_override_and_refuse_bad_files) {
               "case %zu: %s", i, e.msg);
   }
 }
+
+/* pma takes fl's regime.server (issue 24, task B): tau_cv 0, so the
+ * makespan grows by rounds x updates x (s_per_update + s_per_mb x model MB)
+ * exactly; without the key nothing changes (0 s, nothing printed). The
+ * hierarchical root aggregates its one top-level update the same way. */
+Test(regime_fl, pma_server_time_is_rounds_x_updates_x_cost) {
+  char text[4096];
+#define PMA_FMT \
+      "{\"name\": \"pma-server\", \"seed\": 5, \"task\": \"mnist\", \"model_bytes\": 1," \
+      " \"rounds\": %d, \"samples_per_round\": 3000, \"regime\": {\"kind\": \"pma\"%s}," \
+      " \"policy\": {\"kind\": \"equal\"}," \
+      " \"devices\": [{\"name\": \"fast\", \"profile\": \"profiles/det-fast.json\"}," \
+      "  {\"name\": \"mid\", \"profile\": \"profiles/det-mid.json\"}," \
+      "  {\"name\": \"slow\", \"profile\": \"profiles/det-slow.json\"}]," \
+      " \"network\": {\"links\": {\"lan\": {\"bandwidth_mbps\": 1e9, \"latency_ms\": 0}}}}"
+  double ms[2];
+  const char *server[2] = {"", ", \"server\": {\"s_per_update\": 0.25, \"s_per_mb\": 0.5}"};
+  for (int k = 0; k < 2; k++) {
+    snprintf(text, sizeof text, PMA_FMT, ROUNDS, server[k]);
+    hs_error err = {0};
+    hs_scenario *sc = hs_scenario_parse(text, "pma-server.json", DATA, NULL, 0, &err);
+    cr_assert_not_null(sc, "%s", err.msg);
+    hs_summary s;
+    cr_assert_eq(hs_run(sc, NULL, &s, &err), HS_OK, "%s", err.msg);
+    ms[k] = s.makespan_s;
+    char *printed = hs_scenario_to_json(sc);
+    cr_assert_not_null(printed);
+    cr_expect_eq(strstr(printed, "\"s_per_update\"") != NULL, k == 1, "pma prints regime.server only "
+                 "when written: %s", printed);
+    free(printed);
+    hs_scenario_destroy(sc);
+  }
+  double per_update = 0.25 + 0.5 * 1e-6; /* a 1-byte model is 1e-6 MB */
+  cr_expect_float_eq(ms[0], ROUNDS * nominal[2], 1e-6, "pma without a server: %g s", ms[0]);
+  cr_expect_float_eq(ms[1] - ms[0], ROUNDS * 3 * per_update, 1e-9, "pma: +%.12g s", ms[1] - ms[0]);
+  /* hierarchical: the root's one update per round */
+  hs_summary t0 = run_fl(TREE, ", \"server\": {\"s_per_update\": 0, \"s_per_mb\": 0}", NULL);
+  hs_summary t1 = run_fl(TREE, ", \"server\": {\"s_per_update\": 0.25, \"s_per_mb\": 0.5}", NULL);
+  cr_expect_float_eq(t1.makespan_s - t0.makespan_s, ROUNDS * 1 * per_update, 1e-9,
+                     "hierarchical: +%.12g s", t1.makespan_s - t0.makespan_s);
+}
+
+/* network.duplex (issue 24) on a tiny PMA round, in closed form. Server link
+ * 8 Mbit/s (1 MB/s), model 1 MB, no latency but the slow device's access
+ * link: fast (8 Mbit/s, 0 ms, trains 1.5 s) and slow (4.8 Mbit/s = 0.6 MB/s,
+ * 1000 ms, trains 4.0 s).
+ *   [0, 1]   fast downloads alone at 1 MB/s; slow's download waits its 1 s;
+ *   [1, 2.5] slow downloads at its cap 0.6 (0.9 MB), fast trains;
+ *   at 2.5   fast uploads while slow has 0.1 MB left to download:
+ *     half: one capacity, 0.5 MB/s each: slow's download ends at 2.7;
+ *     full: slow keeps 0.6 down, fast 1.0 up: slow's ends at 2.5 + 1/6;
+ *   then slow trains 4 s, waits its 1 s and uploads 1 MB at 0.6 MB/s alone.
+ * Makespan: half 2.7 + 4 + 1 + 5/3, full 2.5 + 1/6 + 4 + 1 + 5/3. Star runs
+ * the one-pass round, threshold (k = 2) the general one; a per-link duplex
+ * overrides network.duplex, and leaving the key out is half duplex. */
+static double duplex_makespan(const char *topology, const char *net_duplex,
+                              const char *link_duplex) {
+  char text[4096];
+  snprintf(text, sizeof text,
+           "{\"name\": \"duplex\", \"seed\": 5, \"task\": \"mnist\", \"model_bytes\": 1e6,"
+           " \"rounds\": 1, \"samples_per_round\": 2000,"
+           " \"regime\": {\"kind\": \"fl\", %s}, \"policy\": {\"kind\": \"equal\"},"
+           " \"devices\": [{\"name\": \"fast\", \"profile\": \"profiles/det-fast.json\","
+           "   \"link\": \"f\"},"
+           "  {\"name\": \"slow\", \"profile\": \"profiles/det-slow.json\", \"link\": \"s\"}],"
+           " \"network\": {%s \"server\": \"srv\", \"links\": {"
+           "  \"srv\": {\"bandwidth_mbps\": 8 %s},"
+           "  \"f\": {\"bandwidth_mbps\": 8},"
+           "  \"s\": {\"bandwidth_mbps\": 4.8, \"latency_ms\": 1000}}}}",
+           topology, net_duplex, link_duplex);
+  hs_error err = {0};
+  hs_scenario *sc = hs_scenario_parse(text, "duplex.json", DATA, NULL, 0, &err);
+  cr_assert_not_null(sc, "%s", err.msg);
+  hs_summary s;
+  cr_assert_eq(hs_run(sc, NULL, &s, &err), HS_OK, "%s", err.msg);
+  hs_scenario_destroy(sc);
+  return s.makespan_s;
+}
+
+Test(regime_fl, full_duplex_lets_an_upload_pass_a_download_in_closed_form) {
+  const double half = 2.7 + 4.0 + 1.0 + 5.0 / 3.0, full = 2.5 + 1.0 / 6.0 + 4.0 + 1.0 + 5.0 / 3.0;
+  const char *topos[] = {"\"topology\": \"star\"", "\"topology\": \"threshold\", \"k\": 2"};
+  for (int t = 0; t < 2; t++) {
+    cr_expect_float_eq(duplex_makespan(topos[t], "", ""), half, 1e-9, "%s: default", topos[t]);
+    cr_expect_float_eq(duplex_makespan(topos[t], "\"duplex\": \"half\",", ""), half, 1e-9, "%s",
+                       topos[t]);
+    cr_expect_float_eq(duplex_makespan(topos[t], "\"duplex\": \"full\",", ""), full, 1e-9, "%s",
+                       topos[t]);
+    cr_expect_float_eq(duplex_makespan(topos[t], "", ", \"duplex\": \"full\""), full, 1e-9, "%s",
+                       topos[t]);
+    cr_expect_float_eq(duplex_makespan(topos[t], "\"duplex\": \"full\",", ", \"duplex\": \"half\""),
+                       half, 1e-9, "%s: the link's own key wins", topos[t]);
+  }
+}
+
+Test(regime_fl, a_wrong_duplex_names_the_field_and_the_nearest_value) {
+  const char *bad[][2] = {{"\"duplex\": \"ful\",", ""}, {"", ", \"duplex\": \"halff\""}};
+  const char *want[] = {"duplex.json: network.duplex: unknown value \"ful\" (one of: half, full); "
+                        "did you mean \"full\"?",
+                        "duplex.json: network.links.srv.duplex: unknown value \"halff\""};
+  for (int k = 0; k < 2; k++) {
+    char text[2048];
+    snprintf(text, sizeof text,
+             "{\"name\": \"duplex\", \"task\": \"mnist\", \"model_bytes\": 1, \"rounds\": 1,"
+             " \"samples_per_round\": 10, \"regime\": {\"kind\": \"pma\"},"
+             " \"devices\": [{\"name\": \"fast\", \"profile\": \"profiles/det-fast.json\"}],"
+             " \"network\": {%s \"links\": {\"srv\": {\"bandwidth_mbps\": 8 %s}}}}",
+             bad[k][0], bad[k][1]);
+    hs_error err = {0};
+    hs_scenario *sc = hs_scenario_parse(text, "duplex.json", DATA, NULL, 0, &err);
+    cr_expect_null(sc);
+    cr_expect(strstr(err.msg, want[k]) != NULL, "got: %s", err.msg);
+    cr_expect_eq(err.status, HS_EINVAL);
+    hs_scenario_destroy(sc);
+  }
+}
+
+/* devices[].cpu (issue 24) in closed form: one det-fast device (1000 samples:
+ * 1.5 s), a 1 MB model, its link 80 Mbit/s (10 MB/s), a server link of 8000
+ * Mbit/s, a quota of share 0.5 per 100 ms.
+ *  - send_ms_per_mb 100: the CPU moves 0.5 / 0.1 s = 5 MB/s (40 Mbit/s, below
+ *    the link), so each way takes 0.2 s (+ 1 MB / 1000 MB/s on the server
+ *    link's own share: none, the device's cap binds); the send needs 100 ms of
+ *    CPU, more than the 50 ms a period has, so every upload waits
+ *    (1 - 0.5) x 100 ms = 50 ms: a round is 0.2 + 1.5 + 0.05 + 0.2 = 1.95 s.
+ *  - send_ms_per_mb 10: the CPU's 50 MB/s is above the link (0.1 s each way);
+ *    an upload stalls with probability 10 ms / 50 ms = 0.2: a round is 1.7 s,
+ *    plus 0.05 s for each stalled one.
+ *  - no "cpu": 1.7 s a round, exactly as before. */
+static double cpu_makespan(const char *topology, unsigned rounds, const char *cpu) {
+  char text[4096];
+  snprintf(text, sizeof text,
+           "{\"name\": \"cpu\", \"seed\": 7, \"task\": \"mnist\", \"model_bytes\": 1e6,"
+           " \"rounds\": %u, \"samples_per_round\": 1000,"
+           " \"regime\": {\"kind\": \"fl\", %s}, \"policy\": {\"kind\": \"equal\"},"
+           " \"devices\": [{\"name\": \"fast\", \"profile\": \"profiles/det-fast.json\","
+           "   \"link\": \"f\" %s}],"
+           " \"network\": {\"server\": \"srv\", \"links\": {"
+           "  \"srv\": {\"bandwidth_mbps\": 8000}, \"f\": {\"bandwidth_mbps\": 80}}}}",
+           rounds, topology, cpu);
+  hs_error err = {0};
+  hs_scenario *sc = hs_scenario_parse(text, "cpu.json", DATA, NULL, 0, &err);
+  cr_assert_not_null(sc, "%s", err.msg);
+  hs_summary s;
+  cr_assert_eq(hs_run(sc, NULL, &s, &err), HS_OK, "%s", err.msg);
+  hs_scenario_destroy(sc);
+  return s.makespan_s;
+}
+
+Test(regime_fl, a_cpu_quota_caps_the_rate_and_stalls_the_send_in_closed_form) {
+  const char *topos[] = {"\"topology\": \"star\"", "\"topology\": \"threshold\", \"k\": 1",
+                         "\"topology\": \"hierarchical\", \"levels\": [{\"fanout\": 1,"
+                         " \"link\": \"srv\", \"aggregator\": {\"idle_w\": 4, \"busy_w\": 9}}]"};
+  /* The tree adds one aggregator hop each way (1 MB over 8000 Mbit/s, 1 ms). */
+  const double hop[] = {0, 0, 2 * 0.001};
+  for (int t = 0; t < 3; t++) {
+    cr_expect_float_eq(cpu_makespan(topos[t], 2, ""), 2 * (1.7 + hop[t]), 1e-9, "%s", topos[t]);
+    cr_expect_float_eq(cpu_makespan(topos[t], 2,
+                                    ", \"cpu\": {\"share\": 0.5, \"send_ms_per_mb\": 100}"),
+                       2 * (1.95 + hop[t]), 1e-9, "%s", topos[t]);
+    /* share 1: no throttled part, so no stall; the CPU's 10 MB/s = the link's */
+    cr_expect_float_eq(cpu_makespan(topos[t], 2,
+                                    ", \"cpu\": {\"share\": 1, \"send_ms_per_mb\": 100}"),
+                       2 * (1.7 + hop[t]), 1e-9, "%s", topos[t]);
+  }
+  /* p = 0.2 over 400 rounds: the stalls are whole multiples of 50 ms, and
+   * their count is within 4 standard deviations (8) of 80. */
+  enum { N = 400 };
+  double extra = cpu_makespan(topos[0], N,
+                              ", \"cpu\": {\"share\": 0.5, \"period_ms\": 100,"
+                              " \"send_ms_per_mb\": 10}") - N * 1.7;
+  double k = extra / 0.05;
+  cr_expect_float_eq(k, round(k), 1e-6, "whole stalls: %.9g", k);
+  cr_expect(fabs(k - 0.2 * N) <= 32, "%.0f stalls in %d rounds, want about %g", k, N, 0.2 * N);
+}
+
+Test(regime_fl, a_bad_cpu_block_names_the_field) {
+  const char *bad[] = {"{\"share\": 0, \"send_ms_per_mb\": 1}", "{\"share\": 0.5}",
+                       "{\"share\": 0.5, \"send_ms_per_mb\": 1, \"period\": 100}",
+                       "{\"share\": 1.5, \"send_ms_per_mb\": 1}", "0.5"};
+  const char *want[] = {"cpu.json: devices[0].cpu.share: ",
+                        "cpu.json: devices[0].cpu.send_ms_per_mb: required key is missing",
+                        "cpu.json: devices[0].cpu.period: unknown key (allowed here: share, "
+                        "period_ms, send_ms_per_mb); did you mean \"period_ms\"?",
+                        "cpu.json: devices[0].cpu.share: ",
+                        "cpu.json: devices[0].cpu: "};
+  for (int k = 0; k < 5; k++) {
+    char text[2048];
+    snprintf(text, sizeof text,
+             "{\"name\": \"cpu\", \"task\": \"mnist\", \"model_bytes\": 1, \"rounds\": 1,"
+             " \"samples_per_round\": 10, \"regime\": {\"kind\": \"pma\"},"
+             " \"devices\": [{\"name\": \"fast\", \"profile\": \"profiles/det-fast.json\","
+             " \"cpu\": %s}],"
+             " \"network\": {\"links\": {\"srv\": {\"bandwidth_mbps\": 8}}}}",
+             bad[k]);
+    hs_error err = {0};
+    hs_scenario *sc = hs_scenario_parse(text, "cpu.json", DATA, NULL, 0, &err);
+    cr_expect_null(sc, "%s", bad[k]);
+    cr_expect(strstr(err.msg, want[k]) == err.msg, "%s: got: %s", bad[k], err.msg);
+    hs_scenario_destroy(sc);
+  }
+}

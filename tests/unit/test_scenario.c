@@ -488,6 +488,9 @@ Test(scenario, override_parent_must_exist) {
   hs_override b[] = {SET("network.links.wan.bandwidth_mbps", "10")};
   expect_fail(BASE, b, 1, HS_ENOENT, "--set network.links.wan.bandwidth_mbps: network.links.wan "
               "does not exist", NULL);
+  hs_override srv[] = {SET("regime.server.s_per_update", "0.001")};
+  expect_fail(BASE, srv, 1, HS_ENOENT, "--set regime.server.s_per_update: regime.server does not exist; "
+              "to add it, set it whole: --set 'regime.server={\"s_per_update\": 0.001}'", NULL);
   hs_override c[] = {SET("rounds.x", "1")};
   expect_fail(BASE, c, 1, HS_ETYPE, "--set rounds.x: rounds is a number, not an object", NULL);
   hs_override d[] = {SET("devices[x].count", "1")};

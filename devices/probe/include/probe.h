@@ -269,8 +269,19 @@ typedef struct probe_shared_result {
   size_t boards, rounds;
   double shared_cv, factor_min, factor_max;
   double own_cv[PROBE_SHARED_MAX];
+  double loading[PROBE_SHARED_MAX]; /* how strongly board b takes the factor (1: all alike) */
 } probe_shared_result;
 hs_status probe_import_shared(const lrn_table *const *logs, size_t nlogs, probe_shared_result *out, hs_error *err);
+/* The same with a loading per board (loadings true, at least 3 boards):
+ * log per-sample time = a_b + l_b z_r + e_br, one factor z with a loading l_b
+ * per board (principal-axis factor analysis of the boards' covariance over
+ * the rounds), so boards that the machine's other load slows more or less
+ * than the others are not read as noise of their own. shared_cv is the
+ * factor's CV for the board that takes it most (loading 1); loading[b] in
+ * [0, 1] scales it on log time (dynamics.devices.NAME.shared_loading);
+ * own_cv[b] the rest. loadings false: probe_import_shared. */
+hs_status probe_import_shared_model(const lrn_table *const *logs, size_t nlogs, bool loadings,
+                                    probe_shared_result *out, hs_error *err);
 /* The figures of a timing table (columns samples, time_s, optional round and
  * start_s) and an optional power table (time_s, power_w); see import.c.
  * Messages name the line ("line 7, column time_s: ..."). */

@@ -27,7 +27,8 @@
  * written into the provenance. --run-times (other boards' logs of the same
  * run): tau_cv becomes this board's own part of the noise, the shared
  * per-round factor split off (probe_import_shared, a two-way decomposition
- * of log per-sample time).
+ * of log per-sample time); its CV is what the scenario's
+ * dynamics.shared_slowdown.cv takes, and the command prints that snippet.
  * O(batches x log power rows). Rejected: guessing the clock offset between the
  * two logs (a window outside the power log is an error naming both ranges). */
 #include <math.h>
@@ -234,7 +235,91 @@ static size_t round_times(const lrn_table *t, double *round, double *x) {
   return m;
 }
 
+/* One factor with loadings over B boards' centred log times y[b * n0 + r]
+ * (r < R): principal-axis factoring of their covariance C. The diagonal's
+ * communalities start at C_bb times the board's largest squared correlation
+ * and are refitted from the top eigenpair (power iteration) until they
+ * settle; a communality above C_bb (a Heywood case) is held at C_bb. Then
+ * lam_b = sqrt(eigenvalue) v_b, psi_b = C_bb - lam_b^2, and Bartlett's
+ * scores give the factor per round. O(B^2 R + iterations x B^2). */
+static void fit_loadings(const double *y, size_t n0, size_t B, size_t R, probe_shared_result *out) {
+  double *C = hs_calloc(B * B, sizeof *C), *h = hs_calloc(B, sizeof *h), *v = hs_calloc(B, sizeof *v),
+         *w = hs_calloc(B, sizeof *w), *lam = hs_calloc(B, sizeof *lam);
+  for (size_t i = 0; i < B; i++)
+    for (size_t j = 0; j < B; j++) {
+      double c = 0;
+      for (size_t r = 0; r < R; r++) c += y[i * n0 + r] * y[j * n0 + r];
+      C[i * B + j] = c / (double)(R - 1);
+    }
+  for (size_t i = 0; i < B; i++) {
+    double best = 0;
+    for (size_t j = 0; j < B; j++)
+      if (j != i && C[i * B + i] > 0 && C[j * B + j] > 0) {
+        double q = C[i * B + j] * C[i * B + j] / (C[i * B + i] * C[j * B + j]);
+        if (q > best) best = q;
+      }
+    h[i] = best * C[i * B + i];
+  }
+  double ev = 0;
+  for (int it = 0; it < 500; it++) {
+    for (size_t i = 0; i < B; i++) v[i] = 1;
+    for (int k = 0; k < 300; k++) { /* the top eigenpair of C with h on the diagonal */
+      double nn = 0;
+      for (size_t i = 0; i < B; i++) {
+        w[i] = 0;
+        for (size_t j = 0; j < B; j++) w[i] += (i == j ? h[i] : C[i * B + j]) * v[j];
+        nn += w[i] * w[i];
+      }
+      nn = sqrt(nn);
+      if (!(nn > 0)) break;
+      for (size_t i = 0; i < B; i++) v[i] = w[i] / nn;
+      ev = nn;
+    }
+    double moved = 0;
+    for (size_t i = 0; i < B; i++) {
+      lam[i] = sqrt(ev) * v[i];
+      double hn = lam[i] * lam[i];
+      if (hn > C[i * B + i]) hn = C[i * B + i];
+      moved = fmax(moved, fabs(hn - h[i]));
+      h[i] = hn;
+    }
+    if (moved < 1e-14) break;
+  }
+  double sum = 0, lmax = 0;
+  for (size_t i = 0; i < B; i++) sum += lam[i];
+  for (size_t i = 0; i < B; i++) {
+    if (sum < 0) lam[i] = -lam[i];
+    if (lam[i] < 0) lam[i] = 0; /* a board the load speeds up: not expressible, its own noise */
+    if (lam[i] > lmax) lmax = lam[i];
+  }
+  double num_w = 0;
+  for (size_t i = 0; i < B; i++) {
+    double psi = C[i * B + i] - lam[i] * lam[i];
+    if (psi < 0) psi = 0;
+    out->own_cv[i] = sqrt(expm1(psi));
+    out->loading[i] = lmax > 0 ? lam[i] / lmax : 1;
+    w[i] = lam[i] / fmax(psi, 1e-6 * C[i * B + i] + 1e-300); /* Bartlett weights */
+    num_w += w[i] * lam[i];
+  }
+  out->shared_cv = sqrt(expm1(lmax * lmax));
+  out->factor_min = INFINITY;
+  out->factor_max = -INFINITY;
+  for (size_t r = 0; r < R; r++) {
+    double z = 0;
+    for (size_t i = 0; i < B; i++) z += w[i] * y[i * n0 + r];
+    double f = num_w > 0 ? exp(lmax * z / num_w) : 1;
+    out->factor_min = fmin(out->factor_min, f);
+    out->factor_max = fmax(out->factor_max, f);
+  }
+  free(C), free(h), free(v), free(w), free(lam);
+}
+
 hs_status probe_import_shared(const lrn_table *const *logs, size_t nb, probe_shared_result *out, hs_error *err) {
+  return probe_import_shared_model(logs, nb, false, out, err);
+}
+
+hs_status probe_import_shared_model(const lrn_table *const *logs, size_t nb, bool loadings,
+                                    probe_shared_result *out, hs_error *err) {
   memset(out, 0, sizeof *out);
   if (nb < 2 || nb > PROBE_SHARED_MAX)
     return hs_error_set(err, HS_EINVAL, "the shared factor needs 2 to %d boards' logs of one run, got %zu",
@@ -269,7 +354,21 @@ hs_status probe_import_shared(const lrn_table *const *logs, size_t nb, probe_sha
   }
   hs_status st = HS_OK;
   if (R < 3) st = hs_error_set(err, HS_EINVAL, "the logs share %zu rounds; the shared factor needs at least 3", R);
-  if (st == HS_OK) {
+  if (st == HS_OK && loadings && nb < 3)
+    st = hs_error_set(err, HS_EINVAL, "--shared loadings needs 3 or more boards' logs (2 cannot tell a loading "
+                      "from a board's own noise), got %zu", nb);
+  if (st == HS_OK) for (size_t b = 0; b < nb; b++) out->loading[b] = 1;
+  if (st == HS_OK && loadings) {
+    for (size_t b = 0; b < nb; b++) {
+      double a = 0;
+      for (size_t r = 0; r < R; r++) a += l[b * n0 + r];
+      a /= (double)R;
+      for (size_t r = 0; r < R; r++) l[b * n0 + r] -= a;
+    }
+    fit_loadings(l, n0, nb, R, out);
+    out->boards = nb;
+    out->rounds = R;
+  } else if (st == HS_OK) {
     double B = (double)nb, Rd = (double)R, *a = hs_calloc(nb, sizeof *a), *cf = hs_calloc(R, sizeof *cf);
     for (size_t b = 0; b < nb; b++) {
       for (size_t r = 0; r < R; r++) a[b] += l[b * n0 + r];
@@ -331,6 +430,7 @@ typedef struct imp_opts {
   const char *task, *times, *power, *out, *name, *board, *cpu, *arch, *notes;
   const char *run_times[PROBE_SHARED_MAX];
   size_t nrun;
+  bool loadings; /* --shared loadings */
   probe_estimate busy, idle, comm;
   double threads;
 } imp_opts;
@@ -361,6 +461,12 @@ static int parse(int argc, char **argv, imp_opts *o) {
     else if (!strcmp(a, "--run-times")) {
       if (o->nrun + 1 >= PROBE_SHARED_MAX) return fail("--run-times: at most %d logs", PROBE_SHARED_MAX - 1);
       o->run_times[o->nrun++] = v;
+    }
+    else if (!strcmp(a, "--shared")) {
+      if (strcmp(v, "equal") && strcmp(v, "loadings"))
+        return fail("--shared: \"%s\" is not a model (equal: every board takes the factor alike; loadings: a "
+                    "loading per board)", v);
+      o->loadings = !strcmp(v, "loadings");
     }
     else if (!strcmp(a, "--busy-w-source")) o->busy.source = v;
     else if (!strcmp(a, "--idle-w-source")) o->idle.source = v;
@@ -443,7 +549,7 @@ int probe_cmd_import(int argc, char **argv) {
       st = load(o.run_times[loaded], &runs[loaded], &err);
       logs[loaded + 1] = &runs[loaded];
     }
-    if (st == HS_OK) st = probe_import_shared(logs, o.nrun + 1, &sh, &err);
+    if (st == HS_OK) st = probe_import_shared_model(logs, o.nrun + 1, o.loadings, &sh, &err);
     for (size_t k = 0; k < loaded; k++) lrn_table_fini(&runs[k]);
     free(runs);
     free(logs);
@@ -487,9 +593,16 @@ int probe_cmd_import(int argc, char **argv) {
   if (o.nrun)
     snprintf(src[ns++], sizeof src[0],
              "tau_cv %.4g: this board's own part of the per-round noise, split from a shared factor across %zu "
-             "boards' logs of the same run over %zu rounds (shared factor CV %.4g, range %.3f-%.3f; hetsim draws "
-             "tau_cv per device, independently)",
-             r.tau_cv, sh.boards, sh.rounds, sh.shared_cv, sh.factor_min, sh.factor_max);
+             "boards' logs of the same run over %zu rounds (%s; shared factor CV %.4g, range %.3f-%.3f%s%.3g); "
+             "hetsim draws tau_cv per device, independently: give the shared factor to the scenario as "
+             "dynamics.shared_slowdown.cv = %.4g (every device), or as a group's cv "
+             "(dynamics.shared_slowdown.groups.<name>.cv) naming these boards%s",
+             r.tau_cv, sh.boards, sh.rounds,
+             o.loadings ? "one factor with a loading per board, principal-axis factoring" : "two-way decomposition, "
+                                                                                            "every board alike",
+             sh.shared_cv, sh.factor_min, sh.factor_max, o.loadings ? "; this board's loading " : "",
+             o.loadings ? sh.loading[0] : 0.0, sh.shared_cv,
+             o.loadings ? ", and this board's loading as dynamics.devices.<name>.shared_loading" : "");
   if (isnan(r.busy_w)) snprintf(src[ns++], sizeof src[0], "busy_w %g W: estimate, %.500s", busy, o.busy.source);
   else snprintf(src[ns++], sizeof src[0], "busy_w %.4g W: the power log %.300s over the batches' windows", busy, o.power);
   if (isnan(r.idle_w)) snprintf(src[ns++], sizeof src[0], "idle_w %g W: estimate, %.500s", idle, o.idle.source);
@@ -541,8 +654,18 @@ int probe_cmd_import(int argc, char **argv) {
   if (r.overhead_fit)
     printf("overhead_s %.6g s per round (fitted %.6g s, %s)\n", r.overhead_s, r.overhead_raw,
            r.overhead_fit == 1 ? "rounds of one size: span - batches" : "least squares of span on size");
-  if (o.nrun)
+  if (o.nrun) {
     printf("noise: own tau_cv %.4g, shared factor CV %.4g across %zu boards over %zu rounds (factor %.3f-%.3f)\n",
            r.tau_cv, sh.shared_cv, sh.boards, sh.rounds, sh.factor_min, sh.factor_max);
+    /* the scenario key the shared part goes into (sim/doc/dynamics.md) */
+    printf("scenario: \"dynamics\": {\"shared_slowdown\": {\"cv\": %.4g}}\n", sh.shared_cv);
+    if (o.loadings) {
+      printf("loadings:");
+      for (size_t k = 0; k < sh.boards; k++)
+        printf(" %s=%.4g", k ? o.run_times[k - 1] : o.times, sh.loading[k]);
+      printf("\nscenario: this board: \"dynamics\": {\"devices\": {\"NAME\": {\"shared_loading\": %.4g}}}\n",
+             sh.loading[0]);
+    }
+  }
   return 0;
 }

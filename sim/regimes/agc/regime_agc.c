@@ -133,8 +133,9 @@ static void on_computed(hs_engine *eng, void *subject, uint64_t i) {
   s->ev[i] = 0;
   s->phase[i] = PH_SEND;
   sim_dev_state(r, i, HS_POWER_COMM);
-  s->flow[i] = hs_net_transfer(r->net, msg_bits(s, i) / 8.0, d->access_bps, d->access_latency_s,
-                               &r->server_link, 1, on_arrived, r, i);
+  double stall = sim_dev_send_stall_s(r, i, msg_bits(s, i) / 8.0); /* 0 without devices[].cpu */
+  s->flow[i] = hs_net_transfer(r->net, msg_bits(s, i) / 8.0, d->access_bps,
+                               d->access_latency_s + stall, &r->server_link, 1, on_arrived, r, i);
   if (!s->flow[i]) sim_fail(r, HS_EINVAL, "a coded message cannot be sent (size out of range)");
 }
 
@@ -736,7 +737,7 @@ const sim_regime sim_regime_agc = {
     .opts_free = agc_opts_free,
     .caps_refused = HS_POLICY_CAP_SELECTS | HS_POLICY_CAP_STEP_LEVEL,
     /* Its learning is its own (regime.learn), not the learning block's. */
-    .can = SIM_CAN_AVAIL,
+    .can = SIM_CAN_AVAIL | SIM_CAN_SHARED,
     .dev_bytes = sizeof(double), /* the run's scratch */
     .setup = agc_setup,
     .start_round = agc_start_round,

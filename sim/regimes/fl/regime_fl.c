@@ -236,7 +236,7 @@ const sim_regime sim_regime_fl = {
     .opts_free = fl_opts_free,
     .groups = fl_groups,
     .caps_refused = HS_POLICY_CAP_STEP_LEVEL,
-    .can = SIM_CAN_FEDAVG | SIM_CAN_DEADLINE | SIM_CAN_AVAIL,
+    .can = SIM_CAN_FEDAVG | SIM_CAN_DEADLINE | SIM_CAN_AVAIL | SIM_CAN_SHARED,
     .cannot = fl_cannot,
     /* the participation byte; hierarchical: the leaves' two counts */
     .dev_bytes = 1 + 2 * sizeof(uint32_t),
@@ -248,18 +248,50 @@ const sim_regime sim_regime_fl = {
     .metric_group = "system",
 };
 
+/* pma's one option, regime.server, read by fl's host reader: absent, the
+ * server aggregates in 0 s and nothing is printed (pma's defaults and
+ * outputs as before); present, the same forms and defaults as fl's. */
+static hs_status pma_parse(sim_opt_ctx *c, const cJSON *node, void *opts,
+                           const sim_regime_opt *opt) {
+  fl_opts *o = opts;
+  if (!node) return HS_OK;
+  o->srv_given = true;
+  return fl_energy_parse(c, node, o, opt->key);
+}
+
+static void pma_print(cJSON *reg, const void *opts, const sim_regime_opt *opt) {
+  const fl_opts *o = opts;
+  if (o->srv_given) fl_energy_print(reg, o, opt->key);
+}
+
+static void pma_opts_free(void *opts) { fl_host_free(&((fl_opts *)opts)->srv); }
+
+static const sim_regime_opt pma_table[] = {
+    {"server", SIM_OPT_CUSTOM, offsetof(fl_opts, srv), 0, 0, 0, 0, NULL, NULL,
+     "the server's aggregation time, as fl's regime.server: a profile name, or {profile, "
+     "s_per_update, s_per_mb, idle_w, busy_w} (default: none, 0 s; pma reports no server "
+     "energy, fl does)"},
+};
+
 /* Every round-level policy, selection included; a step-level one (ema-batch)
  * sizes optimiser steps, which local training does not synchronise. No
  * telemetry hook: a participant reports the run's default, its allocation
  * and the busy time and energy the ledger saw in the round (a lost one's
- * allocation is 0 by then, so it reports 0/0/0). No options: fl's, zeroed,
- * are topology star, no DVFS, no server time; no system energy metrics. */
+ * allocation is 0 by then, so it reports 0/0/0). Options: fl's, zeroed
+ * (topology star, no DVFS), but for regime.server: the server's aggregation
+ * time (fl_close_round), 0 s unless written; no system energy metrics (its
+ * powers are read and printed, unused: regime fl reports them). */
 const sim_regime sim_regime_pma = {
     .name = "pma",
     .summary = "periodic model averaging: local training, sync at round end",
+    .opts = pma_table,
+    .nopts = sizeof pma_table / sizeof pma_table[0],
+    .opt_parse = pma_parse,
+    .opt_print = pma_print,
+    .opts_free = pma_opts_free,
     .opts_size = sizeof(fl_opts),
     .caps_refused = HS_POLICY_CAP_STEP_LEVEL,
-    .can = SIM_CAN_FEDAVG | SIM_CAN_DEADLINE | SIM_CAN_AVAIL,
+    .can = SIM_CAN_FEDAVG | SIM_CAN_DEADLINE | SIM_CAN_AVAIL | SIM_CAN_SHARED,
     .dev_bytes = 1, /* the participation byte */
     .setup = fl_setup,
     .start_round = fl_start_round,

@@ -69,6 +69,7 @@ typedef struct fl_opts {
   size_t nlevels;
   uint32_t *group_of; /* hierarchical: level-1 aggregator of each device */
   fl_host srv;               /* regime.server */
+  bool srv_given;            /* pma: regime.server was written (absent: all 0, not printed) */
   double j_per_byte, port_w; /* regime.network */
   struct fl_dvfs_level *dvfs; /* regime.dvfs levels, fastest first (NULL: none) */
   size_t ndvfs;

@@ -83,10 +83,10 @@ static size_t dev_of(sim_run *r, uint64_t arg) {
                                                                                     : SIZE_MAX;
 }
 
-/* A model exchange between device i and the server. */
-static void transfer(sim_run *r, size_t i, hs_event_fn done, uint64_t arg) {
+/* A model exchange between device i and the server (down: from it). */
+static void transfer(sim_run *r, size_t i, bool down, hs_event_fn done, uint64_t arg) {
   ((fl_state *)r->rs)->energy.bytes_hops += 2.0 * (double)r->sc->model_bytes;
-  sim_dev_model_transfer(r, i, done, arg);
+  (down ? sim_dev_model_download : sim_dev_model_transfer)(r, i, done, arg);
 }
 
 /* --- the close of a round (every topology) ------------------------------------ */
@@ -189,7 +189,7 @@ static void on_computed(hs_engine *eng, void *subject, uint64_t arg) {
   sim_run *r = subject;
   fl_state *fs = r->rs;
   size_t i = fs->threshold ? DEV(arg) : dev_of(r, arg); /* threshold: late work goes on */
-  if (i != SIZE_MAX) transfer(r, i, on_uploaded, arg);
+  if (i != SIZE_MAX) transfer(r, i, false, on_uploaded, arg);
 }
 
 static void on_downloaded(hs_engine *eng, void *subject, uint64_t arg) {
@@ -204,7 +204,7 @@ static void on_downloaded(hs_engine *eng, void *subject, uint64_t arg) {
 
 static void begin(sim_run *r, size_t i) {
   IN(r, i) = IN_ROUND;
-  transfer(r, i, on_downloaded, arg_of(r->rs, i));
+  transfer(r, i, true, on_downloaded, arg_of(r->rs, i));
 }
 
 /* The one-pass round's events: argument (entry << 32 | device); none is ever
@@ -223,8 +223,10 @@ static void on_computed_1p(hs_engine *eng, void *subject, uint64_t arg) {
   sim_run *r = subject;
   const sim_spec *sp = &r->spec_tab[arg >> 32];
   ((fl_state *)r->rs)->energy.bytes_hops += 2.0 * (double)r->sc->model_bytes;
-  hs_net_transfer(r->net, r->sc->model_bytes, sp->access_bps, sp->access_latency_s,
-                  &r->server_link, 1, on_uploaded_1p, r, arg);
+  double lat = sp->access_latency_s;
+  if (sp->stall_s > 0) lat += sim_dev_send_stall_s(r, DEV(arg), r->sc->model_bytes);
+  hs_net_transfer(r->net, r->sc->model_bytes, sp->access_bps, lat, &r->server_link, 1,
+                  on_uploaded_1p, r, arg);
 }
 
 static void on_downloaded_1p(hs_engine *eng, void *subject, uint64_t arg) {
@@ -284,7 +286,7 @@ static void start_one_pass(sim_run *r) {
       sim_dev_hot(r, i)->work_s = sim_dev_draw_work_sp(r, i, sp, n, true);
       hs_ledger_switch(r->ledger, i, HS_POWER_COMM, now);
       hs_net_transfer(r->net, r->sc->model_bytes, sp->access_bps, sp->access_latency_s,
-                      &r->server_link, 1, on_downloaded_1p, r, (uint64_t)s << 32 | i);
+                      &r->server_down, 1, on_downloaded_1p, r, (uint64_t)s << 32 | i);
     }
   }
   fs->participants = fs->pending;
@@ -320,7 +322,7 @@ static void star_start(sim_run *r) {
     return;
   }
   for (size_t i = 0; i < r->ndev; i++)
-    if (IN(r, i) == IN_ROUND) transfer(r, i, on_downloaded, arg_of(fs, i));
+    if (IN(r, i) == IN_ROUND) transfer(r, i, true, on_downloaded, arg_of(fs, i));
   if (deadline > 0) hs_engine_schedule_in(r->eng, deadline, 0, on_deadline, r, fs->epoch);
 }
 

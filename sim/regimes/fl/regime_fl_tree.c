@@ -20,8 +20,8 @@
  * Round: the model cascades down (each aggregator forwards once it has it),
  * devices train and upload, each aggregator aggregates once all its
  * participating children arrived, then uploads; the round ends when the server
- * has every top-level update (the server's own aggregation is instantaneous,
- * as in pma). Bytes on level l's links per round: 2 x model_bytes x
+ * has every top-level update and has aggregated them (regime.server's
+ * time, fl_close_round: 0 s by default, as in pma). Bytes on level l's links per round: 2 x model_bytes x
  * (participating level-(l-1) nodes) -- reported as summary fields.
  * The controller's groups are the level-1 aggregators (a natural group each).
  *
@@ -147,14 +147,15 @@ static size_t parent_of(const sim_run *r, size_t l, size_t j) {
   return j / opts_of(r)->levels[l].fanout; /* levels[l] is level l+1's spec */
 }
 
-/* The flow of one hop between node (l, j) and its parent. */
-static void hop(sim_run *r, size_t l, size_t j, hs_event_fn done, uint64_t arg) {
+/* The flow of one hop between node (l, j) and its parent (down: from it). */
+static void hop(sim_run *r, size_t l, size_t j, bool down, hs_event_fn done, uint64_t arg) {
   fl_tree *t = tree_of(r);
   const fl_opts *o = opts_of(r);
   double cap, lat;
   if (l == 0) {
     cap = sim_dev_sp(r, j)->access_bps;
     lat = sim_dev_sp(r, j)->access_latency_s;
+    if (!down) lat += sim_dev_send_stall_s(r, j, (double)r->sc->model_bytes); /* after training */
   } else {
     const hs_link_spec *ls = hs_scenario_link(r->sc, o->levels[l - 1].link);
     cap = ls->bandwidth_mbps * HS_NET_BPS_PER_MBPS;
@@ -163,6 +164,7 @@ static void hop(sim_run *r, size_t l, size_t j, hs_event_fn done, uint64_t arg) 
   int via;
   if (l + 1 > t->L) via = r->server_link;
   else via = t->link[l + 1][parent_of(r, l, j)];
+  if (down) via = hs_net_link_reverse(r->net, via); /* itself unless full duplex */
   t->bytes[l + 1] += (double)r->sc->model_bytes;
   fl_state_energy(r)->bytes_hops += 2.0 * (double)r->sc->model_bytes;
   hs_net_transfer(r->net, (double)r->sc->model_bytes, cap, lat, &via, 1, done, r, arg);
@@ -185,12 +187,12 @@ static void on_dev_computed(hs_engine *eng, void *subject, uint64_t i) {
   (void)eng;
   sim_run *r = subject;
   sim_dev_state(r, i, HS_POWER_COMM);
-  hop(r, 0, i, on_up, ARG(0, i));
+  hop(r, 0, i, false, on_up, ARG(0, i));
 }
 
 static void on_agg_done(hs_engine *eng, void *subject, uint64_t a) {
   (void)eng;
-  hop(subject, ARG_L(a), ARG_J(a), on_up, a);
+  hop(subject, ARG_L(a), ARG_J(a), false, on_up, a);
 }
 
 /* Node (l, j) received the model: a device trains, an aggregator forwards. */
@@ -206,7 +208,7 @@ static void node_has_model(sim_run *r, size_t l, size_t j) {
   for (size_t k = j * f; k < (j + 1) * f && k < t->n[l - 1]; k++) {
     if (!t->part[l - 1][k]) continue;
     if (l == 1) sim_dev_state(r, k, HS_POWER_COMM);
-    hop(r, l - 1, k, on_down, ARG(l - 1, k));
+    hop(r, l - 1, k, true, on_down, ARG(l - 1, k));
   }
 }
 
@@ -247,7 +249,7 @@ void fl_tree_start_round(sim_run *r) {
     memcpy(t->pending[l], t->part[l], t->n[l] * sizeof *t->part[l]);
   }
   for (size_t j = 0; j < t->n[t->L]; j++)
-    if (t->part[t->L][j]) hop(r, t->L, j, on_down, ARG(t->L, j));
+    if (t->part[t->L][j]) hop(r, t->L, j, true, on_down, ARG(t->L, j));
 }
 
 hs_status fl_tree_setup(sim_run *r, hs_error *err) {
@@ -271,8 +273,8 @@ hs_status fl_tree_setup(sim_run *r, hs_error *err) {
     for (size_t j = 0; j < t->n[l]; j++) {
       char name[64];
       snprintf(name, sizeof name, "fl-level%zu-%zu", l, j);
-      t->link[l][j] = hs_net_add_link(r->net, name, ls->bandwidth_mbps * HS_NET_BPS_PER_MBPS,
-                                      ls->latency_ms * 1e-3);
+      t->link[l][j] = (ls->full_duplex ? hs_net_add_duplex_link : hs_net_add_link)(
+          r->net, name, ls->bandwidth_mbps * HS_NET_BPS_PER_MBPS, ls->latency_ms * 1e-3);
     }
   }
   fl_state_set_tree(r, t);

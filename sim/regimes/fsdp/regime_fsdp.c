@@ -188,7 +188,7 @@ static void step_start(sim_run *r, size_t f) {
     g->batch[k] = b;
     c[k] = 0;
     if (b > 0) {
-      hs_task_profile t = {.tau_s = d->tau_s, .tau_cv = sim_dev_sp(r, i)->tau_cv * st->o->jitter};
+      hs_task_profile t = {.tau_s = d->tau_s * sim_dev_shared(r, i), .tau_cv = sim_dev_sp(r, i)->tau_cv * st->o->jitter};
       c[k] = sim_dev_stretch_s(r, i, hs_task_compute_time(&t, b, &r->dev[i].rng_compute), 0);
     }
     if (c[k] > cmax) cmax = c[k];

@@ -219,6 +219,7 @@ void sim_dyn_setup(sim_run *r) {
   r->dyn = nd ? hs_calloc(nd, sizeof *r->dyn) : NULL;
   r->dyn_of = nd ? hs_calloc(r->ndev, sizeof *r->dyn_of) : NULL;
   r->ndyn = nd;
+  sim_shared_setup(r);
   nd = 0;
   for (size_t i = 0; i < r->ndev; i++) {
     const dyn_dev_spec *ds = &dy->dev[i];
@@ -271,6 +272,7 @@ void sim_dyn_start(sim_run *r) {
 }
 
 void sim_dyn_free(sim_run *r) {
+  sim_shared_free(r);
   for (size_t i = 0; i < r->ndyn; i++) {
     dyn_pw_fini(&r->dyn[i].cot);
     dyn_pw_fini(&r->dyn[i].av);

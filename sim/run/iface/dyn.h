@@ -1,6 +1,6 @@
 /* dyn.h: devices that change during a run: thermal throttling (dyn_thermal.c),
  * co-tenant load and availability (dyn_process.c), and their place on the
- * run's timeline (dyn.c). Parsed from the scenario's optional "dynamics"
+ * run's timeline (dyn.c), and a slowdown that devices share (dyn_shared.c). Parsed from the scenario's optional "dynamics"
  * block (scenario_dynamics.c); a scenario without it runs exactly as before.
  *
  * Thermal model (closed form, hs_profile.h: hs_thermal_profile): with power P
@@ -76,7 +76,19 @@ double dyn_pw_at(dyn_pw *p, double t);
 double dyn_pw_next(dyn_pw *p, double t);
 
 /* Purposes of the random streams (hs_rng_init), beyond hs_rng.h's. */
-enum { DYN_RNG_COTENANT = 0x44594e31, DYN_RNG_AVAIL = 0x44594e32 };
+enum {
+  DYN_RNG_COTENANT = 0x44594e31,
+  DYN_RNG_AVAIL = 0x44594e32,
+  DYN_RNG_SHARED_WIDE = 0x44594e33, /* shared_slowdown: the scenario-wide factor */
+  DYN_RNG_SHARED_GROUP = 0x44594e34 /* shared_slowdown: a group's factor */
+};
+
+/* --- shared slowdown (dyn_shared.c) ------------------------------------------ */
+
+/* The factor of one (entity, period): one draw from the stream (seed,
+ * entity, purpose mixed with period) through n's lognormal (mean 1). */
+double dyn_shared_draw(uint64_t seed, uint64_t entity, uint64_t purpose, uint64_t period,
+                       const hs_task_noise *n);
 
 /* --- on the run's timeline (dyn.c), called by the run (run.c) ------------ */
 /* Set-up after the devices are expanded; start once every device is idle at
@@ -91,5 +103,9 @@ void sim_dyn_state(sim_run *r, size_t i, hs_power_state st);
 double sim_dyn_finish(sim_run *r, size_t i, double work_s, double after_s);
 double sim_dyn_last_j(const sim_run *r, size_t i);
 void sim_dyn_free(sim_run *r);
+/* The shared slowdown's state (r->shared; NULL when every CV is 0), made and
+ * freed by sim_dyn_setup and sim_dyn_free. */
+void sim_shared_setup(sim_run *r);
+void sim_shared_free(sim_run *r);
 
 #endif

@@ -42,9 +42,11 @@
  *   base powers; the name and the entry come from the scenario
  *   (hs_scenario_device_name: made on the first name asked);
  * - what only some runs need is an array of its own, NULL when unused:
- *   r->span (tracing), r->rng_tele (telemetry noise), r->dyn_of (dynamics).
+ *   r->span (tracing), r->rng_tele (telemetry noise), r->dyn_of (dynamics),
+ *   r->shared (a shared slowdown: per group, not per device).
  * Read the fields through the sim_dev_* accessors below. */
 typedef struct sim_devagg sim_devagg;
+typedef struct dyn_shared dyn_shared; /* dynamics/dyn_shared.c */
 
 typedef struct sim_hot {
   double work_s; /* the one-pass round (regimes/fl/regime_fl_round.c): its compute work,
@@ -66,6 +68,10 @@ typedef struct sim_spec {
   double busy_w, idle_w, comm_w;       /* before the device's power factor */
   const hs_speed_trace *trace;
   size_t ledger_class;                 /* these powers as the ledger's power class */
+  /* devices[].cpu (issue 24), 0 without it: a send after a computation stalls
+   * for stall_s = (1 - share) x period with probability bytes x stall_per_byte
+   * (sim_dev_send_stall_s); access_bps is already capped at the CPU's rate. */
+  double stall_s, stall_per_byte;
 } sim_spec;
 
 typedef struct sim_span {
@@ -90,7 +96,10 @@ struct sim_run {
   size_t hot_stride;       /* bytes from one device's sim_hot to the next */
   sim_span *span;          /* ndev when tracing, else NULL */
   hs_rng *rng_tele;        /* ndev telemetry streams when there is noise, else NULL */
-  int server_link;         /* shared link index of network.server */
+  hs_rng *rng_stall;       /* ndev send-stall streams when an entry has "cpu", else NULL */
+  int server_link;         /* shared link index of network.server (uploads: to the server) */
+  int server_down;         /* the direction from the server: server_link itself unless the
+                              link is full duplex (hs_net_link_reverse) */
   uint32_t round;
   double round_start_s;
   const uint64_t *alloc;   /* allocation in force this round: the controller's own array
@@ -118,6 +127,7 @@ struct sim_run {
   void *rs;                /* regime state */
   struct dyn_dev *dyn;     /* dyn.c: one per device that changes (ndyn), or NULL */
   size_t ndyn;
+  dyn_shared *shared;      /* dynamics.shared_slowdown (dyn_shared.c); NULL: no shared factor */
   struct dyn_dev **dyn_of; /* per device: its record in dyn, or NULL; NULL when ndyn == 0 */
   /* A regime that takes absences itself (PMA): called when device i leaves
    * (on = false) or returns; false: the default (pause and power off). */
@@ -208,11 +218,19 @@ static inline double *sim_run_scratch(sim_run *r) {
 
 /* Switch a device's power state now (ledger + trace spans). */
 void sim_dev_state(sim_run *r, size_t i, hs_power_state st);
-/* Device i starts exchanging one model with the server now: it switches to
- * COMM and a flow of model_bytes crosses its access link and the server link;
- * on_done(eng, r, arg) fires when the flow completes. (Up- and downloads cost
- * the same in this model.) */
+/* Device i starts sending one model to the server now (an upload): it
+ * switches to COMM and a flow of model_bytes crosses its access link and the
+ * server link; on_done(eng, r, arg) fires when the flow completes. */
 void sim_dev_model_transfer(sim_run *r, size_t i, hs_event_fn on_done, uint64_t arg);
+/* Seconds device i's send of `bytes`, right after a computation, waits for
+ * its CPU quota (devices[].cpu): 0 or the entry's stall_s, one draw from the
+ * device's stall stream; 0 with no draw when the entry has no "cpu". Added to
+ * the flow's latency by every upload that follows a computation. */
+double sim_dev_send_stall_s(sim_run *r, size_t i, double bytes);
+/* The same from the server to device i (a download): on a full-duplex server
+ * link it takes the other direction (server_down); on a half-duplex one it
+ * costs exactly what an upload does. */
+void sim_dev_model_download(sim_run *r, size_t i, hs_event_fn on_done, uint64_t arg);
 /* Seconds a computation of `samples` samples (plus the profile's per-round
  * overhead when with_overhead) takes on device i if started after_s seconds
  * from now, including its speed trace. One draw from the device's compute
@@ -226,10 +244,20 @@ double sim_dev_draw_work(sim_run *r, size_t i, uint64_t samples, bool with_overh
  * over devices entry by entry skips the per-device lookup. The draw is
  * hs_task_compute_time's for the entry's task at the device's tau_s
  * (hs_task_compute_time_with: the entry's noise is made once). */
+/* The shared slowdown's factor of device i in the current period (r->shared
+ * must be set; dynamics/dyn_shared.c). */
+double sim_dev_shared_factor(sim_run *r, size_t i);
+/* The same, 1 without a shared slowdown (tau x 1.0 is tau exactly, so a
+ * scenario without one draws the same bits). */
+static inline double sim_dev_shared(sim_run *r, size_t i) {
+  return r->shared ? sim_dev_shared_factor(r, i) : 1.0;
+}
+/* The shared factor scales the per-sample part, as tau_cv's does. */
 static inline double sim_dev_draw_work_sp(sim_run *r, size_t i, const sim_spec *sp,
                                           uint64_t samples, bool with_overhead) {
   sim_dev *d = &r->dev[i];
-  return hs_task_compute_time_with(&sp->noise, d->tau_s, with_overhead ? sp->overhead_s : 0,
+  double tau_s = r->shared ? d->tau_s * sim_dev_shared_factor(r, i) : d->tau_s;
+  return hs_task_compute_time_with(&sp->noise, tau_s, with_overhead ? sp->overhead_s : 0,
                                    samples, &d->rng_compute);
 }
 /* The same for pure work seconds at speed 1 (no draw): speed trace only. */

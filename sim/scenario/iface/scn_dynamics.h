@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "devices/hs_profile.h"
 
@@ -19,13 +20,27 @@ typedef struct dyn_dev_spec {
   double *av_iv;                     /* trace: on intervals, 2 x av_n */
   size_t av_n;
   bool av_trace;                     /* named in the availability trace */
+  uint32_t shared_group;             /* shared_slowdown: 1 + its group's index; 0: in none */
+  double shared_loading;             /* shared_slowdown: how strongly it takes its factor
+                                        (the exponent on log time; 1 by default, 0: not at all) */
 } dyn_dev_spec;
+
+/* One group of dynamics.shared_slowdown.groups: its devices' common factor. */
+typedef struct dyn_shared_group {
+  char *name; /* as written: the key of its factor's random stream */
+  double cv;  /* CV of its factor (mean 1, lognormal) */
+} dyn_shared_group;
 
 struct hs_dynamics {
   dyn_dev_spec *dev; /* total_devices */
   size_t ndev;
   double start_c;    /* NAN: each board starts at its idle steady state */
   double deadline_s; /* round deadline (a regime that takes absences: pma); 0: none */
+  /* shared_slowdown: the scenario-wide factor every device takes, and each
+   * group's on top of it; a new factor every period_s seconds (0: every round) */
+  double shared_cv, shared_period_s;
+  dyn_shared_group *shared_groups;
+  size_t nshared_groups;
   void *json;        /* the block as written (cJSON), printed back by hetsim validate */
 };
 

@@ -91,6 +91,10 @@ enum {
   SIM_CAN_AVAIL = 1u << 4,    /* dynamics availability (traces, on/off processes):
                                  paused by the run (dyn.c), or taken by the regime
                                  itself when it sets r->on_avail in setup */
+  SIM_CAN_SHARED = 1u << 5,   /* dynamics.shared_slowdown: every compute time it draws
+                                 comes from the run's sampler (sim_dev_draw_work,
+                                 sim_dev_compute_s, or a draw scaled by
+                                 sim_dev_shared_factor), which applies the factor */
 };
 #define SIM_CAN_LEARN (SIM_CAN_FEDAVG | SIM_CAN_DDP | SIM_CAN_ASYNC)
 

@@ -14,7 +14,13 @@
  *    separately (add the device's link as a shared link if that matters).
  *  - SHARED links (the server's link, a silo fabric, a WAN) are single instances,
  *    added with hs_net_add_link; every flow that lists one shares its bandwidth.
- *    A shared link carries traffic in both directions on one capacity.
+ *    A shared link added with hs_net_add_link is HALF duplex: it carries
+ *    traffic in both directions on one capacity. One added with
+ *    hs_net_add_duplex_link is FULL duplex: two links of the same bandwidth and
+ *    latency, one per direction (the index returned and the one
+ *    hs_net_link_reverse gives), so max-min sharing holds per direction and an
+ *    upload never slows a download. The caller picks a flow's direction by
+ *    the index it lists.
  *
  * A flow is (bytes, cap_bps, latency_s, the set of shared links it crosses).
  *  - Path latency = latency_s (the access link's latency, or anything the caller
@@ -101,6 +107,17 @@ void hs_net_set_priority(hs_net *net, int priority);
  * HS_EINVAL (negative) when bandwidth_bps is not > 0 (INFINITY is allowed) or
  * latency_s is not a finite value >= 0. `name` is copied; it may be NULL. */
 int hs_net_add_link(hs_net *net, const char *name, double bandwidth_bps, double latency_s);
+/* Add a full-duplex shared link: two capacities of bandwidth_bps, one per
+ * direction, both with latency latency_s. Returns the index of the forward
+ * direction (the reverse is the next index, as hs_net_link_reverse says), or
+ * HS_EINVAL as hs_net_add_link. Both directions carry `name`; find gives the
+ * forward one. */
+int hs_net_add_duplex_link(hs_net *net, const char *name, double bandwidth_bps,
+                           double latency_s);
+/* The link carrying `link`'s other direction: `link` itself for a half-duplex
+ * link. A full-duplex link's two indices name each other. */
+int hs_net_link_reverse(const hs_net *net, int link);
+/* Links in the network, counting each direction of a full-duplex link. */
 size_t hs_net_link_count(const hs_net *net);
 /* Index of the first link with this name, or HS_ENOENT (negative). */
 int hs_net_link_find(const hs_net *net, const char *name);

@@ -154,11 +154,14 @@ void hs_metric_compare_table(FILE *out, const char *label, const char *const *na
                              const hs_summary *s, size_t n);
 /* The same for tools (compare --format csv|json): every HS_METRIC_COMPARE
  * metric under its own name in its own unit (%.10g), and each vs_1st column
- * as <name>_vs_first_pct (0 for the first run). CSV: a header "policy,...",
- * one line per run. JSON: an array of objects {"policy": ..., ...} (no
- * newline after the closing bracket: the caller wraps it). */
-void hs_metric_compare_csv(FILE *out, const char *const *names, const hs_summary *s, size_t n);
-void hs_metric_compare_json(FILE *out, const char *const *names, const hs_summary *s, size_t n);
+ * as <name>_vs_first_pct (0 for the first run). CSV: a header "LABEL,...",
+ * one line per run. JSON: an array of objects {"LABEL": ..., ...} (no
+ * newline after the closing bracket: the caller wraps it). LABEL names what
+ * the rows are, as in the table. */
+void hs_metric_compare_csv(FILE *out, const char *label, const char *const *names, const hs_summary *s,
+                           size_t n);
+void hs_metric_compare_json(FILE *out, const char *label, const char *const *names, const hs_summary *s,
+                            size_t n);
 
 /* The bit of hs_summary.metric_groups that stands for the group so named:
  * 1 << (its rank among the groups, in table order). Asserts that some line

@@ -12,6 +12,8 @@
 #include "sim/hs_scenario.h"
 #include "base/hs_status.h"
 
+typedef struct hs_run_device_round hs_run_device_round; /* below */
+
 typedef struct hs_run_opts {
   const char *out_dir;   /* NULL: write nothing; else summary.json, rounds.csv, devices.csv */
   bool trace;            /* also trace.json (Chrome trace event format) */
@@ -32,7 +34,46 @@ typedef struct hs_run_opts {
   size_t devices_threshold;
   /* Comma-separated device names: trace only these (implies trace); NULL: all. */
   const char *trace_devices;
+  /* A fixed allocation schedule (hetsim check: the allocations a real run
+   * used): round r's allocation is schedule[r * devices + i] for the
+   * expanded devices in hs_scenario_device_name order, in place of the
+   * controller's decision. The controller is still created and fed the
+   * telemetry; only its decisions are set aside (hfl-ddp's per-silo step
+   * controllers under ema-batch still size their own steps). schedule_rounds must be at
+   * least the scenario's rounds (HS_EINVAL otherwise). NULL: the controller
+   * decides. Borrowed for the run. Not with out_dir (HS_EINVAL): a run
+   * folder's run_identity names the scenario, seed and --set list, not a
+   * schedule, so its outputs would claim a run they are not. */
+  const uint64_t *schedule;
+  uint32_t schedule_rounds;
+  /* The expectation of the compute times: every task's tau_cv taken as 0, so
+   * a computation of n samples takes overhead_s + n tau_s (the mean of the
+   * lognormal draw), and no shared slowdown (its factors have mean 1). The
+   * streams still draw (they stay aligned); the population spread and the
+   * other dynamics are kept. */
+  bool no_compute_noise;
+  /* Observers of the rounds as they end, from the thread that runs (NULL:
+   * none; they never change an output): each device's round, then the
+   * round's span. */
+  void (*on_device_round)(void *userdata, const hs_run_device_round *d);
+  void (*on_round_end)(void *userdata, uint32_t round, double start_s, double end_s);
 } hs_run_opts;
+
+/* One device's round as the run measured it: what devices.csv holds, and
+ * what its meter reported for training before telemetry noise. compute_s +
+ * comm_s + wait_s is the device's time on in the round (the round's span
+ * unless it was off for part of it). */
+struct hs_run_device_round {
+  uint32_t round;
+  size_t device;       /* index in hs_scenario_device_name order */
+  const char *name;    /* valid during the call */
+  uint64_t samples;    /* trained this round */
+  double compute_s;    /* busy: training, the profile's overhead_s included */
+  double comm_s;       /* exchanging models with the server (download + upload) */
+  double wait_s;       /* idle while on: after its upload until the round closed */
+  double energy_j;     /* all of its energy in the round */
+  double train_j;      /* its meter's training energy (0 when it trained nothing) */
+};
 
 enum { HS_DEVICES_AUTO = 0, HS_DEVICES_FULL = 1, HS_DEVICES_PROFILES = 2 };
 #define HS_DEVICES_THRESHOLD 10000

@@ -20,6 +20,7 @@
  *     when network.links has exactly one (required otherwise)
  *   network.server: the only link when there is exactly one (required otherwise)
  *   network.links.<name>.latency_ms: 0
+ *   network.duplex: "half"; network.links.<name>.duplex: network.duplex
  *   telemetry.time_noise, telemetry.energy_noise: 0;  switch_off_unselected: false
  *   report.meter_scopes: false
  * Required: model_bytes, rounds, samples_per_round, devices, network.links. */
@@ -41,6 +42,10 @@ typedef struct hs_link_spec {
   char *name;
   double bandwidth_mbps; /* > 0, megabits per second (1e6 bit/s) */
   double latency_ms;     /* >= 0, one-way */
+  /* links.<name>.duplex, else network.duplex: "full" (true) gives each
+   * direction its own bandwidth where the link is shared (the server's link,
+   * an aggregator's); "half" (false, the default) one capacity for both. */
+  bool full_duplex;
 } hs_link_spec;
 
 /* One entry of "devices": `count` identical-profile devices (count 1 by default).
@@ -61,6 +66,13 @@ typedef struct hs_device_spec {
   char *owner;                 /* optional, informational (who owns the board), or NULL */
   char *speed_trace_name;      /* "speed_trace" as written in the scenario, or NULL */
   size_t first;                /* index of its first expanded device (see hs_scenario_device) */
+  /* "cpu" (issue 24; absent: cpu_share 0, no CPU limit on its transfers): the
+   * device's CPU is a quota of cpu_share of one core per cpu_period_ms, and
+   * moving 1 MB (10^6 bytes) costs cpu_send_ms_per_mb of CPU at full speed.
+   * See sim/doc/engine-and-network.md "CPU-bound transfers". */
+  double cpu_share;            /* (0, 1], or 0 when absent */
+  double cpu_period_ms;        /* > 0 (default 100: the CFS period) */
+  double cpu_send_ms_per_mb;   /* > 0 */
 } hs_device_spec;
 
 /* The regime: its kind and its options, which belong to the regime (each
