@@ -27,6 +27,7 @@ BIN=$(cd "$1" && pwd) RUNS=${2:-3} OUT=${3:-box-prediction}
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 SCN=$SRC/devices/probe/bench/box-mnist-pma-5.json
 SEEDS=${HS_PREDICT_SEEDS:-1 2 3 4 5 6 7 8}
+CPU_SEND_MS_PER_MB=4.55 # the box's fit of CPU per sent MB (sim/doc/engine-and-network.md)
 BOARDS="b06 b09 b13 b19 b28"
 QUOTAS="--quota b06=0.06 --quota b09=0.09 --quota b13=0.13 --quota b19=0.19 --quota b28=0.28"
 POLICIES="equal time-only"
@@ -74,10 +75,11 @@ calibrate() {
     done
   done
   : >"$d/sets"
-  shared=0
+  shared=0 loads="" k=0
   for b in $BOARDS; do
     others=""
     if [ "$mode" = after ]; then
+      others="--shared loadings"
       for o in $BOARDS; do [ "$o" = "$b" ] || others="$others --run-times $d/t_$o.csv"; done
     fi
     # shellcheck disable=SC2086
@@ -85,18 +87,24 @@ calibrate() {
       --busy-w 7.2 --busy-w-source "stated: the rpi4 profile's busy_w (itself an estimate from public figures); the box's boards are processes on a VM, not measured" \
       --idle-w 2.7 --idle-w-source "stated: the rpi4 profile's idle_w; not measured" \
       --out "$d/$b.json" >"$d/import-$b.txt"
-    [ "$mode" = after ] && shared=$(sed -n 's/.*shared factor CV \([0-9.e+-]*\).*/\1/p' "$d/import-$b.txt")
     if [ "$mode" = after ]; then
+      shared=$(sed -n 's/.*shared factor CV \([0-9.e+-]*\).*/\1/p' "$d/import-$b.txt")
+      ld=$(sed -n 's/.*"shared_loading": \([0-9.e+-]*\).*/\1/p' "$d/import-$b.txt")
+      loads="$loads${loads:+,}\"$b\":{\"shared_loading\":$ld}"
+      # the CPU quota's stall before an upload (sim/doc/engine-and-network.md's fit)
+      q=$(echo "$QUOTAS" | sed -n "s/.*--quota $b=\([0-9.]*\).*/\1/p")
+      echo "devices[$k].cpu={\"share\":$q,\"send_ms_per_mb\":$CPU_SEND_MS_PER_MB}" >>"$d/sets"
       # the board's own per-round work outside training: set-up + packing
       ov=$(for run in "$@"; do awk -F, -v b="$b" 'NR > 1 && $2 == b { print $6 + $8 }' "$run/rounds.csv"; done |
         awk '{ s += $1 } END { printf "%.6g", s / NR }')
       sed -i "s/\"overhead_s\": 0,/\"overhead_s\": $ov,/" "$d/$b.json"
     fi
+    k=$((k + 1))
   done
   if [ "$mode" = after ]; then
     srv=$(for run in "$@"; do awk -F, 'NR > 1 { print $3 }' "$run/server.csv"; done |
       awk -v n=5 '{ s += $1 } END { printf "%.6g", s / NR / n }')
-    echo "dynamics={\"shared_slowdown\":{\"cv\":$shared}}" >"$d/sets"
+    echo "dynamics={\"shared_slowdown\":{\"cv\":$shared},\"devices\":{$loads}}" >>"$d/sets"
     echo "regime.server={\"s_per_update\":$srv}" >>"$d/sets"
   fi
 }
@@ -163,3 +171,26 @@ END {
   }
 }' "$OUT/predicted.txt"
 printf '\nmachine: load average %s before the real runs, %s after (2 cores; busy above ~0.5)\n' "$load_before" "$load_after"
+
+# --- 4. hetsim check: each real run against the simulation with its own allocations
+printf '\nhetsim check (each run simulated with its real allocations, compute noise off), total makespan error:\n'
+for p in $POLICIES; do
+  line=$(printf '%-10s' "$p")
+  for src in calib own; do
+    [ "$src" = own ] && src=own-$p
+    for mode in before after; do
+      prof=$OUT/prof-$src-$mode
+      set --
+      while IFS= read -r kv; do set -- "$@" --set "$kv"; done <"$prof/sets"
+      errs=""
+      for k in $(seq 1 "$RUNS"); do
+        HETSIM_PROFILE_PATH=$prof "$BIN/hetsim" check "$pred_scn" "$OUT/$p-$k" "$@" \
+          --json "$prof/check-$p-$k.json" >/dev/null 2>&1 || true
+        e=$(sed -n 's/.*"makespan": {[^}]*"error": \([^,}]*\).*/\1/p' "$prof/check-$p-$k.json" | head -1)
+        errs="$errs $(echo "$e" | awk '{ printf "%+.1f", 100 * $1 }')"
+      done
+      line="$line | ${src%-$p} $mode:$errs %"
+    done
+  done
+  echo "$line"
+done
