@@ -71,10 +71,10 @@ static probe_wire_end raw(const void *bytes, size_t n, bool close_after, size_t 
 
 Test(cluster_wire, wrong_version) {
   unsigned char h[PROBE_WIRE_HEADER];
-  probe_wire_header(h, 2, PROBE_MSG_HELLO, 0, 0);
+  probe_wire_header(h, PROBE_WIRE_VERSION + 1, PROBE_MSG_HELLO, 0, 0);
   hs_error err = {HS_OK, ""};
   cr_expect_eq(raw(h, sizeof h, false, 0, 1, &err), PROBE_WIRE_PROTOCOL);
-  cr_expect(strstr(err.msg, "version 2") && strstr(err.msg, "version 1"), "%s", err.msg);
+  cr_expect(strstr(err.msg, "version 3") && strstr(err.msg, "version 2"), "%s", err.msg);
 }
 
 Test(cluster_wire, foreign_peer_and_unknown_type) {
@@ -82,7 +82,7 @@ Test(cluster_wire, foreign_peer_and_unknown_type) {
   cr_expect_eq(raw("GET / HTTP/1.1\r\n", 16, false, 0, 1, &err), PROBE_WIRE_PROTOCOL);
   cr_expect(strstr(err.msg, "not a hetsim-probe peer"), "%s", err.msg);
   unsigned char h[PROBE_WIRE_HEADER];
-  probe_wire_header(h, 1, (probe_msg_type)99, 0, 0);
+  probe_wire_header(h, PROBE_WIRE_VERSION, (probe_msg_type)99, 0, 0);
   cr_expect_eq(raw(h, sizeof h, false, 0, 1, &err), PROBE_WIRE_PROTOCOL);
   cr_expect(strstr(err.msg, "unknown message type 99"), "%s", err.msg);
 }
@@ -90,17 +90,17 @@ Test(cluster_wire, foreign_peer_and_unknown_type) {
 Test(cluster_wire, oversized) {
   unsigned char h[PROBE_WIRE_HEADER];
   hs_error err = {HS_OK, ""};
-  probe_wire_header(h, 1, PROBE_MSG_RESULT, 10, 1001);
+  probe_wire_header(h, PROBE_WIRE_VERSION, PROBE_MSG_RESULT, 10, 1001);
   cr_expect_eq(raw(h, sizeof h, false, 1000, 1, &err), PROBE_WIRE_PROTOCOL);
   cr_expect(strstr(err.msg, "too large") && strstr(err.msg, "1001") && strstr(err.msg, "limit 1000"), "%s", err.msg);
-  probe_wire_header(h, 1, PROBE_MSG_HELLO, PROBE_WIRE_TEXT_MAX + 1, 0);
+  probe_wire_header(h, PROBE_WIRE_VERSION, PROBE_MSG_HELLO, PROBE_WIRE_TEXT_MAX + 1, 0);
   cr_expect_eq(raw(h, sizeof h, false, 0, 1, &err), PROBE_WIRE_PROTOCOL);
   cr_expect(strstr(err.msg, "too large"), "%s", err.msg);
 }
 
 Test(cluster_wire, truncated) {
   unsigned char buf[PROBE_WIRE_HEADER + 10];
-  probe_wire_header(buf, 1, PROBE_MSG_HELLO, 100, 0);
+  probe_wire_header(buf, PROBE_WIRE_VERSION, PROBE_MSG_HELLO, 100, 0);
   memset(buf + PROBE_WIRE_HEADER, 'x', 10);
   hs_error err = {HS_OK, ""};
   cr_expect_eq(raw(buf, sizeof buf, true, 0, 1, &err), PROBE_WIRE_CLOSED);
@@ -122,7 +122,7 @@ Test(cluster_wire, stalled_peer_times_out) {
   cr_expect(strstr(err.msg, "timed out"), "%s", err.msg);
   /* a header, then silence: the body's timeout */
   unsigned char h[PROBE_WIRE_HEADER];
-  probe_wire_header(h, 1, PROBE_MSG_RESULT, 5, 0);
+  probe_wire_header(h, PROBE_WIRE_VERSION, PROBE_MSG_RESULT, 5, 0);
   t0 = probe_now_mono();
   cr_expect_eq(raw(h, sizeof h, false, 0, 0.2, &err), PROBE_WIRE_TIMEOUT);
   dt = probe_now_mono() - t0;
