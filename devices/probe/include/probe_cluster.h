@@ -1,7 +1,8 @@
 /* [devices/probe/include -> hetsim::probe_cluster; not installed]
  * probe_cluster.h: the real cluster runtime of the board harness: the wire
  * protocol (wire.c), the scenario as the runtime reads it (cluster_scn.c),
- * the server and the board (serve.c, board.c) and the testbed in a box
+ * the server and its regimes (serve.c, serve_pma.c, serve_ddp.c,
+ * serve_fedasync.c; src/serve_regime.h), the board (board.c) and the testbed in a box
  * (box.c, box_setup.c). Folder-internal, prefix probe_; main.c is the CLI.
  *
  * libc + libm + pthreads and the libc-only controller (hetsim::policies), so
@@ -159,8 +160,9 @@ typedef struct probe_serve_cfg {
   size_t nlisten;
 } probe_serve_cfg;
 void probe_serve_cfg_init(probe_serve_cfg *c);
-/* Run the whole PMA run; returns the exit status (0, 1 system, 2 bad input)
- * after one line on stderr when not 0. */
+/* Run the whole run of the scenario's regime (pma, ddp or fedasync: one
+ * file each, serve_<regime>.c, behind the table in serve.c); returns the
+ * exit status (0, 1 system, 2 bad input) after one line on stderr when not 0. */
 int probe_serve(const probe_serve_cfg *cfg);
 int probe_cmd_serve(int argc, char **argv);
 

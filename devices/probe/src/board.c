@@ -1,13 +1,19 @@
-/* board.c: `hetsim-probe board`, one board of a real PMA run. It connects to
+/* board.c: `hetsim-probe board`, one board of a real run. It connects to
  * its port on the server (loopback only), says its name, is told its place
  * in the run (WELCOME: task, seed, batch, participants, its index), loads its
  * data and the learner (hetsim::learn, the trainers the harness calibrates
  * with) with the same seed and IID partition as every other board, opens its
- * power sensor and says READY. Then per round: receives the global model and
- * its allocation, trains that many samples of its own part (draw key = the
- * round, so a rerun trains the same samples), and sends the trained model
- * back with the instants it stamped (model received, training start and end,
- * upload start) on CLOCK_MONOTONIC and the round's energy.
+ * power sensor and says READY. Then it answers what the server sends; it
+ * never asks which regime runs (the messages say what to do):
+ *   ROUND (pma, fedasync): the global model and an allocation; it trains that
+ *   many samples of its own part (draw key = ROUND's draw=, the round for
+ *   pma, its update count for fedasync, so a rerun trains the same samples)
+ *   and sends the trained model back (RESULT) with the instants it stamped
+ *   (model received, training start and end, upload start) on
+ *   CLOCK_MONOTONIC and the training energy;
+ *   STEP (ddp): applies the previous step's reduced gradient to its model
+ *   replica, computes the mean gradient of its batch at it and sends it
+ *   (GRAD) with the replica's hash, the instants and the energy (ddp_step). 
  *
  * Energy, honestly: with a sensor (rapl, hwmon, pi5-pmic, meter: probe's
  * sensors) the training window's energy is measured through the sampler and
