@@ -8,7 +8,8 @@
 # server's, which the run checks) at every step and changes from step to step,
 # the steps' samples add up to the round's allocation; fedasync: the merged
 # updates of a window add up to its telemetry, the run stopped after the
-# budget arrived. Both: `hetsim replay` of telemetry.csv decides exactly the
+# budget arrived; ddp again with ema-batch sizing each step (the steps'
+# batches add up to the step's global batch). Both: `hetsim replay` of telemetry.csv decides exactly the
 # allocations the run used next.
 set -eu
 PROBE=$1 HETSIM=$2 REGIME=$3 SCN=$4 WORK=$5
@@ -19,23 +20,7 @@ fail() { echo "cluster_smoke_$REGIME: FAIL: $*" >&2; exit 1; }
   || fail "the run exited $?: $(cat "$WORK/out.txt")"
 R="$WORK/run"
 BOARDS=2 ROUNDS=2
-case $REGIME in
-  ddp) REC=steps.csv ;;
-  fedasync) REC=updates.csv ;;
-  *) fail "regime $REGIME" ;;
-esac
-for f in $REC telemetry.csv allocations.csv server.csv run.json; do
-  [ -s "$R/$f" ] || fail "$f missing"
-done
-[ ! -e "$R/rounds.csv" ] || fail "rounds.csv is pma's record"
-[ "$(head -1 "$R/telemetry.csv")" = "round,device,time_s,energy_j,samples" ] || fail "telemetry.csv header"
-[ "$(head -1 "$R/allocations.csv")" = "round,device,samples" ] || fail "allocations.csv header"
-for f in telemetry.csv allocations.csv; do
-  n=$(($(wc -l <"$R/$f") - 1))
-  [ "$n" -eq $((ROUNDS * BOARDS)) ] || fail "$f has $n rows, expected $((ROUNDS * BOARDS))"
-done
-grep -q "\"regime\": \"$REGIME\"" "$R/run.json" || fail "run.json regime"
-if [ "$REGIME" = ddp ]; then
+check_ddp() { # the records of a ddp run in folder $R
   S=$(sed -n 's/^  "steps_per_round": \([0-9]*\),$/\1/p' "$R/run.json")
   [ -n "$S" ] || fail "no steps_per_round in run.json"
   grep -q '"models_identical": true' "$R/run.json" || fail "run.json: models_identical"
@@ -59,6 +44,25 @@ if [ "$REGIME" = ddp ]; then
     for (k in alloc) if (got[k] != alloc[k]) { print "round,device " k ": steps trained " got[k] ", allocation " alloc[k]; bad = 1 }
     exit bad
   }' "$R/allocations.csv" "$R/steps.csv" >"$WORK/awk.txt" || fail "$(cat "$WORK/awk.txt")"
+}
+case $REGIME in
+  ddp) REC=steps.csv ;;
+  fedasync) REC=updates.csv ;;
+  *) fail "regime $REGIME" ;;
+esac
+for f in $REC telemetry.csv allocations.csv server.csv run.json; do
+  [ -s "$R/$f" ] || fail "$f missing"
+done
+[ ! -e "$R/rounds.csv" ] || fail "rounds.csv is pma's record"
+[ "$(head -1 "$R/telemetry.csv")" = "round,device,time_s,energy_j,samples" ] || fail "telemetry.csv header"
+[ "$(head -1 "$R/allocations.csv")" = "round,device,samples" ] || fail "allocations.csv header"
+for f in telemetry.csv allocations.csv; do
+  n=$(($(wc -l <"$R/$f") - 1))
+  [ "$n" -eq $((ROUNDS * BOARDS)) ] || fail "$f has $n rows, expected $((ROUNDS * BOARDS))"
+done
+grep -q "\"regime\": \"$REGIME\"" "$R/run.json" || fail "run.json regime"
+if [ "$REGIME" = ddp ]; then
+  check_ddp
 else
   [ "$(head -1 "$R/updates.csv")" = "update,device,board_update,window,version,staleness,weight,samples,start_s,download_s,setup_s,train_s,pack_s,upload_s,energy_j,energy,loss,merged" ] \
     || fail "updates.csv header"
@@ -87,4 +91,18 @@ POLICY=$(sed -n 's/^  "policy": "\(.*\)",$/\1/p' "$R/run.json")
 awk -F, 'NR > 1 && $1 + 1 < '"$ROUNDS"' { print $1 + 1 "," $2 "," $3 }' "$WORK/next.csv" >"$WORK/replayed.csv"
 awk -F, 'NR > 1 && $1 > 0 { print $1 "," $2 "," $3 }' "$R/allocations.csv" >"$WORK/used.csv"
 cmp -s "$WORK/replayed.csv" "$WORK/used.csv" || fail "replay decided $(tr '\n' ' ' <"$WORK/replayed.csv"), the run used $(tr '\n' ' ' <"$WORK/used.csv")"
+if [ "$REGIME" = ddp ]; then
+  # ema-batch sizes every step: the same records, and each step's batches add
+  # up to the step's global batch (budget / S, one more for the first steps)
+  sed 's/"kind": "time-only"/"kind": "ema-batch"/' "$SCN" >"$WORK/ema.json"
+  "$PROBE" box "$WORK/ema.json" --out "$WORK/ema" --max-samples 4000 --connect-timeout-s 60 --no-isolation \
+    >"$WORK/ema.txt" || fail "the ema-batch run exited $?: $(cat "$WORK/ema.txt")"
+  R="$WORK/ema"
+  check_ddp
+  BUDGET=$(sed -n 's/^  "samples_per_round": \([0-9]*\),$/\1/p' "$R/run.json")
+  awk -F, -v budget="$BUDGET" -v S="$S" 'NR > 1 { sum[$1 "," $2] += $4; step[$1 "," $2] = $2 } END {
+    for (k in sum) { want = int(budget / S) + (step[k] < budget % S); if (sum[k] != want) { print "step " k ": " sum[k] " samples, expected " want; bad = 1 } }
+    exit bad
+  }' "$R/steps.csv" >"$WORK/awk.txt" || fail "ema-batch: $(cat "$WORK/awk.txt")"
+fi
 echo "cluster_smoke_$REGIME: ok: records complete, replay of telemetry.csv gives the run's allocations"

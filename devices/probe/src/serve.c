@@ -373,7 +373,7 @@ static int find_regime(const probe_cscn *s, const probe_srv_regime **out) {
 }
 
 static int make_controller(const probe_serve_cfg *cfg, const probe_cscn *s, const probe_srv_regime *rg,
-                           hs_controller **c) {
+                           const void *opts, hs_controller **c) {
   hs_policy_config pc;
   hs_error err = {HS_OK, ""};
   if (hs_policy_config_init(&pc, s->policy_kind, &err) != HS_OK)
@@ -383,6 +383,7 @@ static int make_controller(const probe_serve_cfg *cfg, const probe_cscn *s, cons
   for (size_t k = 0; k < s->npolicy_keys; k++)
     if (hs_policy_config_set(&pc, s->policy_keys[k], s->policy_vals[k], &err) != HS_OK)
       return probe_srv_say(HS_EXIT_BADINPUT, "%s: policy.%s", s->path, err.msg);
+  if (rg->policy_cfg) rg->policy_cfg(opts, &pc);
   double budget = cfg->samples > 0 ? cfg->samples : s->samples_per_round;
   *c = hs_controller_create(&pc, s->ndev, NULL, (uint64_t)budget, &err);
   if (!*c) return probe_srv_say(HS_EXIT_BADINPUT, "%s: policy: %s", s->path, err.msg);
@@ -415,7 +416,7 @@ int probe_serve(const probe_serve_cfg *cfg) {
     rc = probe_srv_say(1, "internal: %zu listening sockets for %zu boards", cfg->nlisten, n);
     goto done;
   }
-  if ((rc = make_controller(cfg, &s, rg, &ctl))) goto done;
+  if ((rc = make_controller(cfg, &s, rg, opts, &ctl))) goto done;
   if (mkdir(cfg->out, 0755) != 0 && errno != EEXIST) {
     rc = probe_srv_say(1, "%s: cannot make the output folder: %s", cfg->out, strerror(errno));
     goto done;

@@ -24,10 +24,13 @@
  * that differs ends the run (exit 1), so a run that went through had
  * identical models everywhere (steps.csv records the hashes).
  *
- * The controller (a round-level policy; ema-batch's step-level sizing is not
- * run here, refused with one line) is fed per round what the simulator's ddp
- * telemetry reports: each board's samples n_i, the sum of its steps'
- * gradient times (train_s) and their energy.
+ * The controller is fed per round what the simulator's ddp telemetry
+ * reports: each board's samples n_i, the sum of its steps' gradient times
+ * (train_s) and their energy. A step-level policy (ema-batch) sizes every
+ * step instead, as in the simulator: the step's batches are
+ * hs_controller_step_batches, and after the step the controller is fed the
+ * boards' gradient times (hs_controller_step_update); a round's n_i is then
+ * the sum of its steps' batches.
  * Records: steps.csv, telemetry.csv, allocations.csv, server.csv, run.json
  * (devices/probe/README.md). */
 #include "serve_regime.h"
@@ -44,6 +47,10 @@ static const char *const DDP_KEYS[] = {"steps_per_round", "collective", NULL};
 typedef struct ddp_opts {
   uint32_t steps;
 } ddp_opts;
+
+static void ddp_policy_cfg(const void *opts, hs_policy_config *pc) {
+  pc->steps_per_round = ((const ddp_opts *)opts)->steps;
+}
 
 static int ddp_options(const probe_cscn *s, void *opts) {
   ddp_opts *o = opts;
@@ -267,11 +274,12 @@ static int ddp_run(probe_srv_run *run) {
   hs_telemetry *tel = hs_calloc(n, sizeof *tel);
   pthread_t *th = hs_calloc(n, sizeof *th);
   bool *started = hs_calloc(n, sizeof *started);
+  bool ema = (hs_policy_caps(run->s->policy_kind) & HS_POLICY_CAP_STEP_LEVEL) != 0;
   for (size_t r = 0; r < rounds && rc == 0; r++) {
-    const uint64_t *alloc = hs_controller_allocation(run->ctl);
-    memcpy(nround, alloc, n * sizeof *nround);
-    memcpy(alloc_rec + r * n, alloc, n * sizeof *alloc_rec);
-    hs_ddp_schedule(nround, n, S, batch);
+    if (!ema) {
+      memcpy(nround, hs_controller_allocation(run->ctl), n * sizeof *nround);
+      hs_ddp_schedule(nround, n, S, batch);
+    }
     memset(tsum, 0, n * sizeof *tsum);
     memset(jsum, 0, n * sizeof *jsum);
     for (uint32_t st = 0; st < S && rc == 0; st++) {
@@ -280,6 +288,10 @@ static int ddp_run(probe_srv_run *run) {
       if (k > 0) sr[k - 1].next_open = open;
       sr[k].open = open;
       uint64_t mine = probe_model_hash(global, np * sizeof(float));
+      if (ema) { /* the step-level policy sizes this step */
+        const uint64_t *bb = hs_controller_step_batches(run->ctl);
+        for (size_t i = 0; i < n; i++) batch[i * S + st] = bb[i];
+      }
       for (size_t i = 0; i < n; i++) {
         b[i].round = (uint32_t)r;
         b[i].samples = batch[i * S + st];
@@ -332,7 +344,26 @@ static int ddp_run(probe_srv_run *run) {
           jsum[i] += x->energy_j;
         }
       }
+      if (ema) { /* the step's gradient times to the step-level policy */
+        double c0 = probe_now_mono();
+        for (size_t i = 0; i < n; i++) {
+          double t = rows[k * n + i].train_s;
+          w[i] = b[i].samples ? (t > 0 ? t : 1e-9) : 0;
+        }
+        if (hs_controller_step_update(run->ctl, w, n, &err) != HS_OK) {
+          probe_srv_release(b, n, "the controller refused the step's times");
+          rc = probe_srv_say(1, "round %zu step %u: controller: %s", r, st, err.msg);
+          break;
+        }
+        sr[k].controller_s += probe_now_mono() - c0;
+      }
       if (st + 1 == S) { /* the round's telemetry, as the simulator's ddp reports it */
+        if (ema)
+          for (size_t i = 0; i < n; i++) {
+            nround[i] = 0;
+            for (uint32_t q = 0; q < S; q++) nround[i] += batch[i * S + q];
+          }
+        memcpy(alloc_rec + r * n, nround, n * sizeof *alloc_rec);
         double c0 = probe_now_mono();
         for (size_t i = 0; i < n; i++) probe_srv_tel_row(&tc, r, b[i].name, tsum[i], jsum[i], nround[i], &tel[i]);
         if (hs_controller_update(run->ctl, tel, n, &err) != HS_OK) {
@@ -341,7 +372,7 @@ static int ddp_run(probe_srv_run *run) {
           break;
         }
         sr[k].reallocated = hs_controller_reallocated(run->ctl);
-        sr[k].controller_s = probe_now_mono() - c0;
+        sr[k].controller_s += probe_now_mono() - c0;
         if (!run->cfg->quiet) {
           printf("round %zu: %u steps, %.3f s%s\n", r, S, probe_now_mono() - sr[r * S].open,
                  sr[k].reallocated ? ", reallocated" : "");
@@ -397,10 +428,11 @@ static int ddp_run(probe_srv_run *run) {
 const probe_srv_regime probe_srv_ddp = {
     .name = "ddp",
     .keys = DDP_KEYS,
-    .caps_refused = HS_POLICY_CAP_SELECTS | HS_POLICY_CAP_STEP_LEVEL,
-    .caps_why = "is refused: the runtime's ddp takes a round-level policy that gives every board samples "
-                "(the simulator refuses selection; ema-batch's step-level sizing is not run by the runtime)",
+    .caps_refused = HS_POLICY_CAP_SELECTS,
+    .caps_why = "selects participants; ddp refuses that, as the simulator (a board with no samples still "
+                "all-reduces every step)",
     .opts_size = sizeof(ddp_opts),
     .options = ddp_options,
+    .policy_cfg = ddp_policy_cfg,
     .run = ddp_run,
 };

@@ -84,6 +84,9 @@ typedef struct probe_srv_regime {
   /* Parse the regime's keys into opts (zeroed, opts_size bytes); refuse a key
    * or value the runtime cannot honour: one line, exit status. */
   int (*options)(const probe_cscn *s, void *opts);
+  /* Optional: what the regime sets in the policy's configuration before the
+   * controller is made (ddp: steps_per_round, as the simulator sets it). */
+  void (*policy_cfg)(const void *opts, hs_policy_config *pc);
   /* Run, write the records into cfg->out; exit status (one line when not 0). */
   int (*run)(probe_srv_run *r);
 } probe_srv_regime;
