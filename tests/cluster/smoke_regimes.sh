@@ -8,9 +8,9 @@
 # server's, which the run checks) at every step and changes from step to step,
 # the steps' samples add up to the round's allocation; fedasync: the merged
 # updates of a window add up to its telemetry, the run stopped after the
-# budget arrived; ddp again with ema-batch sizing each step (the steps'
-# batches add up to the step's global batch). Both: `hetsim replay` of telemetry.csv decides exactly the
-# allocations the run used next.
+# budget arrived. Both: `hetsim replay` of telemetry.csv decides exactly the
+# allocations the run used next. Then ddp again with ema-batch sizing each
+# step: the same records, and each step's batches add up to its global batch.
 set -eu
 PROBE=$1 HETSIM=$2 REGIME=$3 SCN=$4 WORK=$5
 rm -rf "$WORK"
