@@ -39,7 +39,7 @@ static const char USAGE[] =
     "                       a profile from your own training log: T.csv one row per batch with\n"
     "                       samples,time_s[,round][,start_s]; P.csv time_s,power_w on start_s's clock;\n"
     "                       without P.csv give --busy-w/--idle-w W with --*-w-source TEXT\n"
-    "  hetsim-probe serve|board|box ...  a real PMA run on loopback (see each one's --help)\n"
+    "  hetsim-probe serve|board|box ...  a real pma/ddp/fedasync run on loopback (--help)\n"
     "\n"
     "calibrate trains the task for real (warm-up discarded, then --runs timed rounds), measures\n"
     "idle and busy power with --sensor, records the held-out loss curve, and writes (or merges\n"
