@@ -22,7 +22,10 @@
  * the same update. The server keeps a replica too and checks every board's
  * hash (FNV-1a of its parameters) against its own at every step: a replica
  * that differs ends the run (exit 1), so a run that went through had
- * identical models everywhere (steps.csv records the hashes).
+ * identical models everywhere (steps.csv records the hashes). The update is
+ * the dense optimiser step (hs_learn_opt_apply); for the runtime's plain SGD
+ * it is what the simulator's hs_learn_step does, also for a model with
+ * sparse embedding rows (their zero gradient leaves them as they are).
  *
  * The controller is fed per round what the simulator's ddp telemetry
  * reports: each board's samples n_i, the sum of its steps' gradient times
@@ -32,7 +35,14 @@
  * boards' gradient times (hs_controller_step_update); a round's n_i is then
  * the sum of its steps' batches.
  * Records: steps.csv, telemetry.csv, allocations.csv, server.csv, run.json
- * (devices/probe/README.md). */
+ * (devices/probe/README.md).
+ * Rejected: a ring between the boards (the simulator's default collective):
+ * it needs board-to-board connections, a port and a tc class per pair for the
+ * box to shape, and 2(p-1) exchanges per step whose latencies loopback cannot
+ * show; the star uses the links the box already shapes per board. Sending
+ * the gradient as double (exact, but 2 x model_bytes on the wire: the cost
+ * model's n would no longer be model_bytes). The server averaging models
+ * instead of gradients (that is local SGD, not DDP). */
 #include "serve_regime.h"
 
 #include <math.h>
