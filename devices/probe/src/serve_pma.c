@@ -10,9 +10,7 @@
  *   (aggregation, controller, bookkeeping: server_s) -> next open.
  * Records: rounds.csv, telemetry.csv, allocations.csv, server.csv, run.json
  * (devices/probe/README.md; other code reads them: their format is fixed).
- * Keys: of the simulator's pma keys only topology "star" is what runs; the
- * others (threshold, hierarchical and ring topologies, k, late, levels,
- * server, network, dvfs) are refused with one line. */
+ * Keys: none, as the simulator's pma. */
 #include "serve_regime.h"
 
 #include <math.h>
@@ -22,22 +20,14 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char *const PMA_KEYS[] = {"topology", "k", "late", "levels", "server", "network", "dvfs", NULL};
+/* The simulator's pma has no options (sim/regimes/fl/regime_fl.c: topology,
+ * k, late, ... are fl's), so any regime key is refused by serve.c as the
+ * simulator refuses it. */
+static const char *const PMA_KEYS[] = {NULL};
 
 static int pma_options(const probe_cscn *s, void *opts) {
+  (void)s;
   (void)opts;
-  static const char *const topologies[] = {"star", "threshold", "hierarchical", "ring", NULL};
-  const char *topo = "star";
-  int rc = probe_srv_opt_choice(s, "topology", topologies, &topo);
-  if (rc) return rc;
-  if (strcmp(topo, "star") != 0)
-    return probe_srv_say(HS_EXIT_BADINPUT, "%s: regime.topology: \"%s\": the runtime runs a star (every board "
-                                           "to the one server), not %s", s->path, topo, topo);
-  for (size_t k = 0; k < s->nregime_keys; k++)
-    if (strcmp(s->regime_keys[k], "topology") != 0)
-      return probe_srv_say(HS_EXIT_BADINPUT, "%s: regime.%s: the runtime does not honour this key of the "
-                                             "simulator's pma (it runs plain star rounds); remove it",
-                           s->path, s->regime_keys[k]);
   return 0;
 }
 
