@@ -9,8 +9,10 @@
 # the steps' samples add up to the round's allocation; fedasync: the merged
 # updates of a window add up to its telemetry, the run stopped after the
 # budget arrived. Both: `hetsim replay` of telemetry.csv decides exactly the
-# allocations the run used next. Then ddp again with ema-batch sizing each
-# step: the same records, and each step's batches add up to its global batch.
+# allocations the run used next. ddp: the simulator's ddp learning of the
+# same scenario ends with the same held-out loss (the same model, up to the
+# float32 wire); then ddp again with ema-batch sizing each step: the same
+# records, and each step's batches add up to its global batch.
 set -eu
 PROBE=$1 HETSIM=$2 REGIME=$3 SCN=$4 WORK=$5
 rm -rf "$WORK"
@@ -92,9 +94,25 @@ awk -F, 'NR > 1 && $1 + 1 < '"$ROUNDS"' { print $1 + 1 "," $2 "," $3 }' "$WORK/n
 awk -F, 'NR > 1 && $1 > 0 { print $1 "," $2 "," $3 }' "$R/allocations.csv" >"$WORK/used.csv"
 cmp -s "$WORK/replayed.csv" "$WORK/used.csv" || fail "replay decided $(tr '\n' ' ' <"$WORK/replayed.csv"), the run used $(tr '\n' ' ' <"$WORK/used.csv")"
 if [ "$REGIME" = ddp ]; then
+  # the simulator's ddp learning of the same scenario (same seed, data, IID
+  # parts, schedule and draw keys) trains the same model: the held-out loss and
+  # accuracy agree (the runtime's gradients travel as float32, the
+  # simulator's stay double: agreement to 1e-4, not bitwise)
+  sed '$d' "$SCN" >"$WORK/sim.json"
+  printf ',\n  "learning": {"mode": "real", "partition": "iid", "optimizer": "sgd", "max_samples": 4000}\n}\n' \
+    >>"$WORK/sim.json"
+  "$HETSIM" run "$WORK/sim.json" --out "$WORK/sim" -q || fail "hetsim run exited $?"
+  SL=$(sed -n 's/^ *"final_test_loss": \([0-9.e+-]*\),$/\1/p' "$WORK/sim/summary.json")
+  SA=$(sed -n 's/^ *"final_test_accuracy": \([0-9.e+-]*\),$/\1/p' "$WORK/sim/summary.json")
+  RL=$(sed -n 's/^  "final_held_out_loss": \([0-9.e+-]*\),$/\1/p' "$R/run.json")
+  RA=$(sed -n 's/^  "final_held_out_accuracy": \([0-9.e+-]*\),$/\1/p' "$R/run.json")
+  awk -v sl="$SL" -v sa="$SA" -v rl="$RL" -v ra="$RA" 'BEGIN {
+    d = sl - rl; if (d < 0) d = -d; e = sa - ra; if (e < 0) e = -e
+    if (sl == "" || rl == "" || d > 1e-4 * sl || e > 1e-3) { print "simulator loss " sl " acc " sa ", runtime loss " rl " acc " ra; exit 1 }
+  }' >"$WORK/awk.txt" || fail "the runtime's ddp and the simulator's trained different models: $(cat "$WORK/awk.txt")"
   # ema-batch sizes every step: the same records, and each step's batches add
   # up to the step's global batch (budget / S, one more for the first steps)
-  sed 's/"kind": "time-only"/"kind": "ema-batch"/' "$SCN" >"$WORK/ema.json"
+  sed 's/"kind": "equal"/"kind": "ema-batch"/' "$SCN" >"$WORK/ema.json"
   "$PROBE" box "$WORK/ema.json" --out "$WORK/ema" --max-samples 4000 --connect-timeout-s 60 --no-isolation \
     >"$WORK/ema.txt" || fail "the ema-batch run exited $?: $(cat "$WORK/ema.txt")"
   R="$WORK/ema"
