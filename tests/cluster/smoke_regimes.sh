@@ -7,8 +7,9 @@
 # energy labelled; ddp: every board's model hash equals the others' (and the
 # server's, which the run checks) at every step and changes from step to step,
 # the steps' samples add up to the round's allocation; fedasync: the merged
-# updates of a window add up to its telemetry, the run stopped after the
-# budget arrived. Both: `hetsim replay` of telemetry.csv decides exactly the
+# updates of a window add up to its telemetry, each merged update's staleness
+# is the versions merged since its download and its weight the polynomial
+# rule's, the run stopped after the budget arrived. Both: `hetsim replay` of telemetry.csv decides exactly the
 # allocations the run used next. ddp: the simulator's ddp learning of the
 # same scenario ends with the same held-out loss (the same model, up to the
 # float32 wire); then ddp again with ema-batch sizing each step: the same
@@ -77,7 +78,14 @@ else
     for (i = 9; i <= 14; i++) if ($i < 0) { print "updates.csv line " FNR ": field " i " negative"; bad = 1 }
     if (!($12 > 0) || !($8 > 0)) { print "updates.csv line " FNR ": no training"; bad = 1 }
     if ($16 != "measured" && $16 != "stated" && $16 != "none") { print "updates.csv line " FNR ": energy " $16; bad = 1 }
-    if ($18 == 1) { merged += $8; win[$4 "," $2] += $8; wt[$4 "," $2] += $12; if (!($7 > 0 && $7 <= 1)) { print "weight " $7; bad = 1 } }
+    if ($18 == 1) {
+      merged += $8; win[$4 "," $2] += $8; wt[$4 "," $2] += $12
+      # staleness: the versions merged since its download; weight: 0.6 (t + 1)^-0.5 (the polynomial of the scenario)
+      if ($6 != versions - $5) { print "update " $1 ": staleness " $6 ", expected " versions - $5; bad = 1 }
+      w = 0.6 * (($6 + 1) ^ -0.5); d = w - $7
+      if (d > 1e-5 || d < -1e-5) { print "update " $1 ": weight " $7 ", expected " w; bad = 1 }
+      versions++
+    }
     else if ($4 != rounds) { print "update " $1 " abandoned in window " $4; bad = 1 }
   } END {
     if (merged < rounds * budget) { print "merged " merged " samples, budget " rounds * budget; bad = 1 }
