@@ -409,6 +409,7 @@ int probe_serve(const probe_serve_cfg *cfg) {
   int *own = NULL;
   float *global = NULL;
   size_t n = s.ndev, rounds = (size_t)(cfg->rounds > 0 ? cfg->rounds : s.rounds);
+  if (cfg->samples > 0) s.samples_per_round = cfg->samples; /* as --set samples_per_round: ddp's default steps too */
   if ((rc = find_regime(&s, &rg))) goto done;
   opts = hs_calloc(1, rg->opts_size ? rg->opts_size : 1);
   if ((rc = rg->options(&s, opts))) goto done;
