@@ -42,7 +42,7 @@ static const char USAGE[] =
     "                       --run-times B.csv (repeatable): the other boards' logs of the same run,\n"
     "                       to split the shared per-round noise off (--shared equal|loadings: every\n"
     "                       board alike, or a loading per board, 3+ boards)\n"
-    "  hetsim-probe serve|board|box ...  a real PMA run on loopback (see each one's --help)\n"
+    "  hetsim-probe serve|board|box ...  a real pma/ddp/fedasync run on loopback (--help)\n"
     "\n";
 /* The rest of --help (one string would pass the 4095 characters C99 promises). */
 static const char USAGE_OPTIONS[] =

@@ -34,15 +34,23 @@ static void teardown(void) {
   free(dir);
 }
 
-static char *scenario(const char *regime) {
-  char *p = probe_xasprintf("%s/s-%s.json", dir, regime);
+/* A one-board scenario with the regime block {block}, in file s-<tag>.json. */
+static char *scenario_block(const char *tag, const char *block) {
+  char *p = probe_xasprintf("%s/s-%s.json", dir, tag);
   FILE *f = fopen(p, "w");
   cr_assert_not_null(f);
   fprintf(f, "{\"task\": \"mnist\", \"rounds\": 2, \"samples_per_round\": 64, \"model_bytes\": 407080,"
-             " \"regime\": {\"kind\": \"%s\"}, \"policy\": {\"kind\": \"equal\"},"
+             " \"regime\": {%s}, \"policy\": {\"kind\": \"equal\"},"
              " \"devices\": [{\"name\": \"solo\", \"profile\": \"rpi4\"}],"
-             " \"network\": {\"links\": {\"w\": {\"bandwidth_mbps\": 100}}}}", regime);
+             " \"network\": {\"links\": {\"w\": {\"bandwidth_mbps\": 100}}}}", block);
   fclose(f);
+  return p;
+}
+
+static char *scenario(const char *regime) {
+  char *b = probe_xasprintf("\"kind\": \"%s\"", regime);
+  char *p = scenario_block(regime, b);
+  free(b);
   return p;
 }
 
@@ -130,7 +138,7 @@ static int fake_board(unsigned port, unsigned version, const char *name) {
   return fd;
 }
 
-static void welcome_ready(int fd) {
+static void welcome_ready_first(int fd, probe_msg_type first) {
   probe_msg m;
   hs_error e = {HS_OK, ""};
   cr_assert_eq(probe_wire_recv(fd, 0, 10, 2, &m, &e), PROBE_WIRE_OK, "%s", e.msg);
@@ -139,9 +147,11 @@ static void welcome_ready(int fd) {
   cr_assert_eq(probe_wire_send(fd, PROBE_MSG_READY, "nparams=101770\nenergy=none:test\n", NULL, 0, 2, &e),
                PROBE_WIRE_OK);
   cr_assert_eq(probe_wire_recv(fd, 407080, 20, 2, &m, &e), PROBE_WIRE_OK, "%s", e.msg);
-  cr_assert_eq(m.type, PROBE_MSG_ROUND);
+  cr_assert_eq(m.type, first, "%s", probe_msg_name(m.type));
   probe_msg_fini(&m);
 }
+
+static void welcome_ready(int fd) { welcome_ready_first(fd, PROBE_MSG_ROUND); }
 
 TestSuite(cluster_run, .init = setup, .fini = teardown);
 
@@ -161,7 +171,7 @@ Test(cluster_run, wrong_protocol_version) {
   char *scn = scenario("pma"), *err = probe_xasprintf("%s/err", dir);
   unsigned port = free_port();
   pid_t s = serve(scn, port, "5", err);
-  int fd = fake_board(port, 2, "solo");
+  int fd = fake_board(port, PROBE_WIRE_VERSION + 1, "solo");
   probe_msg m;
   hs_error e = {HS_OK, ""};
   cr_expect_eq(probe_wire_recv(fd, 0, 10, 2, &m, &e), PROBE_WIRE_OK, "%s", e.msg);
@@ -170,7 +180,7 @@ Test(cluster_run, wrong_protocol_version) {
   close(fd);
   cr_expect_eq(finish(s, 30), 2);
   char *t = read_err(err);
-  cr_expect(strstr(t, "protocol version 2"), "%s", t);
+  cr_expect(strstr(t, "protocol version 3"), "%s", t);
   lines_one(t);
   free(t);
   free(scn);
@@ -238,7 +248,7 @@ Test(cluster_run, board_stalls_mid_round) {
 }
 
 Test(cluster_run, bad_input_lines) {
-  char *err = probe_xasprintf("%s/err", dir), *scn = scenario("ddp");
+  char *err = probe_xasprintf("%s/err", dir), *scn = scenario("fsdp");
   const char *a1[] = {PROBE_BIN, "board", "--name", "solo", "--host", "10.1.2.3", "--port", "4000", NULL};
   cr_expect_eq(finish(spawn(a1, err), 10), 2);
   char *t = read_err(err);
@@ -248,7 +258,7 @@ Test(cluster_run, bad_input_lines) {
   pid_t s = serve(scn, free_port(), "5", err);
   cr_expect_eq(finish(s, 10), 2);
   t = read_err(err);
-  cr_expect(strstr(t, "regime.kind: \"ddp\"") && strstr(t, "pma"), "%s", t);
+  cr_expect(strstr(t, "regime.kind: \"fsdp\"") && strstr(t, "pma, ddp and fedasync"), "%s", t);
   lines_one(t);
   free(t);
   const char *a2[] = {PROBE_BIN, "serve", "/nonexistent/s.json", "--out", dir, NULL};
@@ -259,4 +269,114 @@ Test(cluster_run, bad_input_lines) {
   free(t);
   free(err);
   free(scn);
+}
+
+/* The regime's keys: the simulator's keys the runtime cannot honour, a key
+ * the simulator does not know, a value outside the simulator's range. */
+Test(cluster_run, refused_regime_keys) {
+  static const struct {
+    const char *tag, *block, *want;
+  } cases[] = {
+      {"ddp-ring", "\"kind\": \"ddp\"", "regime.collective: absent (the simulator then runs a ring)"},
+      {"ddp-tree", "\"kind\": \"ddp\", \"collective\": \"tree\"", "regime.collective: \"tree\""},
+      {"ddp-steps", "\"kind\": \"ddp\", \"collective\": \"star\", \"steps_per_round\": 0.5",
+       "regime.steps_per_round: 0.5 is not a whole number"},
+      {"ddp-silos", "\"kind\": \"ddp\", \"silos\": []", "regime.silos: not a key of regime \"ddp\""},
+      {"pma-late", "\"kind\": \"pma\", \"late\": \"fold\"", "regime.late: not a key of regime \"pma\" (it has none)"},
+      {"fa-typo", "\"kind\": \"fedasync\", \"stalenes\": \"hinge\"", "nearest: \"staleness\""},
+      {"fa-b", "\"kind\": \"fedasync\", \"staleness_b\": 3", "regime.staleness_b: applies only to staleness \"hinge\""},
+      {"fa-fn", "\"kind\": \"fedasync\", \"staleness\": \"hinged\"", "nearest: \"hinge\""},
+      {"fa-alpha", "\"kind\": \"fedasync\", \"mixing_alpha\": 0", "regime.mixing_alpha: 0 is not in (0, 1]"},
+  };
+  char *err = probe_xasprintf("%s/err", dir);
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    char *scn = scenario_block(cases[k].tag, cases[k].block);
+    pid_t s = serve(scn, free_port(), "5", err);
+    cr_expect_eq(finish(s, 10), 2, "%s", cases[k].tag);
+    char *t = read_err(err);
+    cr_expect(strstr(t, cases[k].want) && strstr(t, scn), "%s: %s", cases[k].tag, t);
+    lines_one(t);
+    free(t);
+    free(scn);
+  }
+  free(err);
+}
+
+/* The controller's capabilities each regime refuses, as the simulator. */
+Test(cluster_run, refused_policies) {
+  char *err = probe_xasprintf("%s/err", dir);
+  char *p = probe_xasprintf("%s/s-ema.json", dir);
+  FILE *f = fopen(p, "w");
+  cr_assert_not_null(f);
+  fprintf(f, "{\"task\": \"mnist\", \"rounds\": 2, \"samples_per_round\": 64, \"model_bytes\": 407080,"
+             " \"regime\": {\"kind\": \"fedasync\"}, \"policy\": {\"kind\": \"oort\"},"
+             " \"devices\": [{\"name\": \"solo\", \"profile\": \"rpi4\"}],"
+             " \"network\": {\"links\": {\"w\": {\"bandwidth_mbps\": 100}}}}");
+  fclose(f);
+  pid_t s = serve(p, free_port(), "5", err);
+  cr_expect_eq(finish(s, 10), 2);
+  char *t = read_err(err);
+  cr_expect(strstr(t, "policy.kind: \"oort\"") && strstr(t, "fedasync"), "%s", t);
+  lines_one(t);
+  free(t);
+  free(p);
+  free(err);
+}
+
+Test(cluster_run, ddp_board_dies_mid_step) {
+  char *scn = scenario_block("ddp-star", "\"kind\": \"ddp\", \"collective\": \"star\", \"steps_per_round\": 2");
+  char *err = probe_xasprintf("%s/err", dir);
+  unsigned port = free_port();
+  pid_t s = serve(scn, port, "20", err);
+  int fd = fake_board(port, PROBE_WIRE_VERSION, "solo");
+  welcome_ready_first(fd, PROBE_MSG_STEP);
+  close(fd); /* dies while computing the gradient of round 0, step 0 */
+  cr_expect_eq(finish(s, 30), 1);
+  char *t = read_err(err);
+  cr_expect(strstr(t, "round 0 step 0: board \"solo\"") && strstr(t, "did the board die?"), "%s", t);
+  lines_one(t);
+  free(t);
+  char *rec = probe_xasprintf("%s/out/steps.csv", dir);
+  cr_expect(!probe_exists(rec), "no half records");
+  free(rec);
+  free(scn);
+  free(err);
+}
+
+Test(cluster_run, ddp_board_answers_the_wrong_message) {
+  char *scn = scenario_block("ddp-star", "\"kind\": \"ddp\", \"collective\": \"star\"");
+  char *err = probe_xasprintf("%s/err", dir);
+  unsigned port = free_port();
+  pid_t s = serve(scn, port, "20", err);
+  int fd = fake_board(port, PROBE_WIRE_VERSION, "solo");
+  welcome_ready_first(fd, PROBE_MSG_STEP);
+  hs_error e = {HS_OK, ""};
+  cr_expect_eq(probe_wire_send(fd, PROBE_MSG_RESULT, "round=0\n", NULL, 0, 2, &e), PROBE_WIRE_OK);
+  cr_expect_eq(finish(s, 30), 2);
+  char *t = read_err(err);
+  cr_expect(strstr(t, "round 0 step 0: board \"solo\"") && strstr(t, "expected a GRAD"), "%s", t);
+  lines_one(t);
+  free(t);
+  close(fd);
+  free(scn);
+  free(err);
+}
+
+Test(cluster_run, fedasync_board_dies_mid_update) {
+  char *scn = scenario("fedasync"), *err = probe_xasprintf("%s/err", dir);
+  unsigned port = free_port();
+  pid_t s = serve(scn, port, "20", err);
+  int fd = fake_board(port, PROBE_WIRE_VERSION, "solo");
+  welcome_ready(fd);
+  close(fd);
+  cr_expect_eq(finish(s, 30), 1);
+  char *t = read_err(err);
+  cr_expect(strstr(t, "window 0, update 0: board \"solo\"") && strstr(t, "did the board die?"), "%s", t);
+  lines_one(t);
+  free(t);
+  char *rec = probe_xasprintf("%s/out/updates.csv", dir);
+  cr_expect(!probe_exists(rec), "no half records");
+  free(rec);
+  free(scn);
+  free(err);
 }

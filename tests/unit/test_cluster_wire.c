@@ -71,10 +71,10 @@ static probe_wire_end raw(const void *bytes, size_t n, bool close_after, size_t 
 
 Test(cluster_wire, wrong_version) {
   unsigned char h[PROBE_WIRE_HEADER];
-  probe_wire_header(h, 2, PROBE_MSG_HELLO, 0, 0);
+  probe_wire_header(h, PROBE_WIRE_VERSION + 1, PROBE_MSG_HELLO, 0, 0);
   hs_error err = {HS_OK, ""};
   cr_expect_eq(raw(h, sizeof h, false, 0, 1, &err), PROBE_WIRE_PROTOCOL);
-  cr_expect(strstr(err.msg, "version 2") && strstr(err.msg, "version 1"), "%s", err.msg);
+  cr_expect(strstr(err.msg, "version 3") && strstr(err.msg, "version 2"), "%s", err.msg);
 }
 
 Test(cluster_wire, foreign_peer_and_unknown_type) {
@@ -82,7 +82,7 @@ Test(cluster_wire, foreign_peer_and_unknown_type) {
   cr_expect_eq(raw("GET / HTTP/1.1\r\n", 16, false, 0, 1, &err), PROBE_WIRE_PROTOCOL);
   cr_expect(strstr(err.msg, "not a hetsim-probe peer"), "%s", err.msg);
   unsigned char h[PROBE_WIRE_HEADER];
-  probe_wire_header(h, 1, (probe_msg_type)99, 0, 0);
+  probe_wire_header(h, PROBE_WIRE_VERSION, (probe_msg_type)99, 0, 0);
   cr_expect_eq(raw(h, sizeof h, false, 0, 1, &err), PROBE_WIRE_PROTOCOL);
   cr_expect(strstr(err.msg, "unknown message type 99"), "%s", err.msg);
 }
@@ -90,17 +90,17 @@ Test(cluster_wire, foreign_peer_and_unknown_type) {
 Test(cluster_wire, oversized) {
   unsigned char h[PROBE_WIRE_HEADER];
   hs_error err = {HS_OK, ""};
-  probe_wire_header(h, 1, PROBE_MSG_RESULT, 10, 1001);
+  probe_wire_header(h, PROBE_WIRE_VERSION, PROBE_MSG_RESULT, 10, 1001);
   cr_expect_eq(raw(h, sizeof h, false, 1000, 1, &err), PROBE_WIRE_PROTOCOL);
   cr_expect(strstr(err.msg, "too large") && strstr(err.msg, "1001") && strstr(err.msg, "limit 1000"), "%s", err.msg);
-  probe_wire_header(h, 1, PROBE_MSG_HELLO, PROBE_WIRE_TEXT_MAX + 1, 0);
+  probe_wire_header(h, PROBE_WIRE_VERSION, PROBE_MSG_HELLO, PROBE_WIRE_TEXT_MAX + 1, 0);
   cr_expect_eq(raw(h, sizeof h, false, 0, 1, &err), PROBE_WIRE_PROTOCOL);
   cr_expect(strstr(err.msg, "too large"), "%s", err.msg);
 }
 
 Test(cluster_wire, truncated) {
   unsigned char buf[PROBE_WIRE_HEADER + 10];
-  probe_wire_header(buf, 1, PROBE_MSG_HELLO, 100, 0);
+  probe_wire_header(buf, PROBE_WIRE_VERSION, PROBE_MSG_HELLO, 100, 0);
   memset(buf + PROBE_WIRE_HEADER, 'x', 10);
   hs_error err = {HS_OK, ""};
   cr_expect_eq(raw(buf, sizeof buf, true, 0, 1, &err), PROBE_WIRE_CLOSED);
@@ -122,7 +122,7 @@ Test(cluster_wire, stalled_peer_times_out) {
   cr_expect(strstr(err.msg, "timed out"), "%s", err.msg);
   /* a header, then silence: the body's timeout */
   unsigned char h[PROBE_WIRE_HEADER];
-  probe_wire_header(h, 1, PROBE_MSG_RESULT, 5, 0);
+  probe_wire_header(h, PROBE_WIRE_VERSION, PROBE_MSG_RESULT, 5, 0);
   t0 = probe_now_mono();
   cr_expect_eq(raw(h, sizeof h, false, 0, 0.2, &err), PROBE_WIRE_TIMEOUT);
   dt = probe_now_mono() - t0;
@@ -182,4 +182,63 @@ Test(cluster_wire, kv_lines) {
   double v;
   cr_expect_eq(probe_kv_num(s, "name", &v, &err), HS_EINVAL);
   free(s);
+}
+
+/* ddp's messages (version 2): a STEP with and without the reduced gradient,
+ * a GRAD with its gradient and a final GRAD without; their names; a GRAD
+ * larger than the receiver's model size is refused from its header; a GRAD
+ * cut short is reported with how much had arrived. */
+Test(cluster_wire, ddp_messages) {
+  cr_expect_str_eq(probe_msg_name(PROBE_MSG_STEP), "STEP");
+  cr_expect_str_eq(probe_msg_name(PROBE_MSG_GRAD), "GRAD");
+  int sv[2];
+  pair(sv);
+  hs_error err = {HS_OK, ""};
+  float g[256];
+  for (int i = 0; i < 256; i++) g[i] = (float)(i - 128) * 0.25f;
+  cr_assert_eq(probe_wire_send(sv[0], PROBE_MSG_STEP, "round=1\nstep=2\nsamples=9\nfinal=0\n", NULL, 0, 1, &err),
+               PROBE_WIRE_OK, "%s", err.msg);
+  cr_assert_eq(probe_wire_send(sv[0], PROBE_MSG_STEP, "round=1\nstep=3\nsamples=9\nfinal=0\n", g, sizeof g, 1, &err),
+               PROBE_WIRE_OK, "%s", err.msg);
+  probe_msg m;
+  cr_assert_eq(probe_wire_recv(sv[1], sizeof g, 1, 1, &m, &err), PROBE_WIRE_OK, "%s", err.msg);
+  cr_expect(m.type == PROBE_MSG_STEP && m.bin_len == 0);
+  probe_msg_fini(&m);
+  cr_assert_eq(probe_wire_recv(sv[1], sizeof g, 1, 1, &m, &err), PROBE_WIRE_OK, "%s", err.msg);
+  double step = 0;
+  cr_expect(m.type == PROBE_MSG_STEP && m.bin_len == sizeof g && !memcmp(m.bin, g, sizeof g));
+  cr_expect(probe_kv_num(m.text, "step", &step, &err) == HS_OK && step == 3);
+  probe_msg_fini(&m);
+  cr_assert_eq(probe_wire_send(sv[1], PROBE_MSG_GRAD, "round=1\nstep=3\nhash=00000000000000ff\n", g, sizeof g, 1, &err),
+               PROBE_WIRE_OK);
+  cr_assert_eq(probe_wire_recv(sv[0], sizeof g, 1, 1, &m, &err), PROBE_WIRE_OK, "%s", err.msg);
+  char h[32];
+  cr_expect(m.type == PROBE_MSG_GRAD && m.bin_len == sizeof g && probe_kv_get(m.text, "hash", h, sizeof h) &&
+            !strcmp(h, "00000000000000ff"));
+  probe_msg_fini(&m);
+  /* a gradient larger than the model the receiver expects */
+  cr_assert_eq(probe_wire_send(sv[1], PROBE_MSG_GRAD, "round=1\n", g, sizeof g, 1, &err), PROBE_WIRE_OK);
+  cr_expect_eq(probe_wire_recv(sv[0], sizeof g - 4, 1, 1, &m, &err), PROBE_WIRE_PROTOCOL);
+  cr_expect(strstr(err.msg, "GRAD message too large") && strstr(err.msg, "1024 binary bytes"), "%s", err.msg);
+  close(sv[0]);
+  close(sv[1]);
+  /* a GRAD cut short in its gradient */
+  unsigned char buf[PROBE_WIRE_HEADER + 4 + 100];
+  probe_wire_header(buf, PROBE_WIRE_VERSION, PROBE_MSG_GRAD, 4, 1024);
+  memcpy(buf + PROBE_WIRE_HEADER, "a=1\n", 4);
+  memset(buf + PROBE_WIRE_HEADER + 4, 0, 100);
+  cr_expect_eq(raw(buf, sizeof buf, true, 1024, 1, &err), PROBE_WIRE_CLOSED);
+  cr_expect(strstr(err.msg, "GRAD") && strstr(err.msg, "truncated"), "%s", err.msg);
+  /* a version-1 peer (no STEP/GRAD) is refused at its first message */
+  probe_wire_header(buf, 1, PROBE_MSG_HELLO, 0, 0);
+  cr_expect_eq(raw(buf, PROBE_WIRE_HEADER, false, 0, 1, &err), PROBE_WIRE_PROTOCOL);
+  cr_expect(strstr(err.msg, "version 1"), "%s", err.msg);
+}
+
+/* FNV-1a 64: the published values of "" and "a". */
+Test(cluster_wire, model_hash_known_answers) {
+  cr_expect_eq(probe_model_hash("", 0), 0xcbf29ce484222325ull);
+  cr_expect_eq(probe_model_hash("a", 1), 0xaf63dc4c8601ec8cull);
+  float x[2] = {1.0f, 2.0f}, y[2] = {1.0f, 2.0000002f};
+  cr_expect_neq(probe_model_hash(x, sizeof x), probe_model_hash(y, sizeof y), "one ulp changes the hash");
 }

@@ -1,7 +1,8 @@
 /* [devices/probe/include -> hetsim::probe_cluster; not installed]
  * probe_cluster.h: the real cluster runtime of the board harness: the wire
  * protocol (wire.c), the scenario as the runtime reads it (cluster_scn.c),
- * the server and the board (serve.c, board.c) and the testbed in a box
+ * the server and its regimes (serve.c, serve_pma.c, serve_ddp.c,
+ * serve_fedasync.c; src/serve_regime.h), the board (board.c) and the testbed in a box
  * (box.c, box_setup.c). Folder-internal, prefix probe_; main.c is the CLI.
  *
  * libc + libm + pthreads and the libc-only controller (hetsim::policies), so
@@ -31,7 +32,7 @@
  * the body, so an oversized or foreign message is refused without reading it.
  * Every read and write waits at most the caller's timeout (poll in slices of
  * at most 100 ms, so a stop request (SIGINT/SIGTERM) is seen within that). */
-#define PROBE_WIRE_VERSION 1
+#define PROBE_WIRE_VERSION 2 /* 2: STEP and GRAD (ddp), draw= in ROUND (fedasync) */
 #define PROBE_WIRE_HEADER 16
 #define PROBE_WIRE_TEXT_MAX 65536u
 
@@ -39,11 +40,16 @@ typedef enum probe_msg_type {
   PROBE_MSG_HELLO = 1,   /* board -> server: name=, version= */
   PROBE_MSG_WELCOME = 2, /* server -> board: task, seed, batch, lr, index, participants, ... */
   PROBE_MSG_READY = 3,   /* board -> server: nparams=, sensor=, energy= */
-  PROBE_MSG_ROUND = 4,   /* server -> board: round=, samples=; bin: the global model */
+  PROBE_MSG_ROUND = 4,   /* server -> board: round=, samples=, optional draw= (the
+                          * samples' draw key; default the round); bin: the model */
   PROBE_MSG_RESULT = 5,  /* board -> server: round=, samples=, times, energy; bin: the model */
   PROBE_MSG_BYE = 6,     /* server -> board: the run is over */
   PROBE_MSG_ERROR = 7,   /* either way: reason= (then the sender closes) */
-  PROBE_MSG_MAX_ = 8
+  PROBE_MSG_STEP = 8,    /* server -> board (ddp): round=, step=, samples=, final=; bin:
+                          * the previous step's reduced gradient (float32) or empty */
+  PROBE_MSG_GRAD = 9,    /* board -> server (ddp): round=, step=, samples=, hash=, times,
+                          * energy, loss; bin: its batch gradient (float32) or empty (final) */
+  PROBE_MSG_MAX_ = 10
 } probe_msg_type;
 
 typedef struct probe_msg {
@@ -81,6 +87,9 @@ hs_status probe_kv_num(const char *text, const char *key, double *out, hs_error 
 /* Append "key=value\n" to a growing heap string (*s, *len). */
 void probe_kv_add(char **s, size_t *len, const char *key, const char *fmt, ...) PROBE_PRINTF(4, 5);
 
+/* FNV-1a (64 bit) of n bytes: ddp's boards and server compare their models by it. */
+uint64_t probe_model_hash(const void *p, size_t n);
+
 /* Stop requests: a signal handler calls probe_wire_request_stop(); every
  * wait then ends within 100 ms with PROBE_WIRE_STOPPED. */
 void probe_wire_request_stop(void);
@@ -115,6 +124,9 @@ typedef struct probe_cscn {
   double server_mbps;    /* network.server's link bandwidth */
   size_t npolicy_keys;   /* the policy block's keys other than "kind", as text */
   char **policy_keys, **policy_vals;
+  size_t nregime_keys;   /* the regime block's keys other than "kind": numbers and */
+  char **regime_keys, **regime_vals; /* strings as their text, anything else "{...}" */
+  bool *regime_is_num;
 } probe_cscn;
 /* Read the parts of a hetsim scenario the runtime uses (probe's own JSON):
  * task, rounds, samples_per_round, batch_size, seed, model_bytes, regime.kind,
@@ -131,6 +143,8 @@ void probe_cscn_fini(probe_cscn *s);
 size_t probe_cscn_find(const probe_cscn *s, const char *name);
 /* The device name nearest to name (edit distance), for messages. */
 const char *probe_cscn_nearest(const probe_cscn *s, const char *name);
+/* The name of the NULL-terminated list nearest to name ("" for an empty list). */
+const char *probe_nearest_name(const char *name, const char *const *names);
 
 /* ------------------------------------------------------------------ serve */
 typedef struct probe_serve_cfg {
@@ -146,8 +160,9 @@ typedef struct probe_serve_cfg {
   size_t nlisten;
 } probe_serve_cfg;
 void probe_serve_cfg_init(probe_serve_cfg *c);
-/* Run the whole PMA run; returns the exit status (0, 1 system, 2 bad input)
- * after one line on stderr when not 0. */
+/* Run the whole run of the scenario's regime (pma, ddp or fedasync: one
+ * file each, serve_<regime>.c, behind the table in serve.c); returns the
+ * exit status (0, 1 system, 2 bad input) after one line on stderr when not 0. */
 int probe_serve(const probe_serve_cfg *cfg);
 int probe_cmd_serve(int argc, char **argv);
 

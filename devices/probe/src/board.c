@@ -1,13 +1,19 @@
-/* board.c: `hetsim-probe board`, one board of a real PMA run. It connects to
+/* board.c: `hetsim-probe board`, one board of a real run. It connects to
  * its port on the server (loopback only), says its name, is told its place
  * in the run (WELCOME: task, seed, batch, participants, its index), loads its
  * data and the learner (hetsim::learn, the trainers the harness calibrates
  * with) with the same seed and IID partition as every other board, opens its
- * power sensor and says READY. Then per round: receives the global model and
- * its allocation, trains that many samples of its own part (draw key = the
- * round, so a rerun trains the same samples), and sends the trained model
- * back with the instants it stamped (model received, training start and end,
- * upload start) on CLOCK_MONOTONIC and the round's energy.
+ * power sensor and says READY. Then it answers what the server sends; it
+ * never asks which regime runs (the messages say what to do):
+ *   ROUND (pma, fedasync): the global model and an allocation; it trains that
+ *   many samples of its own part (draw key = ROUND's draw=, the round for
+ *   pma, its update count for fedasync, so a rerun trains the same samples)
+ *   and sends the trained model back (RESULT) with the instants it stamped
+ *   (model received, training start and end, upload start) on
+ *   CLOCK_MONOTONIC and the training energy;
+ *   STEP (ddp): applies the previous step's reduced gradient to its model
+ *   replica, computes the mean gradient of its batch at it and sends it
+ *   (GRAD) with the replica's hash, the instants and the energy (ddp_step). 
  *
  * Energy, honestly: with a sensor (rapl, hwmon, pi5-pmic, meter: probe's
  * sensors) the training window's energy is measured through the sampler and
@@ -47,6 +53,119 @@ static void tell(int fd, const char *why) {
   probe_wire_send(fd, PROBE_MSG_ERROR, t, NULL, 0, 1, &e);
 }
 
+/* ddp: the board's model replica, its optimiser state and its step buffers. */
+typedef struct board_ddp {
+  size_t np, mb;
+  bool init;
+  float *params;
+  double *g64;
+  unsigned char *wire;
+  hs_learn_optstate *opt;
+  hs_learn_grad *grad;
+  uint32_t *idx;
+  size_t idx_cap;
+} board_ddp;
+
+static board_ddp *ddp_create(const hs_learner *l, size_t np, size_t mb) {
+  board_ddp *d = hs_calloc(1, sizeof *d);
+  d->np = np;
+  d->mb = mb;
+  d->params = hs_calloc(np, sizeof *d->params);
+  d->g64 = hs_calloc(np, sizeof *d->g64);
+  d->wire = hs_calloc(mb, 1);
+  d->opt = hs_learn_optstate_for(l);
+  d->grad = hs_learn_grad_create(l);
+  return d;
+}
+
+static void ddp_destroy(board_ddp *d) {
+  if (!d) return;
+  free(d->params);
+  free(d->g64);
+  free(d->wire);
+  free(d->idx);
+  hs_learn_optstate_destroy(d->opt);
+  hs_learn_grad_destroy(d->grad);
+  free(d);
+}
+
+/* One DDP step (STEP -> GRAD). The first STEP starts the replica from the
+ * learner's initial model (the server's: same task and seed); a STEP with a
+ * binary part carries the previous step's reduced gradient, applied with this
+ * replica's optimiser before anything else, so every replica makes the same
+ * update. Then the board draws its batch (draw key round << 32 | step, as the
+ * simulator's DDP learning), computes the mean gradient of it at the replica
+ * and sends it (float32, zero-padded to model_bytes) with the replica's hash.
+ * final=1: apply, reply with the hash only. Returns 0 or an exit status with
+ * err set. */
+static int ddp_step(board_ddp *d, hs_learner *l, int fd, const probe_msg *m, double t_dl, unsigned index,
+                    probe_sampler *smp, double busy_w, const probe_board_cfg *cfg, hs_error *err) {
+  double round = -1, step = -1, samples = -1, final = 0;
+  hs_status st = probe_kv_num(m->text, "round", &round, err);
+  if (st == HS_OK) st = probe_kv_num(m->text, "step", &step, err);
+  if (st == HS_OK) st = probe_kv_num(m->text, "samples", &samples, err);
+  if (st == HS_OK) st = probe_kv_num(m->text, "final", &final, err);
+  if (st == HS_OK && (!(samples >= 0) || (m->bin_len != 0 && m->bin_len != d->mb) || (!d->init && m->bin_len)))
+    st = hs_error_set(err, HS_EINVAL, "STEP: %zu gradient bytes (expected 0 or %zu), %g samples", m->bin_len, d->mb,
+                      samples);
+  if (st != HS_OK) {
+    hs_error_prefix(err, "STEP");
+    return HS_EXIT_BADINPUT;
+  }
+  if (!d->init) {
+    hs_learn_init_params(l, d->params);
+    d->init = true;
+  }
+  if (m->bin_len) {
+    const float *g = (const float *)(const void *)m->bin;
+    for (size_t k = 0; k < d->np; k++) d->g64[k] = g[k];
+    hs_learn_opt_apply(d->opt, d->params, d->g64, d->np);
+  }
+  uint64_t hash = probe_model_hash(d->params, d->np * sizeof(float));
+  double t0 = probe_now_mono(), t1 = t0, ej = 0, loss = 0;
+  size_t bytes = 0;
+  if (final == 0) {
+    size_t n = (size_t)samples;
+    memset(d->wire, 0, d->mb);
+    probe_mark m0, m1;
+    if (smp) probe_sampler_mark(smp, &m0, err);
+    if (n > 0) {
+      if (d->idx_cap < n) {
+        d->idx = hs_reallocarray(d->idx, n, sizeof *d->idx);
+        d->idx_cap = n;
+      }
+      hs_learn_draw(l, index, (uint64_t)round << 32 | (uint64_t)step, n, d->idx);
+      loss = hs_learn_batch_grad(l, d->params, d->idx, n, d->grad);
+      const double *gv = hs_learn_grad_values(d->grad);
+      float *w = (float *)(void *)d->wire;
+      for (size_t k = 0; k < d->np; k++) w[k] = (float)gv[k];
+    }
+    if (smp) probe_sampler_mark(smp, &m1, err);
+    t1 = probe_now_mono();
+    if (smp && n > 0) {
+      if (probe_sampler_energy(smp, &m0, &m1, &ej, err) != HS_OK || !(ej >= 0)) {
+        hs_error_prefix(err, "round %.0f step %.0f: the power sensor failed", round, step);
+        return 1;
+      }
+    } else if (n > 0 && !isnan(busy_w)) {
+      ej = busy_w * (t1 - t0);
+    }
+    bytes = d->mb;
+  }
+  char res[700];
+  double ul0 = probe_now_mono();
+  snprintf(res, sizeof res,
+           "round=%.0f\nstep=%.0f\nsamples=%.0f\nfinal=%.0f\nhash=%016llx\ndl_end=%.17g\ntrain0=%.17g\ntrain1=%.17g\n"
+           "ul0=%.17g\nenergy_j=%.17g\nloss=%.17g\n",
+           round, step, samples, final, (unsigned long long)hash, t_dl, t0, t1, ul0, ej, loss);
+  probe_wire_end e = probe_wire_send(fd, PROBE_MSG_GRAD, res, bytes ? d->wire : NULL, bytes, cfg->io_timeout_s, err);
+  if (e != PROBE_WIRE_OK) {
+    hs_error_prefix(err, "round %.0f step %.0f", round, step);
+    return 1;
+  }
+  return 0;
+}
+
 int probe_board(const probe_board_cfg *cfg) {
   const char *nm = cfg->name;
   hs_error err = {HS_OK, ""};
@@ -59,6 +178,7 @@ int probe_board(const probe_board_cfg *cfg) {
   float *start = NULL, *out = NULL;
   unsigned char *wire = NULL;
   probe_msg m = {0};
+  board_ddp *dd = NULL;
   char hello[300];
   snprintf(hello, sizeof hello, "name=%s\nversion=%d\n", nm, PROBE_WIRE_VERSION);
   probe_wire_end e = probe_wire_send(fd, PROBE_MSG_HELLO, hello, NULL, 0, cfg->io_timeout_s, &err);
@@ -151,10 +271,23 @@ int probe_board(const probe_board_cfg *cfg) {
       rc = bsay(nm, 1, "the server stopped the run: %s", why);
       goto done;
     }
-    double round = -1, samples = -1;
-    st = m.type == PROBE_MSG_ROUND ? HS_OK : hs_error_set(&err, HS_EPARSE, "expected ROUND, got %s", probe_msg_name(m.type));
+    if (m.type == PROBE_MSG_STEP) { /* ddp */
+      if (!dd) dd = ddp_create(l, np, mb);
+      rc = ddp_step(dd, l, fd, &m, t_dl, (unsigned)index, smp, busy_w, cfg, &err);
+      probe_msg_fini(&m);
+      if (rc) {
+        tell(fd, err.msg);
+        bsay(nm, rc, "%s", err.msg);
+        goto done;
+      }
+      continue;
+    }
+    double round = -1, samples = -1, draw = -1;
+    st = m.type == PROBE_MSG_ROUND ? HS_OK
+                                   : hs_error_set(&err, HS_EPARSE, "expected ROUND or STEP, got %s", probe_msg_name(m.type));
     if (st == HS_OK) st = probe_kv_num(m.text, "round", &round, &err);
     if (st == HS_OK) st = probe_kv_num(m.text, "samples", &samples, &err);
+    if (st == HS_OK && probe_kv_num(m.text, "draw", &draw, &(hs_error){HS_OK, ""}) != HS_OK) draw = round;
     if (st == HS_OK && (m.bin_len != mb || !(samples >= 1)))
       st = hs_error_set(&err, HS_EINVAL, "ROUND: %zu model bytes (expected %zu), %g samples", m.bin_len, mb, samples);
     if (st != HS_OK) {
@@ -164,7 +297,7 @@ int probe_board(const probe_board_cfg *cfg) {
     }
     memcpy(start, m.bin, np * sizeof(float));
     probe_msg_fini(&m);
-    hs_learn_job job = {.participant = (unsigned)index, .draw = (uint64_t)round, .samples = (size_t)samples,
+    hs_learn_job job = {.participant = (unsigned)index, .draw = (uint64_t)draw, .samples = (size_t)samples,
                         .start = start, .out = out};
     probe_mark m0, m1;
     double t0 = probe_now_mono();
@@ -199,6 +332,7 @@ int probe_board(const probe_board_cfg *cfg) {
     }
   }
 done:
+  ddp_destroy(dd);
   probe_msg_fini(&m);
   if (smp) probe_sampler_destroy(smp);
   probe_sensor_close(&sensor);

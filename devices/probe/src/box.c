@@ -43,7 +43,8 @@
 static const char BOX_USAGE[] =
     "usage: hetsim-probe box SCENARIO.json --out DIR [options]\n"
     "\n"
-    "Turns this Linux machine into the scenario's boards and runs the real PMA run on them\n"
+    "Turns this Linux machine into the scenario's boards and runs the real run (pma, ddp or\n"
+    "fedasync) on them\n"
     "(hetsim-probe serve + one hetsim-probe board per device): every board in its own CPU\n"
     "cgroup with a quota, every board's link a tc htb class on the loopback of a fresh network\n"
     "namespace, all on 127.0.0.1 and one CPU. Needs root, a cgroup cpu controller (v1 or v2)\n"

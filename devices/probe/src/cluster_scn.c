@@ -43,6 +43,13 @@ void probe_cscn_fini(probe_cscn *s) {
   }
   free(s->policy_keys);
   free(s->policy_vals);
+  for (size_t i = 0; i < s->nregime_keys; i++) {
+    free(s->regime_keys[i]);
+    free(s->regime_vals[i]);
+  }
+  free(s->regime_keys);
+  free(s->regime_vals);
+  free(s->regime_is_num);
   memset(s, 0, sizeof *s);
 }
 
@@ -205,6 +212,18 @@ hs_status probe_cscn_load(const char *path, const char *profile_dirs, probe_cscn
     const probe_json *r = probe_json_get(root, "regime");
     if (!r || r->type != PJ_OBJ) st = hs_error_set(err, HS_EMISSING, "regime: missing (an object with a kind)");
     else if ((st = need_str(r, "kind", true, NULL, &s->regime, err)) != HS_OK) hs_error_prefix(err, "regime");
+    /* The regime's options, as text: the regime's runtime (serve_*.c) says
+     * which it honours; a structured value (a silo list) is kept as "{...}". */
+    for (size_t k = 0; st == HS_OK && r && k < r->n; k++) {
+      if (!strcmp(r->keys[k], "kind")) continue;
+      const probe_json *v = r->kids[k];
+      s->regime_keys = hs_reallocarray(s->regime_keys, s->nregime_keys + 1, sizeof *s->regime_keys);
+      s->regime_vals = hs_reallocarray(s->regime_vals, s->nregime_keys + 1, sizeof *s->regime_vals);
+      s->regime_is_num = hs_reallocarray(s->regime_is_num, s->nregime_keys + 1, sizeof *s->regime_is_num);
+      s->regime_keys[s->nregime_keys] = hs_strdup(r->keys[k]);
+      s->regime_vals[s->nregime_keys] = hs_strdup(v->type == PJ_NUM || v->type == PJ_STR ? v->str : "{...}");
+      s->regime_is_num[s->nregime_keys++] = v->type == PJ_NUM;
+    }
   }
   if (st == HS_OK) {
     const probe_json *p = probe_json_get(root, "policy");
@@ -257,6 +276,19 @@ static size_t edit_distance(const char *a, const char *b) {
     }
   }
   return row[lb];
+}
+
+const char *probe_nearest_name(const char *name, const char *const *names) {
+  const char *best = names[0] ? names[0] : "";
+  size_t bd = (size_t)-1;
+  for (size_t i = 0; names[i]; i++) {
+    size_t d = edit_distance(name, names[i]);
+    if (d < bd) {
+      bd = d;
+      best = names[i];
+    }
+  }
+  return best;
 }
 
 const char *probe_cscn_nearest(const probe_cscn *s, const char *name) {

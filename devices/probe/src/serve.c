@@ -1,34 +1,29 @@
-/* serve.c: `hetsim-probe serve`, the server of a real PMA run. It reads the
- * scenario hetsim simulates, listens on one loopback port per board (board i
- * on port + i, so a tc filter can tell the boards' traffic apart by port),
- * hands each board its place in the run, and then, round after round: sends
- * every board the global model and its allocation, waits for every trained
- * model, averages them (FedAvg, weights = samples), feeds the real
- * controller (hs_policy.h) the measured training times and energies, and
- * records the round. The round in order, as sim/regimes/fl/regime_fl_round.c simulates it:
- *   open -> per board (one thread each): send ROUND (start_s after open,
- *   download_s) -> the board trains (setup_s, train_s, pack_s) -> RESULT
- *   arrives (upload_s) -> waits for the last arrival (wait_s) -> close ->
- *   server work (aggregation, controller, bookkeeping: server_s) -> next open.
- * The board's and the server's instants are on one CLOCK_MONOTONIC (loopback
- * only: one machine), so the columns of a row add up to round_s exactly.
+/* serve.c: `hetsim-probe serve`, the server of a real run, and what its
+ * regimes share (serve_regime.h). It reads the scenario hetsim simulates,
+ * finds the regime's descriptor in the table below (one line per regime: pma
+ * in serve_pma.c, ddp in serve_ddp.c, fedasync in serve_fedasync.c), checks
+ * the regime's keys against the simulator's (a key the simulator does not
+ * know: one line with the nearest; one it knows and the runtime cannot
+ * honour: the regime's options() says so), makes the controller (hs_policy.h)
+ * and the learner, listens on one loopback port per board (board i on port +
+ * i, so a tc filter can tell the boards' traffic apart by port), admits every
+ * board (HELLO with its name, WELCOME with its place in the run, READY), and
+ * hands the run to the regime. Then BYE (or ERROR with the reason) to every
+ * board.
  *
- * Outputs (DIR, each written to a temporary name and renamed, only when
- * every round went through: a failed run leaves no half records):
- *   rounds.csv     per round and board: the times above, samples, energy
- *   telemetry.csv  round,device,time_s,energy_j,samples: what the controller
- *                  was fed, printed so that `hetsim replay` reads exactly the
- *                  same doubles (the controller is fed the parsed text)
- *   allocations.csv round,device,samples: what each board trained
- *   server.csv     per round: round_s, server_s and its parts, reallocated
- *   run.json       the summary: makespan, overhead, where energy came from
+ * The board's and the server's instants are on one CLOCK_MONOTONIC (loopback
+ * only: one machine), so the columns of a record add up exactly.
+ * Outputs (DIR, each written to a temporary name and renamed, only when the
+ * whole run went through): the regime's records; telemetry.csv through the
+ * one writer here (probe_srv_tel_row), run.json's common fields through
+ * probe_srv_run_json.
  * Exit: 0 done; 2 bad input (scenario, options, a board that is not in the
  * scenario, a wrong protocol version); 1 a system failure (cannot listen or
  * write, a board that never connects, drops, stalls past a timeout or dies).
  * Rejected: one poll() loop over all boards (no simpler: the per-board send
- * and receive are sequential, and a thread per board per round costs tens of
- * microseconds, measured in server_s). */
-#include "probe_cluster.h"
+ * and receive are sequential, and a thread per board per exchange costs tens
+ * of microseconds, measured in server_s). */
+#include "serve_regime.h"
 
 #include <errno.h>
 #include <math.h>
@@ -44,8 +39,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "learn/hs_learn.h"
-#include "policies/hs_policy.h"
+/* The regimes the runtime runs: one line each. */
+static const probe_srv_regime *const REGIMES[] = {&probe_srv_pma, &probe_srv_ddp, &probe_srv_fedasync, NULL};
 
 void probe_serve_cfg_init(probe_serve_cfg *c) {
   memset(c, 0, sizeof *c);
@@ -56,31 +51,7 @@ void probe_serve_cfg_init(probe_serve_cfg *c) {
   c->round_timeout_s = 600;
 }
 
-typedef struct srv_row { /* one board in one round */
-  uint64_t samples;
-  double start_s, download_s, setup_s, train_s, pack_s, upload_s, wait_s, energy_j, loss;
-} srv_row;
-
-typedef struct srv_board {
-  size_t i;
-  const char *name;
-  int fd;
-  unsigned port;
-  char energy_src[160];
-  /* this round */
-  uint32_t round;
-  uint64_t samples;
-  const unsigned char *model_in;
-  unsigned char *model_out;
-  size_t model_bytes;
-  double t_open, t_send0, t_recv_end, b_dl_end, b_train0, b_train1, b_ul0, energy_j, loss;
-  double io_timeout_s, round_timeout_s;
-  probe_wire_end end;
-  hs_error err;
-} srv_board;
-
-static int say(int rc, const char *fmt, ...) PROBE_PRINTF(2, 3);
-static int say(int rc, const char *fmt, ...) {
+int probe_srv_say(int rc, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   rc = probe_vsay(rc, "serve", fmt, ap);
@@ -88,13 +59,13 @@ static int say(int rc, const char *fmt, ...) {
   return rc;
 }
 
-static int end_rc(probe_wire_end e) { return e == PROBE_WIRE_PROTOCOL ? HS_EXIT_BADINPUT : 1; }
+int probe_srv_end_rc(probe_wire_end e) { return e == PROBE_WIRE_PROTOCOL ? HS_EXIT_BADINPUT : 1; }
 
-/* One board's round: send the model and the allocation, wait for its result. */
-static void *board_round(void *arg) {
-  srv_board *b = arg;
-  char text[96];
-  snprintf(text, sizeof text, "round=%u\nsamples=%llu\n", b->round, (unsigned long long)b->samples);
+void *probe_srv_exchange(void *arg) {
+  probe_srv_board *b = arg;
+  char text[128];
+  snprintf(text, sizeof text, "round=%u\nsamples=%llu\ndraw=%llu\n", b->round, (unsigned long long)b->samples,
+           (unsigned long long)b->draw);
   b->t_send0 = probe_now_mono();
   b->end = probe_wire_send(b->fd, PROBE_MSG_ROUND, text, b->model_in, b->model_bytes, b->io_timeout_s, &b->err);
   if (b->end != PROBE_WIRE_OK) return NULL;
@@ -139,7 +110,7 @@ static void *board_round(void *arg) {
 }
 
 /* Accept every board: HELLO (its name must be the port's), WELCOME, READY. */
-static int accept_boards(const probe_serve_cfg *cfg, const probe_cscn *s, srv_board *b, const int *lfd,
+static int accept_boards(const probe_serve_cfg *cfg, const probe_cscn *s, probe_srv_board *b, const int *lfd,
                          const char *welcome_common, size_t nparams) {
   size_t n = s->ndev, joined = 0;
   double deadline = probe_now_mono() + cfg->connect_timeout_s;
@@ -153,8 +124,8 @@ static int accept_boards(const probe_serve_cfg *cfg, const probe_cscn *s, srv_bo
     if (left <= 0 || probe_wire_stopped()) {
       for (size_t i = 0; i < n; i++)
         if (b[i].fd < 0) {
-          rc = probe_wire_stopped() ? say(1, "stopped (signal) while waiting for the boards to connect")
-                                    : say(1, "%s: board \"%s\" (port %u) did not connect within %g s", s->path,
+          rc = probe_wire_stopped() ? probe_srv_say(1, "stopped (signal) while waiting for the boards to connect")
+                                    : probe_srv_say(1, "%s: board \"%s\" (port %u) did not connect within %g s", s->path,
                                           b[i].name, b[i].port, cfg->connect_timeout_s);
           break;
         }
@@ -177,7 +148,7 @@ static int accept_boards(const probe_serve_cfg *cfg, const probe_cscn *s, srv_bo
           probe_wire_send(fd, PROBE_MSG_ERROR, t, NULL, 0, 1, &(hs_error){HS_OK, ""});
         }
         close(fd);
-        rc = say(end_rc(e), "port %u (board \"%s\"): %s", b[i].port, b[i].name, err.msg);
+        rc = probe_srv_say(probe_srv_end_rc(e), "port %u (board \"%s\"): %s", b[i].port, b[i].name, err.msg);
         break;
       }
       char name[256] = "";
@@ -198,7 +169,7 @@ static int accept_boards(const probe_serve_cfg *cfg, const probe_cscn *s, srv_bo
         snprintf(t, sizeof t, "reason=%s\n", why);
         probe_wire_send(fd, PROBE_MSG_ERROR, t, NULL, 0, 1, &err);
         close(fd);
-        rc = say(HS_EXIT_BADINPUT, "%s", why);
+        rc = probe_srv_say(HS_EXIT_BADINPUT, "%s", why);
         break;
       }
       char *w = NULL;
@@ -213,7 +184,7 @@ static int accept_boards(const probe_serve_cfg *cfg, const probe_cscn *s, srv_bo
       free(all);
       if (e != PROBE_WIRE_OK) {
         close(fd);
-        rc = say(1, "board \"%s\": %s", b[i].name, err.msg);
+        rc = probe_srv_say(1, "board \"%s\": %s", b[i].name, err.msg);
         break;
       }
       b[i].fd = fd;
@@ -228,15 +199,15 @@ static int accept_boards(const probe_serve_cfg *cfg, const probe_cscn *s, srv_bo
     double left = deadline - probe_now_mono();
     probe_wire_end e = probe_wire_recv(b[i].fd, 0, left > 1 ? left : 1, cfg->io_timeout_s, &m, &err);
     if (e != PROBE_WIRE_OK) {
-      rc = say(end_rc(e), "board \"%s\": before the first round: %s", b[i].name, err.msg);
+      rc = probe_srv_say(probe_srv_end_rc(e), "board \"%s\": before the first round: %s", b[i].name, err.msg);
       break;
     }
     char why[512] = "";
     if (m.type == PROBE_MSG_ERROR) {
       probe_kv_get(m.text, "reason", why, sizeof why);
-      rc = say(HS_EXIT_BADINPUT, "board \"%s\": %s", b[i].name, why);
+      rc = probe_srv_say(HS_EXIT_BADINPUT, "board \"%s\": %s", b[i].name, why);
     } else if (m.type != PROBE_MSG_READY) {
-      rc = say(HS_EXIT_BADINPUT, "board \"%s\": expected READY, got %s", b[i].name, probe_msg_name(m.type));
+      rc = probe_srv_say(HS_EXIT_BADINPUT, "board \"%s\": expected READY, got %s", b[i].name, probe_msg_name(m.type));
     } else {
       probe_kv_get(m.text, "energy", b[i].energy_src, sizeof b[i].energy_src);
     }
@@ -245,8 +216,7 @@ static int accept_boards(const probe_serve_cfg *cfg, const probe_cscn *s, srv_bo
   return rc;
 }
 
-/* Tell every connected board the run is over (BYE) or failed (ERROR). */
-static void release(srv_board *b, size_t n, const char *reason) {
+void probe_srv_release(probe_srv_board *b, size_t n, const char *reason) {
   char t[600];
   snprintf(t, sizeof t, "reason=%.500s\n", reason ? reason : "");
   for (size_t i = 0; i < n; i++) {
@@ -258,15 +228,7 @@ static void release(srv_board *b, size_t n, const char *reason) {
   }
 }
 
-/* "%.9g" of x, and x replaced by the value of that text: the controller is
- * fed exactly what telemetry.csv says, so `hetsim replay` decides the same. */
-static double as_written(double x, char *buf, size_t cap) {
-  snprintf(buf, cap, "%.9g", x);
-  return strtod(buf, NULL);
-}
-
-static void csv_add(char **s, size_t *len, const char *fmt, ...) PROBE_PRINTF(3, 4);
-static void csv_add(char **s, size_t *len, const char *fmt, ...) {
+void probe_srv_add(char **s, size_t *len, const char *fmt, ...) {
   char line[2048];
   va_list ap;
   va_start(ap, fmt);
@@ -279,113 +241,152 @@ static void csv_add(char **s, size_t *len, const char *fmt, ...) {
   *len += l;
 }
 
-typedef struct srv_round {
-  double open, close, next_open, aggregate_s, controller_s;
-  bool reallocated;
-} srv_round;
+void probe_srv_tel_init(probe_srv_tel *t) {
+  t->csv = NULL;
+  t->len = 0;
+  probe_srv_add(&t->csv, &t->len, "round,device,time_s,energy_j,samples\n");
+}
 
-static int write_out(const char *dir, const char *file, const char *text) {
+void probe_srv_tel_fini(probe_srv_tel *t) {
+  free(t->csv);
+  t->csv = NULL;
+  t->len = 0;
+}
+
+void probe_srv_tel_row(probe_srv_tel *t, size_t round, const char *device, double time_s, double energy_j,
+                       uint64_t samples, hs_telemetry *fed) {
+  char tb[64], eb[64];
+  snprintf(tb, sizeof tb, "%.9g", samples ? (time_s > 0 ? time_s : 1e-9) : 0.0);
+  snprintf(eb, sizeof eb, "%.9g", samples ? energy_j : 0.0);
+  probe_srv_add(&t->csv, &t->len, "%zu,%s,%s,%s,%llu\n", round, device, tb, eb, (unsigned long long)samples);
+  fed->time_s = strtod(tb, NULL);
+  fed->energy_j = strtod(eb, NULL);
+  fed->samples = (int64_t)samples;
+}
+
+int probe_srv_write(const char *dir, const char *file, const char *text) {
   char *p = probe_xasprintf("%s/%s", dir, file);
   hs_error err = {HS_OK, ""};
   hs_status st = probe_write_atomic(p, text, strlen(text), &err);
   free(p);
-  if (st != HS_OK) return say(1, "%s", err.msg);
+  if (st != HS_OK) return probe_srv_say(1, "%s", err.msg);
   return 0;
 }
 
-static int write_records(const probe_serve_cfg *cfg, const probe_cscn *s, const srv_board *b, const srv_row *rows,
-                         const srv_round *rr, const char *const *tel_time, const char *const *tel_energy,
-                         size_t rounds, double final_loss, double final_acc, const char *learner_desc) {
-  size_t n = s->ndev;
-  char *rc = NULL, *tc = NULL, *ac = NULL, *sc = NULL;
-  size_t rl = 0, tl = 0, al = 0, sl = 0;
-  csv_add(&rc, &rl, "round,device,samples,start_s,download_s,setup_s,train_s,pack_s,upload_s,wait_s,round_s,"
-                    "energy_j,energy,loss\n");
-  csv_add(&tc, &tl, "round,device,time_s,energy_j,samples\n");
-  csv_add(&ac, &al, "round,device,samples\n");
-  csv_add(&sc, &sl, "round,round_s,server_s,aggregate_s,controller_s,overhead_s,reallocated\n");
-  double makespan = rr[rounds - 1].next_open - rr[0].open, work = 0, over = 0, srv = 0;
-  for (size_t r = 0; r < rounds; r++) {
-    double crit = 0;
-    for (size_t i = 0; i < n; i++) {
-      const srv_row *w = &rows[r * n + i];
-      const char *kind = w->samples == 0 ? "none" : !strncmp(b[i].energy_src, "measured", 8) ? "measured"
-                                                     : !strncmp(b[i].energy_src, "stated", 6)   ? "stated"
-                                                                                                  : "none";
-      double round_s = rr[r].close - rr[r].open;
-      csv_add(&rc, &rl, "%zu,%s,%llu,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6g,%s,%.6g\n", r, b[i].name,
-              (unsigned long long)w->samples, w->start_s, w->download_s, w->setup_s, w->train_s, w->pack_s,
-              w->upload_s, w->wait_s, round_s, w->energy_j, kind, w->loss);
-      csv_add(&tc, &tl, "%zu,%s,%s,%s,%llu\n", r, b[i].name, tel_time[r * n + i], tel_energy[r * n + i],
-              (unsigned long long)w->samples);
-      csv_add(&ac, &al, "%zu,%s,%llu\n", r, b[i].name, (unsigned long long)w->samples);
-      double c = w->download_s + w->train_s + w->upload_s;
-      if (c > crit) crit = c;
-    }
-    double full = rr[r].next_open - rr[r].open, server_s = rr[r].next_open - rr[r].close;
-    csv_add(&sc, &sl, "%zu,%.6f,%.6f,%.6f,%.6f,%.6f,%d\n", r, rr[r].close - rr[r].open, server_s,
-            rr[r].aggregate_s, rr[r].controller_s, full - crit, rr[r].reallocated ? 1 : 0);
-    work += full;
-    over += full - crit;
-    srv += server_s;
-  }
+const char *probe_srv_energy_kind(const probe_srv_board *b, uint64_t samples) {
+  return samples == 0 ? "none" : !strncmp(b->energy_src, "measured", 8) ? "measured"
+                             : !strncmp(b->energy_src, "stated", 6)   ? "stated"
+                                                                        : "none";
+}
+
+char *probe_srv_run_json(const probe_srv_run *r, double makespan_s, double server_s_per_round,
+                         double overhead_fraction, double final_loss, double final_acc, const char *extra) {
+  const probe_cscn *s = r->s;
   bool any_measured = false;
   char *j = NULL;
   size_t jl = 0;
-  csv_add(&j, &jl, "{\n  \"format\": \"hetsim-probe-run/1\",\n  \"scenario\": \"%s\",\n  \"regime\": \"%s\",\n"
-                   "  \"policy\": \"%s\",\n  \"task\": \"%s\",\n  \"rounds\": %zu,\n  \"boards\": %zu,\n"
-                   "  \"samples_per_round\": %.0f,\n  \"model_bytes\": %.0f,\n  \"makespan_s\": %.6f,\n"
-                   "  \"server_s_per_round\": %.6f,\n  \"overhead_fraction\": %.6f,\n"
-                   "  \"final_held_out_loss\": %.6g,\n  \"final_held_out_accuracy\": %.6g,\n"
-                   "  \"learner\": \"%s\",\n  \"clock\": \"CLOCK_MONOTONIC of this machine (loopback run)\",\n"
-                   "  \"energy\": [\n",
-          s->path, s->regime, s->policy_kind, s->task, rounds, n, cfg->samples > 0 ? cfg->samples : s->samples_per_round,
-          s->model_bytes, makespan, srv / (double)rounds, work > 0 ? over / work : 0, final_loss, final_acc,
-          learner_desc);
-  for (size_t i = 0; i < n; i++) {
-    if (!strncmp(b[i].energy_src, "measured", 8)) any_measured = true;
+  probe_srv_add(&j, &jl, "{\n  \"format\": \"hetsim-probe-run/1\",\n  \"scenario\": \"%s\",\n  \"regime\": \"%s\",\n"
+                         "  \"policy\": \"%s\",\n  \"task\": \"%s\",\n  \"rounds\": %zu,\n  \"boards\": %zu,\n"
+                         "  \"samples_per_round\": %.0f,\n  \"model_bytes\": %.0f,\n  \"makespan_s\": %.6f,\n"
+                         "  \"server_s_per_round\": %.6f,\n  \"overhead_fraction\": %.6f,\n"
+                         "  \"final_held_out_loss\": %.6g,\n  \"final_held_out_accuracy\": %.6g,\n",
+                s->path, s->regime, s->policy_kind, s->task, r->rounds, r->n, r->budget, s->model_bytes, makespan_s,
+                server_s_per_round, overhead_fraction, final_loss, final_acc);
+  probe_srv_add(&j, &jl, "%s", extra);
+  probe_srv_add(&j, &jl, "  \"learner\": \"%s\",\n  \"clock\": \"CLOCK_MONOTONIC of this machine (loopback run)\",\n"
+                         "  \"energy\": [\n", hs_learn_describe(r->l));
+  for (size_t i = 0; i < r->n; i++) {
+    const probe_srv_board *b = &r->b[i];
+    if (!strncmp(b->energy_src, "measured", 8)) any_measured = true;
     char src[200];
     size_t k = 0;
-    for (const char *c = b[i].energy_src; *c && k + 2 < sizeof src; c++) {
+    for (const char *c = b->energy_src; *c && k + 2 < sizeof src; c++) {
       if (*c == '"' || *c == '\\') src[k++] = '\\';
       src[k++] = *c;
     }
     src[k] = '\0';
-    csv_add(&j, &jl, "    {\"device\": \"%s\", \"source\": \"%s\"}%s\n", b[i].name, src, i + 1 < n ? "," : "");
+    probe_srv_add(&j, &jl, "    {\"device\": \"%s\", \"source\": \"%s\"}%s\n", b->name, src, i + 1 < r->n ? "," : "");
   }
-  csv_add(&j, &jl, "  ],\n  \"energy_measured\": %s\n}\n", any_measured ? "true" : "false");
-  int rc_ = 0;
-  if (!rc_) rc_ = write_out(cfg->out, "rounds.csv", rc);
-  if (!rc_) rc_ = write_out(cfg->out, "telemetry.csv", tc);
-  if (!rc_) rc_ = write_out(cfg->out, "allocations.csv", ac);
-  if (!rc_) rc_ = write_out(cfg->out, "server.csv", sc);
-  if (!rc_) rc_ = write_out(cfg->out, "run.json", j);
-  free(rc);
-  free(tc);
-  free(ac);
-  free(sc);
-  free(j);
-  if (!rc_ && !cfg->quiet)
-    printf("%s: %zu rounds x %zu boards: makespan %.3f s, server work %.3f ms per round, runtime overhead %.3f %% of "
-           "a round; records in %s\n",
-           s->name, rounds, n, makespan, 1e3 * srv / (double)rounds, work > 0 ? 100 * over / work : 0, cfg->out);
-  return rc_;
+  probe_srv_add(&j, &jl, "  ],\n  \"energy_measured\": %s\n}\n", any_measured ? "true" : "false");
+  return j;
 }
 
-static int make_controller(const probe_serve_cfg *cfg, const probe_cscn *s, hs_controller **c) {
+static const char *regime_val(const probe_cscn *s, const char *key, bool *is_num) {
+  for (size_t k = 0; k < s->nregime_keys; k++)
+    if (!strcmp(s->regime_keys[k], key)) {
+      if (is_num) *is_num = s->regime_is_num[k];
+      return s->regime_vals[k];
+    }
+  return NULL;
+}
+
+int probe_srv_opt_num(const probe_cscn *s, const char *key, double lo, double hi, bool integer, double *out,
+                      bool *found) {
+  bool num = false;
+  const char *v = regime_val(s, key, &num);
+  if (found) *found = v != NULL;
+  if (!v) return 0;
+  char *end = NULL;
+  double x = num ? strtod(v, &end) : NAN;
+  if (!num || !isfinite(x) || x < lo || x > hi || (integer && x != floor(x)))
+    return probe_srv_say(HS_EXIT_BADINPUT, "%s: regime.%s: %s is not %s in [%g, %g]", s->path, key, v,
+                         integer ? "a whole number" : "a number", lo, hi);
+  *out = x;
+  return 0;
+}
+
+int probe_srv_opt_choice(const probe_cscn *s, const char *key, const char *const *choices, const char **out) {
+  bool num = false;
+  const char *v = regime_val(s, key, &num);
+  if (!v) return 0;
+  for (size_t k = 0; !num && choices[k]; k++)
+    if (!strcmp(v, choices[k])) {
+      *out = choices[k];
+      return 0;
+    }
+  return probe_srv_say(HS_EXIT_BADINPUT, "%s: regime.%s: \"%s\" is not one of the simulator's values (nearest: \"%s\")",
+                       s->path, key, v, probe_nearest_name(v, choices));
+}
+
+/* The regime's descriptor, its keys checked against the simulator's. */
+static int find_regime(const probe_cscn *s, const probe_srv_regime **out) {
+  const char *names[8];
+  size_t k = 0;
+  for (; REGIMES[k] && k + 1 < sizeof names / sizeof names[0]; k++) {
+    names[k] = REGIMES[k]->name;
+    if (!strcmp(REGIMES[k]->name, s->regime)) *out = REGIMES[k];
+  }
+  names[k] = NULL;
+  if (!*out)
+    return probe_srv_say(HS_EXIT_BADINPUT, "%s: regime.kind: \"%s\": the runtime runs pma, ddp and fedasync "
+                                           "(nearest: \"%s\")", s->path, s->regime, probe_nearest_name(s->regime, names));
+  for (size_t i = 0; i < s->nregime_keys; i++) {
+    bool known = false;
+    for (size_t j = 0; (*out)->keys[j]; j++) known |= !strcmp((*out)->keys[j], s->regime_keys[i]);
+    if (!known)
+      return probe_srv_say(HS_EXIT_BADINPUT, "%s: regime.%s: not a key of regime \"%s\"%s%s%s", s->path,
+                           s->regime_keys[i], s->regime, (*out)->keys[0] ? " (nearest: \"" : " (it has none)",
+                           (*out)->keys[0] ? probe_nearest_name(s->regime_keys[i], (*out)->keys) : "",
+                           (*out)->keys[0] ? "\")" : "");
+  }
+  return 0;
+}
+
+static int make_controller(const probe_serve_cfg *cfg, const probe_cscn *s, const probe_srv_regime *rg,
+                           const void *opts, hs_controller **c) {
   hs_policy_config pc;
   hs_error err = {HS_OK, ""};
   if (hs_policy_config_init(&pc, s->policy_kind, &err) != HS_OK)
-    return say(HS_EXIT_BADINPUT, "%s: policy.kind: %s", s->path, err.msg);
-  if (hs_policy_caps(s->policy_kind) & HS_POLICY_CAP_STEP_LEVEL)
-    return say(HS_EXIT_BADINPUT, "%s: policy.kind: \"%s\" sizes DDP steps; a pma run takes a round-level policy",
-               s->path, s->policy_kind);
+    return probe_srv_say(HS_EXIT_BADINPUT, "%s: policy.kind: %s", s->path, err.msg);
+  if (hs_policy_caps(s->policy_kind) & rg->caps_refused)
+    return probe_srv_say(HS_EXIT_BADINPUT, "%s: policy.kind: \"%s\" %s", s->path, s->policy_kind, rg->caps_why);
   for (size_t k = 0; k < s->npolicy_keys; k++)
     if (hs_policy_config_set(&pc, s->policy_keys[k], s->policy_vals[k], &err) != HS_OK)
-      return say(HS_EXIT_BADINPUT, "%s: policy.%s", s->path, err.msg);
+      return probe_srv_say(HS_EXIT_BADINPUT, "%s: policy.%s", s->path, err.msg);
+  if (rg->policy_cfg) rg->policy_cfg(opts, &pc);
   double budget = cfg->samples > 0 ? cfg->samples : s->samples_per_round;
   *c = hs_controller_create(&pc, s->ndev, NULL, (uint64_t)budget, &err);
-  if (!*c) return say(HS_EXIT_BADINPUT, "%s: policy: %s", s->path, err.msg);
+  if (!*c) return probe_srv_say(HS_EXIT_BADINPUT, "%s: policy: %s", s->path, err.msg);
   return 0;
 }
 
@@ -394,54 +395,51 @@ int probe_serve(const probe_serve_cfg *cfg) {
     uint16_t u;
     unsigned char b[2];
   } endian = {1};
-  if (!endian.b[0]) return say(1, "this host is big-endian; the wire carries little-endian float32 models");
+  if (!endian.b[0]) return probe_srv_say(1, "this host is big-endian; the wire carries little-endian float32 models");
   hs_error err = {HS_OK, ""};
   probe_cscn s;
   if (probe_cscn_load(cfg->scenario, cfg->profiles, &s, &err) != HS_OK)
-    return say(err.status == HS_ENOENT || err.status == HS_EIO ? 1 : HS_EXIT_BADINPUT, "%s", err.msg);
+    return probe_srv_say(err.status == HS_ENOENT || err.status == HS_EIO ? 1 : HS_EXIT_BADINPUT, "%s", err.msg);
   int rc = 0;
+  const probe_srv_regime *rg = NULL;
+  void *opts = NULL;
   hs_learner *l = NULL;
   hs_controller *ctl = NULL;
-  srv_board *b = NULL;
+  probe_srv_board *b = NULL;
   int *own = NULL;
-  srv_row *rows = NULL;
-  srv_round *rr = NULL;
-  char **tel_t = NULL, **tel_e = NULL;
-  float *global = NULL, **models = NULL;
-  unsigned char *wire_in = NULL;
-  double *wts = NULL;
+  float *global = NULL;
   size_t n = s.ndev, rounds = (size_t)(cfg->rounds > 0 ? cfg->rounds : s.rounds);
-  if (strcmp(s.regime, "pma") != 0) {
-    rc = say(HS_EXIT_BADINPUT, "%s: regime.kind: \"%s\": the runtime runs pma rounds (fedasync and ddp are not "
-                               "implemented by hetsim-probe serve yet)", s.path, s.regime);
-    goto done;
-  }
+  if (cfg->samples > 0) s.samples_per_round = cfg->samples; /* as --set samples_per_round: ddp's default steps too */
+  if ((rc = find_regime(&s, &rg))) goto done;
+  opts = hs_calloc(1, rg->opts_size ? rg->opts_size : 1);
+  if ((rc = rg->options(&s, opts))) goto done;
   if (cfg->nlisten && cfg->nlisten != n) {
-    rc = say(1, "internal: %zu listening sockets for %zu boards", cfg->nlisten, n);
+    rc = probe_srv_say(1, "internal: %zu listening sockets for %zu boards", cfg->nlisten, n);
     goto done;
   }
-  if ((rc = make_controller(cfg, &s, &ctl))) goto done;
+  if ((rc = make_controller(cfg, &s, rg, opts, &ctl))) goto done;
   if (mkdir(cfg->out, 0755) != 0 && errno != EEXIST) {
-    rc = say(1, "%s: cannot make the output folder: %s", cfg->out, strerror(errno));
+    rc = probe_srv_say(1, "%s: cannot make the output folder: %s", cfg->out, strerror(errno));
     goto done;
   }
   hs_learn_cfg lc = {.task = s.task, .data = cfg->data, .max_samples = cfg->max_samples > 0 ? (size_t)cfg->max_samples : 0,
                      .seed = (uint64_t)s.seed, .batch = (size_t)s.batch_size, .opt = {.kind = HS_LEARN_SGD}, .threads = 1};
   if (hs_learn_create(&lc, &l, &err) != HS_OK) {
-    rc = say(err.status == HS_ENOENT || err.status == HS_EIO ? 1 : HS_EXIT_BADINPUT, "%s: task: %s", s.path, err.msg);
+    rc = probe_srv_say(err.status == HS_ENOENT || err.status == HS_EIO ? 1 : HS_EXIT_BADINPUT, "%s: task: %s", s.path,
+                       err.msg);
     goto done;
   }
   size_t np = hs_learn_nparams(l), mb = (size_t)s.model_bytes;
   if (mb < np * sizeof(float)) {
-    rc = say(HS_EXIT_BADINPUT, "%s: model_bytes: %zu is smaller than the %s model's %zu bytes (%zu float32)", s.path,
-             mb, s.task, np * sizeof(float), np);
+    rc = probe_srv_say(HS_EXIT_BADINPUT, "%s: model_bytes: %zu is smaller than the %s model's %zu bytes (%zu float32)",
+                       s.path, mb, s.task, np * sizeof(float), np);
     goto done;
   }
   b = hs_calloc(n, sizeof *b);
   own = hs_calloc(n, sizeof *own);
   for (size_t i = 0; i < n; i++) {
-    b[i] = (srv_board){.i = i, .name = s.dev[i].name, .fd = -1, .model_bytes = mb,
-                       .io_timeout_s = cfg->io_timeout_s, .round_timeout_s = cfg->round_timeout_s};
+    b[i] = (probe_srv_board){.i = i, .name = s.dev[i].name, .fd = -1, .model_bytes = mb,
+                             .io_timeout_s = cfg->io_timeout_s, .round_timeout_s = cfg->round_timeout_s};
     own[i] = cfg->nlisten ? cfg->listen_fds[i] : probe_listen(cfg->addr, cfg->port ? cfg->port + (unsigned)i : 0,
                                                               &b[i].port, &err);
     if (cfg->nlisten) {
@@ -451,7 +449,7 @@ int probe_serve(const probe_serve_cfg *cfg) {
       b[i].port = ntohs(sa.sin_port);
     }
     if (own[i] < 0) {
-      rc = say(1, "board \"%s\": %s", s.dev[i].name, err.msg);
+      rc = probe_srv_say(1, "board \"%s\": %s", s.dev[i].name, err.msg);
       for (size_t k = 0; k < i; k++) close(own[k]);
       free(own);
       own = NULL;
@@ -472,132 +470,22 @@ int probe_serve(const probe_serve_cfg *cfg) {
   rc = accept_boards(cfg, &s, b, own, common, np);
   free(common);
   if (rc) goto fail;
-
   global = hs_calloc(np, sizeof *global);
   hs_learn_init_params(l, global);
-  wire_in = hs_calloc(mb, 1);
-  models = hs_calloc(n, sizeof *models);
-  for (size_t i = 0; i < n; i++) {
-    b[i].model_out = hs_calloc(mb, 1);
-    models[i] = hs_calloc(np, sizeof(float));
-  }
-  wts = hs_calloc(n, sizeof *wts);
-  rows = hs_calloc(rounds * n, sizeof *rows);
-  rr = hs_calloc(rounds, sizeof *rr);
-  tel_t = hs_calloc(rounds * n, sizeof *tel_t);
-  tel_e = hs_calloc(rounds * n, sizeof *tel_e);
-  hs_telemetry *tel = hs_calloc(n, sizeof *tel);
-  pthread_t *th = hs_calloc(n, sizeof *th);
-  bool *started = hs_calloc(n, sizeof *started);
-  for (size_t r = 0; r < rounds && rc == 0; r++) {
-    double open = probe_now_mono();
-    if (r > 0) rr[r - 1].next_open = open;
-    rr[r].open = open;
-    memcpy(wire_in, global, np * sizeof(float));
-    const uint64_t *alloc = hs_controller_allocation(ctl);
-    for (size_t i = 0; i < n; i++) {
-      b[i].round = (uint32_t)r;
-      b[i].samples = alloc[i];
-      b[i].model_in = wire_in;
-      b[i].t_open = open;
-      b[i].end = PROBE_WIRE_OK;
-      started[i] = alloc[i] > 0 && pthread_create(&th[i], NULL, board_round, &b[i]) == 0;
-      if (alloc[i] > 0 && !started[i]) {
-        hs_error_set(&b[i].err, HS_ENOMEM, "cannot start a thread");
-        b[i].end = PROBE_WIRE_SYSTEM;
-      }
-    }
-    for (size_t i = 0; i < n; i++)
-      if (started[i]) pthread_join(th[i], NULL);
-    double close_t = probe_now_mono();
-    rr[r].close = close_t;
-    for (size_t i = 0; i < n && rc == 0; i++)
-      if (b[i].end != PROBE_WIRE_OK) {
-        char why[HS_ERROR_MSG_MAX + 200];
-        snprintf(why, sizeof why, "round %zu: board \"%s\": %s%s", r, b[i].name, b[i].err.msg,
-                 b[i].end == PROBE_WIRE_CLOSED ? " (did the board die?)" : "");
-        b[i].fd = b[i].fd >= 0 ? (close(b[i].fd), -1) : -1;
-        release(b, n, why);
-        rc = say(end_rc(b[i].end), "%s", why);
-      }
-    if (rc) break;
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-      srv_row *w = &rows[r * n + i];
-      char buf[64];
-      w->samples = b[i].samples;
-      if (b[i].samples > 0) {
-        w->start_s = b[i].t_send0 - open;
-        w->download_s = b[i].b_dl_end - b[i].t_send0;
-        w->setup_s = b[i].b_train0 - b[i].b_dl_end;
-        w->train_s = b[i].b_train1 - b[i].b_train0;
-        w->pack_s = b[i].b_ul0 - b[i].b_train1;
-        w->upload_s = b[i].t_recv_end - b[i].b_ul0;
-        w->wait_s = close_t - b[i].t_recv_end;
-        w->energy_j = b[i].energy_j;
-        w->loss = b[i].loss;
-        memcpy(models[k], b[i].model_out, np * sizeof(float));
-        wts[k++] = (double)b[i].samples;
-      }
-      /* the controller's rule: samples > 0 needs time > 0 (a clock tick can read 0) */
-      double t = w->samples ? (w->train_s > 0 ? w->train_s : 1e-9) : 0;
-      tel[i].time_s = as_written(t, buf, sizeof buf);
-      tel_t[r * n + i] = hs_strdup(buf);
-      tel[i].energy_j = as_written(w->samples ? w->energy_j : 0, buf, sizeof buf);
-      tel_e[r * n + i] = hs_strdup(buf);
-      tel[i].samples = (int64_t)w->samples;
-    }
-    double a0 = probe_now_mono();
-    if (k > 0) hs_learn_aggregate(l, (const float *const *)models, wts, k, global);
-    double a1 = probe_now_mono();
-    if (hs_controller_update(ctl, tel, n, &err) != HS_OK) {
-      release(b, n, "the controller refused the round's telemetry");
-      rc = say(1, "round %zu: controller: %s", r, err.msg);
-      break;
-    }
-    rr[r].reallocated = hs_controller_reallocated(ctl);
-    double a2 = probe_now_mono();
-    rr[r].aggregate_s = a1 - a0;
-    rr[r].controller_s = a2 - a1;
-    if (!cfg->quiet) {
-      printf("round %zu: %.3f s%s\n", r, close_t - open, rr[r].reallocated ? ", reallocated" : "");
-      fflush(stdout);
-    }
-  }
-  if (rc == 0) rr[rounds - 1].next_open = probe_now_mono();
-  free(tel);
-  free(th);
-  free(started);
-  if (rc) goto fail;
-  release(b, n, NULL);
-  double loss = NAN, acc = NAN;
-  hs_learn_eval(l, global, 0, &loss, &acc);
-  rc = write_records(cfg, &s, b, rows, rr, (const char *const *)tel_t, (const char *const *)tel_e, rounds, loss, acc,
-                     hs_learn_describe(l));
+  probe_srv_run run = {.cfg = cfg, .s = &s, .rg = rg, .opts = opts, .l = l, .ctl = ctl, .b = b, .n = n, .np = np,
+                       .mb = mb, .rounds = rounds, .budget = cfg->samples > 0 ? cfg->samples : s.samples_per_round,
+                       .global = global};
+  rc = rg->run(&run);
+  if (rc == 0) probe_srv_release(b, n, NULL);
 fail:
-  release(b, n, rc ? "the server stopped" : NULL);
+  probe_srv_release(b, n, rc ? "the server stopped" : NULL);
   if (own && !cfg->nlisten)
     for (size_t i = 0; i < n; i++) close(own[i]);
 done:
-  if (b)
-    for (size_t i = 0; i < n; i++) free(b[i].model_out);
-  if (models)
-    for (size_t i = 0; i < n; i++) free(models[i]);
-  if (tel_t)
-    for (size_t i = 0; i < rounds * n; i++) {
-      free(tel_t[i]);
-      free(tel_e[i]);
-    }
-  free(tel_t);
-  free(tel_e);
-  free(models);
   free(own);
   free(b);
-  free(rows);
-  free(rr);
   free(global);
-  free(wire_in);
-  free(wts);
+  free(opts);
   hs_controller_destroy(ctl);
   hs_learn_destroy(l);
   probe_cscn_fini(&s);

@@ -35,12 +35,22 @@ void probe_wire_request_stop(void) { wire_stop = 1; }
 bool probe_wire_stopped(void) { return wire_stop != 0; }
 
 static const char *const MSG_NAMES[PROBE_MSG_MAX_] = {NULL, "HELLO", "WELCOME", "READY", "ROUND",
-                                                      "RESULT", "BYE", "ERROR"};
+                                                      "RESULT", "BYE", "ERROR", "STEP", "GRAD"};
 const char *probe_msg_name(probe_msg_type t) {
   static _Thread_local char buf[32];
   if (t > 0 && t < PROBE_MSG_MAX_) return MSG_NAMES[t];
   snprintf(buf, sizeof buf, "message type %u", (unsigned)t);
   return buf;
+}
+
+uint64_t probe_model_hash(const void *p, size_t n) {
+  const unsigned char *c = p;
+  uint64_t h = 14695981039346656037ull;
+  for (size_t k = 0; k < n; k++) {
+    h ^= c[k];
+    h *= 1099511628211ull;
+  }
+  return h;
 }
 
 void probe_msg_fini(probe_msg *m) {
