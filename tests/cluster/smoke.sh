@@ -28,7 +28,7 @@ for f in rounds.csv telemetry.csv allocations.csv server.csv run.json; do
   [ -s "$R/$f" ] || fail "$f missing"
 done
 ROUNDS=2 BOARDS=2
-[ "$(head -1 "$R/telemetry.csv")" = "round,device,time_s,energy_j,samples" ] || fail "telemetry.csv header"
+[ "$(head -1 "$R/telemetry.csv")" = "round,device,time_s,energy_j,samples,comm_s" ] || fail "telemetry.csv header"
 [ "$(head -1 "$R/rounds.csv")" = "round,device,samples,start_s,download_s,setup_s,train_s,pack_s,upload_s,wait_s,round_s,energy_j,energy,loss" ] \
   || fail "rounds.csv header"
 for f in rounds.csv telemetry.csv allocations.csv; do

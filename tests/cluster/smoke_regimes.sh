@@ -57,7 +57,7 @@ for f in $REC telemetry.csv allocations.csv server.csv run.json; do
   [ -s "$R/$f" ] || fail "$f missing"
 done
 [ ! -e "$R/rounds.csv" ] || fail "rounds.csv is pma's record"
-[ "$(head -1 "$R/telemetry.csv")" = "round,device,time_s,energy_j,samples" ] || fail "telemetry.csv header"
+[ "$(head -1 "$R/telemetry.csv")" = "round,device,time_s,energy_j,samples,comm_s" ] || fail "telemetry.csv header"
 [ "$(head -1 "$R/allocations.csv")" = "round,device,samples" ] || fail "allocations.csv header"
 for f in telemetry.csv allocations.csv; do
   n=$(($(wc -l <"$R/$f") - 1))

@@ -244,7 +244,7 @@ void probe_srv_add(char **s, size_t *len, const char *fmt, ...) {
 void probe_srv_tel_init(probe_srv_tel *t) {
   t->csv = NULL;
   t->len = 0;
-  probe_srv_add(&t->csv, &t->len, "round,device,time_s,energy_j,samples\n");
+  probe_srv_add(&t->csv, &t->len, "round,device,time_s,energy_j,samples,comm_s\n");
 }
 
 void probe_srv_tel_fini(probe_srv_tel *t) {
@@ -254,14 +254,16 @@ void probe_srv_tel_fini(probe_srv_tel *t) {
 }
 
 void probe_srv_tel_row(probe_srv_tel *t, size_t round, const char *device, double time_s, double energy_j,
-                       uint64_t samples, hs_telemetry *fed) {
-  char tb[64], eb[64];
+                       uint64_t samples, double comm_s, hs_telemetry *fed, double *comm_fed) {
+  char tb[64], eb[64], cb[64];
   snprintf(tb, sizeof tb, "%.9g", samples ? (time_s > 0 ? time_s : 1e-9) : 0.0);
   snprintf(eb, sizeof eb, "%.9g", samples ? energy_j : 0.0);
-  probe_srv_add(&t->csv, &t->len, "%zu,%s,%s,%s,%llu\n", round, device, tb, eb, (unsigned long long)samples);
+  snprintf(cb, sizeof cb, "%.9g", samples && comm_s > 0 ? comm_s : 0.0);
+  probe_srv_add(&t->csv, &t->len, "%zu,%s,%s,%s,%llu,%s\n", round, device, tb, eb, (unsigned long long)samples, cb);
   fed->time_s = strtod(tb, NULL);
   fed->energy_j = strtod(eb, NULL);
   fed->samples = (int64_t)samples;
+  *comm_fed = strtod(cb, NULL);
 }
 
 int probe_srv_write(const char *dir, const char *file, const char *text) {

@@ -277,6 +277,7 @@ static int ddp_run(probe_srv_run *run) {
   uint64_t *batch = hs_calloc(n * S, sizeof *batch), *nround = hs_calloc(n, sizeof *nround);
   uint64_t *alloc_rec = hs_calloc(rounds * n, sizeof *alloc_rec);
   double *w = hs_calloc(n, sizeof *w), *tsum = hs_calloc(n, sizeof *tsum), *jsum = hs_calloc(n, sizeof *jsum);
+  double *csum = hs_calloc(n, sizeof *csum), *comm = hs_calloc(n, sizeof *comm); /* download + upload */
   ddp_row *rows = hs_calloc(steps * n, sizeof *rows);
   ddp_stepr *sr = hs_calloc(steps, sizeof *sr);
   probe_srv_tel tc;
@@ -292,6 +293,7 @@ static int ddp_run(probe_srv_run *run) {
     }
     memset(tsum, 0, n * sizeof *tsum);
     memset(jsum, 0, n * sizeof *jsum);
+    memset(csum, 0, n * sizeof *csum);
     for (uint32_t st = 0; st < S && rc == 0; st++) {
       size_t k = r * S + st;
       double open = probe_now_mono();
@@ -352,6 +354,7 @@ static int ddp_run(probe_srv_run *run) {
         if (x->samples) {
           tsum[i] += x->train_s;
           jsum[i] += x->energy_j;
+          csum[i] += x->download_s + x->upload_s;
         }
       }
       if (ema) { /* the step's gradient times to the step-level policy */
@@ -375,8 +378,10 @@ static int ddp_run(probe_srv_run *run) {
           }
         memcpy(alloc_rec + r * n, nround, n * sizeof *alloc_rec);
         double c0 = probe_now_mono();
-        for (size_t i = 0; i < n; i++) probe_srv_tel_row(&tc, r, b[i].name, tsum[i], jsum[i], nround[i], &tel[i]);
-        if (hs_controller_update(run->ctl, tel, n, &err) != HS_OK) {
+        for (size_t i = 0; i < n; i++)
+          probe_srv_tel_row(&tc, r, b[i].name, tsum[i], jsum[i], nround[i], csum[i], &tel[i], &comm[i]);
+        if (hs_controller_set_comm(run->ctl, comm, n, &err) != HS_OK ||
+            hs_controller_update(run->ctl, tel, n, &err) != HS_OK) {
           probe_srv_release(b, n, "the controller refused the round's telemetry");
           rc = probe_srv_say(1, "round %zu: controller: %s", r, err.msg);
           break;
@@ -425,6 +430,8 @@ static int ddp_run(probe_srv_run *run) {
   free(w);
   free(tsum);
   free(jsum);
+  free(csum);
+  free(comm);
   free(rows);
   free(sr);
   free(reduced);

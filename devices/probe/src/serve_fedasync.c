@@ -107,6 +107,8 @@ typedef struct fa_state {
   uint64_t *alloc;           /* per window, the allocation in force */
   uint64_t *w_samples;       /* per board, in the open window */
   double *w_s, *w_j;
+  double *w_c, *comm;        /* per board: download + upload of the window's merged updates; fed */
+  uint64_t *w_n;             /* per board: merged updates in the window */
   hs_telemetry *tel;
   probe_srv_tel tc;
   double staleness_sum, weight_sum;
@@ -129,12 +131,16 @@ static void close_windows(fa_state *fs) {
     double c0 = probe_now_mono();
     fs->win[w].close_s = c0 - fs->t0;
     for (size_t i = 0; i < n; i++) {
-      probe_srv_tel_row(&fs->tc, w, run->b[i].name, fs->w_s[i], fs->w_j[i], fs->w_samples[i], &fs->tel[i]);
+      probe_srv_tel_row(&fs->tc, w, run->b[i].name, fs->w_s[i], fs->w_j[i], fs->w_samples[i],
+                        fs->w_n[i] ? fs->w_c[i] / (double)fs->w_n[i] : 0, &fs->tel[i], &fs->comm[i]);
+      fs->w_c[i] = 0;
+      fs->w_n[i] = 0;
       fs->w_samples[i] = 0;
       fs->w_s[i] = fs->w_j[i] = 0;
     }
     hs_error err = {HS_OK, ""};
-    if (hs_controller_update(run->ctl, fs->tel, n, &err) != HS_OK) {
+    if (hs_controller_set_comm(run->ctl, fs->comm, n, &err) != HS_OK ||
+        hs_controller_update(run->ctl, fs->tel, n, &err) != HS_OK) {
       fs->failed = true;
       fs->rc = probe_srv_say(1, "window %zu: controller: %s", w, err.msg);
       return;
@@ -210,6 +216,8 @@ static void *fa_loop(void *arg) {
       u->merged = true;
       fs->w_samples[i] += samples;
       fs->w_s[i] += u->train_s;
+      fs->w_c[i] += u->download_s + u->upload_s;
+      fs->w_n[i]++;
       fs->w_j[i] += u->energy_j;
       fs->arrived += samples;
       fs->merge_s += probe_now_mono() - a0;
@@ -286,6 +294,9 @@ static int fa_run(probe_srv_run *run) {
   fs.w_samples = hs_calloc(n, sizeof *fs.w_samples);
   fs.w_s = hs_calloc(n, sizeof *fs.w_s);
   fs.w_j = hs_calloc(n, sizeof *fs.w_j);
+  fs.w_c = hs_calloc(n, sizeof *fs.w_c);
+  fs.comm = hs_calloc(n, sizeof *fs.comm);
+  fs.w_n = hs_calloc(n, sizeof *fs.w_n);
   fs.tel = hs_calloc(n, sizeof *fs.tel);
   probe_srv_tel_init(&fs.tc);
   fa_board *fb = hs_calloc(n, sizeof *fb);
@@ -336,6 +347,9 @@ static int fa_run(probe_srv_run *run) {
   free(fs.w_samples);
   free(fs.w_s);
   free(fs.w_j);
+  free(fs.w_c);
+  free(fs.comm);
+  free(fs.w_n);
   free(fs.tel);
   probe_srv_tel_fini(&fs.tc);
   pthread_mutex_destroy(&fs.mu);

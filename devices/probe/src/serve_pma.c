@@ -114,6 +114,7 @@ static int pma_run(probe_srv_run *run) {
   probe_srv_tel tc;
   probe_srv_tel_init(&tc);
   hs_telemetry *tel = hs_calloc(n, sizeof *tel);
+  double *comm = hs_calloc(n, sizeof *comm);
   pthread_t *th = hs_calloc(n, sizeof *th);
   bool *started = hs_calloc(n, sizeof *started);
   for (size_t r = 0; r < rounds && rc == 0; r++) {
@@ -165,12 +166,14 @@ static int pma_run(probe_srv_run *run) {
         memcpy(models[k], b[i].model_out, np * sizeof(float));
         wts[k++] = (double)b[i].samples;
       }
-      probe_srv_tel_row(&tc, r, b[i].name, w->train_s, w->energy_j, w->samples, &tel[i]);
+      probe_srv_tel_row(&tc, r, b[i].name, w->train_s, w->energy_j, w->samples, w->download_s + w->upload_s,
+                        &tel[i], &comm[i]);
     }
     double a0 = probe_now_mono();
     if (k > 0) hs_learn_aggregate(run->l, (const float *const *)models, wts, k, global);
     double a1 = probe_now_mono();
-    if (hs_controller_update(run->ctl, tel, n, &err) != HS_OK) {
+    if (hs_controller_set_comm(run->ctl, comm, n, &err) != HS_OK ||
+        hs_controller_update(run->ctl, tel, n, &err) != HS_OK) {
       probe_srv_release(b, n, "the controller refused the round's telemetry");
       rc = probe_srv_say(1, "round %zu: controller: %s", r, err.msg);
       break;
@@ -201,6 +204,7 @@ static int pma_run(probe_srv_run *run) {
   }
   free(models);
   free(wts);
+  free(comm);
   free(rows);
   free(rr);
   free(wire_in);

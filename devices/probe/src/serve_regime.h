@@ -53,11 +53,14 @@ typedef struct probe_srv_tel {
 } probe_srv_tel;
 void probe_srv_tel_init(probe_srv_tel *t);
 void probe_srv_tel_fini(probe_srv_tel *t);
-/* Append a row and fill *fed with the values as written (a board with samples
- * > 0 and a zero time gets 1e-9 s: the controller's rule, a clock tick can
- * read 0). */
+/* Append a row and fill *fed and *comm_fed with the values as written (a
+ * board with samples > 0 and a zero time gets 1e-9 s: the controller's rule,
+ * a clock tick can read 0). comm_s: the board's download + upload seconds of
+ * the round (pma), of the round's steps (ddp), or the mean of the window's
+ * merged updates (fedasync), as the simulator reports it; the regime gives
+ * the comm_fed values to hs_controller_set_comm before the update. */
 void probe_srv_tel_row(probe_srv_tel *t, size_t round, const char *device, double time_s, double energy_j,
-                       uint64_t samples, hs_telemetry *fed);
+                       uint64_t samples, double comm_s, hs_telemetry *fed, double *comm_fed);
 
 /* The run, as serve.c hands it to a regime. */
 typedef struct probe_srv_run {
