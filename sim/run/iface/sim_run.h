@@ -131,6 +131,8 @@ struct sim_run {
   struct sim_learn *learn; /* learning in the loop (sim_learning.h); NULL: off */
   double energy_cum_j;     /* energy of every device from t = 0 to the last round end */
   double train_j_sum;      /* the meters' training energy (noiseless), every round and device */
+  double idle_baseline_cum_j; /* with report.meter_scopes: idle power x seconds on, to the last
+                               * round end (rounds.csv's idle baselines summed) */
 };
 
 /* --- device accessors ------------------------------------------------------ */
