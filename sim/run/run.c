@@ -238,6 +238,7 @@ static bool round_measure(sim_run *r, double now, round_totals *t) {
     }
     if (r->agg) {
       sim_devagg_add(r->agg, i, n, busy, comm, wait, e);
+      if (sc->report_meter_scopes) sim_devagg_scopes(r->agg, i, base, n > 0 ? m.train_j : 0.0);
     } else if (r->report) {
       hs_device_row row = {r->round, sim_dev_name(r, i), n, busy, comm, wait, e,
                            hs_profile_name(sc->devices[sim_dev_spec(r, i)].profile)};

@@ -2,8 +2,9 @@
 # meter_rows.sh: the meter scopes in every table with energy, on runs with
 # report.meter_scopes (issue 25). Per row: wall = above-idle + idle baseline
 # (to rounding) and training-only <= wall, in meter.csv (per device and
-# round), rounds.csv (per round), learning.csv (since t = 0, per evaluation)
-# and agc.csv (per iteration); meter.csv's wall is devices.csv's energy_j,
+# round), rounds.csv (per round), device_profiles.csv (per profile and
+# round), learning.csv (since t = 0, per evaluation) and agc.csv (per
+# iteration); meter.csv's wall is devices.csv's energy_j,
 # rounds.csv's scopes are meter.csv's summed per round, learning.csv's are
 # rounds.csv's summed to its round, and every table's rows add up to
 # summary.json's scopes. Without the key no table has the columns (the
@@ -94,10 +95,25 @@ for case in "pma testbed-mnist-pma.json" "ddp testbed-mnist-ddp.json" "dyn testb
   n=$((n + 1))
   echo "ok   $name: meter.csv and rounds.csv keep wall = above-idle + baseline, training <= wall"
 done
+# device_profiles.csv (no meter.csv there): per profile and round, its rows
+# summed per round are rounds.csv's, and they add up to the summary.
+"$bin" run "$src/scenarios/testbed-mnist-pma.json" --policy time-only --set rounds=3 --devices profiles \
+  --set 'report={"meter_scopes":true}' --out prof -q || fail "prof: run"
+[ ! -e prof/meter.csv ] || fail "prof: meter.csv beside device_profiles.csv"
+adds_up prof "$(scopes prof/device_profiles.csv 0)" || fail "prof: device_profiles.csv breaks an identity"
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+  { k = $1; b[k] += $c["energy_idle_baseline_j"]; t[k] += $c["energy_training_j"] }
+  END { for (k in b) printf "%s %.9e %.9e\n", k, b[k], t[k] }' prof/device_profiles.csv | sort -n >prof/p.r
+awk -F, 'NR > 1 { printf "%s %.9e %.9e\n", $1, $6, $8 }' prof/rounds.csv | sort -n >prof/r.r
+awk 'NR == FNR { b[$1] = $2; t[$1] = $3; next }
+  { d = ($2 - b[$1]) ^ 2 + ($3 - t[$1]) ^ 2; if (d > (1e-6 * ($2 + $3 + 1)) ^ 2) { print "round " $1; bad = 1 } }
+  END { exit bad }' prof/p.r prof/r.r || fail "prof: device_profiles.csv is not rounds.csv per round"
+n=$((n + 1))
+echo "ok   prof: device_profiles.csv keeps the identities and adds up to rounds.csv and summary.json"
 # learning.csv: since t = 0, so each row is rounds.csv summed to its round,
 # and the last row (the last round) is the summary's.
 "$bin" run "$src/scenarios/testbed-mnist-pma-learning.json" --policy time-only --set rounds=3 \
-  --set learning.eval_samples=200 --set learning.threads=1 \
+  --set samples_per_round=704 --set learning.eval_samples=100 --set learning.threads=1 \
   --set 'report={"meter_scopes":true}' --out learn -q || fail "learn: run"
 scopes learn/learning.csv 0 >/dev/null || fail "learn: learning.csv breaks an identity"
 adds_up learn "$(scopes learn/learning.csv 0 1)"
@@ -109,19 +125,33 @@ awk -F, 'NR == FNR { if (FNR > 1) { b += $6; a += $7; t += $8; cb[$1] = b; ca[$1
   END { exit bad }' learn/rounds.csv learn/learning.csv || fail "learn: learning.csv is not rounds.csv summed"
 n=$((n + 1))
 echo "ok   learn: learning.csv keeps the identities since t = 0 and adds up to summary.json"
-# agc.csv: per iteration.
-"$bin" run "$src/scenarios/testbed-mnist-agc.json" --set rounds=4 \
-  --set 'report={"meter_scopes":true}' --out agc -q || fail "agc: run"
-adds_up agc "$(scopes agc/agc.csv 0)" || fail "agc: agc.csv breaks an identity"
-adds_up agc "$(scopes agc/rounds.csv 0)"
-n=$((n + 1))
-echo "ok   agc: agc.csv keeps wall = above-idle + baseline, training <= wall, adds up to summary.json"
+# agc.csv: per iteration, without learning (the timeline is the same; the
+# trainer's data would cost most of this test): the testbed, and the k = 50
+# scenario whose deadline cuts most workers (training-only leaves out those
+# cut while computing).
+for case in "agc testbed-mnist-agc.json 55 tuned profile 1.4" "agc50 agc-k50-fmnist.json 250 measured model 0"; do
+  set -- $case
+  dl=
+  [ "$6" != 0 ] && dl=", \"deadline_s\": $6"
+  "$bin" run "$src/scenarios/$2" --set rounds=6 --set "regime={\"kind\": \"agc\", \"scheme\": \"proposed\", \"z_res\": $3, \"d_rule\": \"$4\", \"p_rule\": \"$5\"$dl}" \
+    --set 'report={"meter_scopes":true}' --out "$1" -q || fail "$1: run"
+  sums=$(scopes "$1/agc.csv" 0) || fail "$1: agc.csv breaks an identity"
+  adds_up "$1" "$sums"
+  adds_up "$1" "$(scopes "$1/rounds.csv" 0)"
+  n=$((n + 1))
+  echo "ok   $1: agc.csv keeps wall = above-idle + baseline, training <= wall, adds up to summary.json"
+done
+awk -F, 'NR > 1 && $7 > 0 { cut = 1 } END { exit !cut }' agc50/agc.csv || fail "agc50: no straggler was cut"
 "$bin" run "$src/scenarios/testbed-mnist-pma.json" --set rounds=2 --out off -q || fail "run without scopes"
 [ ! -e off/meter.csv ] || fail "meter.csv without report.meter_scopes"
-"$bin" run "$src/scenarios/testbed-mnist-pma-learning.json" --set rounds=1 --set learning.eval_samples=200 \
-  --set learning.threads=1 --out offl -q || fail "learning run without scopes"
-"$bin" run "$src/scenarios/testbed-mnist-agc.json" --set rounds=1 --out offa -q || fail "agc run without scopes"
-for f in off/rounds.csv offl/learning.csv offa/agc.csv; do
+"$bin" run "$src/scenarios/testbed-mnist-pma-learning.json" --set rounds=1 --set samples_per_round=352 \
+  --set learning.eval_samples=100 --set learning.threads=1 --out offl -q || fail "learning run without scopes"
+"$bin" run "$src/scenarios/agc-k50-fmnist.json" --set rounds=1 \
+  --set 'regime={"kind": "agc", "scheme": "proposed", "z_res": 250, "d_rule": "measured", "p_rule": "model"}' \
+  --out offa -q || fail "agc run without scopes"
+"$bin" run "$src/scenarios/testbed-mnist-pma.json" --set rounds=1 --devices profiles --out offp -q ||
+  fail "profiles run without scopes"
+for f in off/rounds.csv offl/learning.csv offa/agc.csv offp/device_profiles.csv; do
   ! head -1 "$f" | grep -q energy_training_j || fail "$f has the meter scopes without report.meter_scopes"
 done
 echo "$n passed, 0 failed"

@@ -92,6 +92,12 @@ static const hs_column profile_cols[] = {
     PCTS(wait_s),
     {"energy_j", "J", "their energy in the round, summed in device order",
      COL(hs_profile_row, energy_j, HS_COL_F64)},
+    {"energy_idle_baseline_j", "J", "their idle power x the seconds they were on in the round, "
+     "summed", METER(hs_profile_row, idle_baseline_j)},
+    {"energy_above_idle_j", "J", "energy_j - energy_idle_baseline_j",
+     METER(hs_profile_row, above_idle_j)},
+    {"energy_training_j", "J", "training-only: what their meters reported (before noise), summed",
+     METER(hs_profile_row, training_j)},
 };
 
 static const hs_column learning_cols[] = {
@@ -310,7 +316,8 @@ hs_report *hs_report_open_with(const char *dir, bool trace, bool profiles, unsig
   if (!(r->devices = open_in(dir, devices_file(profiles), err))) goto fail;
   if (trace && !(r->trace = open_in(dir, "trace.json", err))) goto fail;
   hs_csv_write_header_with(hs_outfile_stream(r->rounds), &rounds_csv, groups);
-  hs_csv_write_header(hs_outfile_stream(r->devices), profiles ? &profiles_csv : &devices_csv);
+  hs_csv_write_header_with(hs_outfile_stream(r->devices), profiles ? &profiles_csv : &devices_csv,
+                           groups);
   if (r->trace) fputs("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[", hs_outfile_stream(r->trace));
   r->first_event = true;
   return r;
@@ -380,11 +387,11 @@ void hs_report_round(hs_report *r, const hs_round_row *row) {
 }
 
 void hs_report_device(hs_report *r, const hs_device_row *row) {
-  hs_csv_write_row(hs_outfile_stream(r->devices), &devices_csv, row);
+  hs_csv_write_row_with(hs_outfile_stream(r->devices), &devices_csv, row, r->groups);
 }
 
 void hs_report_profile(hs_report *r, const hs_profile_row *row) {
-  hs_csv_write_row(hs_outfile_stream(r->devices), &profiles_csv, row);
+  hs_csv_write_row_with(hs_outfile_stream(r->devices), &profiles_csv, row, r->groups);
 }
 
 void hs_json_fputs(FILE *out, const char *s) {

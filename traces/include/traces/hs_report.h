@@ -68,6 +68,8 @@ typedef struct hs_profile_row {
   uint64_t count, samples;
   double compute_s[HS_REPORT_NPCT], comm_s[HS_REPORT_NPCT], wait_s[HS_REPORT_NPCT];
   double energy_j;
+  /* The meter scopes, summed as energy_j (report.meter_scopes only). */
+  double idle_baseline_j, above_idle_j, training_j;
 } hs_profile_row;
 
 /* One evaluation of a run that learns (issue 10): time and energy since t = 0,
@@ -118,8 +120,8 @@ hs_report *hs_report_open(const char *dir, bool trace, hs_error *err);
  * left by an earlier run into the same folder. */
 hs_report *hs_report_open_as(const char *dir, bool trace, bool profiles, hs_error *err);
 /* As hs_report_open_as, with the optional columns of `groups` (HS_COL_* of
- * hs_columns.h: HS_COL_METER, the meter scopes) in rounds.csv and
- * learning.csv. */
+ * hs_columns.h: HS_COL_METER, the meter scopes) in rounds.csv,
+ * device_profiles.csv and learning.csv. */
 hs_report *hs_report_open_with(const char *dir, bool trace, bool profiles, unsigned groups,
                                hs_error *err);
 void hs_report_profile(hs_report *r, const hs_profile_row *row);
