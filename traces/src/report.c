@@ -118,7 +118,8 @@ static const hs_column learning_cols[] = {
     {"test_loss", "1", "held-out loss (nan: none)", COL(hs_learning_row, test_loss, HS_COL_F64)},
     {"test_accuracy", "1", "held-out accuracy (nan: regression or curve mode)",
      COL(hs_learning_row, test_accuracy, HS_COL_F64)},
-    {"lr", "1", "the learning rate of the round, after its schedule (nan: curve mode)",
+    {"lr", "1", "the learning rate of the round, after its schedule and warm-up, before DDP's "
+     "lr_scaling, which scales each step by its batch (nan: curve mode)",
      COL(hs_learning_row, lr, HS_COL_F64)},
     {"target_met", "1", "1 when this evaluation meets the target, 0 when not (nan: no target)",
      COL(hs_learning_row, target_met, HS_COL_F64)},
