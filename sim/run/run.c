@@ -191,6 +191,7 @@ static double wall_s(void) {
 /* What the round adds up to over devices (its rounds.csv row). */
 typedef struct round_totals {
   double energy_j, max_wait_s, cv;
+  double idle_baseline_j, training_j; /* meter scopes (report.meter_scopes) */
 } round_totals;
 
 /* Measure the round: per device, the ledger's differences since round_open
@@ -200,7 +201,7 @@ typedef struct round_totals {
 static bool round_measure(sim_run *r, double now, round_totals *t) {
   const hs_scenario *sc = r->sc;
   void (*meter)(sim_run *, size_t, sim_meter *) = r->regime->telemetry;
-  double energy = 0, max_wait = 0, sum = 0, sq = 0;
+  double energy = 0, max_wait = 0, sum = 0, sq = 0, base_sum = 0, train_sum = 0;
   size_t active = 0;
   void (*settle)(sim_run *, size_t) = r->settle;
   r->settle = NULL;
@@ -232,6 +233,13 @@ static bool round_measure(sim_run *r, double now, round_totals *t) {
     }
     if (!meter) m.train_j = d.energy_j[HS_POWER_BUSY];
     if (n > 0) r->train_j_sum += m.train_j; /* the training-only meter scope */
+    if (n > 0) train_sum += m.train_j;
+    /* Idle power never changes during a run (dynamics and DVFS move the busy
+     * power only): the round's idle baseline is one product per device. */
+    double base = sc->report_meter_scopes
+                      ? hs_ledger_get_power_of(r->ledger, i, HS_POWER_IDLE) * (busy + comm + wait)
+                      : 0.0;
+    base_sum += base;
     energy += e;
     if (wait > max_wait) max_wait = wait;
     if (n > 0) {
@@ -251,8 +259,7 @@ static bool round_measure(sim_run *r, double now, round_totals *t) {
       hs_telemetry_row tr = {r->round, sim_dev_name(r, i), r->tele[i].time_s, r->tele[i].energy_j,
                              (uint64_t)r->tele[i].samples, r->comm_s[i]};
       hs_report_telemetry(r->report, &tr);
-      if (sc->report_meter_scopes) { /* idle power never changes during a run */
-        double base = hs_ledger_get_power_of(r->ledger, i, HS_POWER_IDLE) * (busy + comm + wait);
+      if (sc->report_meter_scopes) {
         hs_meter_row mr = {r->round, tr.device, e, base, e - base, n > 0 ? m.train_j : 0.0};
         hs_report_meter(r->report, &mr);
       }
@@ -264,6 +271,7 @@ static bool round_measure(sim_run *r, double now, round_totals *t) {
     }
     if (r->agg) {
       sim_devagg_add(r->agg, i, n, busy, comm, wait, e);
+      if (sc->report_meter_scopes) sim_devagg_scopes(r->agg, i, base, n > 0 ? m.train_j : 0.0);
     } else if (r->report) {
       hs_device_row row = {r->round, sim_dev_name(r, i), n, busy, comm, wait, e,
                            hs_profile_name(sc->devices[sim_dev_spec(r, i)].profile)};
@@ -280,7 +288,7 @@ static bool round_measure(sim_run *r, double now, round_totals *t) {
   r->cv_sum += cv;
   if (r->cv_count > 0) r->cv_adapted_sum += cv;
   r->cv_count++;
-  *t = (round_totals){energy, max_wait, cv};
+  *t = (round_totals){energy, max_wait, cv, base_sum, train_sum};
   return true;
 }
 
@@ -307,7 +315,9 @@ static bool round_feed_controller(sim_run *r) {
 static void round_report(sim_run *r, double now, const round_totals *t) {
   if (!r->report) return;
   hs_round_row row = {r->round,     r->round_start_s, now, t->energy_j, t->cv, t->max_wait_s,
-                      hs_controller_reallocated(r->ctl)};
+                      hs_controller_reallocated(r->ctl),
+                      /* the meter scopes: written with report.meter_scopes only */
+                      t->idle_baseline_j, t->energy_j - t->idle_baseline_j, t->training_j};
   hs_report_round(r->report, &row);
 }
 
@@ -336,9 +346,13 @@ void sim_round_end(sim_run *r) {
   if (r->opts->on_round_end)
     r->opts->on_round_end(r->opts->userdata, r->round, r->round_start_s, now);
   r->energy_cum_j += t.energy_j;
-  if (r->learn)
-    sim_learn_round_end(r->learn, r->round, r->round + 1 >= r->sc->rounds, now, r->energy_cum_j,
-                        r->report);
+  r->idle_baseline_cum_j += t.idle_baseline_j;
+  if (r->learn) {
+    sim_learn_energy e = {r->energy_cum_j, r->idle_baseline_cum_j,
+                          r->energy_cum_j - r->idle_baseline_cum_j, r->train_j_sum};
+    sim_learn_round_end_scopes(r->learn, r->round, r->round + 1 >= r->sc->rounds, now, &e,
+                               r->report);
+  }
   if (r->opts->on_round) r->opts->on_round(r->opts->userdata, r->round + 1, r->sc->rounds);
   round_next(r);
 }
@@ -621,7 +635,8 @@ hs_status hs_run(const hs_scenario *sc, const hs_run_opts *opts, hs_summary *out
       for (size_t i = 0; i < r->ndev; i++) r->span[i].state = HS_POWER_OFF;
     }
     if ((st = trace_select(r, opts->trace_devices, err)) != HS_OK) goto done;
-    r->report = hs_report_open_as(opts->out_dir, opts->trace || opts->trace_devices, profiles, err);
+    r->report = hs_report_open_with(opts->out_dir, opts->trace || opts->trace_devices, profiles,
+                                    hs_scenario_columns(sc), err);
     if (!r->report) {
       st = err ? err->status : HS_EIO;
       goto done;

@@ -3,7 +3,8 @@
  * at 10^6 devices one row per device and round is 60 MB a round and most of a
  * run's time, while a user reads distributions. A row per (round, profile):
  * device count, samples and energy summed, and the nearest-rank percentiles
- * p0 p50 p90 p99 p100 of compute, comm and wait seconds (hs_report.h).
+ * p0 p50 p90 p99 p100 of compute, comm and wait seconds (hs_report.h); with
+ * report.meter_scopes, the energy under the other meter scopes summed too.
  *
  * Invariants: devices are grouped by profile name (profiles in order of first
  * appearance in the scenario's device list); within a profile the values sit
@@ -32,6 +33,7 @@ struct sim_devagg {
   size_t *off, *cnt; /* per profile: first slot, devices */
   uint64_t *samples; /* per profile, this round */
   double *energy;
+  double *base, *train; /* per profile, this round: meter scopes (report.meter_scopes) */
   uint32_t *slot;    /* per device: its slot in v[] */
   uint32_t *prof;    /* per device: its profile */
   size_t *fill;      /* per profile, while adding */
@@ -56,6 +58,8 @@ sim_devagg *sim_devagg_create(const sim_run *r) {
   a->fill = hs_calloc(a->nprof + 1, sizeof *a->fill);
   a->samples = hs_calloc(a->nprof + 1, sizeof *a->samples);
   a->energy = hs_calloc(a->nprof + 1, sizeof *a->energy);
+  a->base = hs_calloc(a->nprof + 1, sizeof *a->base);
+  a->train = hs_calloc(a->nprof + 1, sizeof *a->train);
   for (size_t i = 0; i < r->ndev; i++) a->cnt[prof_of_spec[sim_dev_spec(r, i)]]++;
   for (size_t p = 1; p < a->nprof; p++) a->off[p] = a->off[p - 1] + a->cnt[p - 1];
   a->slot = hs_calloc(r->ndev + 1, sizeof *a->slot);
@@ -81,6 +85,8 @@ void sim_devagg_destroy(sim_devagg *a) {
   hs_free(a->fill);
   hs_free(a->samples);
   hs_free(a->energy);
+  hs_free(a->base);
+  hs_free(a->train);
   hs_free(a);
 }
 
@@ -92,6 +98,12 @@ void sim_devagg_add(sim_devagg *a, size_t i, uint64_t samples, double compute_s,
   a->v[2][s] = wait_s;
   a->samples[p] += samples;
   a->energy[p] += energy_j;
+}
+
+void sim_devagg_scopes(sim_devagg *a, size_t i, double idle_baseline_j, double training_j) {
+  uint32_t p = a->prof[i];
+  a->base[p] += idle_baseline_j;
+  a->train[p] += training_j;
 }
 
 /* Nearest-rank percentiles p0 p50 p90 p99 p100 of x[0..n), n >= 1 (reorders x). */
@@ -117,12 +129,12 @@ static void percentiles(double *x, size_t n, double out[HS_REPORT_NPCT]) {
 void sim_devagg_flush(sim_devagg *a, uint32_t round, hs_report *rep) {
   for (size_t p = 0; p < a->nprof; p++) {
     if (a->cnt[p] == 0) continue;
-    hs_profile_row row = {round, a->name[p], a->cnt[p], a->samples[p], {0}, {0}, {0},
-                          a->energy[p]};
+    hs_profile_row row = {round,       a->name[p], a->cnt[p], a->samples[p], {0}, {0}, {0},
+                          a->energy[p], a->base[p], a->energy[p] - a->base[p], a->train[p]};
     double *out[3] = {row.compute_s, row.comm_s, row.wait_s};
     for (size_t w = 0; w < 3; w++) percentiles(a->v[w] + a->off[p], a->cnt[p], out[w]);
     hs_report_profile(rep, &row);
     a->samples[p] = 0;
-    a->energy[p] = 0;
+    a->energy[p] = a->base[p] = a->train[p] = 0;
   }
 }

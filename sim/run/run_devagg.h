@@ -13,6 +13,9 @@
 sim_devagg *sim_devagg_create(const sim_run *r);
 void sim_devagg_add(sim_devagg *a, size_t i, uint64_t samples, double compute_s, double comm_s,
                     double wait_s, double energy_j);
+/* With report.meter_scopes: device i's idle baseline and training-only energy
+ * of the round (the rest of its meter.csv row), summed per profile. */
+void sim_devagg_scopes(sim_devagg *a, size_t i, double idle_baseline_j, double training_j);
 void sim_devagg_flush(sim_devagg *a, uint32_t round, hs_report *rep);
 void sim_devagg_destroy(sim_devagg *a);
 

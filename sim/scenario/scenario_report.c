@@ -8,10 +8,17 @@
  * "meter": above-idle, the idle baseline, training-only; wall is energy_j).
  * Off by default, and printed back only when on, so the resolved scenario
  * (and run_identity) of every run without it keeps its bytes. The flag lives
- * in hs_scenario (report_meter_scopes): the run reads it. */
+ * in hs_scenario (report_meter_scopes): the run reads it. It also adds the
+ * meter-scope columns to the CSV tables that carry energy (rounds.csv,
+ * learning.csv, agc.csv; hs_scenario_columns). */
 #include <stdlib.h>
 
 #include "scenario_internal.h"
+#include "traces/hs_columns.h"
+
+unsigned hs_scenario_columns(const hs_scenario *sc) {
+  return sc->report_meter_scopes ? HS_COL_METER : 0u;
+}
 
 static const char *const report_keys[] = {"meter_scopes", NULL};
 

@@ -1,6 +1,7 @@
 /* test_columns.c: CSV files from column tables (traces/hs_columns.h): the
  * header and rows are the table's, every type prints as printf would, a long
- * string is written whole, and the reference escapes table cells. */
+ * string is written whole, the reference escapes table cells, and an
+ * optional group's columns appear only when the writer names the group. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdbool.h>
@@ -24,14 +25,14 @@ typedef struct row {
 static double twice_e(const void *r) { return 2 * ((const row *)r)->e; }
 
 static const hs_column cols[] = {
-    {"a", "1", "u32", HS_COL_U32, offsetof(row, a), NULL},
-    {"b", "1", "u64", HS_COL_U64, offsetof(row, b), NULL},
-    {"c", "1", "size", HS_COL_SIZE, offsetof(row, c), NULL},
-    {"d", "1", "bool", HS_COL_BOOL, offsetof(row, d), NULL},
-    {"e", "s", "f64", HS_COL_F64, offsetof(row, e), NULL},
-    {"f", "s", "f64 or empty | piped", HS_COL_F64_OR_EMPTY, offsetof(row, f), NULL},
-    {"e2", "s", "derived", HS_COL_F64, 0, twice_e},
-    {"g", "-", "string", HS_COL_STR, offsetof(row, g), NULL},
+    {"a", "1", "u32", HS_COL_U32, offsetof(row, a), NULL, 0},
+    {"b", "1", "u64", HS_COL_U64, offsetof(row, b), NULL, 0},
+    {"c", "1", "size", HS_COL_SIZE, offsetof(row, c), NULL, 0},
+    {"d", "1", "bool", HS_COL_BOOL, offsetof(row, d), NULL, 0},
+    {"e", "s", "f64", HS_COL_F64, offsetof(row, e), NULL, 0},
+    {"f", "s", "f64 or empty | piped", HS_COL_F64_OR_EMPTY, offsetof(row, f), NULL, 0},
+    {"e2", "s", "derived", HS_COL_F64, 0, twice_e, 0},
+    {"g", "-", "string", HS_COL_STR, offsetof(row, g), NULL, 0},
 };
 static const hs_csv_table table = {"x.csv", "tests", HS_COLUMNS(cols)};
 
@@ -83,5 +84,54 @@ Test(columns, reference_escapes_cells) {
   char *got = written(reference, NULL);
   cr_expect(strstr(got, "## x.csv\n\ntests\n") != NULL, "%s", got);
   cr_expect(strstr(got, "| `f` | s | f64 or empty \\| piped |\n") != NULL, "%s", got);
+  free(got);
+}
+
+/* Optional columns (HS_COL_METER), first and in the middle: absent from the
+ * header and the rows without the group, so the plain file keeps its bytes;
+ * in the table's order with it; marked in the reference. */
+static const hs_column opt_cols[] = {
+    {"m0", "J", "meter first", HS_COL_F64, offsetof(row, f), NULL, HS_COL_METER},
+    {"a", "1", "u32", HS_COL_U32, offsetof(row, a), NULL, 0},
+    {"m1", "J", "meter middle", HS_COL_F64, offsetof(row, e), NULL, HS_COL_METER},
+    {"b", "1", "u64", HS_COL_U64, offsetof(row, b), NULL, 0},
+};
+static const hs_csv_table opt_table = {"o.csv", "tests", HS_COLUMNS(opt_cols)};
+static void opt_header(FILE *f, const void *g) {
+  hs_csv_write_header_with(f, &opt_table, *(const unsigned *)g);
+}
+static const row opt_row = {7, 8, 0, false, 0.5, 0.25, NULL};
+static void opt_one_row(FILE *f, const void *g) {
+  hs_csv_write_row_with(f, &opt_table, &opt_row, *(const unsigned *)g);
+}
+static void opt_plain(FILE *f, const void *arg) { (void)arg, hs_csv_write_row(f, &opt_table, &opt_row); }
+static void opt_reference(FILE *f, const void *arg) {
+  (void)arg, hs_csv_write_reference(f, &opt_table);
+}
+
+Test(columns, optional_group_only_when_named) {
+  const unsigned none = 0, meter = HS_COL_METER, other = 2u;
+  char *got = written(opt_header, &none);
+  cr_expect_str_eq(got, "a,b\n");
+  free(got);
+  got = written(opt_header, &other); /* another group's bit: still not written */
+  cr_expect_str_eq(got, "a,b\n");
+  free(got);
+  got = written(opt_header, &meter);
+  cr_expect_str_eq(got, "m0,a,m1,b\n");
+  free(got);
+  got = written(opt_one_row, &none);
+  cr_expect_str_eq(got, "7,8\n");
+  free(got);
+  got = written(opt_plain, NULL);
+  cr_expect_str_eq(got, "7,8\n");
+  free(got);
+  got = written(opt_one_row, &meter);
+  cr_expect_str_eq(got, "0.25,7,0.5,8\n");
+  free(got);
+  got = written(opt_reference, NULL);
+  cr_expect(strstr(got, "| `m1` | J | (with `report.meter_scopes`) meter middle |\n") != NULL, "%s",
+            got);
+  cr_expect(strstr(got, "| `a` | 1 | u32 |\n") != NULL, "%s", got);
   free(got);
 }

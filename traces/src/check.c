@@ -220,15 +220,15 @@ typedef struct check_row {
   const char *worst[HS_CHECK_NFIG]; /* on round and total rows */
 } check_row;
 
-#define ROW(field, type) type, offsetof(check_row, field), NULL
+#define ROW(field, type) type, offsetof(check_row, field), NULL, 0
 #define FIG(f, name, suffix, unit, what)                                            \
   {name "_pred" suffix,          unit, "predicted " what, HS_COL_F64_OR_EMPTY,      \
-   offsetof(check_row, v[f][0]), NULL},                                             \
+   offsetof(check_row, v[f][0]), NULL, 0},                                          \
       {name "_meas" suffix,          unit, "measured " what, HS_COL_F64_OR_EMPTY,   \
-       offsetof(check_row, v[f][1]), NULL},                                         \
+       offsetof(check_row, v[f][1]), NULL, 0},                                      \
   {                                                                                 \
     name "_err", "1", "predicted / measured - 1 of " name " (empty: not compared)", \
-        HS_COL_F64_OR_EMPTY, offsetof(check_row, v[f][2]), NULL                     \
+        HS_COL_F64_OR_EMPTY, offsetof(check_row, v[f][2]), NULL, 0                  \
   }
 static const hs_column check_cols[] = {
     {"round", "-", "the round, or `all` for a device's (or the run's) total over rounds",

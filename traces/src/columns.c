@@ -7,7 +7,9 @@
  * decimal (the same digits as "%u"/"%llu"), doubles by hs_fmt_double. A
  * string longer than the room left in the buffer is written around it
  * (names are short; nothing is cut). Rejected: generating a writer per file
- * with macros (a table is easier to read and to print as documentation). */
+ * with macros (a table is easier to read and to print as documentation).
+ * A column of an optional group (hs_columns.h) is skipped unless the writer
+ * names its group, in the header and in every row alike. */
 #include "traces/hs_columns.h"
 
 #include <math.h>
@@ -84,10 +86,18 @@ static uint64_t read_uint(const char *p, hs_col_type type) {
   }
 }
 
-void hs_csv_write_header(FILE *f, const hs_csv_table *t) {
+/* Whether column c is written under `groups`. */
+static bool written(const hs_column *c, unsigned groups) { return !c->group || (c->group & groups); }
+
+void hs_csv_write_header(FILE *f, const hs_csv_table *t) { hs_csv_write_header_with(f, t, 0); }
+
+void hs_csv_write_header_with(FILE *f, const hs_csv_table *t, unsigned groups) {
   line l = {.f = f};
+  bool first = true;
   for (size_t i = 0; i < t->ncols; i++) {
-    if (i) put_char(&l, ',');
+    if (!written(&t->cols[i], groups)) continue;
+    if (!first) put_char(&l, ',');
+    first = false;
     put_str(&l, t->cols[i].name);
   }
   put_char(&l, '\n');
@@ -95,12 +105,19 @@ void hs_csv_write_header(FILE *f, const hs_csv_table *t) {
 }
 
 void hs_csv_write_row(FILE *f, const hs_csv_table *t, const void *row) {
+  hs_csv_write_row_with(f, t, row, 0);
+}
+
+void hs_csv_write_row_with(FILE *f, const hs_csv_table *t, const void *row, unsigned groups) {
   line l = {.f = f};
   const char *base = row;
+  bool first = true;
   for (size_t i = 0; i < t->ncols; i++) {
     const hs_column *c = &t->cols[i];
+    if (!written(c, groups)) continue;
     const char *p = base + c->offset;
-    if (i) put_char(&l, ',');
+    if (!first) put_char(&l, ',');
+    first = false;
     switch (c->type) {
       case HS_COL_U32:
       case HS_COL_U64:
@@ -142,6 +159,7 @@ void hs_csv_write_reference(FILE *f, const hs_csv_table *t) {
   fprintf(f, "## %s\n\n%s\n\n| column | unit | meaning |\n|---|---|---|\n", t->file, t->when);
   for (size_t i = 0; i < t->ncols; i++) {
     fprintf(f, "| `%s` | %s | ", t->cols[i].name, t->cols[i].unit);
+    if (t->cols[i].group & HS_COL_METER) fputs("(with `report.meter_scopes`) ", f);
     hs_md_cell(f, t->cols[i].doc);
     fputs(" |\n", f);
   }

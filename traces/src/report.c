@@ -28,7 +28,9 @@
 
 /* --- the files' columns (hs_columns.h: a new column is one line) ------------ */
 
-#define COL(row, field, type) type, offsetof(row, field), NULL
+#define COL(row, field, type) type, offsetof(row, field), NULL, 0
+/* A meter-scope column (report.meter_scopes only; hs_columns.h groups). */
+#define METER(row, field) HS_COL_F64, offsetof(row, field), NULL, HS_COL_METER
 
 static double round_duration(const void *row) {
   const hs_round_row *r = row;
@@ -39,9 +41,16 @@ static const hs_column round_cols[] = {
     {"round", "1", "the round, from 0", COL(hs_round_row, round, HS_COL_U32)},
     {"start_s", "s", "simulated time the round started", COL(hs_round_row, start_s, HS_COL_F64)},
     {"end_s", "s", "simulated time the round ended", COL(hs_round_row, end_s, HS_COL_F64)},
-    {"duration_s", "s", "end_s - start_s", HS_COL_F64, 0, round_duration},
+    {"duration_s", "s", "end_s - start_s", HS_COL_F64, 0, round_duration, 0},
     {"energy_j", "J", "energy of every device in the round (compute + comm + idle-wait)",
      COL(hs_round_row, energy_j, HS_COL_F64)},
+    {"energy_idle_baseline_j", "J", "every device's idle power x the seconds it was on in the "
+     "round, summed (meter.csv's, summed over devices)", METER(hs_round_row, idle_baseline_j)},
+    {"energy_above_idle_j", "J", "energy_j - energy_idle_baseline_j: the round's dynamic energy",
+     METER(hs_round_row, above_idle_j)},
+    {"energy_training_j", "J", "training-only: what the devices' meters reported to the "
+     "controller (before telemetry noise); <= energy_j, except in fedasync (an update counts in "
+     "the window it arrives in)", METER(hs_round_row, training_j)},
     {"compute_cv", "1", "coefficient of variation of the devices' compute times",
      COL(hs_round_row, compute_cv, HS_COL_F64)},
     {"max_wait_s", "s", "the longest a device waited for the others",
@@ -68,7 +77,7 @@ static const hs_column device_cols[] = {
 /* The percentiles of hs_profile_row, one line each (HS_REPORT_NPCT of them). */
 #define PCT(what, k, name)                                                                  \
   {#what "_" name, "s", name " of the devices' " #what " (nearest rank)", HS_COL_F64,       \
-   offsetof(hs_profile_row, what) + (k) * sizeof(double), NULL}
+   offsetof(hs_profile_row, what) + (k) * sizeof(double), NULL, 0}
 #define PCTS(what) PCT(what, 0, "p0"), PCT(what, 1, "p50"), PCT(what, 2, "p90"), \
     PCT(what, 3, "p99"), PCT(what, 4, "p100")
 _Static_assert(HS_REPORT_NPCT == 5, "PCTS lists every percentile");
@@ -83,6 +92,12 @@ static const hs_column profile_cols[] = {
     PCTS(wait_s),
     {"energy_j", "J", "their energy in the round, summed in device order",
      COL(hs_profile_row, energy_j, HS_COL_F64)},
+    {"energy_idle_baseline_j", "J", "their idle power x the seconds they were on in the round, "
+     "summed", METER(hs_profile_row, idle_baseline_j)},
+    {"energy_above_idle_j", "J", "energy_j - energy_idle_baseline_j",
+     METER(hs_profile_row, above_idle_j)},
+    {"energy_training_j", "J", "training-only: what their meters reported (before noise), summed",
+     METER(hs_profile_row, training_j)},
 };
 
 static const hs_column learning_cols[] = {
@@ -91,13 +106,20 @@ static const hs_column learning_cols[] = {
     {"time_s", "s", "simulated time since t = 0", COL(hs_learning_row, time_s, HS_COL_F64)},
     {"energy_j", "J", "energy of every device since t = 0",
      COL(hs_learning_row, energy_j, HS_COL_F64)},
+    {"energy_idle_baseline_j", "J", "every device's idle power x its seconds on, since t = 0 "
+     "(rounds.csv's, summed to this round)", METER(hs_learning_row, idle_baseline_j)},
+    {"energy_above_idle_j", "J", "energy_j - energy_idle_baseline_j, since t = 0",
+     METER(hs_learning_row, above_idle_j)},
+    {"energy_training_j", "J", "training-only energy the meters reported, since t = 0 "
+     "(<= energy_j)", METER(hs_learning_row, training_j)},
     {"samples", "1", "samples trained so far", COL(hs_learning_row, samples, HS_COL_U64)},
     {"train_loss", "1", "mean training loss since the previous row",
      COL(hs_learning_row, train_loss, HS_COL_F64)},
     {"test_loss", "1", "held-out loss (nan: none)", COL(hs_learning_row, test_loss, HS_COL_F64)},
     {"test_accuracy", "1", "held-out accuracy (nan: regression or curve mode)",
      COL(hs_learning_row, test_accuracy, HS_COL_F64)},
-    {"lr", "1", "the learning rate of the round, after its schedule (nan: curve mode)",
+    {"lr", "1", "the learning rate of the round, after its schedule and warm-up, before DDP's "
+     "lr_scaling, which scales each step by its batch (nan: curve mode)",
      COL(hs_learning_row, lr, HS_COL_F64)},
     {"target_met", "1", "1 when this evaluation meets the target, 0 when not (nan: no target)",
      COL(hs_learning_row, target_met, HS_COL_F64)},
@@ -174,6 +196,7 @@ struct hs_report {
   size_t nextra;
   bool first_event;
   bool profiles; /* r->devices is device_profiles.csv */
+  unsigned groups; /* the optional columns written (hs_columns.h HS_COL_*) */
   char **xkey, **xjson; /* hs_report_add_json members */
   size_t nx;
   char **opt; /* hs_report_optional names */
@@ -269,6 +292,11 @@ static const char *devices_file(bool profiles) {
 }
 
 hs_report *hs_report_open_as(const char *dir, bool trace, bool profiles, hs_error *err) {
+  return hs_report_open_with(dir, trace, profiles, 0, err);
+}
+
+hs_report *hs_report_open_with(const char *dir, bool trace, bool profiles, unsigned groups,
+                               hs_error *err) {
   /* The topmost missing folder of dir's chain, found before mkdir -p makes it. */
   char *made = NULL, *p = hs_strdup(dir);
   struct stat sb;
@@ -287,11 +315,13 @@ hs_report *hs_report_open_as(const char *dir, bool trace, bool profiles, hs_erro
   r->dir = hs_strdup(dir);
   r->made = made;
   r->profiles = profiles;
+  r->groups = groups;
   if (!(r->rounds = open_in(dir, rounds_csv.file, err))) goto fail;
   if (!(r->devices = open_in(dir, devices_file(profiles), err))) goto fail;
   if (trace && !(r->trace = open_in(dir, "trace.json", err))) goto fail;
-  hs_csv_write_header(hs_outfile_stream(r->rounds), &rounds_csv);
-  hs_csv_write_header(hs_outfile_stream(r->devices), profiles ? &profiles_csv : &devices_csv);
+  hs_csv_write_header_with(hs_outfile_stream(r->rounds), &rounds_csv, groups);
+  hs_csv_write_header_with(hs_outfile_stream(r->devices), profiles ? &profiles_csv : &devices_csv,
+                           groups);
   if (r->trace) fputs("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[", hs_outfile_stream(r->trace));
   r->first_event = true;
   return r;
@@ -325,7 +355,7 @@ static void num(FILE *f, double v) {
 static hs_status open_table(hs_report *r, FILE **slot, const hs_csv_table *t, hs_error *err) {
   if (*slot) return HS_OK;
   if (!(*slot = hs_report_extra(r, t->file, err))) return err ? err->status : HS_EIO;
-  hs_csv_write_header(*slot, t);
+  hs_csv_write_header_with(*slot, t, r->groups);
   return HS_OK;
 }
 
@@ -335,7 +365,7 @@ hs_status hs_report_learning_open(hs_report *r, hs_error *err) {
 
 void hs_report_learning(hs_report *r, const hs_learning_row *row) {
   if (!r || !r->learning) return;
-  hs_csv_write_row(r->learning, &learning_csv, row);
+  hs_csv_write_row_with(r->learning, &learning_csv, row, r->groups);
 }
 
 hs_status hs_report_telemetry_open(hs_report *r, hs_error *err) {
@@ -357,15 +387,15 @@ void hs_report_meter(hs_report *r, const hs_meter_row *row) {
 }
 
 void hs_report_round(hs_report *r, const hs_round_row *row) {
-  hs_csv_write_row(hs_outfile_stream(r->rounds), &rounds_csv, row);
+  hs_csv_write_row_with(hs_outfile_stream(r->rounds), &rounds_csv, row, r->groups);
 }
 
 void hs_report_device(hs_report *r, const hs_device_row *row) {
-  hs_csv_write_row(hs_outfile_stream(r->devices), &devices_csv, row);
+  hs_csv_write_row_with(hs_outfile_stream(r->devices), &devices_csv, row, r->groups);
 }
 
 void hs_report_profile(hs_report *r, const hs_profile_row *row) {
-  hs_csv_write_row(hs_outfile_stream(r->devices), &profiles_csv, row);
+  hs_csv_write_row_with(hs_outfile_stream(r->devices), &profiles_csv, row, r->groups);
 }
 
 void hs_json_fputs(FILE *out, const char *s) {

@@ -217,14 +217,17 @@ typedef struct agc_row {
   double start_s, end_s, duration_s;
   size_t active, arrived, stragglers;
   double bits_sent, bits_arrived, energy_j, cum_bits, cum_energy_j, p_mean;
+  double idle_baseline_j, above_idle_j, training_j; /* meter scopes (report.meter_scopes) */
   double residual_pred, residual_meas, residual_meas_rel, gbar_sq;
   double train_loss, eval_loss, eval_acc;
   double residual_exp, residual_exp_model, residual_exp_straggle;
 } agc_row;
 
-#define AGC_COL(field, type) type, offsetof(agc_row, field), NULL
+#define AGC_COL(field, type) type, offsetof(agc_row, field), NULL, 0
 /* Doubles: an empty field when not applicable (not finite). */
 #define AGC_NUM(field) AGC_COL(field, HS_COL_F64_OR_EMPTY)
+/* A meter-scope column: written with report.meter_scopes only (hs_columns.h). */
+#define AGC_METER(field) HS_COL_F64_OR_EMPTY, offsetof(agc_row, field), NULL, HS_COL_METER
 
 static const hs_column agc_cols[] = {
     {"iteration", "1", "the iteration (a round), from 0", AGC_COL(iteration, HS_COL_U32)},
@@ -238,6 +241,13 @@ static const hs_column agc_cols[] = {
      AGC_NUM(bits_sent)},
     {"bits_arrived", "bit", "bits of the messages that arrived", AGC_NUM(bits_arrived)},
     {"energy_j", "J", "energy of every worker in the iteration", AGC_NUM(energy_j)},
+    {"energy_idle_baseline_j", "J", "every worker's idle power x the seconds it was on in the "
+     "iteration, summed", AGC_METER(idle_baseline_j)},
+    {"energy_above_idle_j", "J", "energy_j - energy_idle_baseline_j: the iteration's dynamic "
+     "energy", AGC_METER(above_idle_j)},
+    {"energy_training_j", "J", "training-only: the busy energy of the workers whose compute "
+     "finished (what their meters reported to the controller); <= energy_j",
+     AGC_METER(training_j)},
     {"cum_bits", "bit", "bits_sent since the start", AGC_NUM(cum_bits)},
     {"cum_energy_j", "J", "energy since the start", AGC_NUM(cum_energy_j)},
     {"p_mean", "1", "mean straggling probability the code was planned with", AGC_NUM(p_mean)},
@@ -270,7 +280,7 @@ static void open_csv(sim_run *r, agc_state *s) {
     sim_fail(r, err.status, err.msg);
     return;
   }
-  hs_csv_write_header(s->csv, &agc_csv);
+  hs_csv_write_header_with(s->csv, &agc_csv, hs_scenario_columns(r->sc));
 }
 
 static void agc_start_round(sim_run *r) {
@@ -298,6 +308,31 @@ static void agc_start_round(sim_run *r) {
   }
   s->deadline_ev =
       s->code.wait_all ? 0 : hs_engine_schedule_in(r->eng, s->deadline_s, 1, on_deadline, r, 0);
+}
+
+/* Whether worker i's compute of this iteration finished (its samples count
+ * as trained: the meter reports them), given its busy seconds so far. */
+static bool trained(const agc_state *s, size_t i, double busy_s) {
+  return (s->phase[i] == PH_IN || s->phase[i] == PH_CUT_SEND) && busy_s > 0 && s->samples[i] > 0;
+}
+
+/* The iteration's energy under the other meter scopes (agc.csv, with
+ * report.meter_scopes), as the run's round measure counts them from the
+ * ledger's marks of the iteration (still unread here): the idle baseline is
+ * each worker's idle power x its seconds on; training-only is the busy
+ * energy of the workers that trained (agc_telemetry's). */
+static void meter_scopes(const sim_run *r, const agc_state *s, double now, agc_row *row) {
+  double base = 0, train = 0;
+  for (size_t i = 0; i < s->k; i++) {
+    hs_ledger_since d;
+    hs_ledger_since_mark(r->ledger, i, now, &d);
+    double on = d.time_s[HS_POWER_BUSY] + d.time_s[HS_POWER_COMM] + d.time_s[HS_POWER_IDLE];
+    base += hs_ledger_get_power_of(r->ledger, i, HS_POWER_IDLE) * on;
+    if (trained(s, i, d.time_s[HS_POWER_BUSY])) train += d.energy_j[HS_POWER_BUSY];
+  }
+  row->idle_baseline_j = base;
+  row->above_idle_j = row->energy_j - base;
+  row->training_j = train;
 }
 
 /* E||ghat - g||^2 given the iteration's gradients (regime_agc.h). */
@@ -379,7 +414,8 @@ static void iteration_end(sim_run *r) {
         .residual_exp_model = lo.expected.bias + lo.expected.straggle + lo.expected.quant_model,
         .residual_exp_straggle = lo.expected.bias + lo.expected.straggle,
     };
-    hs_csv_write_row(s->csv, &agc_csv, &row);
+    if (r->sc->report_meter_scopes) meter_scopes(r, s, now, &row);
+    hs_csv_write_row_with(s->csv, &agc_csv, &row, hs_scenario_columns(r->sc));
   }
   s->energy_prev = energy;
   sim_round_end(r);
@@ -390,8 +426,7 @@ static void iteration_end(sim_run *r) {
 static void agc_telemetry(sim_run *r, size_t i, sim_meter *m) {
   agc_state *s = r->rs;
   double now = hs_engine_now(r->eng);
-  bool done = s->phase[i] == PH_IN || s->phase[i] == PH_CUT_SEND;
-  m->samples = done && m->train_s > 0 ? s->samples[i] : 0;
+  m->samples = trained(s, i, m->train_s) ? s->samples[i] : 0;
   m->train_j = hs_ledger_energy(r->ledger, i, HS_POWER_BUSY, now) - sim_dev_busy0_j(r, i);
 }
 

@@ -79,6 +79,17 @@ hs_status sim_learn_async_arrival(sim_learn *L, size_t i, uint64_t n, double a, 
  * last), writes the learning.csv row then, and tracks the target. */
 void sim_learn_round_end(sim_learn *L, uint32_t round, bool last, double time_s, double energy_j,
                          hs_report *rep);
+/* The energy since t = 0 under each meter scope (hs_learning_row's): wall
+ * (energy_j, what the targets' energies report), the idle baseline, above
+ * idle and training-only. The last three reach learning.csv with
+ * report.meter_scopes only. */
+typedef struct sim_learn_energy {
+  double wall_j, idle_baseline_j, above_idle_j, training_j;
+} sim_learn_energy;
+/* sim_learn_round_end with every scope (the run's call); the plain one
+ * leaves the other scopes NaN. */
+void sim_learn_round_end_scopes(sim_learn *L, uint32_t round, bool last, double time_s,
+                                const sim_learn_energy *e, hs_report *rep);
 
 /* What summary.json reports (NaN when not reached / not evaluated): the
  * first evaluation that met the target, and the first of the evaluations

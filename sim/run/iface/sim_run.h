@@ -142,6 +142,8 @@ struct sim_run {
   double energy_cum_j;     /* energy of every device from t = 0 to the last round end */
   double train_j_sum;      /* the meters' training energy (noiseless), every round and device */
   double *comm_s;          /* ndev: the round's communication telemetry (sim_meter.comm_s) */
+  double idle_baseline_cum_j; /* with report.meter_scopes: idle power x seconds on, to the last
+                               * round end (rounds.csv's idle baselines summed) */
 };
 
 /* --- device accessors ------------------------------------------------------ */

@@ -408,7 +408,14 @@ static bool target_met(const hs_learning_spec *s, double loss, double acc) {
 
 void sim_learn_round_end(sim_learn *L, uint32_t round, bool last, double time_s, double energy_j,
                          hs_report *rep) {
+  sim_learn_energy e = {energy_j, NAN, NAN, NAN};
+  sim_learn_round_end_scopes(L, round, last, time_s, &e, rep);
+}
+
+void sim_learn_round_end_scopes(sim_learn *L, uint32_t round, bool last, double time_s,
+                                const sim_learn_energy *e, hs_report *rep) {
   const hs_learning_spec *s = L->spec;
+  double energy_j = e->wall_j;
   L->round = round + 1;
   if (!last && (round + 1) % s->eval_every != 0) return;
   double train = L->loss_n > 0 ? L->loss_sum / L->loss_n : NAN;
@@ -442,7 +449,8 @@ void sim_learn_round_end(sim_learn *L, uint32_t round, bool last, double time_s,
     /* the rate of the round just evaluated (L->round counts it already) */
     double lr = L->curve ? NAN : hs_learn_sched_lr(&L->sched, L->base_lr, round, L->sc->rounds);
     hs_learning_row row = {round, time_s, energy_j, L->samples_total, train, L->test_loss,
-                           L->test_acc, lr, has_target ? (met ? 1.0 : 0.0) : NAN};
+                           L->test_acc, lr, has_target ? (met ? 1.0 : 0.0) : NAN,
+                           e->idle_baseline_j, e->above_idle_j, e->training_j};
     hs_report_learning(rep, &row);
   }
   L->loss_sum = 0;

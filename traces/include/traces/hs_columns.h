@@ -14,7 +14,13 @@
  * text that reads back to the same double); a non-finite double as "nan",
  * "inf", "-inf" (HS_COL_F64) or as an empty field (HS_COL_F64_OR_EMPTY).
  * Strings are written as they are: the scenario's names are plain
- * (A-Z a-z 0-9 _ -), so no quoting is needed; NULL is an empty field. */
+ * (A-Z a-z 0-9 _ -), so no quoting is needed; NULL is an empty field.
+ *
+ * Optional columns: a column with a `group` (HS_COL_METER) is written only
+ * when the writer is given that group (the *_with functions); the plain
+ * functions write the columns without a group, so a file's default columns
+ * stay what the goldens pin. The reference marks an optional column with the
+ * scenario key that asks for it. */
 #ifndef HS_COLUMNS_H
 #define HS_COLUMNS_H
 
@@ -40,7 +46,14 @@ typedef struct hs_column {
   /* Doubles derived from the row (duration_s = end_s - start_s): when set,
    * the value is get(row) and offset is not read. */
   double (*get)(const void *row);
+  /* 0: always written; else the optional group it belongs to (a bit below),
+   * written only when the writer is given that group. Last, so the tables'
+   * positional lines without it keep meaning "always". */
+  unsigned group;
 } hs_column;
+
+/* The optional column groups, one bit each. */
+#define HS_COL_METER 1u /* the meter scopes (report.meter_scopes) */
 
 /* A file: its name in the run folder, when it is written, its columns. */
 typedef struct hs_csv_table {
@@ -56,6 +69,11 @@ typedef struct hs_csv_table {
 void hs_csv_write_header(FILE *f, const hs_csv_table *t);
 /* One row read from `row` (a struct the table's offsets point into). */
 void hs_csv_write_row(FILE *f, const hs_csv_table *t, const void *row);
+/* The same, with the optional columns of `groups` (HS_COL_* bits) too, in
+ * the table's order; groups 0 is the plain functions above. A file's header
+ * and rows are written with the same groups. */
+void hs_csv_write_header_with(FILE *f, const hs_csv_table *t, unsigned groups);
+void hs_csv_write_row_with(FILE *f, const hs_csv_table *t, const void *row, unsigned groups);
 /* The table as a Markdown section (the column reference): "## <file>", its
  * `when`, and one table row per column (name, unit, meaning). */
 void hs_csv_write_reference(FILE *f, const hs_csv_table *t);

@@ -6,6 +6,9 @@
  *                 hetsim_version, run_identity, sets, policy_config, inputs,
  *                 scenario_resolved; see sim/run/run_describe.c)
  *   rounds.csv    round,start_s,end_s,duration_s,energy_j,compute_cv,max_wait_s,reallocated
+ *                 (with the meter-scope group, HS_COL_METER: energy_idle_baseline_j,
+ *                 energy_above_idle_j, energy_training_j after energy_j; so
+ *                 learning.csv)
  *   devices.csv   round,device,samples,compute_s,comm_s,wait_s,energy_j,profile
  *                 (profile last, so readers by position of the older columns
  *                 keep working)
@@ -39,6 +42,10 @@ typedef struct hs_round_row {
   double compute_cv;
   double max_wait_s;
   bool reallocated;
+  /* The meter scopes of the round, summed over devices (written with
+   * report.meter_scopes only: the HS_COL_METER columns): wall (energy_j) =
+   * above_idle + idle_baseline to rounding; training <= wall. */
+  double idle_baseline_j, above_idle_j, training_j;
 } hs_round_row;
 
 typedef struct hs_device_row {
@@ -61,6 +68,8 @@ typedef struct hs_profile_row {
   uint64_t count, samples;
   double compute_s[HS_REPORT_NPCT], comm_s[HS_REPORT_NPCT], wait_s[HS_REPORT_NPCT];
   double energy_j;
+  /* The meter scopes, summed as energy_j (report.meter_scopes only). */
+  double idle_baseline_j, above_idle_j, training_j;
 } hs_profile_row;
 
 /* One evaluation of a run that learns (issue 10): time and energy since t = 0,
@@ -73,6 +82,9 @@ typedef struct hs_learning_row {
   double train_loss, test_loss, test_accuracy;
   double lr;          /* the learning rate of the round (schedule); NaN: curve mode */
   double target_met;  /* 1 when this evaluation meets the target, 0 not; NaN: no target */
+  /* The meter scopes since t = 0, as hs_round_row's summed over the rounds
+   * (report.meter_scopes only). */
+  double idle_baseline_j, above_idle_j, training_j;
 } hs_learning_row;
 
 /* What the controller saw of one device in one round (telemetry.csv): the
@@ -108,6 +120,11 @@ hs_report *hs_report_open(const char *dir, bool trace, hs_error *err);
  * rows) instead of devices.csv. Committing removes the other of the two files
  * left by an earlier run into the same folder. */
 hs_report *hs_report_open_as(const char *dir, bool trace, bool profiles, hs_error *err);
+/* As hs_report_open_as, with the optional columns of `groups` (HS_COL_* of
+ * hs_columns.h: HS_COL_METER, the meter scopes) in rounds.csv,
+ * device_profiles.csv and learning.csv. */
+hs_report *hs_report_open_with(const char *dir, bool trace, bool profiles, unsigned groups,
+                               hs_error *err);
 void hs_report_profile(hs_report *r, const hs_profile_row *row);
 void hs_report_round(hs_report *r, const hs_round_row *row);
 void hs_report_device(hs_report *r, const hs_device_row *row);

@@ -226,6 +226,10 @@ bool hs_scenario_find_name(const hs_scenario *sc, const char *name, size_t *firs
  * sc->total_devices ids in hs_scenario_device order, ready to pass as
  * hs_controller_create's groups. NULL when the regime has one group. Owned by sc. */
 const uint32_t *hs_scenario_groups(const hs_scenario *sc);
+/* The optional CSV column groups the scenario asks for (HS_COL_* bits of
+ * traces/hs_columns.h; report.meter_scopes: HS_COL_METER): what every writer
+ * of its run's tables (report.c, a regime's own table) passes. */
+unsigned hs_scenario_columns(const hs_scenario *sc);
 
 /* The scenario as JSON with every default filled in (heap string, hs_free).
  * Devices are written as entries (with count), not expanded, excluded ones too
