@@ -17,6 +17,7 @@
 
 #include "base/hs_alloc.h"
 #include "cli_suggest.h"
+#include "policies/hs_policy.h"
 #include "sim/hs_run.h"
 #include "base/hs_status.h"
 
@@ -420,4 +421,24 @@ int cli_ranks_agree(const hs_transport *t, int rc, char *why, size_t cap) {
     hs_free(msg);
   }
   return rc;
+}
+
+void cli_policy_names(char *buf, size_t cap, int indent) {
+  size_t used = 0;
+  int col = indent;
+  buf[0] = '\0';
+  for (size_t i = 0; i < hs_policy_count(); i++) {
+    const char *name = hs_policy_name(i);
+    int w = (int)strlen(name) + (i ? 3 : 0);
+    int n;
+    if (i && col + w + 2 > 78) { /* " |" ends the line, the name starts the next */
+      n = snprintf(buf + used, cap - used, " |\n%*s%s", indent, "", name);
+      col = indent + (int)strlen(name);
+    } else {
+      n = snprintf(buf + used, cap - used, "%s%s", i ? " | " : "", name);
+      col += w;
+    }
+    if (n < 0 || (size_t)n >= cap - used) break;
+    used += (size_t)n;
+  }
 }

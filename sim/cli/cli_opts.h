@@ -87,6 +87,9 @@ int cli_exit_code(hs_status st);
 int cli_fail(const char *cmd, const hs_error *e);
 /* fflush + ferror on stdout: 0, or 1 after "hetsim CMD: stdout: write failed". */
 int cli_flush_stdout(const char *cmd);
+/* The registered policies' names "a | b | ...", wrapped before column 79 with
+ * continuation lines indented by indent spaces (for a --help). */
+void cli_policy_names(char *buf, size_t cap, int indent);
 /* --seed's value v (NULL: missing) as plain decimal into out: 0, or
  * HS_EXIT_BADINPUT after one line (a whole number in 0..2^53). */
 int cli_seed_arg(const char *cmd, const char *v, char out[24]);

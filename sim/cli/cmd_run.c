@@ -19,6 +19,8 @@
 #include "run_expect.h"
 
 static void run_usage(FILE *out) {
+  char policies[1024]; /* the registry's names, never a copy of them */
+  cli_policy_names(policies, sizeof policies, 23);
   fprintf(out,
           "usage: hetsim run [SCENARIO] [--policy NAME] [--set key=value ...] [--seed N]\n"
           "                  [--out DIR] [--trace] [--measure-overhead] [--quiet] [--force]\n"
@@ -42,8 +44,7 @@ static void run_usage(FILE *out) {
           "hetsim validate --help). Without SCENARIO, the built-in default: %s\n"
           "\n"
           "options:\n"
-          "  --policy NAME        equal | static | adaptive | time-only | low-energy |\n"
-          "                       balanced | energy-only | oort | ema-batch\n"
+          "  --policy NAME        %s\n"
           "                       (starts the policy from NAME's defaults)\n"
           "  --set key=value      override a scenario key (see hetsim validate --help)\n"
           "  --seed N             the master seed (same scenario + seed = same bytes)\n"
@@ -83,7 +84,7 @@ static void run_usage(FILE *out) {
           "      --out out/tonly --trace\n"
           "  hetsim run scenarios/testbed-mnist-pma.json --policy time-only \\\n"
           "      --expect tests/golden/mnist-pma-time-only\n",
-          HS_DEVICES_THRESHOLD, hs_scenario_default_path(), CLI_PROGRESS_DEFAULT_S,
+          HS_DEVICES_THRESHOLD, hs_scenario_default_path(), policies, CLI_PROGRESS_DEFAULT_S,
           HS_DEVICES_THRESHOLD);
 }
 
