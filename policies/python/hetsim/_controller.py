@@ -28,8 +28,8 @@ def policies():
 class Controller:
     """Controller(policy, n, budget, groups=None, **options)
 
-    policy   a registered name: equal, static, adaptive, time-only, low-energy,
-             balanced, energy-only, oort, ema-batch (hetsim.policies())
+    policy   a registered name (the list: hetsim.policies()), e.g. equal,
+             time-only, round-time
     n        participants (devices), >= 1
     budget   samples per round for all of them
     groups   None, or n group ids (HFL-DDP silos: samples never cross groups)
