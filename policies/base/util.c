@@ -158,3 +158,18 @@ const char *hs_nearest(const char *name, const char *const *cands, size_t n) {
   }
   return best;
 }
+
+int hs_parse_count(const char *s, uint64_t *v) {
+  if (!s || !*s) return 0;
+  uint64_t x = 0;
+  bool over = false;
+  for (; *s; s++) {
+    if (*s < '0' || *s > '9') return 0;
+    uint64_t d = (uint64_t)(*s - '0');
+    if (x > (UINT64_MAX - d) / 10) over = true;
+    else x = 10 * x + d;
+  }
+  if (over) return -1;
+  *v = x;
+  return 1;
+}

@@ -113,16 +113,7 @@ static void name_device(hs_error *err, const hs_telemetry_csv *t, size_t r, cons
 }
 
 /* A golden field as a count: digits only, at most 2^64 - 1. */
-static bool parse_count(const char *s, uint64_t *v) {
-  if (!*s) return false;
-  uint64_t x = 0;
-  for (; *s; s++) {
-    if (*s < '0' || *s > '9' || x > (UINT64_MAX - (uint64_t)(*s - '0')) / 10) return false;
-    x = 10 * x + (uint64_t)(*s - '0');
-  }
-  *v = x;
-  return true;
-}
+static bool parse_count(const char *s, uint64_t *v) { return hs_parse_count(s, v) == 1; }
 
 /* The line of the telemetry row (round, device) in path, or 0 when it cannot
  * be found again (the file changed since it was loaded). Only on a

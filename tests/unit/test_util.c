@@ -169,3 +169,20 @@ Test(util, nearest_name_is_a_typo_or_a_prefix) {
   cr_expect_str_eq(hs_nearest("rpi-4", p, 3), "rpi4");
   cr_expect_str_eq(hs_nearest("jetson-orin-nano", p, 3), "jetson-orin-nano-cpu");
 }
+
+/* hs_parse_count: the readers' one rule for count fields. */
+Test(util, parse_count_digits_only_up_to_2_64_minus_1) {
+  uint64_t v = 7;
+  cr_expect_eq(hs_parse_count("0", &v), 1);
+  cr_expect_eq(v, 0);
+  cr_expect_eq(hs_parse_count("18446744073709551615", &v), 1);
+  cr_expect_eq(v, UINT64_MAX);
+  v = 7;
+  cr_expect_eq(hs_parse_count("18446744073709551616", &v), -1);
+  cr_expect_eq(hs_parse_count("99999999999999999999999", &v), -1);
+  cr_expect_eq(v, 7, "untouched on overflow");
+  const char *bad[] = {"", "-1", "+1", " 1", "1 ", "1e3", "0x10", "1.0", NULL};
+  for (int i = 0; bad[i]; i++) cr_expect_eq(hs_parse_count(bad[i], &v), 0, "\"%s\"", bad[i]);
+  cr_expect_eq(hs_parse_count(NULL, &v), 0);
+  cr_expect_eq(v, 7);
+}

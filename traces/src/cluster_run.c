@@ -48,17 +48,8 @@ void hs_cluster_run_destroy(hs_cluster_run *c) {
   hs_free(c);
 }
 
-/* Digits only, at most 2^64 - 1. */
-static bool parse_u64(const char *s, uint64_t *v) {
-  if (!*s) return false;
-  uint64_t x = 0;
-  for (; *s; s++) {
-    if (*s < '0' || *s > '9' || x > (UINT64_MAX - (uint64_t)(*s - '0')) / 10) return false;
-    x = 10 * x + (uint64_t)(*s - '0');
-  }
-  *v = x;
-  return true;
-}
+/* Digits only, at most 2^64 - 1 (the base's count rule). */
+static bool parse_u64(const char *s, uint64_t *v) { return hs_parse_count(s, v) == 1; }
 
 /* A finite number >= 0. */
 static bool parse_time(const char *s, double *v) {

@@ -41,16 +41,7 @@ void hs_telemetry_csv_destroy(hs_telemetry_csv *t) {
 }
 
 /* 1: ok; 0: not a non-negative integer; -1: digits only, but above UINT64_MAX. */
-static int parse_u64(const char *s, uint64_t *out) {
-  if (!*s) return 0;
-  for (const char *p = s; *p; p++)
-    if (!isdigit((unsigned char)*p)) return 0;
-  errno = 0;
-  unsigned long long v = strtoull(s, NULL, 10);
-  if (errno == ERANGE) return -1;
-  *out = v;
-  return 1;
-}
+static int parse_u64(const char *s, uint64_t *out) { return hs_parse_count(s, out); }
 
 static bool parse_double(const char *s, double *out) {
   if (!*s) return false;

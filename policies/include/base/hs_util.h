@@ -110,4 +110,9 @@ size_t hs_edit_distance(const char *a, const char *b);
  * (skipped). Static strings only: the result is one of cands. */
 const char *hs_nearest(const char *name, const char *const *cands, size_t n);
 
+/* A count written as decimal digits only (no sign, space or exponent): 1 and
+ * *v set; 0 when s is empty or not digits only; -1 when the digits exceed
+ * 2^64 - 1 (*v untouched). The one rule for count fields of the readers. */
+int hs_parse_count(const char *s, uint64_t *v);
+
 #endif
