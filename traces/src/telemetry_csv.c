@@ -15,7 +15,6 @@
  * t->comm_s is NULL without it. */
 #include "traces/hs_telemetry_csv.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
