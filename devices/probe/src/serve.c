@@ -59,6 +59,16 @@ int probe_srv_say(int rc, const char *fmt, ...) {
   return rc;
 }
 
+hs_status probe_srv_read_stamps(const char *text, probe_srv_board *b) {
+  hs_status st = probe_kv_num(text, "dl_end", &b->b_dl_end, &b->err);
+  if (st == HS_OK) st = probe_kv_num(text, "train0", &b->b_train0, &b->err);
+  if (st == HS_OK) st = probe_kv_num(text, "train1", &b->b_train1, &b->err);
+  if (st == HS_OK) st = probe_kv_num(text, "ul0", &b->b_ul0, &b->err);
+  if (st == HS_OK) st = probe_kv_num(text, "energy_j", &b->energy_j, &b->err);
+  if (st == HS_OK) st = probe_kv_num(text, "loss", &b->loss, &b->err);
+  return st;
+}
+
 int probe_srv_end_rc(probe_wire_end e) { return e == PROBE_WIRE_PROTOCOL ? HS_EXIT_BADINPUT : 1; }
 
 void *probe_srv_exchange(void *arg) {
@@ -86,12 +96,7 @@ void *probe_srv_exchange(void *arg) {
     double r = -1, n = -1;
     hs_status st = probe_kv_num(m.text, "round", &r, &b->err);
     if (st == HS_OK) st = probe_kv_num(m.text, "samples", &n, &b->err);
-    if (st == HS_OK) st = probe_kv_num(m.text, "dl_end", &b->b_dl_end, &b->err);
-    if (st == HS_OK) st = probe_kv_num(m.text, "train0", &b->b_train0, &b->err);
-    if (st == HS_OK) st = probe_kv_num(m.text, "train1", &b->b_train1, &b->err);
-    if (st == HS_OK) st = probe_kv_num(m.text, "ul0", &b->b_ul0, &b->err);
-    if (st == HS_OK) st = probe_kv_num(m.text, "energy_j", &b->energy_j, &b->err);
-    if (st == HS_OK) st = probe_kv_num(m.text, "loss", &b->loss, &b->err);
+    if (st == HS_OK) st = probe_srv_read_stamps(m.text, b);
     if (st == HS_OK && (r != b->round || n != (double)b->samples))
       st = hs_error_set(&b->err, HS_EINVAL, "RESULT for round %g with %g samples, expected round %u with %llu", r, n,
                         b->round, (unsigned long long)b->samples);

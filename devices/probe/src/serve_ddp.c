@@ -118,12 +118,7 @@ static void *ddp_exchange(void *arg) {
     hs_status st = probe_kv_num(m.text, "round", &r, &b->err);
     if (st == HS_OK) st = probe_kv_num(m.text, "step", &st_, &b->err);
     if (st == HS_OK) st = probe_kv_num(m.text, "samples", &n, &b->err);
-    if (st == HS_OK) st = probe_kv_num(m.text, "dl_end", &b->b_dl_end, &b->err);
-    if (st == HS_OK) st = probe_kv_num(m.text, "train0", &b->b_train0, &b->err);
-    if (st == HS_OK) st = probe_kv_num(m.text, "train1", &b->b_train1, &b->err);
-    if (st == HS_OK) st = probe_kv_num(m.text, "ul0", &b->b_ul0, &b->err);
-    if (st == HS_OK) st = probe_kv_num(m.text, "energy_j", &b->energy_j, &b->err);
-    if (st == HS_OK) st = probe_kv_num(m.text, "loss", &b->loss, &b->err);
+    if (st == HS_OK) st = probe_srv_read_stamps(m.text, b);
     char *end = NULL;
     if (st == HS_OK && (!probe_kv_get(m.text, "hash", hash, sizeof hash) || strlen(hash) != 16))
       st = hs_error_set(&b->err, HS_EPARSE, "hash: missing or not 16 hex digits");

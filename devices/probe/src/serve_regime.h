@@ -100,6 +100,9 @@ extern const probe_srv_regime probe_srv_pma, probe_srv_ddp, probe_srv_fedasync;
 int probe_srv_say(int rc, const char *fmt, ...) PROBE_PRINTF(2, 3);
 /* The exit status of a failed wire operation: 2 for a protocol error, else 1. */
 int probe_srv_end_rc(probe_wire_end e);
+/* The board's instants and figures of a RESULT or GRAD (dl_end, train0,
+ * train1, ul0 on the shared clock; energy_j, loss) into b; b->err on error. */
+hs_status probe_srv_read_stamps(const char *text, probe_srv_board *b);
 /* One exchange (a thread's body): ROUND with b->round, b->draw, b->samples and
  * the model, then the board's RESULT (checked: round, samples, instants in
  * order, energy >= 0) into b->model_out and the instants. */
