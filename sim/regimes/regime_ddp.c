@@ -25,7 +25,9 @@
  * hfl-ddp: one group per silo, stepping independently; after S steps each
  * silo's first member uploads the silo model to the server (a fluid flow
  * through the server link) and the silo waits; the round ends when every silo
- * has uploaded. The next round starts with the server sending the average to
+ * has uploaded, and the server has aggregated them (regime.server:
+ * silos x (s_per_update + s_per_mb x model MB) seconds, the same cost as a
+ * PMA server's; default none). The next round starts with the server sending the average to
  * every silo leader, then the leader broadcasting it over the silo fabric.
  * Reallocation never crosses a silo: the controller runs with one group per silo.
  *
@@ -83,6 +85,10 @@ typedef struct ddp_opts {
   ddp_silo *silos;          /* hfl-ddp */
   size_t nsilos;
   uint32_t *silo_of;        /* hfl-ddp: silo of each expanded device */
+  struct {                  /* hfl-ddp: regime.server, the aggregation of the silo models */
+    double s_per_update, s_per_mb;
+    bool given;
+  } server;
 } ddp_opts;
 
 typedef struct ddp_group {
@@ -250,14 +256,26 @@ static void round_done(sim_run *r) {
   sim_round_end(r);
 }
 
-static void on_silo_uploaded(hs_engine *eng, void *subject, uint64_t gi) {
+static void on_aggregated(hs_engine *eng, void *subject, uint64_t arg) {
   (void)eng;
+  (void)arg;
+  round_done(subject);
+}
+
+static void on_silo_uploaded(hs_engine *eng, void *subject, uint64_t gi) {
   sim_run *r = subject;
   ddp_state *ds = r->rs;
   ddp_group *g = &ds->groups[gi];
   g->xfer_s += hs_engine_now(eng) - g->xfer_t0;
   sim_dev_state(r, g->ranks[0], HS_POWER_IDLE);
-  if (--ds->pending_groups == 0) round_done(r);
+  if (--ds->pending_groups) return;
+  /* The server aggregates the silo models before the round ends (none by
+   * default: the round ends with the last upload, as before the option). */
+  const ddp_opts *o = r->sc->regime.opts;
+  double agg = (double)ds->ngroups *
+               (o->server.s_per_update + o->server.s_per_mb * (double)r->sc->model_bytes / 1e6);
+  if (agg > 0) hs_engine_schedule_in(eng, agg, 0, on_aggregated, r, 0);
+  else round_done(r);
 }
 
 static void group_finished(sim_run *r, ddp_group *g) {
@@ -680,6 +698,29 @@ static hs_status silos_parse(sim_opt_ctx *c, const cJSON *silos, void *opts,
   return HS_OK;
 }
 
+/* regime.server of hfl-ddp: {s_per_update, s_per_mb}, seconds per silo model
+ * and per MB of it (the PMA server's keys; hfl-ddp has no server energy, so
+ * a profile or powers are refused). */
+static hs_status server_parse(sim_opt_ctx *c, const cJSON *node, ddp_opts *o, const sim_regime_opt *opt) {
+  static const char *const keys[] = {"s_per_update", "s_per_mb", NULL};
+  static const sim_opt_range nonneg = {.lo = 0, .hi = 1e6, .want = "expected seconds in [0, 1e6]"};
+  if (!node) return HS_OK;
+  size_t m = sim_opt_key(c, opt->key);
+  hs_status st = sim_opt_object(c, node, keys);
+  if (!st) st = sim_opt_get_num(c, node, "s_per_update", false, 0, &nonneg, &o->server.s_per_update);
+  if (!st) st = sim_opt_get_num(c, node, "s_per_mb", false, 0, &nonneg, &o->server.s_per_mb);
+  if (st) return st;
+  o->server.given = true;
+  sim_opt_pop(c, m);
+  return HS_OK;
+}
+
+/* hfl-ddp's CUSTOM options, told apart by their field. */
+static hs_status hfl_opt_parse(sim_opt_ctx *c, const cJSON *node, void *opts, const sim_regime_opt *opt) {
+  if (opt->offset == offsetof(ddp_opts, server)) return server_parse(c, node, opts, opt);
+  return silos_parse(c, node, opts, opt);
+}
+
 static void add_str(cJSON *o, const char *key, const char *v) {
   if (!cJSON_AddStringToObject(o, key, v)) abort();
 }
@@ -704,6 +745,19 @@ static void silos_print(cJSON *reg, const void *opts, const sim_regime_opt *opt)
       abort();
     cJSON_AddItemToArray(silos, s);
   }
+}
+
+static void hfl_opt_print(cJSON *reg, const void *opts, const sim_regime_opt *opt) {
+  const ddp_opts *o = opts;
+  if (opt->offset != offsetof(ddp_opts, server)) {
+    silos_print(reg, opts, opt);
+    return;
+  }
+  if (!o->server.given) return; /* printed only when written, as pma's */
+  cJSON *srv = cJSON_AddObjectToObject(reg, opt->key);
+  if (!srv || !cJSON_AddNumberToObject(srv, "s_per_update", o->server.s_per_update) ||
+      !cJSON_AddNumberToObject(srv, "s_per_mb", o->server.s_per_mb))
+    abort();
 }
 
 static void ddp_opts_free(void *opts) {
@@ -741,7 +795,10 @@ static const sim_regime_opt hfl_table[] = {
     DDP_OPTS,
     {"silos", SIM_OPT_CUSTOM, offsetof(ddp_opts, silos), 0, 0, 0, 0, NULL, NULL,
      "[{name, members: device or entry names, fabric: link, optional samples: its data "
-     "budget, deadband: its own decision}]; every device in one silo"}};
+     "budget, deadband: its own decision}]; every device in one silo"},
+    {"server", SIM_OPT_CUSTOM, offsetof(ddp_opts, server), 0, 0, 0, 0, NULL, NULL,
+     "the server's aggregation of the silo models: {s_per_update: s per silo model, s_per_mb: "
+     "s per MB of it}, silos x (s_per_update + s_per_mb x model MB) per round; default none"}};
 
 /* Memory per device (run_memory.c): the run's scratch, the group's rank and
  * step records, and a batch per optimiser step of the round. */
@@ -775,8 +832,8 @@ const sim_regime sim_regime_hfl_ddp = {
     .nopts = sizeof hfl_table / sizeof hfl_table[0],
     .opts_size = sizeof(ddp_opts),
     .opt_prepare = ddp_prepare,
-    .opt_parse = silos_parse,
-    .opt_print = silos_print,
+    .opt_parse = hfl_opt_parse,
+    .opt_print = hfl_opt_print,
     .opts_free = ddp_opts_free,
     .policy_steps = ddp_policy_steps,
     .groups = hfl_groups,

@@ -433,6 +433,36 @@ Test(run, hfl_ddp_star_all_reduce_runs_over_the_silo_fabric_not_the_wan) {
   hs_scenario_destroy(sc);
 }
 
+/* hfl-ddp's regime.server: the same round as above (one round: 7.02 s), then
+ * the server aggregates the 2 silo models: 2 x (0.25 + 0.5 x 1 MB) = 1.5 s
+ * before the round ends. Without the key nothing is added or printed. */
+Test(run, hfl_ddp_server_aggregation_is_silos_x_cost) {
+  const char *silos = "\"silos\": ["
+                      "{\"name\": \"a\", \"members\": [\"fast\", \"mid\"], \"fabric\": \"lan\"},"
+                      "{\"name\": \"b\", \"members\": [\"slow\"], \"fabric\": \"lan\"}]";
+  char reg[1024];
+  snprintf(reg, sizeof reg,
+           "{\"kind\": \"hfl-ddp\", \"steps_per_round\": 1, \"collective\": \"star\", %s,"
+           " \"server\": {\"s_per_update\": 0.25, \"s_per_mb\": 0.5}}",
+           silos);
+  hs_scenario *sc = with_server(reg, "8", "1e6", "era5");
+  hs_summary s;
+  hs_error err = {0};
+  cr_assert_eq(hs_run(sc, NULL, &s, &err), HS_OK, "%s", err.msg);
+  cr_expect_float_eq(s.makespan_s, 7.02 + 1.5, 1e-6, "makespan %.12g", s.makespan_s);
+  char *printed = hs_scenario_to_json(sc);
+  cr_expect(strstr(printed, "\"s_per_mb\"") != NULL, "%s", printed);
+  free(printed);
+  hs_scenario_destroy(sc);
+  snprintf(reg, sizeof reg, "{\"kind\": \"hfl-ddp\", \"steps_per_round\": 1, \"collective\": \"star\", %s}",
+           silos);
+  sc = with_server(reg, "8", "1e6", "era5");
+  printed = hs_scenario_to_json(sc);
+  cr_expect(strstr(printed, "s_per_update") == NULL, "printed only when written: %s", printed);
+  free(printed);
+  hs_scenario_destroy(sc);
+}
+
 Test(run, a_model_too_large_for_the_links_is_an_input_error_not_a_crash) {
   /* 1e308 bytes: 8 x 1e308 bits overflow a double, so no transfer would ever
    * end; PMA used to abort on a broken invariant and DDP to "succeed" with
