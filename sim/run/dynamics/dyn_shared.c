@@ -46,7 +46,6 @@ struct dyn_shared {
   hs_task_noise *noise; /* ng + 1: [0] the scenario-wide factor's, [1 + g] group g's */
   uint64_t *entity;  /* ng + 1: [0] = 0, [1 + g] the hash of group g's name */
   double *f;         /* ng + 1: the factor of the current period (wide x group) */
-  double *s2;        /* ng + 1: the log-variance of f[k] (for loadings other than 1) */
   uint64_t period;
   bool valid;        /* f holds period's factors */
 };
@@ -77,7 +76,10 @@ double sim_dev_shared_factor(sim_run *r, size_t i) {
   const dyn_dev_spec *d = &r->sc->dynamics->dev[i];
   double f = sh->f[d->shared_group], b = d->shared_loading;
   if (b == 1) return f;
-  return pow(f, b) * exp(0.5 * (b - b * b) * sh->s2[d->shared_group]);
+  /* s2, the log-variance of f: the wide factor's plus the group's */
+  uint32_t g = d->shared_group;
+  double s2 = 2 * (sh->noise[0].half_s2 + (g ? sh->noise[g].half_s2 : 0));
+  return pow(f, b) * exp(0.5 * (b - b * b) * s2);
 }
 
 void sim_shared_setup(sim_run *r) {
@@ -93,13 +95,10 @@ void sim_shared_setup(sim_run *r) {
   sh->noise = hs_calloc(sh->ng + 1, sizeof *sh->noise);
   sh->entity = hs_calloc(sh->ng + 1, sizeof *sh->entity);
   sh->f = hs_calloc(sh->ng + 1, sizeof *sh->f);
-  sh->s2 = hs_calloc(sh->ng + 1, sizeof *sh->s2);
   hs_task_noise_init(&sh->noise[0], dy->shared_cv);
-  sh->s2[0] = log1p(dy->shared_cv * dy->shared_cv);
   for (size_t g = 0; g < sh->ng; g++) {
     hs_task_noise_init(&sh->noise[g + 1], dy->shared_groups[g].cv);
     sh->entity[g + 1] = hs_fnv1a64_str(dy->shared_groups[g].name);
-    sh->s2[g + 1] = sh->s2[0] + log1p(dy->shared_groups[g].cv * dy->shared_groups[g].cv);
   }
   r->shared = sh;
 }
@@ -110,7 +109,6 @@ void sim_shared_free(sim_run *r) {
   hs_free(sh->noise);
   hs_free(sh->entity);
   hs_free(sh->f);
-  hs_free(sh->s2);
   hs_free(sh);
   r->shared = NULL;
 }
