@@ -50,6 +50,18 @@ static void compare_usage(FILE *out) {
           hs_scenario_default_path());
 }
 
+/* "scenario": ..., "regime": ..., "task": ..., "devices": N, "rounds": R, "seed": S */
+static void json_scenario_fields(const hs_scenario *sk) {
+  fputs("\"scenario\": ", stdout);
+  hs_json_fputs(stdout, sk->name);
+  fputs(", \"regime\": ", stdout);
+  hs_json_fputs(stdout, sk->regime.kind);
+  fputs(", \"task\": ", stdout);
+  hs_json_fputs(stdout, sk->task);
+  printf(", \"devices\": %zu, \"rounds\": %u, \"seed\": %llu", sk->total_devices, sk->rounds,
+         (unsigned long long)sk->seed);
+}
+
 int hs_cmd_compare(int argc, char **argv) {
   cli_opts o;
   int rc = cli_opts_parse(&o, "compare", argc, argv, true);
@@ -125,19 +137,14 @@ int hs_cmd_compare(int argc, char **argv) {
   if (!rc && !strcmp(fmt, "csv")) {
     hs_metric_compare_csv(stdout, label, (const char *const *)names, s, n);
   } else if (!rc && !strcmp(fmt, "json")) {
-    /* One scenario: its description, then the runs. --scenarios: every
-     * row's own scenario (each has its regime, task, devices and rounds). */
+    /* One scenario: its fields, then the runs. --scenarios: an array of
+     * every row's own scenario (each has its regime, task, devices, rounds). */
+    size_t ns = by_file ? n : 1;
     fputs(by_file ? "{\"scenarios\": [" : "{", stdout);
-    for (size_t k = 0; k < (by_file ? n : 1); k++) {
-      const hs_scenario *sk = sc[k];
-      fputs(by_file ? (k ? ",\n  {\"scenario\": " : "\n  {\"scenario\": ") : "\"scenario\": ", stdout);
-      hs_json_fputs(stdout, sk->name);
-      fputs(", \"regime\": ", stdout);
-      hs_json_fputs(stdout, sk->regime.kind);
-      fputs(", \"task\": ", stdout);
-      hs_json_fputs(stdout, sk->task);
-      printf(", \"devices\": %zu, \"rounds\": %u, \"seed\": %llu%s", sk->total_devices, sk->rounds,
-             (unsigned long long)sk->seed, by_file ? "}" : "");
+    for (size_t k = 0; k < ns; k++) {
+      if (by_file) fputs(k ? ",\n  {" : "\n  {", stdout);
+      json_scenario_fields(sc[k]);
+      if (by_file) fputs("}", stdout);
     }
     fputs(by_file ? "],\n\"runs\": " : ",\n\"runs\": ", stdout);
     hs_metric_compare_json(stdout, label, (const char *const *)names, s, n);
